@@ -1,0 +1,256 @@
+//! The command line. Doc comments here are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Pin a Zerto tagged checkpoint before an AI agent changes a VM, and pull files back from it.
+#[derive(Debug, Parser)]
+#[command(name = "rewind", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Configuration file [default: $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide on one tool call: the host's pre-tool-use JSON on stdin, the decision on stdout.
+    Hook(HookArgs),
+    /// Explain how a tool call would be classified, without calling Zerto.
+    Check(CheckArgs),
+    /// Show the VM a reference resolves to and every VPG that protects it.
+    Find(VmArgs),
+    /// List the checkpoints of every VPG that protects a VM.
+    Checkpoints(CheckpointsArgs),
+    /// Insert a tagged checkpoint on every VPG of a VM now and wait until it is listed.
+    Guard(GuardArgs),
+    /// Restore a guest file from a checkpoint with Zerto File Level Restore.
+    Recover(RecoverArgs),
+    /// File Level Restore sessions: list them, or end one a crash left mounted.
+    #[command(subcommand)]
+    Flr(FlrCommand),
+    /// Add the hook to an agent host's settings (idempotent, keeps a backup).
+    Install(InstallArgs),
+    /// Check configuration, catalogs, the ZVM connection and the installed hook.
+    Doctor(DoctorArgs),
+    /// Lint, list or extend the tool catalogs.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Show the audit trail of hook decisions.
+    Log(LogArgs),
+    /// Serve the built-in ZVM simulator over HTTPS.
+    Sim(SimArgs),
+    /// Run the whole story against an in-process simulator: no configuration, no network.
+    Demo(DemoArgs),
+}
+
+/// Agent hosts whose pre-tool-use protocol `rewind hook` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostKind {
+    ClaudeCode,
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The agent host calling the hook.
+    #[arg(long, value_enum, default_value_t = HostKind::ClaudeCode)]
+    pub host: HostKind,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Tool name as the host sends it, e.g. `mcp__ssh__exec`.
+    pub tool: String,
+    /// The tool's arguments as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub input: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct VmArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    pub vm: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    pub vm: String,
+    /// Only checkpoints tagged for this change (the host's tool_use_id).
+    #[arg(long, value_name = "ID")]
+    pub change: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    #[arg(long)]
+    pub vm: String,
+    /// What is about to happen, recorded in the tag.
+    #[arg(long, default_value = "manual")]
+    pub action: String,
+    /// Change id recorded in the tag [default: a fresh one].
+    #[arg(long, value_name = "ID")]
+    pub change: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    #[arg(long)]
+    pub vm: String,
+    /// Guest path of the file, e.g. /etc/app.conf or C:\Users\x\y.txt.
+    #[arg(long)]
+    pub path: String,
+    /// Use the checkpoint tagged for this change (the host's tool_use_id).
+    #[arg(long, value_name = "ID", group = "point")]
+    pub change: Option<String>,
+    /// Use this checkpoint id.
+    #[arg(long, value_name = "ID", group = "point")]
+    pub checkpoint: Option<String>,
+    /// Use the newest checkpoint before this UTC time (ISO-8601).
+    #[arg(long, value_name = "TIME", group = "point")]
+    pub before: Option<String>,
+    /// The VPG to restore from when the VM is in several.
+    #[arg(long, value_name = "NAME")]
+    pub vpg: Option<String>,
+    /// Directory to write the file into.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub yes: bool,
+    /// Overwrite an existing destination file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FlrCommand {
+    /// List File Level Restore sessions.
+    List {
+        /// Only sessions of this VM.
+        #[arg(long)]
+        vm: Option<String>,
+    },
+    /// Unmount a File Level Restore session.
+    End {
+        /// The session id (FlrSessionIdentifier).
+        id: String,
+    },
+}
+
+/// Where `rewind install` writes the hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// ~/.claude/settings.json
+    User,
+    /// ./.claude/settings.json
+    Project,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// The agent host to install into.
+    #[arg(long, value_enum, default_value_t = HostKind::ClaudeCode)]
+    pub host: HostKind,
+    /// Which settings file to change.
+    #[arg(long, value_enum, default_value_t = Scope::User)]
+    pub scope: Scope,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Settings file of the host to inspect [default: user, then project settings].
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Load every catalog and report errors.
+    Lint,
+    /// List every entry with the file it comes from.
+    List,
+    /// Remember a tool in your own catalog.
+    Add(CatalogAddArgs),
+}
+
+/// The class `rewind catalog add` records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolClassArg {
+    Mutating,
+    ReadOnly,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogAddArgs {
+    /// `mutating` or `read-only`.
+    #[arg(value_enum)]
+    pub class: ToolClassArg,
+    /// MCP server name ("*" for any).
+    #[arg(long)]
+    pub server: String,
+    /// Tool name or glob.
+    #[arg(long)]
+    pub tool: String,
+    /// Argument keys (or /json/pointers) naming the VM, for mutating tools.
+    #[arg(long = "vm-arg", value_name = "KEY")]
+    pub vm_arg: Vec<String>,
+    /// Free text recorded with the entry.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only decisions about this VM.
+    #[arg(long)]
+    pub vm: Option<String>,
+    /// Only this change (tool_use_id).
+    #[arg(long)]
+    pub change: Option<String>,
+    /// Only this decision: none, allow, deny, ask or block.
+    #[arg(long)]
+    pub decision: Option<String>,
+    /// Print the raw JSON lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Scenario file [default: the shipped lab scenario].
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 9443)]
+    pub port: u16,
+    /// Simulated seconds per real second (100 runs the real cadences 100x faster).
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// Directory for the generated certificate (PEM) [default: a temporary directory].
+    #[arg(long, value_name = "DIR")]
+    pub cert_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Simulated seconds per real second.
+    #[arg(long, default_value_t = 20.0)]
+    pub time_scale: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,9 @@
+//! The `rewind` binary: parse the command line, hand it to the library, return its exit code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    rewind::run(rewind::cli::Cli::parse())
+}
