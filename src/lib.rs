@@ -8,9 +8,11 @@
 pub mod cli;
 pub mod config;
 pub mod deadline;
+pub mod guard;
 pub mod lockfile;
 pub mod secret;
 pub mod sim;
+pub mod tag;
 pub mod time;
 pub mod zvm;
 
