@@ -5,6 +5,7 @@
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`time`]: UTC timestamps as Zerto writes them.
 
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod deadline;
