@@ -5,11 +5,14 @@
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`time`]: UTC timestamps as Zerto writes them.
 
+pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod deadline;
+pub mod decision;
 pub mod guard;
+pub mod hook;
 pub mod lockfile;
 pub mod secret;
 pub mod sim;
@@ -24,6 +27,7 @@ use cli::{Cli, Command};
 /// Runs one command and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Hook(_) => hook::run(cli.config.as_deref()),
         Command::Sim(args) => report(sim::serve(&args)),
         _ => report(Err(anyhow::anyhow!("this command is not built yet"))),
     }

@@ -1,0 +1,377 @@
+//! `rewind hook`: one tool call in, one decision out, always in time.
+//!
+//! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr, before
+//! the budget runs out: the work runs on a worker thread under `catch_unwind`, and the main
+//! thread is a watchdog that denies when the budget is spent. A timeout, a panic (exit 101)
+//! or output that is not JSON would let the call run unguarded on the real host.
+
+pub mod claude_code;
+mod output;
+
+use std::io::Read as _;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use self::claude_code::HookInput;
+use crate::audit::{self, AuditCheckpoint, Record};
+use crate::catalog::{Catalog, Classification, ToolName};
+use crate::config::{self, Config};
+use crate::deadline::Deadline;
+use crate::decision::{self, Decision, Finding, Policy};
+use crate::guard;
+use crate::tag::Tag;
+use crate::zvm::Client;
+use crate::zvm::resolve::{self, Resolution};
+
+/// Time kept back from the budget for the worker to answer before the watchdog does.
+const WORKER_MARGIN: Duration = Duration::from_millis(500);
+/// Longest the audit append may wait for its lock.
+const AUDIT_WAIT: Duration = Duration::from_millis(500);
+
+/// What the worker is doing, for the watchdog's message.
+type Progress = Arc<Mutex<String>>;
+
+/// Runs the hook as a process: stdin to decision, with the watchdog.
+pub fn run(config_path: Option<&Path>) -> ExitCode {
+    std::panic::set_hook(Box::new(|_| {}));
+    let (config, config_error) = match Config::discover(config_path) {
+        Ok(config) => (config, None),
+        Err(e) => (fallback_config(), Some(format!("{e:#}"))),
+    };
+    let budget = config.hook.budget;
+    let deadline = Deadline::after(budget);
+    let progress: Progress = Arc::new(Mutex::new(String::from("reading the tool call")));
+
+    let (tx, rx) = mpsc::channel();
+    let worker_progress = Arc::clone(&progress);
+    let worker_config = config.clone();
+    let spawned = std::thread::Builder::new()
+        .name(String::from("hook"))
+        .spawn(move || {
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let mut stdin = Vec::new();
+                let read = std::io::stdin()
+                    .lock()
+                    .take(claude_code::MAX_INPUT as u64 + 1)
+                    .read_to_end(&mut stdin);
+                match (read, config_error) {
+                    (Err(e), _) => Evaluation::answer(Decision::Block(format!(
+                        "rewind: cannot read stdin ({e}); refusing the call"
+                    ))),
+                    (Ok(_), Some(error)) => Evaluation {
+                        decision: Decision::Deny(format!("rewind: configuration error: {error}")),
+                        input: claude_code::parse(&stdin).ok(),
+                        facts: Facts::default(),
+                    },
+                    (Ok(_), None) => evaluate(
+                        &stdin,
+                        &worker_config,
+                        &deadline.shortened_by(WORKER_MARGIN),
+                        &worker_progress,
+                    ),
+                }
+            }));
+            // The watchdog may have answered already; nobody listens then.
+            let _ = tx.send(result);
+        });
+
+    let evaluation = match spawned {
+        Err(e) => Evaluation::answer(Decision::Deny(format!(
+            "rewind: internal error: cannot start ({e})"
+        ))),
+        Ok(_) => match rx.recv_timeout(deadline.remaining()) {
+            Ok(Ok(done)) => done,
+            Ok(Err(panic)) => Evaluation::answer(Decision::Deny(format!(
+                "rewind: internal error ({}); the call was not allowed",
+                panic_message(&*panic)
+            ))),
+            Err(_) => Evaluation::answer(Decision::Deny(format!(
+                "rewind: the hook's {} s budget ran out while {}; no confirmed checkpoint, so the call was not allowed",
+                budget.as_secs_f64(),
+                progress
+                    .lock()
+                    .map_or_else(|_| String::from("working"), |p| p.clone())
+            ))),
+        },
+    };
+    let rendered = claude_code::render(&evaluation.decision);
+    record(&config, evaluation, &deadline);
+    output::emit(&rendered)
+}
+
+/// Defaults for when the configuration itself cannot be read (the call is then denied).
+fn fallback_config() -> Config {
+    Config::parse("", Path::new("defaults")).unwrap_or_else(|_| unreachable_config())
+}
+
+fn unreachable_config() -> Config {
+    Config {
+        origin: None,
+        zvm: None,
+        hook: config::HookConfig {
+            budget: config::DEFAULT_BUDGET,
+            on_checkpoint: config::OnCheckpoint::Context,
+            on_zvm_error: config::OnZvmError::Deny,
+            catalogs: Vec::new(),
+            builtin_catalogs: true,
+            audit_log: config::state_dir().join("audit.jsonl"),
+        },
+        vm_aliases: std::collections::BTreeMap::new(),
+        warnings: Vec::new(),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| String::from("panic"))
+}
+
+/// What the worker found, for the decision and the audit trail.
+#[derive(Default)]
+struct Facts {
+    class: &'static str,
+    vm: Option<String>,
+    vpgs: Vec<String>,
+    checkpoints: Vec<AuditCheckpoint>,
+}
+
+/// The outcome of one hook call.
+pub struct Evaluation {
+    pub decision: Decision,
+    pub input: Option<HookInput>,
+    facts: Facts,
+}
+
+impl Evaluation {
+    fn answer(decision: Decision) -> Self {
+        Self {
+            decision,
+            input: None,
+            facts: Facts::default(),
+        }
+    }
+}
+
+/// Decides on raw stdin bytes: the whole hook minus process plumbing. The demo calls this.
+pub fn evaluate(
+    stdin: &[u8],
+    config: &Config,
+    deadline: &Deadline,
+    progress: &Mutex<String>,
+) -> Evaluation {
+    let mut facts = Facts::default();
+    match claude_code::parse(stdin) {
+        Ok(input) => Evaluation {
+            decision: decide(&input, config, deadline, progress, &mut facts),
+            input: Some(input),
+            facts,
+        },
+        Err(e) => Evaluation {
+            decision: Decision::Block(e.to_string()),
+            input: None,
+            facts,
+        },
+    }
+}
+
+fn set_progress(progress: &Mutex<String>, text: String) {
+    if let Ok(mut p) = progress.lock() {
+        *p = text;
+    }
+}
+
+fn decide(
+    input: &HookInput,
+    config: &Config,
+    deadline: &Deadline,
+    progress: &Mutex<String>,
+    facts: &mut Facts,
+) -> Decision {
+    if input
+        .hook_event_name
+        .as_deref()
+        .is_some_and(|e| e != "PreToolUse")
+    {
+        return Decision::None;
+    }
+    let tool = input.tool();
+    let catalog = match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            return Decision::Deny(format!(
+                "rewind: catalog error, so {tool} cannot be classified: {e:#}"
+            ));
+        }
+    };
+    let class = catalog.classify(
+        &ToolName::parse(tool, input.server_hint()),
+        &input.tool_input,
+    );
+    facts.class = class_name(&class);
+    if let Some(decision) = decision::classify_only(tool, &class) {
+        return decision;
+    }
+    let Classification::Mutating {
+        vm: Some(vm_arg), ..
+    } = &class
+    else {
+        return Decision::Deny(format!("rewind: internal error classifying {tool}"));
+    };
+    checkpoint_vm(input, &vm_arg.value, config, deadline, progress, facts)
+}
+
+/// The mutating path: find the VM in Zerto, guard it, decide from what the ZVM said.
+fn checkpoint_vm(
+    input: &HookInput,
+    reference: &str,
+    config: &Config,
+    deadline: &Deadline,
+    progress: &Mutex<String>,
+    facts: &mut Facts,
+) -> Decision {
+    let tool = input.tool();
+    facts.vm = Some(reference.to_owned());
+    let policy = Policy {
+        on_checkpoint: config.hook.on_checkpoint,
+        on_zvm_error: config.hook.on_zvm_error,
+    };
+    let change = input
+        .tool_use_id
+        .clone()
+        .unwrap_or_else(|| format!("rewind-{}", std::process::id()));
+
+    let zvm_error = |error: &crate::zvm::ZvmError| {
+        decision::decide(
+            tool,
+            &change,
+            &Finding::ZvmError {
+                vm: reference,
+                error,
+            },
+            &policy,
+        )
+    };
+    let zvm = match config.require_zvm() {
+        Ok(zvm) => zvm,
+        Err(e) => {
+            let error = crate::zvm::ZvmError::Setup(format!("{e:#}"));
+            return zvm_error(&error);
+        }
+    };
+    let cache = config::cache_dir();
+    let client = match Client::new(zvm, &cache) {
+        Ok(client) => client,
+        Err(e) => return zvm_error(&e),
+    };
+
+    set_progress(progress, format!("looking up VM {reference:?} in Zerto"));
+    let vm = match resolve::resolve(&client, reference, &config.vm_aliases, deadline) {
+        Err(e) => return zvm_error(&e),
+        Ok(Resolution::Unknown { reference }) => {
+            return decision::decide(
+                tool,
+                &change,
+                &Finding::Unknown {
+                    reference: &reference,
+                },
+                &policy,
+            );
+        }
+        Ok(Resolution::Ambiguous {
+            reference,
+            candidates,
+        }) => {
+            return decision::decide(
+                tool,
+                &change,
+                &Finding::Ambiguous {
+                    reference: &reference,
+                    candidates: &candidates,
+                },
+                &policy,
+            );
+        }
+        Ok(Resolution::Found(vm)) => vm,
+    };
+    facts.vm = Some(vm.name.clone());
+    facts.vpgs = vm.vpgs.iter().map(|v| v.name.clone()).collect();
+
+    set_progress(
+        progress,
+        format!(
+            "waiting for Zerto to list the tagged checkpoint of VM {}",
+            vm.name
+        ),
+    );
+    let tag = Tag::new(&input.agent(), tool, &vm.name, &change, SystemTime::now());
+    let report = guard::guard(&client, &vm, &tag, &cache.join("locks"), deadline);
+    facts.checkpoints = report
+        .vpgs
+        .iter()
+        .filter_map(|v| {
+            let tagged = v.result.as_ref().ok()?;
+            Some(AuditCheckpoint {
+                vpg: v.vpg.name.clone(),
+                id: tagged.checkpoint.checkpoint_identifier.clone(),
+                time: tagged.checkpoint.time_stamp.clone(),
+                fallback: tagged
+                    .previous
+                    .as_ref()
+                    .map(|p| p.checkpoint_identifier.clone()),
+            })
+        })
+        .collect();
+    decision::decide(tool, &change, &Finding::Guarded(&report), &policy)
+}
+
+fn class_name(class: &Classification) -> &'static str {
+    match class {
+        Classification::Local => "local",
+        Classification::Shell => "shell",
+        Classification::ReadOnly(_) => "read-only",
+        Classification::Mutating { .. } => "mutating",
+        Classification::Unlisted => "unlisted",
+    }
+}
+
+/// Appends the decision to the audit trail; a failure is said on stderr, never decisive.
+/// (stderr of an exit-0 hook only reaches the host's debug log.)
+fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
+    let Evaluation {
+        decision,
+        input,
+        facts,
+    } = evaluation;
+    let input = input.as_ref();
+    let record = Record {
+        time: crate::time::format_utc_millis(SystemTime::now()),
+        host: String::from("claude-code"),
+        session: input.and_then(|i| i.session_id.clone()),
+        change: input.and_then(|i| i.tool_use_id.clone()),
+        tool: input.map(|i| i.tool().to_owned()).unwrap_or_default(),
+        class: facts.class.to_owned(),
+        vm: facts.vm,
+        vpgs: facts.vpgs,
+        checkpoints: facts.checkpoints,
+        decision: decision.label().to_owned(),
+        reason: decision.text().map(str::to_owned),
+        duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
+        args: input
+            .map(|i| audit::summarise(&i.tool_input))
+            .unwrap_or_default(),
+    };
+    if let Err(e) = audit::append(
+        &config.hook.audit_log,
+        &record,
+        AUDIT_WAIT.min(deadline.remaining()),
+    ) {
+        eprintln!("rewind: audit trail not written: {e:#}");
+    }
+}
