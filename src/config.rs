@@ -247,12 +247,14 @@ impl Config {
             budget,
             on_checkpoint: hook.on_checkpoint.unwrap_or(OnCheckpoint::Context),
             on_zvm_error: hook.on_zvm_error.unwrap_or(OnZvmError::Deny),
-            catalogs: hook
-                .catalogs
-                .unwrap_or_default()
-                .iter()
-                .map(|p| resolve_path(p, &base))
-                .collect(),
+            catalogs: match hook.catalogs {
+                Some(files) => files.iter().map(|p| resolve_path(p, &base)).collect(),
+                // Without a list, the catalog `rewind catalog add` writes is read if present.
+                None => default_user_catalog()
+                    .filter(|p| p.is_file())
+                    .into_iter()
+                    .collect(),
+            },
             builtin_catalogs: hook.builtin_catalogs.unwrap_or(true),
             audit_log,
         };
@@ -328,6 +330,19 @@ fn validate_zvm(
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
         insecure_tls,
     })
+}
+
+/// The catalog `rewind catalog add` writes when `[hook] catalogs` names none:
+/// `~/.config/rewind/catalog.toml`.
+pub fn default_user_catalog() -> Option<PathBuf> {
+    home_dir().map(|h| h.join(".config/rewind/catalog.toml"))
+}
+
+impl HookConfig {
+    /// Where `rewind catalog add` writes: the first configured catalog, or the default one.
+    pub fn user_catalog(&self) -> Option<PathBuf> {
+        self.catalogs.first().cloned().or_else(default_user_catalog)
+    }
 }
 
 /// Expands `~/` and makes a relative path relative to the config file's folder.

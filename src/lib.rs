@@ -8,6 +8,7 @@
 pub mod audit;
 pub mod catalog;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod deadline;
 pub mod decision;
@@ -22,14 +23,29 @@ pub mod zvm;
 
 use std::process::ExitCode;
 
-use cli::{Cli, Command};
+use cli::{CatalogCommand, Cli, Command};
 
 /// Runs one command and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
+    let config = cli.config.as_deref();
     match cli.command {
-        Command::Hook(_) => hook::run(cli.config.as_deref()),
+        Command::Hook(_) => hook::run(config),
+        Command::Check(args) => report(commands::catalog::check(config, &args)),
+        Command::Find(args) => report(commands::zerto::find(config, &args)),
+        Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
+        Command::Guard(args) => report(commands::zerto::guard(config, &args)),
+        Command::Install(args) => report(commands::install::install(config, &args)),
+        Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
+        Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),
+        Command::Catalog(CatalogCommand::List) => report(commands::catalog::list(config)),
+        Command::Catalog(CatalogCommand::Add(args)) => {
+            report(commands::catalog::add(config, &args))
+        }
+        Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
-        _ => report(Err(anyhow::anyhow!("this command is not built yet"))),
+        Command::Recover(_) | Command::Flr(_) | Command::Demo(_) => {
+            report(Err(anyhow::anyhow!("this command is not built yet")))
+        }
     }
 }
 

@@ -55,6 +55,11 @@ impl Client {
         self.get("/v1/vms", query, deadline)
     }
 
+    /// `GET /v1/vpgs`.
+    pub fn vpgs(&self, deadline: &Deadline) -> Result<Vec<Vpg>, ZvmError> {
+        self.get("/v1/vpgs", Vec::new(), deadline)
+    }
+
     /// `GET /v1/vpgs/{id}`.
     pub fn vpg(&self, vpg_id: &str, deadline: &Deadline) -> Result<Vpg, ZvmError> {
         self.get(

@@ -1,0 +1,53 @@
+//! `rewind log`: the audit trail, filtered.
+
+use std::path::Path;
+
+use super::{clean, say};
+use crate::audit::{self, Filter};
+use crate::cli::LogArgs;
+use crate::config::Config;
+
+/// Prints the decisions that pass the filters, oldest first.
+pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    let filter = Filter {
+        vm: args.vm.as_deref(),
+        change: args.change.as_deref(),
+        decision: args.decision.as_deref(),
+    };
+    let records = audit::read(&config.hook.audit_log, &filter)?;
+    for r in &records {
+        if args.json {
+            say(serde_json::to_string(r)?);
+            continue;
+        }
+        let detail = if r.checkpoints.is_empty() {
+            r.reason
+                .as_deref()
+                .map(|t| t.chars().take(100).collect::<String>())
+                .unwrap_or_default()
+        } else {
+            r.checkpoints
+                .iter()
+                .map(|c| format!("{}:{}", c.vpg, c.id))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        say(format!(
+            "{}  {:<7} {:<24} {:<12} {:<16} {}",
+            r.time,
+            r.decision,
+            clean(&r.tool),
+            clean(r.vm.as_deref().unwrap_or("-")),
+            clean(r.change.as_deref().unwrap_or("-")),
+            clean(&detail)
+        ));
+    }
+    if records.is_empty() && !args.json {
+        say(format!(
+            "no matching decisions in {}",
+            config.hook.audit_log.display()
+        ));
+    }
+    Ok(())
+}
