@@ -6,8 +6,15 @@
 //! - [`time`]: UTC timestamps as Zerto writes them.
 
 pub mod cli;
+pub mod config;
+pub mod deadline;
+pub mod guard;
+pub mod lockfile;
+pub mod secret;
 pub mod sim;
+pub mod tag;
 pub mod time;
+pub mod zvm;
 
 use std::process::ExitCode;
 
@@ -19,6 +26,16 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sim(args) => report(sim::serve(&args)),
         _ => report(Err(anyhow::anyhow!("this command is not built yet"))),
     }
+}
+
+/// Lower-case hexadecimal of some bytes (hashes, cache keys).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes
+        .iter()
+        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]])
+        .map(char::from)
+        .collect()
 }
 
 /// Prints an operator-facing error with its cause chain; 0 on success, 1 on failure.

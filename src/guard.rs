@@ -1,0 +1,444 @@
+//! The guard: a tagged checkpoint on every VPG that protects a VM, confirmed as listed,
+//! under one deadline.
+//!
+//! For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
+//! that already exists, insert the tagged checkpoint (the answer is a task id, not a result),
+//! poll the task to a terminal state, refuse unless it Completed, then poll the checkpoint
+//! list until a row with exactly our tag appears. Waits follow the VPG's journal cadence:
+//! a vSphere-protected VPG lists a tag within seconds, an AWS-protected one after minutes.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::deadline::Deadline;
+use crate::lockfile;
+use crate::tag::Tag;
+use crate::zvm::resolve::{Vm, VpgRef};
+use crate::zvm::wire::{Checkpoint, TaskState};
+use crate::zvm::{Client, ZvmError};
+
+/// How far back to look for the checkpoints that show a VPG's cadence.
+const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
+/// Journal gap assumed when the history shows none.
+const DEFAULT_CADENCE: Duration = Duration::from_secs(5);
+
+/// The outcome for one VPG.
+#[derive(Debug)]
+pub struct VpgOutcome {
+    pub vpg: VpgRef,
+    pub result: Result<Tagged, Refusal>,
+}
+
+/// A tagged checkpoint that Zerto lists.
+#[derive(Debug, Clone)]
+pub struct Tagged {
+    pub checkpoint: Checkpoint,
+    pub task_id: String,
+    /// The newest checkpoint that existed before this guard inserted its own.
+    pub previous: Option<Checkpoint>,
+    /// Inserts made (more than one when a concurrent insert made Zerto fail ours).
+    pub attempts: u32,
+    /// The VPG's journal cadence as seen in its history.
+    pub cadence: Duration,
+}
+
+/// Why a VPG has no confirmed checkpoint.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The insert task reached Failed or Stopped.
+    TaskEnded {
+        task_id: String,
+        state: TaskState,
+        reason: String,
+    },
+    /// The deadline came while the task was still running.
+    TaskUnfinished { task_id: String, state: TaskState },
+    /// The task Completed but the tag was not listed before the deadline.
+    TagNotListed { task_id: String },
+    /// Another `rewind` process kept the VPG's lock until the deadline.
+    Busy(String),
+    /// The ZVM could not be asked.
+    Zvm(ZvmError),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::TaskEnded {
+                task_id,
+                state,
+                reason,
+            } => {
+                write!(f, "checkpoint task {task_id} ended {state}")?;
+                if reason.is_empty() {
+                    f.write_str(" (Zerto gave no reason)")
+                } else {
+                    write!(f, ": {reason}")
+                }
+            }
+            Self::TaskUnfinished { task_id, state } => write!(
+                f,
+                "checkpoint task {task_id} was still {state} when the budget ran out; check that task in Zerto"
+            ),
+            Self::TagNotListed { task_id } => write!(
+                f,
+                "the tagged checkpoint was not listed before the budget ran out; check Zerto task {task_id} before concluding the insert failed"
+            ),
+            Self::Busy(detail) => f.write_str(detail),
+            Self::Zvm(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// What the guard did for one VM.
+#[derive(Debug)]
+pub struct GuardReport {
+    pub vm: Vm,
+    pub tag: Tag,
+    pub vpgs: Vec<VpgOutcome>,
+}
+
+impl GuardReport {
+    /// True when every VPG has a listed tagged checkpoint.
+    pub fn confirmed(&self) -> bool {
+        !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
+    }
+
+    /// True when a VPG failed only because the ZVM could not be asked (unreachable, TLS,
+    /// authentication), as opposed to Zerto refusing or not finishing the checkpoint.
+    pub fn zvm_error(&self) -> Option<&ZvmError> {
+        self.vpgs.iter().find_map(|v| match &v.result {
+            Err(Refusal::Zvm(e)) => Some(e),
+            _ => None,
+        })
+    }
+}
+
+/// Inserts `tag` on every VPG of `vm` in parallel and waits until each is listed.
+pub fn guard(
+    client: &Client,
+    vm: &Vm,
+    tag: &Tag,
+    lock_dir: &Path,
+    deadline: &Deadline,
+) -> GuardReport {
+    let vpgs = std::thread::scope(|scope| {
+        let workers: Vec<_> = vm
+            .vpgs
+            .iter()
+            .map(|vpg| {
+                let task = VpgGuard {
+                    client,
+                    vpg,
+                    tag: tag.as_str(),
+                    lock: lock_path(lock_dir, &vpg.id),
+                    deadline: *deadline,
+                };
+                scope.spawn(move || task.run())
+            })
+            .collect();
+        vm.vpgs
+            .iter()
+            .zip(workers)
+            .map(|(vpg, worker)| VpgOutcome {
+                vpg: vpg.clone(),
+                result: worker.join().unwrap_or_else(|_| {
+                    Err(Refusal::Busy(String::from(
+                        "internal error while guarding this VPG",
+                    )))
+                }),
+            })
+            .collect()
+    });
+    GuardReport {
+        vm: vm.clone(),
+        tag: tag.clone(),
+        vpgs,
+    }
+}
+
+fn lock_path(dir: &Path, vpg_id: &str) -> PathBuf {
+    let safe: String = vpg_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("vpg-{safe}.lock"))
+}
+
+struct VpgGuard<'a> {
+    client: &'a Client,
+    vpg: &'a VpgRef,
+    tag: &'a str,
+    lock: PathBuf,
+    deadline: Deadline,
+}
+
+impl VpgGuard<'_> {
+    fn run(&self) -> Result<Tagged, Refusal> {
+        let deadline = &self.deadline;
+        let _turn = lockfile::lock(&self.lock, deadline).map_err(|e| {
+            Refusal::Busy(match e {
+                lockfile::LockError::TimedOut { .. } => String::from(
+                    "another rewind process was checkpointing this VPG until the budget ran out",
+                ),
+                other @ lockfile::LockError::Io { .. } => other.to_string(),
+            })
+        })?;
+        let (previous, cadence) = self.history()?;
+        let since = previous.as_ref().map(|c| c.time_stamp.clone());
+
+        let mut attempts = 0;
+        let mut retry_pause = Duration::from_secs(1);
+        let task_id = loop {
+            attempts += 1;
+            let task_id = self
+                .client
+                .insert_tagged_checkpoint(&self.vpg.id, self.tag, deadline)
+                .map_err(Refusal::Zvm)?;
+            match self.wait_for_task(&task_id, cadence)? {
+                (TaskState::Completed, _) => break task_id,
+                (state, reason) if is_concurrent_insert(&reason) => {
+                    // Another insert (from another machine) held the VPG: wait it out, retry.
+                    if !deadline.sleep(retry_pause) || deadline.expired() {
+                        return Err(Refusal::TaskEnded {
+                            task_id,
+                            state,
+                            reason,
+                        });
+                    }
+                    retry_pause = (retry_pause * 2).min(cadence.max(Duration::from_secs(2)));
+                }
+                (state, reason) => {
+                    return Err(Refusal::TaskEnded {
+                        task_id,
+                        state,
+                        reason,
+                    });
+                }
+            }
+        };
+
+        let checkpoint = self.wait_for_tag(&task_id, since.as_deref(), cadence)?;
+        Ok(Tagged {
+            checkpoint,
+            task_id,
+            previous,
+            attempts,
+            cadence,
+        })
+    }
+
+    /// The newest existing checkpoint and the journal cadence the recent ones show.
+    fn history(&self) -> Result<(Option<Checkpoint>, Duration), Refusal> {
+        let deadline = &self.deadline;
+        let since = crate::zvm::query_time(SystemTime::now() - HISTORY_WINDOW);
+        let mut recent = self
+            .client
+            .checkpoints(&self.vpg.id, Some(&since), deadline)
+            .map_err(Refusal::Zvm)?;
+        if recent.is_empty() {
+            // Clocks differ, or the journal is quiet: ask Zerto for its newest checkpoint.
+            recent.extend(
+                self.client
+                    .latest_checkpoint(&self.vpg.id, deadline)
+                    .map_err(Refusal::Zvm)?,
+            );
+        }
+        let mut dated: Vec<(SystemTime, Checkpoint)> = recent
+            .into_iter()
+            .filter_map(|c| Some((crate::time::parse_utc(&c.time_stamp).ok()?, c)))
+            .collect();
+        dated.sort_by_key(|(t, _)| *t);
+        let cadence = cadence_of(&dated.iter().map(|(t, _)| *t).collect::<Vec<_>>());
+        Ok((dated.pop().map(|(_, c)| c), cadence))
+    }
+
+    /// Polls the task until it ends; returns its final state and CompleteReason.
+    fn wait_for_task(
+        &self,
+        task_id: &str,
+        cadence: Duration,
+    ) -> Result<(TaskState, String), Refusal> {
+        let deadline = &self.deadline;
+        let mut pause = Polling::new(
+            Duration::from_millis(200),
+            cadence / 20,
+            Duration::from_secs(5),
+        );
+        loop {
+            let task = self.client.task(task_id, deadline).map_err(|e| match e {
+                ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
+                    task_id: task_id.to_owned(),
+                    state: TaskState::InProgress,
+                },
+                other => Refusal::Zvm(other),
+            })?;
+            let state = task.state();
+            if state.is_terminal() {
+                return Ok((state, task.reason().to_owned()));
+            }
+            if !deadline.sleep(pause.next()) || deadline.expired() {
+                return Err(Refusal::TaskUnfinished {
+                    task_id: task_id.to_owned(),
+                    state,
+                });
+            }
+        }
+    }
+
+    /// Polls the checkpoint list until a row carries exactly our tag.
+    fn wait_for_tag(
+        &self,
+        task_id: &str,
+        since: Option<&str>,
+        cadence: Duration,
+    ) -> Result<Checkpoint, Refusal> {
+        let deadline = &self.deadline;
+        let not_listed = || Refusal::TagNotListed {
+            task_id: task_id.to_owned(),
+        };
+        let mut pause = Polling::new(
+            Duration::from_millis(250),
+            cadence / 10,
+            Duration::from_secs(10),
+        );
+        loop {
+            let rows = match self.client.checkpoints(&self.vpg.id, since, deadline) {
+                Ok(rows) => rows,
+                Err(ZvmError::TimedOut { .. }) => return Err(not_listed()),
+                Err(e) => return Err(Refusal::Zvm(e)),
+            };
+            if let Some(row) = rows
+                .into_iter()
+                .find(|c| c.tag.as_deref() == Some(self.tag))
+            {
+                return Ok(row);
+            }
+            if !deadline.sleep(pause.next()) || deadline.expired() {
+                return Err(not_listed());
+            }
+        }
+    }
+}
+
+/// Whether a Failed insert's reason says another checkpoint operation held the VPG.
+fn is_concurrent_insert(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    ["in progress", "another", "concurrent", "already running"]
+        .iter()
+        .any(|needle| reason.contains(needle))
+}
+
+/// The median gap between consecutive checkpoint times, bounded to 1 s..15 min.
+fn cadence_of(times: &[SystemTime]) -> Duration {
+    let mut gaps: Vec<Duration> = times
+        .windows(2)
+        .filter_map(|w| w[1].duration_since(w[0]).ok())
+        .filter(|g| !g.is_zero())
+        .collect();
+    if gaps.is_empty() {
+        return DEFAULT_CADENCE;
+    }
+    gaps.sort();
+    gaps[gaps.len() / 2].clamp(Duration::from_secs(1), Duration::from_secs(15 * 60))
+}
+
+/// Poll intervals that start short and grow (x1.5) to a cap set by the cadence.
+struct Polling {
+    next: Duration,
+    cap: Duration,
+}
+
+impl Polling {
+    fn new(first: Duration, by_cadence: Duration, ceiling: Duration) -> Self {
+        let cap = by_cadence.clamp(first, ceiling);
+        Self { next: first, cap }
+    }
+
+    fn next(&mut self) -> Duration {
+        let now = self.next;
+        self.next = (self.next * 3 / 2).min(self.cap);
+        now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(secs: &[u64]) -> Vec<SystemTime> {
+        secs.iter()
+            .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(*s))
+            .collect()
+    }
+
+    #[test]
+    fn cadence_is_the_median_gap() {
+        assert_eq!(
+            cadence_of(&times(&[0, 5, 10, 15, 40])),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            cadence_of(&times(&[0, 630, 1260])),
+            Duration::from_secs(630)
+        );
+        assert_eq!(cadence_of(&times(&[100])), DEFAULT_CADENCE);
+    }
+
+    #[test]
+    fn polling_follows_the_cadence() {
+        // vSphere (5 s journal): stays fast.
+        let mut fast = Polling::new(
+            Duration::from_millis(250),
+            Duration::from_secs(5) / 10,
+            Duration::from_secs(10),
+        );
+        let fast: Vec<_> = (0..6).map(|_| fast.next()).collect();
+        assert!(
+            fast.iter().all(|d| *d <= Duration::from_millis(500)),
+            "{fast:?}"
+        );
+        // AWS (630 s journal): grows to the ceiling instead of hammering the ZVM.
+        let mut slow = Polling::new(
+            Duration::from_millis(250),
+            Duration::from_secs(630) / 10,
+            Duration::from_secs(10),
+        );
+        let last = (0..20).map(|_| slow.next()).last();
+        assert_eq!(last, Some(Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn concurrent_insert_reasons_are_recognised() {
+        assert!(is_concurrent_insert(
+            "Another checkpoint operation is in progress on VPG x"
+        ));
+        assert!(!is_concurrent_insert("Journal storage error"));
+        assert!(!is_concurrent_insert(""));
+    }
+
+    #[test]
+    fn refusals_point_at_the_zerto_task() {
+        let text = Refusal::TagNotListed {
+            task_id: "t-1.s".into(),
+        }
+        .to_string();
+        assert!(
+            text.contains("t-1.s") && text.contains("check Zerto task"),
+            "{text}"
+        );
+        let text = Refusal::TaskEnded {
+            task_id: "t-2.s".into(),
+            state: TaskState::Failed,
+            reason: "VPG is in error".into(),
+        }
+        .to_string();
+        assert_eq!(text, "checkpoint task t-2.s ended Failed: VPG is in error");
+    }
+}

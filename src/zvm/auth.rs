@@ -1,0 +1,338 @@
+//! Logging in to the ZVM, and the token cache every `rewind` process of a user shares.
+//!
+//! The hook runs one process per tool call and agents make calls in parallel; two processes
+//! fetching a Keycloak token at once raced into a 401 on a live ZVM. So the token lives in a
+//! file (mode 0600) keyed by URL, user and client, is reused until shortly before it expires,
+//! and is fetched or refreshed only under a file lock, by one process at a time.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use super::error::ZvmError;
+use super::http::{AuthHeader, Call, CallBody, Http, error_message, read_json, read_text};
+use crate::config::{AuthMode, SecretSource, ZvmConfig};
+use crate::deadline::Deadline;
+use crate::lockfile;
+use crate::secret::Secret;
+
+const TOKEN_PATH: &str = "/auth/realms/zerto/protocol/openid-connect/token";
+const SESSION_PATH: &str = "/v1/session/add";
+/// A Windows ZVM session dies after 30 idle minutes; reuse it for less than that.
+const SESSION_LIFETIME: Duration = Duration::from_secs(25 * 60);
+
+/// A credential ready to put on a request.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Token {
+    value: Secret,
+    expires_at: u64,
+}
+
+impl Token {
+    pub(crate) fn header(&self, mode: AuthMode) -> AuthHeader<'_> {
+        match mode {
+            AuthMode::Keycloak => AuthHeader::Bearer(self.value.expose()),
+            AuthMode::Session => AuthHeader::Session(self.value.expose()),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    token: String,
+    /// When to stop reusing the token (Unix seconds), a margin before it really expires.
+    expires_at: u64,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    refresh_expires_at: Option<u64>,
+}
+
+/// Obtains and caches credentials for one (URL, user, client).
+pub(crate) struct Auth {
+    pub(crate) mode: AuthMode,
+    username: String,
+    password: SecretSource,
+    client_id: String,
+    client_secret: Option<SecretSource>,
+    cache: PathBuf,
+    current: Mutex<Option<Token>>,
+}
+
+impl Auth {
+    pub(crate) fn new(config: &ZvmConfig, cache_dir: &std::path::Path) -> Auth {
+        let mut hash = Sha256::new();
+        for part in [
+            config.url.as_str(),
+            match config.auth {
+                AuthMode::Keycloak => "keycloak",
+                AuthMode::Session => "session",
+            },
+            config.username.as_str(),
+            config.client_id.as_str(),
+        ] {
+            hash.update(part.as_bytes());
+            hash.update([0]);
+        }
+        let key = crate::hex(&hash.finalize()[..12]);
+        Auth {
+            mode: config.auth,
+            username: config.username.clone(),
+            password: config.password.clone(),
+            client_id: config.client_id.clone(),
+            client_secret: config.client_secret.clone(),
+            cache: cache_dir.join("tokens").join(format!("{key}.json")),
+            current: Mutex::new(None),
+        }
+    }
+
+    /// A valid credential: this process's, the shared cache's, or a fresh login.
+    pub(crate) fn token(&self, http: &Http, deadline: &Deadline) -> Result<Token, ZvmError> {
+        if let Some(token) = self.remembered() {
+            return Ok(token);
+        }
+        if let Some(token) = self.read_cache().and_then(|c| valid_token(&c)) {
+            return Ok(self.remember(token));
+        }
+        self.login_locked(http, deadline, None)
+    }
+
+    /// The ZVM answered 401 to `rejected`: get a different credential (another process may
+    /// already have one), exactly once per call.
+    pub(crate) fn renew(
+        &self,
+        rejected: &Token,
+        http: &Http,
+        deadline: &Deadline,
+    ) -> Result<Token, ZvmError> {
+        *self.lock_current() = None;
+        self.login_locked(http, deadline, Some(rejected))
+    }
+
+    fn login_locked(
+        &self,
+        http: &Http,
+        deadline: &Deadline,
+        rejected: Option<&Token>,
+    ) -> Result<Token, ZvmError> {
+        let lock_path = self.cache.with_extension("lock");
+        let _guard = lockfile::lock(&lock_path, deadline)
+            .map_err(|e| ZvmError::Setup(format!("token cache: {e}")))?;
+        let cached = self.read_cache();
+        if let Some(token) = cached.as_ref().and_then(valid_token)
+            && Some(&token) != rejected
+        {
+            return Ok(self.remember(token));
+        }
+        let fresh = self.login(http, deadline, cached.as_ref())?;
+        let (token, file) = fresh;
+        if let Ok(json) = serde_json::to_vec(&file) {
+            // A cache that cannot be written costs a login per process, nothing more.
+            let _ = self
+                .cache
+                .parent()
+                .map(lockfile::create_private_dir)
+                .transpose()
+                .and_then(|_| lockfile::write_private_atomic(&self.cache, &json));
+        }
+        Ok(self.remember(token))
+    }
+
+    fn login(
+        &self,
+        http: &Http,
+        deadline: &Deadline,
+        cached: Option<&CacheFile>,
+    ) -> Result<(Token, CacheFile), ZvmError> {
+        match self.mode {
+            AuthMode::Keycloak => {
+                if let Some(refresh) = cached.and_then(valid_refresh)
+                    && let Ok(fresh) = self.keycloak(
+                        http,
+                        deadline,
+                        &[("grant_type", "refresh_token"), ("refresh_token", refresh)],
+                    )
+                {
+                    return Ok(fresh);
+                }
+                if let Some(source) = &self.client_secret {
+                    let secret = source.resolve().map_err(setup)?;
+                    return self.keycloak(
+                        http,
+                        deadline,
+                        &[
+                            ("grant_type", "client_credentials"),
+                            ("client_secret", secret.expose()),
+                        ],
+                    );
+                }
+                let password = self.password.resolve().map_err(setup)?;
+                self.keycloak(
+                    http,
+                    deadline,
+                    &[
+                        ("grant_type", "password"),
+                        ("username", &self.username),
+                        ("password", password.expose()),
+                    ],
+                )
+            }
+            AuthMode::Session => self.session(http, deadline),
+        }
+    }
+
+    fn keycloak(
+        &self,
+        http: &Http,
+        deadline: &Deadline,
+        grant: &[(&str, &str)],
+    ) -> Result<(Token, CacheFile), ZvmError> {
+        #[derive(Deserialize)]
+        struct TokenResponse {
+            access_token: String,
+            expires_in: Option<u64>,
+            refresh_token: Option<String>,
+            refresh_expires_in: Option<u64>,
+        }
+        let mut form = vec![("client_id", self.client_id.as_str())];
+        form.extend_from_slice(grant);
+        let call = Call {
+            method: "POST",
+            path: TOKEN_PATH.to_owned(),
+            query: Vec::new(),
+            body: CallBody::Form(form),
+        };
+        let url = http.url(TOKEN_PATH);
+        let mut response = http.send(&call, &AuthHeader::None, deadline)?;
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let body = read_text("POST", &url, &mut response).unwrap_or_default();
+            return Err(ZvmError::Auth {
+                url,
+                status,
+                detail: error_message(&body),
+            });
+        }
+        let answer: TokenResponse = read_json("POST", &url, &mut response)?;
+        let now = unix_now();
+        let lifetime = answer.expires_in.unwrap_or(300);
+        // Stop reusing a token a little before it expires: 30 s, or a quarter of a short life.
+        let margin = (lifetime / 4).min(30);
+        let file = CacheFile {
+            token: answer.access_token,
+            expires_at: now + lifetime - margin,
+            refresh_token: answer.refresh_token,
+            refresh_expires_at: answer.refresh_expires_in.map(|s| now + s),
+        };
+        Ok((token_of(&file), file))
+    }
+
+    fn session(&self, http: &Http, deadline: &Deadline) -> Result<(Token, CacheFile), ZvmError> {
+        let password = self.password.resolve().map_err(setup)?;
+        let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            self.username,
+            password.expose()
+        ));
+        let call = Call {
+            method: "POST",
+            path: SESSION_PATH.to_owned(),
+            query: Vec::new(),
+            body: CallBody::None,
+        };
+        let url = http.url(SESSION_PATH);
+        let mut response = http.send(&call, &AuthHeader::Basic(basic), deadline)?;
+        let status = response.status().as_u16();
+        let header = response
+            .headers()
+            .get("x-zerto-session")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match header {
+            Some(session) if response.status().is_success() => {
+                let file = CacheFile {
+                    token: session,
+                    expires_at: unix_now() + SESSION_LIFETIME.as_secs(),
+                    refresh_token: None,
+                    refresh_expires_at: None,
+                };
+                Ok((token_of(&file), file))
+            }
+            _ => {
+                let body = read_text("POST", &url, &mut response).unwrap_or_default();
+                Err(ZvmError::Auth {
+                    url,
+                    status,
+                    detail: if response_ok(status) {
+                        String::from("no x-zerto-session header in the answer")
+                    } else {
+                        error_message(&body)
+                    },
+                })
+            }
+        }
+    }
+
+    fn read_cache(&self) -> Option<CacheFile> {
+        let bytes = std::fs::read(&self.cache).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn remembered(&self) -> Option<Token> {
+        self.lock_current()
+            .as_ref()
+            .filter(|t| fresh_enough(t.expires_at))
+            .cloned()
+    }
+
+    fn remember(&self, token: Token) -> Token {
+        *self.lock_current() = Some(token.clone());
+        token
+    }
+
+    fn lock_current(&self) -> std::sync::MutexGuard<'_, Option<Token>> {
+        self.current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn response_ok(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "used as map_err(setup)")]
+fn setup(e: anyhow::Error) -> ZvmError {
+    ZvmError::Setup(format!("{e:#}"))
+}
+
+fn token_of(file: &CacheFile) -> Token {
+    Token {
+        value: Secret::new(file.token.clone()),
+        expires_at: file.expires_at,
+    }
+}
+
+fn valid_token(file: &CacheFile) -> Option<Token> {
+    fresh_enough(file.expires_at).then(|| token_of(file))
+}
+
+fn valid_refresh(file: &CacheFile) -> Option<&str> {
+    let token = file.refresh_token.as_deref()?;
+    fresh_enough(file.refresh_expires_at?).then_some(token)
+}
+
+/// True until the (already margin-shortened) expiry time.
+fn fresh_enough(expires_at: u64) -> bool {
+    expires_at > unix_now()
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}

@@ -1,0 +1,97 @@
+//! Typed failures of ZVM calls. Each names the method and URL (never a credential), and
+//! carries the status and Zerto's own `Message` when there was one.
+
+use std::fmt;
+
+/// A ZVM call that did not give a usable answer.
+#[derive(Debug)]
+pub enum ZvmError {
+    /// The configuration cannot produce a working client (bad CA file, missing password).
+    Setup(String),
+    /// No connection: refused, reset, name not found.
+    Unreachable {
+        method: &'static str,
+        url: String,
+        detail: String,
+    },
+    /// The TLS handshake failed, most often an untrusted certificate.
+    Tls { url: String, detail: String },
+    /// The ZVM did not answer before the deadline.
+    TimedOut { method: &'static str, url: String },
+    /// The login was refused (wrong user, password or client).
+    Auth {
+        url: String,
+        status: u16,
+        detail: String,
+    },
+    /// Any other non-2xx answer.
+    Status {
+        method: &'static str,
+        url: String,
+        status: u16,
+        message: String,
+    },
+    /// A 2xx answer whose body was not what Zerto sends.
+    Decode {
+        method: &'static str,
+        url: String,
+        detail: String,
+    },
+}
+
+impl ZvmError {
+    /// HTTP status of the answer, when the ZVM answered at all.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Status { status, .. } | Self::Auth { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ZvmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Setup(detail) => f.write_str(detail),
+            Self::Unreachable {
+                method,
+                url,
+                detail,
+            } => write!(f, "ZVM unreachable: {method} {url}: {detail}"),
+            Self::Tls { url, detail } => write!(
+                f,
+                "TLS certificate of {url} is not trusted ({detail}); point [zvm] ca_cert at the ZVM's PEM certificate"
+            ),
+            Self::TimedOut { method, url } => {
+                write!(f, "ZVM did not answer in time: {method} {url}")
+            }
+            Self::Auth {
+                url,
+                status,
+                detail,
+            } => write!(
+                f,
+                "ZVM authentication refused: POST {url}: HTTP {status}: {detail}"
+            ),
+            Self::Status {
+                method,
+                url,
+                status,
+                message,
+            } => {
+                write!(f, "{method} {url}: HTTP {status}")?;
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                Ok(())
+            }
+            Self::Decode {
+                method,
+                url,
+                detail,
+            } => write!(f, "{method} {url}: unexpected answer: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for ZvmError {}

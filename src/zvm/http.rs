@@ -1,0 +1,326 @@
+//! The one place that builds the HTTP agent and sends requests: TLS roots, timeouts under the
+//! caller's deadline, no proxy from the environment, bodies read and statuses turned into
+//! [`ZvmError`]s.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use ureq::http::Response;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::{Agent, Body};
+
+use super::error::ZvmError;
+use crate::config::ZvmConfig;
+use crate::deadline::Deadline;
+
+/// Largest answer read from the ZVM (a big site lists many VMs and checkpoints).
+const BODY_LIMIT: u64 = 64 * 1024 * 1024;
+/// Longest any single connection attempt may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A request to the ZVM, before authentication is added.
+pub(crate) struct Call<'a> {
+    pub method: &'static str,
+    pub path: String,
+    pub query: Vec<(&'a str, String)>,
+    pub body: CallBody<'a>,
+}
+
+/// What a request carries.
+#[derive(Clone)]
+pub(crate) enum CallBody<'a> {
+    None,
+    Json(&'a serde_json::Value),
+    Form(Vec<(&'a str, &'a str)>),
+}
+
+/// An authentication header for one request.
+pub(crate) enum AuthHeader<'a> {
+    None,
+    Bearer(&'a str),
+    Session(&'a str),
+    Basic(String),
+}
+
+/// The HTTP side of the ZVM client.
+#[derive(Debug)]
+pub(crate) struct Http {
+    agent: Agent,
+    base: String,
+}
+
+impl Http {
+    /// Builds the agent: verified TLS (the platform's web roots, or only `ca_cert` when set),
+    /// `insecure_tls` only when asked for, proxies from the environment ignored.
+    pub(crate) fn new(config: &ZvmConfig) -> Result<Http, ZvmError> {
+        let roots = match &config.ca_cert {
+            Some(path) => RootCerts::new_with_certs(&read_pem_certs(path)?),
+            None => RootCerts::WebPki,
+        };
+        let tls = TlsConfig::builder()
+            .root_certs(roots)
+            .disable_verification(config.insecure_tls)
+            .build();
+        let agent: Agent = Agent::config_builder()
+            .tls_config(tls)
+            .proxy(None)
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .user_agent(concat!("rewind/", env!("CARGO_PKG_VERSION")))
+            .accept("application/json")
+            .build()
+            .into();
+        Ok(Http {
+            agent,
+            base: config.url.clone(),
+        })
+    }
+
+    /// The full URL of a path (for messages; never carries credentials).
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Sends a call and returns the raw response; status is not judged here.
+    pub(crate) fn send(
+        &self,
+        call: &Call<'_>,
+        auth: &AuthHeader<'_>,
+        deadline: &Deadline,
+    ) -> Result<Response<Body>, ZvmError> {
+        let url = self.url(&call.path);
+        let remaining = deadline.remaining();
+        if remaining.is_zero() {
+            return Err(ZvmError::TimedOut {
+                method: call.method,
+                url,
+            });
+        }
+        let target = if call.query.is_empty() {
+            url.clone()
+        } else {
+            let pairs: Vec<String> = call
+                .query
+                .iter()
+                .map(|(k, v)| format!("{k}={}", encode(v)))
+                .collect();
+            format!("{url}?{}", pairs.join("&"))
+        };
+        let result = match &call.body {
+            CallBody::None => match call.method {
+                "GET" => prepare(self.agent.get(&target), auth, remaining).call(),
+                "DELETE" => prepare(self.agent.delete(&target), auth, remaining).call(),
+                _ => prepare(self.agent.post(&target), auth, remaining).send_empty(),
+            },
+            CallBody::Json(value) => {
+                prepare(self.agent.post(&target), auth, remaining).send_json(value)
+            }
+            CallBody::Form(pairs) => {
+                prepare(self.agent.post(&target), auth, remaining).send_form(pairs.iter().copied())
+            }
+        };
+        result.map_err(|e| transport_error(call.method, url, &e))
+    }
+}
+
+/// Adds the authentication header and this request's share of the deadline.
+fn prepare<B>(
+    builder: ureq::RequestBuilder<B>,
+    auth: &AuthHeader<'_>,
+    remaining: Duration,
+) -> ureq::RequestBuilder<B> {
+    let builder = match auth {
+        AuthHeader::None => builder,
+        AuthHeader::Bearer(token) => builder.header("Authorization", format!("Bearer {token}")),
+        AuthHeader::Session(session) => builder.header("x-zerto-session", *session),
+        AuthHeader::Basic(value) => builder.header("Authorization", format!("Basic {value}")),
+    };
+    builder
+        .config()
+        .timeout_global(Some(remaining))
+        .timeout_connect(Some(CONNECT_TIMEOUT.min(remaining)))
+        .build()
+}
+
+/// Reads a response body as JSON of type `T`, or a [`ZvmError::Decode`] naming the call.
+pub(crate) fn read_json<T: DeserializeOwned>(
+    method: &'static str,
+    url: &str,
+    response: &mut Response<Body>,
+) -> Result<T, ZvmError> {
+    let text = read_text(method, url, response)?;
+    serde_json::from_str(&text).map_err(|e| ZvmError::Decode {
+        method,
+        url: url.to_owned(),
+        detail: format!("{e} in {}", preview(&text)),
+    })
+}
+
+/// Reads a response body as text, bounded.
+pub(crate) fn read_text(
+    method: &'static str,
+    url: &str,
+    response: &mut Response<Body>,
+) -> Result<String, ZvmError> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(BODY_LIMIT)
+        .read_to_string()
+        .map_err(|e| transport_error(method, url.to_owned(), &e))
+}
+
+/// Reads a response body as bytes, bounded.
+pub(crate) fn read_bytes(
+    method: &'static str,
+    url: &str,
+    response: &mut Response<Body>,
+) -> Result<Vec<u8>, ZvmError> {
+    response
+        .body_mut()
+        .with_config()
+        .limit(BODY_LIMIT)
+        .read_to_vec()
+        .map_err(|e| transport_error(method, url.to_owned(), &e))
+}
+
+/// Zerto's `{"Message": "..."}` from an error body, or the start of the body itself.
+pub(crate) fn error_message(body: &str) -> String {
+    #[derive(serde::Deserialize)]
+    struct ZertoError {
+        #[serde(alias = "message")]
+        #[serde(rename = "Message")]
+        message: Option<String>,
+        error: Option<String>,
+        error_description: Option<String>,
+    }
+    match serde_json::from_str::<ZertoError>(body) {
+        Ok(ZertoError {
+            message: Some(m), ..
+        }) => m.trim().to_owned(),
+        Ok(ZertoError {
+            error: Some(e),
+            error_description,
+            ..
+        }) => match error_description {
+            Some(d) => format!("{e}: {d}"),
+            None => e,
+        },
+        _ => preview(body),
+    }
+}
+
+fn preview(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(200)
+        .collect();
+    flat.trim().to_owned()
+}
+
+fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> ZvmError {
+    if let Some(detail) = tls_detail(error) {
+        return ZvmError::Tls { url, detail };
+    }
+    match error {
+        ureq::Error::Timeout(_) => ZvmError::TimedOut { method, url },
+        other => ZvmError::Unreachable {
+            method,
+            url,
+            detail: other.to_string(),
+        },
+    }
+}
+
+fn tls_detail(error: &ureq::Error) -> Option<String> {
+    match error {
+        ureq::Error::Rustls(e) => Some(e.to_string()),
+        ureq::Error::Tls(e) => Some((*e).to_owned()),
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+            .map(ToString::to_string),
+        _ => None,
+    }
+}
+
+/// Reads every certificate of a PEM file; an error names the file.
+fn read_pem_certs(path: &std::path::Path) -> Result<Vec<Certificate<'static>>, ZvmError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        ZvmError::Setup(format!("cannot read [zvm] ca_cert {}: {e}", path.display()))
+    })?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&bytes) {
+        match item {
+            Ok(PemItem::Certificate(cert)) => certs.push(cert),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(ZvmError::Setup(format!(
+                    "[zvm] ca_cert {} is not valid PEM: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    if certs.is_empty() {
+        return Err(ZvmError::Setup(format!(
+            "[zvm] ca_cert {} holds no certificate",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+/// Percent-encodes a query value.
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push_str(&crate::hex(&[b]).to_ascii_uppercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zerto_and_keycloak_error_bodies() {
+        assert_eq!(
+            error_message(r#"{"Message":"Valid License is not provided "}"#),
+            "Valid License is not provided"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"error":"invalid_grant","error_description":"Invalid user credentials"}"#
+            ),
+            "invalid_grant: Invalid user credentials"
+        );
+        assert_eq!(error_message("<html>\n oops"), "<html>  oops");
+    }
+
+    #[test]
+    fn query_values_are_encoded() {
+        assert_eq!(encode("2026-11-29T10:00:00Z"), "2026-11-29T10%3A00%3A00Z");
+        assert_eq!(encode("a b&c"), "a%20b%26c");
+    }
+
+    #[test]
+    fn ca_cert_without_certificate_names_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "nothing here").expect("write");
+        let err = read_pem_certs(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("empty.pem") && err.contains("no certificate"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! The ZVM client: every Zerto REST call `rewind` makes lives here, each under the caller's
+//! deadline. Submodules: [`http`] builds the agent and sends, [`auth`] logs in and shares the
+//! token, [`wire`] is what Zerto sends, [`error`] what can go wrong, [`resolve`] turns a VM
+//! reference from a tool call into one VM and its VPGs.
+
+mod auth;
+mod error;
+mod http;
+pub mod resolve;
+pub mod wire;
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::de::DeserializeOwned;
+use ureq::Body;
+use ureq::http::Response;
+
+pub use self::error::ZvmError;
+use self::http::{Call, CallBody, Http, error_message, read_json, read_text};
+use self::wire::{BrowseResult, Checkpoint, CheckpointStats, FlrSession, Task, VmRow, Vpg};
+use crate::config::ZvmConfig;
+use crate::deadline::Deadline;
+
+/// A client for one ZVM.
+pub struct Client {
+    http: Http,
+    auth: auth::Auth,
+}
+
+impl Client {
+    /// Builds a client; nothing is sent until the first call. `cache_dir` holds the shared
+    /// token cache.
+    pub fn new(config: &ZvmConfig, cache_dir: &Path) -> Result<Client, ZvmError> {
+        Ok(Client {
+            http: Http::new(config)?,
+            auth: auth::Auth::new(config, cache_dir),
+        })
+    }
+
+    /// Logs in (or reuses the cached token) without calling the API.
+    pub fn authenticate(&self, deadline: &Deadline) -> Result<(), ZvmError> {
+        self.auth.token(&self.http, deadline).map(|_| ())
+    }
+
+    /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: one row per VM per VPG.
+    pub fn vms(
+        &self,
+        vm_identifier: Option<&str>,
+        deadline: &Deadline,
+    ) -> Result<Vec<VmRow>, ZvmError> {
+        let query = vm_identifier
+            .map(|id| vec![("vmIdentifier", id.to_owned())])
+            .unwrap_or_default();
+        self.get("/v1/vms", query, deadline)
+    }
+
+    /// `GET /v1/vpgs/{id}`.
+    pub fn vpg(&self, vpg_id: &str, deadline: &Deadline) -> Result<Vpg, ZvmError> {
+        self.get(
+            &format!("/v1/vpgs/{}", segment(vpg_id)),
+            Vec::new(),
+            deadline,
+        )
+    }
+
+    /// `GET /v1/vpgs/{id}/checkpoints`, from `since` (ZVM time) when given.
+    pub fn checkpoints(
+        &self,
+        vpg_id: &str,
+        since: Option<&str>,
+        deadline: &Deadline,
+    ) -> Result<Vec<Checkpoint>, ZvmError> {
+        let query = since
+            .map(|t| vec![("startDate", t.to_owned())])
+            .unwrap_or_default();
+        self.get(
+            &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
+            query,
+            deadline,
+        )
+    }
+
+    /// `GET /v1/vpgs/{id}/checkpoints/stats`: the newest checkpoint, if any.
+    pub fn latest_checkpoint(
+        &self,
+        vpg_id: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<Checkpoint>, ZvmError> {
+        let stats: CheckpointStats = self.get(
+            &format!("/v1/vpgs/{}/checkpoints/stats", segment(vpg_id)),
+            Vec::new(),
+            deadline,
+        )?;
+        Ok(stats.latest)
+    }
+
+    /// `POST /v1/vpgs/{id}/checkpoints`: asks for a tagged checkpoint and returns the TASK id.
+    /// The answer only means "queued"; the task says whether it happened.
+    pub fn insert_tagged_checkpoint(
+        &self,
+        vpg_id: &str,
+        tag: &str,
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        let body = serde_json::json!({ "checkpointName": tag });
+        self.send(
+            "POST",
+            &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
+            Vec::new(),
+            &CallBody::Json(&body),
+            deadline,
+        )
+    }
+
+    /// `GET /v1/tasks/{id}`.
+    pub fn task(&self, task_id: &str, deadline: &Deadline) -> Result<Task, ZvmError> {
+        self.get(
+            &format!("/v1/tasks/{}", segment(task_id)),
+            Vec::new(),
+            deadline,
+        )
+    }
+
+    /// `POST /v1/flrs`: mounts a journal checkpoint for File Level Restore; returns the
+    /// session id.
+    pub fn flr_mount(
+        &self,
+        vpg_id: &str,
+        vm_id: &str,
+        checkpoint_id: &str,
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        let body = serde_json::json!({
+            "jflr": {
+                "vpgIdentifier": vpg_id,
+                "vmIdentifier": vm_id,
+                "checkpointIdentifier": checkpoint_id,
+                "initialDownloadPath": "",
+            },
+            "bflr": null,
+        });
+        self.send(
+            "POST",
+            "/v1/flrs",
+            Vec::new(),
+            &CallBody::Json(&body),
+            deadline,
+        )
+    }
+
+    /// `GET /v1/flrs[?vmIdentifier=]`.
+    pub fn flr_sessions(
+        &self,
+        vm_id: Option<&str>,
+        deadline: &Deadline,
+    ) -> Result<Vec<FlrSession>, ZvmError> {
+        let query = vm_id
+            .map(|id| vec![("vmIdentifier", id.to_owned())])
+            .unwrap_or_default();
+        self.get("/v1/flrs", query, deadline)
+    }
+
+    /// `GET /v1/flrs/{id}`: an array of one on 10.x, a single object in older docs.
+    pub fn flr_session(
+        &self,
+        session_id: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<FlrSession>, ZvmError> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            Many(Vec<FlrSession>),
+            One(Box<FlrSession>),
+        }
+        let path = format!("/v1/flrs/{}", segment(session_id));
+        match self.get::<OneOrMany>(&path, Vec::new(), deadline) {
+            Ok(OneOrMany::Many(mut list)) => Ok(list.pop()),
+            Ok(OneOrMany::One(one)) => Ok(Some(*one)),
+            Err(e) if matches!(e.status(), Some(400 | 404)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `POST /v1/flrs/{id}/browse`: the entries under a volume path (`""` lists volumes).
+    pub fn flr_browse(
+        &self,
+        session_id: &str,
+        path: &str,
+        deadline: &Deadline,
+    ) -> Result<BrowseResult, ZvmError> {
+        let body = serde_json::json!({ "path": path });
+        self.send(
+            "POST",
+            &format!("/v1/flrs/{}/browse", segment(session_id)),
+            Vec::new(),
+            &CallBody::Json(&body),
+            deadline,
+        )
+    }
+
+    /// `POST /v1/flrs/{id}/download`: returns the URL serving the file.
+    pub fn flr_download_url(
+        &self,
+        session_id: &str,
+        path: &str,
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        let body = serde_json::json!({ "pathList": [path] });
+        self.send(
+            "POST",
+            &format!("/v1/flrs/{}/download", segment(session_id)),
+            Vec::new(),
+            &CallBody::Json(&body),
+            deadline,
+        )
+    }
+
+    /// Fetches a download URL the ZVM gave, with the same TLS trust and credentials.
+    pub fn download(&self, url: &str, deadline: &Deadline) -> Result<Vec<u8>, ZvmError> {
+        let path = url
+            .strip_prefix(self.http.url("").as_str())
+            .ok_or_else(|| ZvmError::Decode {
+                method: "POST",
+                url: self.http.url("/v1/flrs/…/download"),
+                detail: format!("download URL {url} is not on this ZVM"),
+            })?;
+        let mut response = self.authorized("GET", path, Vec::new(), &CallBody::None, deadline)?;
+        let full = self.http.url(path);
+        http::read_bytes("GET", &full, &mut response)
+    }
+
+    /// `DELETE /v1/flrs/{id}`: unmounts; returns the unmount task id.
+    pub fn flr_unmount(&self, session_id: &str, deadline: &Deadline) -> Result<String, ZvmError> {
+        self.send(
+            "DELETE",
+            &format!("/v1/flrs/{}", segment(session_id)),
+            Vec::new(),
+            &CallBody::None,
+            deadline,
+        )
+    }
+
+    fn get<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        query: Vec<(&str, String)>,
+        deadline: &Deadline,
+    ) -> Result<T, ZvmError> {
+        self.send("GET", path, query, &CallBody::None, deadline)
+    }
+
+    /// Sends an authenticated call, checks the status, parses the JSON answer.
+    fn send<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        path: &str,
+        query: Vec<(&str, String)>,
+        body: &CallBody<'_>,
+        deadline: &Deadline,
+    ) -> Result<T, ZvmError> {
+        let mut response = self.authorized(method, path, query, body, deadline)?;
+        read_json(method, &self.http.url(path), &mut response)
+    }
+
+    /// Sends with the shared token; a 401 renews it exactly once and retries. Non-2xx
+    /// answers become [`ZvmError::Status`] with Zerto's message.
+    fn authorized(
+        &self,
+        method: &'static str,
+        path: &str,
+        query: Vec<(&str, String)>,
+        body: &CallBody<'_>,
+        deadline: &Deadline,
+    ) -> Result<Response<Body>, ZvmError> {
+        let call = Call {
+            method,
+            path: path.to_owned(),
+            query,
+            body: body.clone(),
+        };
+        let mut token = self.auth.token(&self.http, deadline)?;
+        let mut renewed = false;
+        loop {
+            let mut response = self
+                .http
+                .send(&call, &token.header(self.auth.mode), deadline)?;
+            let status = response.status().as_u16();
+            if status == 401 && !renewed {
+                token = self.auth.renew(&token, &self.http, deadline)?;
+                renewed = true;
+                continue;
+            }
+            if response.status().is_success() {
+                return Ok(response);
+            }
+            let url = self.http.url(path);
+            let text = read_text(method, &url, &mut response).unwrap_or_default();
+            return Err(ZvmError::Status {
+                method,
+                url,
+                status,
+                message: error_message(&text),
+            });
+        }
+    }
+}
+
+/// Keeps an id from escaping its path segment.
+fn segment(id: &str) -> String {
+    id.chars()
+        .map(|c| match c {
+            '/' | '?' | '#' | '%' | ' ' => '_',
+            c => c,
+        })
+        .collect()
+}
+
+/// Formats a time for a Zerto query parameter.
+pub fn query_time(t: SystemTime) -> String {
+    crate::time::format_utc_millis(t)
+}
