@@ -737,16 +737,26 @@ fn a_missing_claude_fails_with_the_install_command() {
 }
 
 #[test]
-fn fake_api_answers_side_requests_without_consuming_the_script() {
+fn fake_api_follows_its_script_and_answers_side_requests_apart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = dir.path().join("script.json");
     write_json(
         &script,
-        &json!([tool_use(
-            "toolu_e2e_01",
-            "mcp__ssh__exec",
-            json!({"host": "h", "command": "ls"})
-        )]),
+        &json!([
+            blocks([
+                tool_use(
+                    "toolu_e2e_01",
+                    "mcp__ssh__exec",
+                    json!({"host": "h", "command": "ls"})
+                ),
+                tool_use(
+                    "toolu_e2e_02",
+                    "mcp__ssh__read_file",
+                    json!({"host": "h", "path": "/etc/hosts"})
+                ),
+            ]),
+            text("Done."),
+        ]),
     );
     let api = FakeApi::start(&script, dir.path());
     let url = format!("http://127.0.0.1:{}/v1/messages", api.port);
@@ -772,12 +782,22 @@ fn fake_api_answers_side_requests_without_consuming_the_script() {
         "messages": [{"role": "user", "content": "go"}],
     }));
     assert_eq!(main["stop_reason"], "tool_use");
-    assert_eq!(main["content"][0]["id"], "toolu_e2e_01");
+    let ids: Vec<&Value> = main["content"]
+        .as_array()
+        .expect("content blocks")
+        .iter()
+        .map(|b| &b["id"])
+        .collect();
+    assert_eq!(ids, ["toolu_e2e_01", "toolu_e2e_02"]);
     assert_eq!(
         main["content"][0]["input"],
         json!({"host": "h", "command": "ls"})
     );
+    let next =
+        post(json!({"model": "m", "max_tokens": 100, "tools": [{"name": "x"}], "messages": []}));
+    assert_eq!(next["stop_reason"], "end_turn");
+    assert_eq!(next["content"][0]["text"], "Done.");
     drop(api);
     assert_eq!(read_jsonl(&dir.path().join("side-requests.jsonl")).len(), 1);
-    assert_eq!(read_jsonl(&dir.path().join("requests.jsonl")).len(), 1);
+    assert_eq!(read_jsonl(&dir.path().join("requests.jsonl")).len(), 2);
 }
