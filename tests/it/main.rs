@@ -1,0 +1,4 @@
+//! The single integration test binary: one module per area.
+
+mod claude;
+mod e2e_host;
