@@ -15,6 +15,7 @@ pub mod decision;
 pub mod guard;
 pub mod hook;
 pub mod lockfile;
+pub mod recover;
 pub mod secret;
 pub mod sim;
 pub mod tag;
@@ -43,9 +44,9 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
-        Command::Recover(_) | Command::Flr(_) | Command::Demo(_) => {
-            report(Err(anyhow::anyhow!("this command is not built yet")))
-        }
+        Command::Recover(args) => report(recover::recover(config, &args)),
+        Command::Flr(command) => report(recover::flr(config, &command)),
+        Command::Demo(_) => report(Err(anyhow::anyhow!("this command is not built yet"))),
     }
 }
 

@@ -1,0 +1,548 @@
+//! `rewind recover`: File Level Restore of one guest file from a checkpoint, and
+//! `rewind flr list|end` for sessions a crash left mounted.
+//!
+//! The plan is shown first and nothing happens without an explicit yes. Once a checkpoint is
+//! mounted, the session is unmounted on every way out: success, error, and Ctrl-C.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use sha2::{Digest as _, Sha256};
+
+use crate::cli::{FlrCommand, RecoverArgs};
+use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
+use crate::config::Config;
+use crate::deadline::Deadline;
+use crate::tag;
+use crate::zvm::Client;
+use crate::zvm::resolve::{Vm, VpgRef};
+use crate::zvm::wire::{Checkpoint, PathItem};
+
+/// Longest a whole recover may take (mounting a large VM can take minutes).
+const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
+/// Longest the unmount is given, even after an error or Ctrl-C.
+const UNMOUNT_BUDGET: Duration = Duration::from_secs(120);
+/// How often the mount state is polled.
+const MOUNT_POLL: Duration = Duration::from_millis(500);
+
+/// The checkpoint and file a recover will restore.
+struct Plan {
+    vm: Vm,
+    vpg: VpgRef,
+    checkpoint: Checkpoint,
+    guest_path: String,
+    destination: PathBuf,
+}
+
+/// `rewind recover`.
+pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let client = client(&config)?;
+    let deadline = Deadline::after(RECOVER_BUDGET);
+    let plan = plan(&client, &config, args, &deadline)?;
+
+    say(format!(
+        "VM:          {} ({})",
+        clean(&plan.vm.name),
+        plan.vm.id
+    ));
+    say(format!(
+        "VPG:         {} ({})",
+        clean(&plan.vpg.name),
+        plan.vpg.id
+    ));
+    say(format!(
+        "checkpoint:  {} at {}{}",
+        plan.checkpoint.checkpoint_identifier,
+        plan.checkpoint.time_stamp,
+        plan.checkpoint
+            .tag
+            .as_deref()
+            .map(|t| format!(" ({})", clean(t)))
+            .unwrap_or_default()
+    ));
+    say(format!("guest file:  {}", clean(&plan.guest_path)));
+    say(format!("destination: {}", plan.destination.display()));
+    confirm(args.yes)?;
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&interrupted);
+    // A second handler cannot be installed in one process; without one, Ctrl-C would kill
+    // the process before it unmounts, so say so rather than go on.
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context(
+        "cannot catch Ctrl-C, so an interrupted restore could leave the checkpoint mounted",
+    )?;
+
+    let session = client
+        .flr_mount(
+            &plan.vpg.id,
+            &plan.vm.id,
+            &plan.checkpoint.checkpoint_identifier,
+            &deadline,
+        )
+        .context("File Level Restore could not mount the checkpoint")?;
+    say(format!("mounted:     session {session}"));
+    let result = restore(
+        &client,
+        &plan,
+        &session,
+        &deadline,
+        &interrupted,
+        args.force,
+    );
+    let unmounted = unmount(&client, &session);
+    match (&result, &unmounted) {
+        (_, Ok(task)) => say(format!("unmounted:   session {session} (task {task})")),
+        (_, Err(e)) => eprintln!(
+            "warning: could not unmount session {session}: {e:#}\nhint: run `rewind flr end {session}`"
+        ),
+    }
+    let (size, sha) = result?;
+    unmounted?;
+    say(format!(
+        "restored:    {} ({size} bytes, sha256 {sha})",
+        plan.destination.display()
+    ));
+    Ok(())
+}
+
+/// Finds the VM, VPG, checkpoint and destination, refusing early what cannot work.
+fn plan(
+    client: &Client,
+    config: &Config,
+    args: &RecoverArgs,
+    deadline: &Deadline,
+) -> anyhow::Result<Plan> {
+    if args.change.is_none() && args.checkpoint.is_none() && args.before.is_none() {
+        bail!(
+            "say which point to restore from: --change <tool_use_id>, --checkpoint <id> or --before <time>"
+        );
+    }
+    let before = args
+        .before
+        .as_deref()
+        .map(crate::time::parse_utc)
+        .transpose()?;
+    let vm = find_vm(client, config, &args.vm, deadline)?;
+    let vpgs: Vec<&VpgRef> = match &args.vpg {
+        Some(name) => {
+            let vpg = vm
+                .vpgs
+                .iter()
+                .find(|v| v.name.eq_ignore_ascii_case(name) || v.id == *name)
+                .with_context(|| {
+                    format!(
+                        "VM {} is not in VPG {name:?}; it is in {}",
+                        vm.name,
+                        names(&vm.vpgs)
+                    )
+                })?;
+            vec![vpg]
+        }
+        None => vm.vpgs.iter().collect(),
+    };
+
+    let mut tagged = Vec::new();
+    let mut chosen = None;
+    for vpg in &vpgs {
+        let rows = client.checkpoints(&vpg.id, None, deadline)?;
+        let found = if let Some(change) = &args.change {
+            rows.iter().find(|c| {
+                c.tag
+                    .as_deref()
+                    .is_some_and(|t| tag::is_for_change(t, change))
+            })
+        } else if let Some(id) = &args.checkpoint {
+            rows.iter().find(|c| c.checkpoint_identifier == *id)
+        } else {
+            rows.iter()
+                .filter(|c| {
+                    crate::time::parse_utc(&c.time_stamp)
+                        .is_ok_and(|t| before.is_some_and(|b| t < b))
+                })
+                .max_by_key(|c| crate::time::parse_utc(&c.time_stamp).ok())
+        };
+        if let Some(found) = found {
+            if chosen.is_some()
+                && args.vpg.is_none()
+                && args.checkpoint.is_none()
+                && args.change.is_none()
+            {
+                bail!(
+                    "VM {} is in several VPGs ({}); choose one with --vpg",
+                    vm.name,
+                    names(&vm.vpgs)
+                );
+            }
+            if chosen.is_none() {
+                chosen = Some(((*vpg).clone(), found.clone()));
+            }
+        }
+        tagged.extend(
+            rows.iter()
+                .filter(|c| c.tag.is_some())
+                .map(|c| (vpg.name.clone(), c.clone())),
+        );
+    }
+    let Some((vpg, checkpoint)) = chosen else {
+        return Err(no_checkpoint(&vm, args, &tagged));
+    };
+
+    let name = guest_file_name(&args.path)
+        .with_context(|| format!("guest path {:?} names no file", args.path))?;
+    let destination = args.out.join(name);
+    if destination.exists() && !args.force {
+        bail!(
+            "{} already exists; pass --force to overwrite it",
+            destination.display()
+        );
+    }
+    Ok(Plan {
+        vm,
+        vpg,
+        checkpoint,
+        guest_path: args.path.clone(),
+        destination,
+    })
+}
+
+fn names(vpgs: &[VpgRef]) -> String {
+    vpgs.iter()
+        .map(|v| v.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The error for a point that matches no checkpoint, listing the tagged ones that exist.
+fn no_checkpoint(vm: &Vm, args: &RecoverArgs, tagged: &[(String, Checkpoint)]) -> anyhow::Error {
+    let what = if let Some(change) = &args.change {
+        format!("no checkpoint of VM {} is tagged change={change}", vm.name)
+    } else if let Some(id) = &args.checkpoint {
+        format!("VM {} has no checkpoint {id}", vm.name)
+    } else {
+        format!(
+            "VM {} has no checkpoint before {}",
+            vm.name,
+            args.before.as_deref().unwrap_or_default()
+        )
+    };
+    let mut text = what;
+    if tagged.is_empty() {
+        text.push_str("; it has no tagged checkpoints at all");
+    } else {
+        text.push_str("; tagged checkpoints that exist:");
+        for (vpg, c) in tagged {
+            let _ = write!(
+                text,
+                "\n  {vpg}  {:>8}  {}  {}",
+                c.checkpoint_identifier,
+                c.time_stamp,
+                clean(c.tag.as_deref().unwrap_or_default())
+            );
+        }
+    }
+    anyhow::anyhow!(text)
+}
+
+/// The file name of a Linux or Windows guest path.
+fn guest_file_name(path: &str) -> Option<&str> {
+    path.rsplit(['/', '\\'])
+        .next()
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+}
+
+/// Asks for a yes, or refuses where nobody can answer.
+fn confirm(yes: bool) -> anyhow::Result<()> {
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "nothing was mounted or written: no terminal to confirm on; pass --yes to restore without asking"
+        );
+    }
+    eprint!("Restore this file? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        bail!("not confirmed; nothing was mounted or written")
+    }
+}
+
+/// With the session mounted: wait for the mount, find the file, download and write it.
+fn restore(
+    client: &Client,
+    plan: &Plan,
+    session: &str,
+    deadline: &Deadline,
+    interrupted: &AtomicBool,
+    force: bool,
+) -> anyhow::Result<(usize, String)> {
+    wait_for_mount(client, session, deadline, interrupted)?;
+    let volume_path = locate(client, session, &plan.guest_path, deadline, interrupted)?;
+    eprintln!("downloading {volume_path}");
+    let url = client.flr_download_url(session, &volume_path, deadline)?;
+    let bytes = client.download(&url, deadline)?;
+    check_interrupt(interrupted)?;
+    write_atomically(&plan.destination, &bytes, force)?;
+    Ok((bytes.len(), crate::hex(&Sha256::digest(&bytes))))
+}
+
+fn check_interrupt(interrupted: &AtomicBool) -> anyhow::Result<()> {
+    if interrupted.load(Ordering::SeqCst) {
+        bail!("interrupted");
+    }
+    Ok(())
+}
+
+fn wait_for_mount(
+    client: &Client,
+    session: &str,
+    deadline: &Deadline,
+    interrupted: &AtomicBool,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        check_interrupt(interrupted)?;
+        let status = client
+            .flr_session(session, deadline)?
+            .and_then(|s| s.flr_session_status)
+            .unwrap_or_else(|| String::from("unknown"));
+        match status.as_str() {
+            "MountCompletedSuccessfully" => {
+                eprintln!("mounted in {:.1} s", started.elapsed().as_secs_f64());
+                return Ok(());
+            }
+            "MountFailed" => {
+                bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
+            }
+            other => eprintln!(
+                "mounting… {other} ({:.0} s)",
+                started.elapsed().as_secs_f64()
+            ),
+        }
+        if !deadline.sleep(MOUNT_POLL) {
+            bail!("the checkpoint was still mounting when the time ran out");
+        }
+    }
+}
+
+/// Maps a guest path to the volume path FLR browses: `/etc/app.conf` → `Volume1-Ext4/etc/app.conf`,
+/// `C:\Users\x.txt` → the first NTFS volume's `Users/x.txt`, found by browsing.
+fn locate(
+    client: &Client,
+    session: &str,
+    guest_path: &str,
+    deadline: &Deadline,
+    interrupted: &AtomicBool,
+) -> anyhow::Result<String> {
+    let (drive, parts) = split_guest_path(guest_path)?;
+    let volumes = client.flr_browse(session, "", deadline)?.path_items;
+    let candidates: Vec<&PathItem> = match drive {
+        Some(letter) => {
+            let ntfs: Vec<&PathItem> = volumes
+                .iter()
+                .filter(|v| v.path.to_ascii_lowercase().contains("ntfs"))
+                .collect();
+            let index = usize::from(letter.to_ascii_uppercase() as u8 - b'C');
+            ntfs.get(index).copied().into_iter().collect()
+        }
+        None => volumes
+            .iter()
+            .filter(|v| !v.path.to_ascii_lowercase().contains("ntfs"))
+            .collect(),
+    };
+    let windows = drive.is_some();
+    'volumes: for volume in candidates {
+        let mut current = volume.path.trim_end_matches('/').to_owned();
+        for (i, part) in parts.iter().enumerate() {
+            check_interrupt(interrupted)?;
+            let items = client.flr_browse(session, &current, deadline)?.path_items;
+            let last = i + 1 == parts.len();
+            let found = items.iter().find(|item| {
+                let name = item.path.rsplit('/').next().unwrap_or(&item.path);
+                let same = if windows {
+                    name.eq_ignore_ascii_case(part)
+                } else {
+                    name == *part
+                };
+                same && (last || item.is_browsable.unwrap_or(true))
+            });
+            match found {
+                Some(item) if item.path.contains('/') => current.clone_from(&item.path),
+                Some(item) => current = format!("{current}/{}", item.path),
+                None => continue 'volumes,
+            }
+        }
+        return Ok(current);
+    }
+    bail!(
+        "{guest_path} is not in the mounted checkpoint (volumes: {}); nothing was written",
+        volumes
+            .iter()
+            .map(|v| v.path.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Splits a guest path into its drive letter (Windows) and components:
+/// `C:\Users\x.txt` gives `C` and `Users`, `x.txt`; `/etc/app.conf` gives no drive.
+fn split_guest_path(path: &str) -> anyhow::Result<(Option<char>, Vec<&str>)> {
+    let mut chars = path.chars();
+    let drive = match (chars.next(), chars.next()) {
+        (Some(letter), Some(':')) if letter.is_ascii_alphabetic() => Some(letter),
+        _ => None,
+    };
+    if drive.is_some_and(|d| d.to_ascii_uppercase() < 'C') {
+        bail!("drive {} is not a fixed disk FLR can read", &path[..2]);
+    }
+    let rest = if drive.is_some() { &path[2..] } else { path };
+    if drive.is_none() && !rest.starts_with('/') {
+        bail!("guest path {path:?} must be absolute (/etc/x or C:\\Users\\x)");
+    }
+    let parts: Vec<&str> = rest.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() || parts.contains(&"..") {
+        bail!("guest path {path:?} does not name a file");
+    }
+    Ok((drive, parts))
+}
+
+/// Writes through a temporary file and a rename; without `force`, never replaces a file
+/// that appeared meanwhile.
+fn write_atomically(destination: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    let dir = destination
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.rewind-{}",
+        destination
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy(),
+        std::process::id()
+    ));
+    {
+        let mut file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    let placed = if force {
+        std::fs::rename(&tmp, destination)
+    } else {
+        std::fs::hard_link(&tmp, destination)
+    };
+    let cleanup = if force {
+        Ok(())
+    } else {
+        std::fs::remove_file(&tmp)
+    };
+    placed.with_context(|| format!("cannot write {}", destination.display()))?;
+    cleanup.ok();
+    Ok(())
+}
+
+/// Unmounts under its own budget (the main one may be spent) and returns the task id.
+fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
+    let deadline = Deadline::after(UNMOUNT_BUDGET);
+    let task = client.flr_unmount(session, &deadline)?;
+    // Wait (briefly) for the session to go away, so `flr list` is clean when we return.
+    let until = Deadline::after(Duration::from_secs(30).min(deadline.remaining()));
+    while client.flr_session(session, &until)?.is_some() {
+        if !until.sleep(MOUNT_POLL) {
+            break;
+        }
+    }
+    Ok(task)
+}
+
+/// `rewind flr list|end`.
+pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let client = client(&config)?;
+    let deadline = Deadline::after(Duration::from_secs(60));
+    match command {
+        FlrCommand::List { vm } => {
+            let vm_id = match vm {
+                Some(reference) => Some(find_vm(&client, &config, reference, &deadline)?.id),
+                None => None,
+            };
+            let sessions = client.flr_sessions(vm_id.as_deref(), &deadline)?;
+            if sessions.is_empty() {
+                say("no File Level Restore sessions");
+            }
+            for s in sessions {
+                say(format!(
+                    "{}  {}  vm {}  checkpoint {}  mounted {}",
+                    s.flr_session_identifier,
+                    s.flr_session_status.as_deref().unwrap_or("?"),
+                    s.vm_identifier.as_deref().unwrap_or("?"),
+                    s.checkpoint_identifier.as_deref().unwrap_or("?"),
+                    s.mount_time.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        FlrCommand::End { id } => {
+            let task = unmount(&client, id)?;
+            say(format!("unmounted session {id} (task {task})"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guest_paths_split_for_linux_and_windows() {
+        assert_eq!(
+            split_guest_path("/etc/app.conf").expect("linux"),
+            (None, vec!["etc", "app.conf"])
+        );
+        assert_eq!(
+            split_guest_path("C:\\Users\\admin\\notes.txt").expect("windows"),
+            (Some('C'), vec!["Users", "admin", "notes.txt"])
+        );
+        assert_eq!(
+            split_guest_path("d:/data/x").expect("slashes"),
+            (Some('d'), vec!["data", "x"])
+        );
+        assert!(split_guest_path("etc/app.conf").is_err());
+        assert!(split_guest_path("/etc/../shadow").is_err());
+        assert!(split_guest_path("/").is_err());
+    }
+
+    #[test]
+    fn file_names_of_guest_paths() {
+        assert_eq!(guest_file_name("/etc/app.conf"), Some("app.conf"));
+        assert_eq!(guest_file_name("C:\\Users\\x\\y.txt"), Some("y.txt"));
+        assert_eq!(guest_file_name("/etc/"), None);
+    }
+
+    #[test]
+    fn writing_never_replaces_without_force() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dest = dir.path().join("app.conf");
+        write_atomically(&dest, b"one", false).expect("first");
+        assert!(write_atomically(&dest, b"two", false).is_err());
+        assert_eq!(std::fs::read(&dest).expect("read"), b"one");
+        write_atomically(&dest, b"three", true).expect("forced");
+        assert_eq!(std::fs::read(&dest).expect("read"), b"three");
+        let leftovers = std::fs::read_dir(dir.path()).expect("dir").count();
+        assert_eq!(leftovers, 1, "no temporary file left behind");
+    }
+}
