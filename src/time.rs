@@ -18,8 +18,9 @@ pub fn format_utc_millis(t: SystemTime) -> String {
 /// missing `Z` is read as UTC).
 pub fn parse_utc(text: &str) -> anyhow::Result<SystemTime> {
     let trimmed = text.trim();
-    humantime::parse_rfc3339_weak(trimmed.trim_end_matches('Z'))
-        .with_context(|| format!("{trimmed:?} is not an ISO-8601 UTC time such as 2026-11-29T10:00:00Z"))
+    humantime::parse_rfc3339_weak(trimmed.trim_end_matches('Z')).with_context(|| {
+        format!("{trimmed:?} is not an ISO-8601 UTC time such as 2026-11-29T10:00:00Z")
+    })
 }
 
 /// Seconds (with fractions) between two times, zero when `later` is not later.
@@ -39,7 +40,10 @@ mod tests {
         let t = parse_utc("2019-07-11T16:51:07.022Z").expect("parses");
         assert_eq!(format_utc_millis(t), "2019-07-11T16:51:07.022Z");
         assert_eq!(format_utc(t), "2019-07-11T16:51:07Z");
-        assert_eq!(parse_utc("2019-07-11T16:51:07").expect("parses"), parse_utc("2019-07-11T16:51:07Z").expect("parses"));
+        assert_eq!(
+            parse_utc("2019-07-11T16:51:07").expect("parses"),
+            parse_utc("2019-07-11T16:51:07Z").expect("parses")
+        );
     }
 
     #[test]
