@@ -1,9 +1,342 @@
-//! The built-in ZVM simulator: a faithful imitation of the ZVM 10.x REST API over HTTPS.
-//! (Being built: see the simulator issue.)
+//! The built-in ZVM simulator: a faithful imitation of the Zerto ZVM 10.x REST API over HTTPS,
+//! for tests, the demo and anyone without a ZVM.
+//!
+//! It serves Keycloak tokens (or 9.x sessions), VMs, VPGs, journals that gain a checkpoint
+//! every journal gap, tagged-checkpoint inserts that run as tasks and show up in the list after
+//! the protected site's latency, the live ZVM's quirks (a second insert while one is running
+//! fails; a hostname given as a vmIdentifier is HTTP 400), File Level Restore, and injected
+//! faults. Time runs `time_scale` times faster than real time, or stands still for snapshots.
+//!
+//! - [`Scenario`]: what the lab contains (`scenario.rs` documents the TOML format).
+//! - [`Sim`]: a running simulator; [`serve`] is `rewind sim`.
+//! - [`Fault`]: what can be made to go wrong.
+//! - `admin.rs`: the `/_sim/` endpoints for scripts.
+
+mod admin;
+mod auth;
+mod clock;
+mod faults;
+mod flr;
+mod guest;
+mod http;
+mod ids;
+mod routes;
+mod scenario;
+mod server;
+mod state;
+mod tls;
+mod wire;
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+pub use faults::{FailState, Fault};
+pub use scenario::Scenario;
 
 use crate::cli::SimArgs;
+use clock::Clock;
+use routes::SimApp;
+use scenario::AuthMode;
+use server::Server;
+use state::{World, state_name};
 
-/// `rewind sim`: serve a scenario until interrupted.
-pub fn serve(_args: &SimArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the simulator is not built yet")
+/// How to run a simulator.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// The lab to serve.
+    pub scenario: Scenario,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Sim seconds per real second (100 runs every cadence 100x faster).
+    pub time_scale: f64,
+    /// Where the certificate is kept (created when missing).
+    pub cert_dir: PathBuf,
+    /// Report every time as the scenario's start (deterministic snapshots); schedules still run.
+    pub frozen_clock: bool,
 }
+
+impl SimOptions {
+    /// Options for `scenario` on a free port, real time, certificate in `cert_dir`.
+    pub fn new(scenario: Scenario, cert_dir: PathBuf) -> SimOptions {
+        SimOptions {
+            scenario,
+            port: 0,
+            time_scale: 1.0,
+            cert_dir,
+            frozen_clock: false,
+        }
+    }
+}
+
+/// Request counters (requests to `/_sim/` are not counted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Every request to the ZVM API, including token requests and refused ones.
+    pub requests: u64,
+    /// Keycloak token requests and 9.x session logins.
+    pub token_requests: u64,
+    /// HTTP 401 answers served.
+    pub unauthorized: u64,
+    /// Requests per route, e.g. `"GET /v1/vpgs/{id}/checkpoints"`.
+    pub by_route: BTreeMap<String, u64>,
+}
+
+/// One tagged-checkpoint insert as the simulator saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InsertRecord {
+    pub vpg_name: String,
+    pub vpg_id: String,
+    pub tag: String,
+    pub task_id: String,
+    /// When the request arrived.
+    pub received_at: Instant,
+    /// When the tag became visible in the checkpoint list (`None`: not yet, or never).
+    pub listed_at: Option<Instant>,
+    /// `InProgress`, `Failed`, `Stopped` or `Completed`.
+    pub task_state: String,
+    /// The checkpoint once it has been written (it may be listed later).
+    pub checkpoint_id: Option<String>,
+}
+
+/// One row of a VPG's checkpoint list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointRow {
+    pub id: String,
+    /// ISO-8601 UTC, as `TimeStamp` on the wire.
+    pub time: String,
+    pub tag: Option<String>,
+}
+
+/// A running simulator. Dropping it stops the server and releases hung connections.
+pub struct Sim {
+    app: Arc<SimApp>,
+    cert_path: PathBuf,
+    username: String,
+    password: String,
+    server: Server,
+}
+
+impl Sim {
+    /// Starts serving on 127.0.0.1 (only).
+    pub fn start(opts: SimOptions) -> anyhow::Result<Sim> {
+        if !(opts.time_scale.is_finite() && opts.time_scale > 0.0) {
+            anyhow::bail!(
+                "the time scale must be a positive number, not {}",
+                opts.time_scale
+            );
+        }
+        let identity = tls::load_or_create(&opts.cert_dir)?;
+        let listener = TcpListener::bind(("127.0.0.1", opts.port)).with_context(|| {
+            format!(
+                "cannot listen on 127.0.0.1:{} (is another simulator running?)",
+                opts.port
+            )
+        })?;
+        let port = listener.local_addr().context("listener address")?.port();
+        let start = opts.scenario.start.unwrap_or_else(SystemTime::now);
+        let clock = Clock::new(Instant::now(), start, opts.time_scale, opts.frozen_clock);
+        let (username, password) = (
+            opts.scenario.username.clone(),
+            opts.scenario.password.clone(),
+        );
+        let app = Arc::new(SimApp::new(
+            World::new(opts.scenario, clock),
+            format!("https://127.0.0.1:{port}"),
+        ));
+        let server = Server::start(
+            listener,
+            identity.config,
+            Arc::clone(&app) as Arc<dyn server::App>,
+        )?;
+        Ok(Sim {
+            app,
+            cert_path: identity.cert_path,
+            username,
+            password,
+            server,
+        })
+    }
+
+    /// `https://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.server.port())
+    }
+
+    /// The PEM certificate clients must trust (config `ca_cert`).
+    pub fn ca_cert_path(&self) -> PathBuf {
+        self.cert_path.clone()
+    }
+
+    /// The scenario's user name.
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+
+    /// The scenario's password.
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
+    /// Request counters so far.
+    pub fn stats(&self) -> Stats {
+        self.app.world().0.stats.clone()
+    }
+
+    /// Every tagged-checkpoint insert so far, oldest first.
+    pub fn inserts(&self) -> Vec<InsertRecord> {
+        let (world, now) = self.app.world();
+        world
+            .insert_views(now)
+            .into_iter()
+            .map(|ins| InsertRecord {
+                vpg_name: ins.vpg_name,
+                vpg_id: ins.vpg_id,
+                tag: ins.tag,
+                task_id: ins.task_id,
+                received_at: ins.received_at,
+                listed_at: ins.listed.map(|at| world.clock.instant_at(at)),
+                task_state: state_name(ins.state).to_owned(),
+                checkpoint_id: ins.checkpoint_id,
+            })
+            .collect()
+    }
+
+    /// What `GET /v1/vpgs/{id}/checkpoints` would list now for the VPG with this name
+    /// (empty for an unknown VPG).
+    pub fn checkpoints(&self, vpg_name: &str) -> Vec<CheckpointRow> {
+        let (world, now) = self.app.world();
+        let Some(vpg) = world.vpg_by_name(vpg_name) else {
+            return Vec::new();
+        };
+        world
+            .listed_checkpoints(vpg, now)
+            .into_iter()
+            .map(|cp| CheckpointRow {
+                id: cp.id.to_string(),
+                time: crate::time::format_utc_millis(cp.time),
+                tag: cp.tag.clone(),
+            })
+            .collect()
+    }
+
+    /// Puts a fault in force (a fault naming an unknown VPG or VM never matches).
+    pub fn add_fault(&self, fault: Fault) {
+        self.app.world().0.faults.add(fault);
+    }
+
+    /// Removes every fault.
+    pub fn clear_faults(&self) {
+        self.app.world().0.faults.clear();
+    }
+
+    /// Invalidates every issued access token and session: the next API call answers 401.
+    pub fn expire_tokens(&self) {
+        self.app.world().0.auth.expire_all();
+    }
+}
+
+/// `rewind sim`: serves a scenario until Ctrl-C or SIGTERM.
+pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::from_file(path)?,
+        None => Scenario::lab(),
+    };
+    let cert_dir = args
+        .cert_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("rewind-sim-{}", args.port)));
+    let summary = inventory(&scenario);
+    let auth = scenario.auth;
+    let client_id = scenario.client_id.clone();
+    let sim = Sim::start(SimOptions {
+        scenario,
+        port: args.port,
+        time_scale: args.time_scale,
+        cert_dir,
+        frozen_clock: false,
+    })?;
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = stop_tx.send(());
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    print_banner(&banner(&sim, auth, &client_id, args.time_scale, &summary));
+    let _ = stop_rx.recv();
+    eprintln!("rewind sim: stopping");
+    drop(sim);
+    Ok(())
+}
+
+#[expect(
+    clippy::print_stdout,
+    reason = "`rewind sim` prints its banner for the user; this is the only place"
+)]
+fn print_banner(text: &str) {
+    println!("{text}");
+}
+
+fn inventory(scenario: &Scenario) -> String {
+    let mut lines = Vec::new();
+    for vm in &scenario.vms {
+        let vpgs: Vec<String> = scenario
+            .vpgs
+            .iter()
+            .filter(|vpg| vpg.vms.iter().any(|&i| scenario.vms[i].id == vm.id))
+            .map(|vpg| format!("{} ({:?})", vpg.name, vpg.profile).to_lowercase())
+            .collect();
+        lines.push(format!(
+            "  {:<12} {:<15} {}",
+            vm.name,
+            vm.ips.join(","),
+            vpgs.join(", ")
+        ));
+    }
+    lines.join("\n")
+}
+
+fn banner(sim: &Sim, auth: AuthMode, client_id: &str, time_scale: f64, inventory: &str) -> String {
+    let url = sim.url();
+    let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let ca = quote(&sim.ca_cert_path().display().to_string());
+    let (auth_name, client_line) = match auth {
+        AuthMode::Keycloak => ("keycloak", format!("client_id = {}\n", quote(client_id))),
+        AuthMode::Session => ("session", String::new()),
+    };
+    let password = sim.password().replace('\'', r"'\''");
+    format!(
+        "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
+         CA certificate: {}\n\
+         Credentials:    {} / {} ({auth_name})\n\
+         Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens\n\
+         \n\
+         VMs:\n{inventory}\n\
+         \n\
+         Configuration for rewind:\n\
+         \n\
+         [zvm]\n\
+         url = {}\n\
+         auth = \"{auth_name}\"\n\
+         username = {}\n\
+         password_env = \"REWIND_ZVM_PASSWORD\"\n\
+         {client_line}\
+         ca_cert = {ca}\n\
+         \n\
+         export REWIND_ZVM_PASSWORD='{password}'\n\
+         \n\
+         Press Ctrl-C to stop.",
+        sim.ca_cert_path().display(),
+        sim.username(),
+        sim.password(),
+        quote(&url),
+        quote(sim.username()),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,573 @@
+//! End-to-end tests: a real simulator on a free port, driven over HTTPS with ureq, the way the
+//! ZVM client will drive it. No timed assertions: time runs fast and waits are bounded polls.
+
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use ureq::tls::{PemItem, RootCerts, TlsConfig};
+
+use super::*;
+
+const START: &str = "2026-03-02T09:00:00Z";
+
+struct Lab {
+    sim: Sim,
+    agent: ureq::Agent,
+    _dir: tempfile::TempDir,
+}
+
+fn start(scenario: Scenario, time_scale: f64, frozen_clock: bool) -> Lab {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opts = SimOptions {
+        time_scale,
+        frozen_clock,
+        ..SimOptions::new(scenario, dir.path().join("certs"))
+    };
+    let sim = Sim::start(opts).expect("simulator starts");
+    let agent = agent_for(&sim, Duration::from_secs(30));
+    Lab {
+        sim,
+        agent,
+        _dir: dir,
+    }
+}
+
+fn lab(time_scale: f64) -> Lab {
+    start(Scenario::lab(), time_scale, false)
+}
+
+fn agent_for(sim: &Sim, timeout: Duration) -> ureq::Agent {
+    let pem = std::fs::read(sim.ca_cert_path()).expect("certificate written");
+    let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+        .filter_map(|item| match item {
+            Ok(PemItem::Certificate(cert)) => Some(cert),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        certs.len(),
+        1,
+        "one certificate in {}",
+        sim.ca_cert_path().display()
+    );
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::new_with_certs(&certs))
+        .build();
+    ureq::Agent::config_builder()
+        .tls_config(tls)
+        .http_status_as_error(false)
+        .proxy(None)
+        .timeout_global(Some(timeout))
+        .build()
+        .new_agent()
+}
+
+/// Status, headers we care about, and the body as JSON (`Null` when empty).
+struct Answer {
+    status: u16,
+    session: Option<String>,
+    body: Value,
+}
+
+fn answer(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answer {
+    let mut response = result.expect("the simulator answers");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("x-zerto-session")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.body_mut().read_to_string().expect("body");
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).expect("JSON body")
+    };
+    Answer {
+        status,
+        session,
+        body,
+    }
+}
+
+impl Lab {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.sim.url())
+    }
+
+    fn token(&self) -> String {
+        let form = [
+            ("grant_type", "password"),
+            ("client_id", "zerto-client"),
+            ("username", self.sim.username()),
+            ("password", self.sim.password()),
+        ];
+        let a = answer(
+            self.agent
+                .post(self.url("/auth/realms/zerto/protocol/openid-connect/token"))
+                .send_form(form),
+        );
+        assert_eq!(a.status, 200, "{}", a.body);
+        a.body["access_token"]
+            .as_str()
+            .expect("access_token")
+            .to_owned()
+    }
+
+    fn get(&self, token: &str, path: &str) -> Answer {
+        answer(
+            self.agent
+                .get(self.url(path))
+                .header("Authorization", format!("Bearer {token}"))
+                .call(),
+        )
+    }
+
+    fn post(&self, token: &str, path: &str, body: &Value) -> Answer {
+        answer(
+            self.agent
+                .post(self.url(path))
+                .header("Authorization", format!("Bearer {token}"))
+                .send_json(body),
+        )
+    }
+
+    fn vpg_id(&self, token: &str, name: &str) -> String {
+        let a = self.get(token, &format!("/v1/vpgs?name={name}"));
+        a.body[0]["VpgIdentifier"]
+            .as_str()
+            .expect("VPG found")
+            .to_owned()
+    }
+
+    fn insert(&self, token: &str, vpg: &str, tag: &str) -> String {
+        let a = self.post(
+            token,
+            &format!("/v1/vpgs/{vpg}/checkpoints"),
+            &json!({ "checkpointName": tag }),
+        );
+        assert_eq!(a.status, 200, "{}", a.body);
+        a.body
+            .as_str()
+            .expect("a task id as a JSON string")
+            .to_owned()
+    }
+
+    fn task_until_done(&self, token: &str, task: &str) -> Value {
+        poll("the task to end", || {
+            let a = self.get(token, &format!("/v1/tasks/{task}"));
+            (a.body["Status"]["State"] != 1).then_some(a.body)
+        })
+    }
+}
+
+/// Polls up to ~20 s (bounded), failing with `what` when it never happens.
+fn poll<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    for _ in 0..2000 {
+        if let Some(value) = probe() {
+            return value;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    panic!("gave up waiting for {what}");
+}
+
+#[test]
+fn pinned_certificate_is_trusted_and_default_roots_refuse_it() {
+    let lab = lab(1.0);
+    let a = answer(
+        lab.agent
+            .get(lab.url("/auth/realms/zerto/.well-known/openid-configuration"))
+            .call(),
+    );
+    assert_eq!(a.status, 200);
+    assert_eq!(a.body["issuer"], json!(lab.url("/auth/realms/zerto")));
+    let default_roots = ureq::Agent::config_builder()
+        .proxy(None)
+        .build()
+        .new_agent();
+    let err = default_roots
+        .get(lab.url("/v1/localsite"))
+        .call()
+        .expect_err("self-signed is not trusted by default");
+    assert!(
+        matches!(
+            err,
+            ureq::Error::Tls(_) | ureq::Error::Rustls(_) | ureq::Error::Io(_)
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_tagged_checkpoint_is_inserted_completed_and_listed() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let vms = lab.get(&token, "/v1/vms?vmname=JP-UBUNTU");
+    assert_eq!(vms.status, 200);
+    let rows = vms.body.as_array().expect("array");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0]["VmNetworkInformation"]["NetworkAdapters"][0]["IpAddresses"],
+        json!(["10.0.0.11"])
+    );
+    let vpg = rows[0]["VpgIdentifier"]
+        .as_str()
+        .expect("VpgIdentifier")
+        .to_owned();
+    let task = lab.insert(
+        &token,
+        &vpg,
+        "ai:test | exec | vm=jp-ubuntu | change=toolu_1",
+    );
+    let done = lab.task_until_done(&token, &task);
+    assert_eq!(
+        done["Status"],
+        json!({"State": 6, "Progress": 100}),
+        "{done}"
+    );
+    assert_eq!(done["Type"], "InsertTaggedCP");
+    assert_eq!(done["CompleteReason"], "");
+    assert_eq!(done["RelatedEntities"]["Vpgs"][0]["identifier"], json!(vpg));
+    let listed = poll("the tag to be listed", || {
+        let a = lab.get(&token, &format!("/v1/vpgs/{vpg}/checkpoints"));
+        a.body
+            .as_array()
+            .expect("array")
+            .iter()
+            .find(|row| row["Tag"] == "ai:test | exec | vm=jp-ubuntu | change=toolu_1")
+            .cloned()
+    });
+    assert!(
+        listed["CheckpointIdentifier"]
+            .as_str()
+            .is_some_and(|id| id.parse::<u64>().is_ok()),
+        "{listed}"
+    );
+    let record = &lab.sim.inserts()[0];
+    assert_eq!(
+        (record.vpg_name.as_str(), record.task_state.as_str()),
+        ("jp-ubuntu-vpg", "Completed")
+    );
+    assert_eq!(
+        record.checkpoint_id.as_ref(),
+        listed["CheckpointIdentifier"]
+            .as_str()
+            .map(str::to_owned)
+            .as_ref()
+    );
+    assert!(record.listed_at.is_some_and(|at| at >= record.received_at));
+    let rows = lab.sim.checkpoints("jp-ubuntu-vpg");
+    assert!(
+        rows.iter()
+            .any(|row| row.tag.as_deref() == Some(record.tag.as_str()))
+    );
+    let stats = lab.sim.stats();
+    assert_eq!(stats.token_requests, 1);
+    assert_eq!(
+        stats.by_route.get("POST /v1/vpgs/{id}/checkpoints"),
+        Some(&1)
+    );
+    assert!(
+        stats
+            .by_route
+            .get("GET /v1/tasks/{id}")
+            .is_some_and(|&n| n >= 1)
+    );
+}
+
+#[test]
+fn a_second_insert_while_the_first_runs_fails() {
+    let text = format!(
+        "start = \"{START}\"\nusername = \"u\"\npassword = \"p\"\n\
+         [[vm]]\nname = \"a\"\nguest_os = \"linux\"\n\
+         [[vpg]]\nname = \"slow\"\nprofile = \"vsphere\"\nvms = [\"a\"]\ntask_secs = 3600\n"
+    );
+    let lab = start(
+        Scenario::from_toml(&text, "test").expect("valid"),
+        1.0,
+        false,
+    );
+    let token = lab.token();
+    let vpg = lab.vpg_id(&token, "slow");
+    let first = lab.insert(&token, &vpg, "one");
+    let second = lab.insert(&token, &vpg, "two");
+    let failed = lab.task_until_done(&token, &second);
+    assert_eq!(failed["Status"]["State"], 4, "{failed}");
+    let reason = failed["CompleteReason"].as_str().expect("reason");
+    assert!(
+        reason.contains("another checkpoint operation is in progress"),
+        "{reason}"
+    );
+    assert_eq!(
+        lab.get(&token, &format!("/v1/tasks/{first}")).body["Status"]["State"],
+        1,
+        "the first still runs"
+    );
+    let states: Vec<String> = lab
+        .sim
+        .inserts()
+        .into_iter()
+        .map(|i| i.task_state)
+        .collect();
+    assert_eq!(states, ["InProgress", "Failed"]);
+}
+
+#[test]
+fn vm_lookups_answer_like_a_live_zvm() {
+    let lab = lab(1.0);
+    let token = lab.token();
+    let hostname = lab.get(&token, "/v1/vms/jp-ubuntu");
+    assert_eq!(hostname.status, 400, "a hostname is not a vmIdentifier");
+    assert!(
+        hostname.body["Message"]
+            .as_str()
+            .is_some_and(|m| m.contains("jp-ubuntu")),
+        "{}",
+        hostname.body
+    );
+    let unknown = lab.get(
+        &token,
+        "/v1/vms/d4a6a1d5-3c1e-4b8a-9f2d-7c3e616f0908.vm-999",
+    );
+    assert_eq!(unknown.status, 404);
+    let webs = lab.get(&token, "/v1/vms?vmName=web").body;
+    let ids: Vec<&Value> = webs
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|row| &row["VmIdentifier"])
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1], "two different VMs share the name");
+    let db = lab.get(&token, "/v1/vms?VMNAME=db01").body;
+    let db_rows = db.as_array().expect("array");
+    assert_eq!(db_rows.len(), 2, "one row per VPG");
+    let db_id = db_rows[0]["VmIdentifier"].as_str().expect("id");
+    assert_eq!(
+        lab.get(&token, &format!("/v1/vms/{db_id}")).status,
+        400,
+        "two VPGs and no vpgIdentifier"
+    );
+    let azure = db_rows[1]["VpgIdentifier"].as_str().expect("id");
+    let one = lab.get(&token, &format!("/v1/vms/{db_id}?vpgidentifier={azure}"));
+    assert_eq!(
+        (one.status, &one.body["VpgName"]),
+        (200, &json!("db01-azure"))
+    );
+    let by_ip_filter = lab.get(&token, "/v1/vms?vpgName=WIN2019-AWS").body;
+    assert_eq!(by_ip_filter[0]["VmName"], "win2019-1");
+}
+
+#[test]
+fn injected_status_and_dropped_connections() {
+    let lab = lab(1.0);
+    let token = lab.token();
+    lab.sim.add_fault(Fault::Status {
+        route: "GET /v1/vpgs".into(),
+        status: 503,
+        times: Some(1),
+    });
+    let failed = lab.get(&token, "/v1/vpgs");
+    assert_eq!(
+        (failed.status, failed.body["Message"].is_string()),
+        (503, true)
+    );
+    assert_eq!(lab.get(&token, "/v1/vpgs").status, 200, "only once");
+    lab.sim.add_fault(Fault::Drop {
+        route: "GET /v1/localsite".into(),
+    });
+    let dropped = lab
+        .agent
+        .get(lab.url("/v1/localsite"))
+        .header("Authorization", format!("Bearer {token}"))
+        .call();
+    assert!(dropped.is_err(), "no answer on a dropped connection");
+    lab.sim.add_fault(Fault::Latency {
+        route: "*".into(),
+        millis: 5,
+    });
+    lab.sim.clear_faults();
+    assert_eq!(lab.get(&token, "/v1/localsite").status, 200);
+}
+
+#[test]
+fn a_hung_request_is_released_when_the_simulator_stops() {
+    let lab = lab(1.0);
+    let token = lab.token();
+    lab.sim.add_fault(Fault::Hang {
+        route: "GET /v1/vpgs".into(),
+    });
+    let url = lab.url("/v1/vpgs");
+    let agent = agent_for(&lab.sim, Duration::from_secs(600));
+    let client = thread::spawn(move || {
+        agent
+            .get(url)
+            .header("Authorization", format!("Bearer {token}"))
+            .call()
+    });
+    poll("the hung request to arrive", || {
+        lab.sim.stats().by_route.get("GET /v1/vpgs").copied()
+    });
+    drop(lab);
+    let result = client.join().expect("client thread");
+    let err = result.expect_err("a hung request gets no answer");
+    assert!(
+        !matches!(err, ureq::Error::Timeout(_)),
+        "released by the stop, not by a timeout: {err:?}"
+    );
+}
+
+#[test]
+fn expired_tokens_are_refused_and_counted() {
+    let lab = lab(1.0);
+    let token = lab.token();
+    assert_eq!(lab.get(&token, "/v1/localsite").status, 200);
+    lab.sim.expire_tokens();
+    let refused = lab.get(&token, "/v1/localsite");
+    assert_eq!(refused.status, 401);
+    assert!(refused.body["Message"].is_string());
+    assert_eq!(lab.get("not-a-token", "/v1/vpgs").status, 401);
+    assert_eq!(lab.sim.stats().unauthorized, 2);
+    let fresh = lab.token();
+    assert_eq!(lab.get(&fresh, "/v1/localsite").status, 200);
+}
+
+#[test]
+fn session_auth_imitates_a_windows_zvm() {
+    let text = Scenario::lab_text().replace("auth = \"keycloak\"", "auth = \"session\"");
+    let lab = start(
+        Scenario::from_toml(&text, "test").expect("valid"),
+        1.0,
+        false,
+    );
+    let basic = format!(
+        "Basic {}",
+        super::http::base64_encode(b"admin:zerto-sim", false)
+    );
+    let login = answer(
+        lab.agent
+            .post(lab.url("/v1/session/add"))
+            .header("Authorization", &basic)
+            .send_empty(),
+    );
+    assert_eq!((login.status, &login.body), (200, &Value::Null));
+    let session = login.session.expect("x-zerto-session header");
+    let with = answer(
+        lab.agent
+            .get(lab.url("/v1/vpgs"))
+            .header("x-zerto-session", &session)
+            .call(),
+    );
+    assert_eq!(with.status, 200);
+    assert_eq!(
+        answer(lab.agent.get(lab.url("/v1/vpgs")).call()).status,
+        401
+    );
+    let keycloak = answer(
+        lab.agent
+            .post(lab.url("/auth/realms/zerto/protocol/openid-connect/token"))
+            .send_form([("grant_type", "password")]),
+    );
+    assert_eq!(keycloak.status, 404, "no Keycloak on a 9.x ZVM");
+    let logout = answer(
+        lab.agent
+            .delete(lab.url("/v1/session"))
+            .header("x-zerto-session", &session)
+            .call(),
+    );
+    assert_eq!(logout.status, 200);
+    assert_eq!(
+        answer(
+            lab.agent
+                .get(lab.url("/v1/vpgs"))
+                .header("x-zerto-session", &session)
+                .call()
+        )
+        .status,
+        401
+    );
+}
+
+#[test]
+fn the_admin_api_drives_faults_tokens_and_reports() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let fault = json!({"kind": "insert-fails", "vpg": "jp-ubuntu-vpg", "state": "stopped", "reason": "journal full"});
+    let added = answer(lab.agent.post(lab.url("/_sim/faults")).send_json(&fault));
+    assert_eq!(added.status, 200, "{}", added.body);
+    let bad = answer(
+        lab.agent
+            .post(lab.url("/_sim/faults"))
+            .send_json(json!({"kind": "hang"})),
+    );
+    assert_eq!(bad.status, 400);
+    let unknown = answer(
+        lab.agent
+            .post(lab.url("/_sim/faults"))
+            .send_json(json!({"kind": "tag-never-listed", "vpg": "nope"})),
+    );
+    assert_eq!(unknown.status, 400);
+    let vpg = lab.vpg_id(&token, "jp-ubuntu-vpg");
+    let task = lab.insert(&token, &vpg, "doomed");
+    let stopped = lab.task_until_done(&token, &task);
+    assert_eq!(
+        (
+            stopped["Status"]["State"].clone(),
+            stopped["CompleteReason"].clone()
+        ),
+        (json!(5), json!("journal full"))
+    );
+    let inserts = answer(lab.agent.get(lab.url("/_sim/inserts")).call()).body;
+    assert_eq!(
+        (inserts[0]["tag"].clone(), inserts[0]["task_state"].clone()),
+        (json!("doomed"), json!("Stopped"))
+    );
+    let cleared = answer(lab.agent.delete(lab.url("/_sim/faults")).call());
+    assert_eq!(cleared.body, json!({"cleared": 1}));
+    assert_eq!(
+        answer(lab.agent.post(lab.url("/_sim/expire-tokens")).send_empty()).status,
+        200
+    );
+    assert_eq!(lab.get(&token, "/v1/vpgs").status, 401);
+    let stats = answer(lab.agent.get(lab.url("/_sim/stats")).call()).body;
+    assert_eq!(stats["unauthorized"], 1);
+    assert!(
+        stats["by_route"].get("GET /_sim/stats").is_none(),
+        "admin calls are not counted: {stats}"
+    );
+}
+
+#[test]
+fn a_frozen_clock_gives_the_same_answers_every_run() {
+    let scenario = || Scenario::lab().with_start(crate::time::parse_utc(START).expect("valid"));
+    let run = || {
+        let lab = start(scenario(), 1000.0, true);
+        let token = lab.token();
+        let vpg = lab.vpg_id(&token, "win2019-aws");
+        let task = lab.insert(&token, &vpg, "frozen");
+        let done = lab.task_until_done(&token, &task);
+        let tagged = poll("the AWS tag to be listed", || {
+            let rows = lab.get(&token, &format!("/v1/vpgs/{vpg}/checkpoints")).body;
+            rows.as_array()
+                .expect("array")
+                .iter()
+                .any(|row| row["Tag"] == "frozen")
+                .then_some(rows)
+        });
+        let vm = lab.get(&token, "/v1/vms?vmName=win2019-1").body;
+        let vpg_row = lab.get(&token, &format!("/v1/vpgs/{vpg}")).body;
+        let port = lab.sim.url();
+        let redact = |v: Value| {
+            serde_json::from_str::<Value>(&v.to_string().replace(&port, "https://127.0.0.1:[port]"))
+                .expect("json")
+        };
+        json!({ "task": redact(done), "checkpoints": tagged, "vm": redact(vm), "vpg": redact(vpg_row) })
+    };
+    let first = run();
+    assert_eq!(first, run(), "same scenario, same ids and times");
+    insta::with_settings!({ sort_maps => true }, {
+        insta::assert_json_snapshot!("frozen_lab_wire_shapes", first);
+    });
+}
