@@ -2,3 +2,5 @@
 
 mod claude;
 mod e2e_host;
+mod support;
+mod zerto;

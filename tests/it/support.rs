@@ -1,0 +1,265 @@
+//! A test environment: the real simulator over HTTPS on 127.0.0.1, a temporary home, a config
+//! pointing at the simulator, and the real `rewind` binary run as a process.
+
+#![allow(
+    dead_code,
+    reason = "shared by several test modules; not every helper is used by every one"
+)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use rewind::sim::{Fault, Scenario, Sim, SimOptions};
+use tempfile::TempDir;
+
+/// The simulator's fixed clock for deterministic snapshots.
+pub(crate) const FROZEN_START: &str = "2026-03-02T09:00:00Z";
+
+/// How a test wants its simulator and config.
+pub(crate) struct Setup {
+    pub time_scale: f64,
+    pub frozen: bool,
+    /// Put the simulator's certificate in `ca_cert` (false: TLS must refuse it).
+    pub trust_ca: bool,
+    /// Point the config at this URL instead of the simulator (e.g. a closed port).
+    pub url: Option<String>,
+    /// Extra `[hook]` lines.
+    pub hook: String,
+    pub faults: Vec<Fault>,
+    pub password: Option<String>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            time_scale: 100.0,
+            frozen: false,
+            trust_ca: true,
+            url: None,
+            hook: String::from("budget_secs = 30"),
+            faults: Vec::new(),
+            password: None,
+        }
+    }
+}
+
+/// What a run of the binary did.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    pub ended: Instant,
+}
+
+impl Run {
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        assert_eq!(self.code, 0, "rewind failed:\n{self:#?}");
+        self
+    }
+
+    #[track_caller]
+    pub fn failure(&self) -> &Self {
+        assert_ne!(self.code, 0, "rewind should have failed:\n{self:#?}");
+        self
+    }
+
+    /// stdout parsed as JSON (the hook's decision).
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self:#?}"))
+    }
+
+    /// The hook's permission decision, `"none"` when there is none.
+    pub fn decision(&self) -> String {
+        self.json()
+            .pointer("/hookSpecificOutput/permissionDecision")
+            .and_then(|v| v.as_str())
+            .unwrap_or("none")
+            .to_owned()
+    }
+
+    pub fn reason(&self) -> String {
+        let json = self.json();
+        json.pointer("/hookSpecificOutput/permissionDecisionReason")
+            .or_else(|| json.pointer("/hookSpecificOutput/additionalContext"))
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// A running simulator and a home for `rewind`.
+pub(crate) struct TestEnv {
+    pub dir: TempDir,
+    pub sim: Sim,
+    pub config: PathBuf,
+}
+
+impl TestEnv {
+    pub fn start() -> TestEnv {
+        Self::with(Setup::default())
+    }
+
+    pub fn with(setup: Setup) -> TestEnv {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut scenario = Scenario::lab();
+        if setup.frozen {
+            scenario = scenario.with_start(rewind::time::parse_utc(FROZEN_START).expect("time"));
+        }
+        let mut options = SimOptions::new(scenario, dir.path().join("sim"));
+        options.port = 0;
+        options.time_scale = setup.time_scale;
+        options.frozen_clock = setup.frozen;
+        let sim = Sim::start(options).expect("simulator starts");
+        for fault in &setup.faults {
+            sim.add_fault(fault.clone());
+        }
+        let config = dir.path().join("config.toml");
+        let env = TestEnv { dir, sim, config };
+        env.write_config(&setup);
+        env
+    }
+
+    /// Rewrites the config for `setup` (the simulator stays).
+    pub fn write_config(&self, setup: &Setup) {
+        let url = setup.url.clone().unwrap_or_else(|| self.sim.url());
+        let ca = if setup.trust_ca {
+            format!(
+                "ca_cert = {:?}\n",
+                self.sim.ca_cert_path().display().to_string()
+            )
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "[zvm]\nurl = {url:?}\nusername = {:?}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{ca}\n[hook]\n{}\naudit_log = {:?}\n",
+            self.sim.username(),
+            setup.hook,
+            self.path("state/audit.jsonl").display().to_string(),
+        );
+        std::fs::write(&self.config, text).expect("write config");
+        self.password(setup.password.as_deref().unwrap_or(self.sim.password()));
+    }
+
+    fn password(&self, password: &str) {
+        std::fs::write(self.path("password"), password).expect("write password");
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// The binary with a clean environment: a temporary HOME, the config, no proxies.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("XDG_CACHE_HOME", self.path("cache"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("REWIND_CONFIG", &self.config)
+            .env(
+                "REWIND_ZVM_PASSWORD",
+                std::fs::read_to_string(self.path("password")).expect("password"),
+            )
+            .current_dir(self.dir.path())
+            .args(args);
+        cmd
+    }
+
+    /// Runs `rewind <args>` with `stdin`.
+    pub fn run(&self, args: &[&str], stdin: &[u8]) -> Run {
+        run(self.command(args), stdin)
+    }
+
+    /// Runs `rewind hook` with `stdin`.
+    pub fn hook(&self, stdin: &[u8]) -> Run {
+        self.run(&["hook"], stdin)
+    }
+}
+
+/// Runs a command to completion with `stdin`.
+pub(crate) fn run(mut cmd: Command, stdin: &[u8]) -> Run {
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    let mut input = child.stdin.take().expect("stdin");
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().expect("rewind ends");
+    let ended = Instant::now();
+    let _ = writer.join();
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: ended - started,
+        ended,
+    }
+}
+
+/// A hook call for `tool` with `input`, as Claude Code sends it.
+pub(crate) fn hook_input(tool: &str, input: serde_json::Value, tool_use_id: &str) -> Vec<u8> {
+    let server = tool
+        .strip_prefix("mcp__")
+        .and_then(|r| r.split("__").next());
+    let mut call = serde_json::json!({
+        "session_id": "5e55i0n0-0000-4000-8000-000000000001",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": "/tmp",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": tool_use_id,
+    });
+    if let Some(server) = server {
+        call["mcp_server"] = serde_json::json!({"name": server, "source": "project"});
+    }
+    serde_json::to_vec(&call).expect("json")
+}
+
+/// A 127.0.0.1 URL where nothing listens.
+pub(crate) fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    format!("https://127.0.0.1:{port}")
+}
+
+/// Waits (bounded) until `check` holds; for state the simulator reaches asynchronously.
+#[track_caller]
+pub(crate) fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < until {
+        if check() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Seconds since the Unix epoch (for unique names).
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Whether `path` exists.
+pub(crate) fn exists(path: &Path) -> bool {
+    path.exists()
+}

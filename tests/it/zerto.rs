@@ -1,0 +1,287 @@
+//! The Zerto side end to end: `rewind guard`, `find` and `checkpoints` as processes against
+//! the simulator over HTTPS.
+
+use std::time::Duration;
+
+use rewind::sim::{FailState, Fault};
+
+use crate::support::{Setup, TestEnv, closed_port_url};
+
+#[test]
+fn guard_tags_a_vsphere_vpg_and_ten_runs_share_one_token() {
+    let env = TestEnv::start();
+    let first = env.run(&["guard", "--vm", "jp-ubuntu", "--change", "c-1"], b"");
+    first.success();
+    let inserts = env.sim.inserts();
+    assert_eq!(inserts.len(), 1);
+    let id = inserts[0].checkpoint_id.clone().expect("checkpoint id");
+    assert!(
+        first.stdout.contains(&format!("checkpoint {id} at")),
+        "{first:#?}"
+    );
+    assert!(inserts[0].tag.contains("change=c-1"), "{}", inserts[0].tag);
+    assert!(
+        env.sim
+            .checkpoints("jp-ubuntu-vpg")
+            .iter()
+            .any(|c| c.id == id && c.tag.as_deref() == Some(inserts[0].tag.as_str())),
+        "the simulator lists the tagged checkpoint"
+    );
+    for n in 2..=10 {
+        env.run(
+            &["guard", "--vm", "jp-ubuntu", "--change", &format!("c-{n}")],
+            b"",
+        )
+        .success();
+    }
+    assert_eq!(env.sim.inserts().len(), 10);
+    assert_eq!(
+        env.sim.stats().token_requests,
+        1,
+        "the token cache works across processes"
+    );
+}
+
+#[test]
+fn guard_on_a_vm_in_two_vpgs_tags_both_in_parallel() {
+    let env = TestEnv::start();
+    let run = env.run(&["guard", "--vm", "db01"], b"");
+    run.success();
+    let inserts = env.sim.inserts();
+    let vpgs: Vec<&str> = inserts.iter().map(|i| i.vpg_name.as_str()).collect();
+    assert_eq!(inserts.len(), 2, "{vpgs:?}");
+    assert!(vpgs.contains(&"db01-local") && vpgs.contains(&"db01-azure"));
+    for insert in &inserts {
+        let id = insert.checkpoint_id.as_deref().expect("listed");
+        assert!(
+            run.stdout
+                .contains(&format!("VPG {}: checkpoint {id}", insert.vpg_name)),
+            "{run:#?}"
+        );
+    }
+    // Parallel, not one after the other: both inserts reached Zerto before either tag was
+    // listed, so the wall time is the slower VPG's, not the sum.
+    let first_listed = inserts
+        .iter()
+        .filter_map(|i| i.listed_at)
+        .min()
+        .expect("listed");
+    assert!(
+        inserts.iter().all(|i| i.received_at < first_listed),
+        "{inserts:#?}"
+    );
+}
+
+#[test]
+fn a_failed_insert_is_refused_with_vpg_task_state_and_reason() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::InsertFails {
+            vpg: "jp-ubuntu-vpg".into(),
+            state: FailState::Failed,
+            reason: "Journal storage is full".into(),
+        }],
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    let task = &env.sim.inserts()[0].task_id;
+    for needle in [
+        "jp-ubuntu-vpg",
+        task.as_str(),
+        "Failed",
+        "Journal storage is full",
+    ] {
+        assert!(run.stderr.contains(needle), "missing {needle:?}:\n{run:#?}");
+    }
+}
+
+#[test]
+fn a_tag_that_never_lists_is_refused_before_the_deadline_pointing_at_the_task() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        hook: String::from("budget_secs = 3"),
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    let task = &env.sim.inserts()[0].task_id;
+    assert!(
+        run.stderr.contains(&format!("check Zerto task {task}")),
+        "{run:#?}"
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(4),
+        "budget 3 s, took {:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn eight_parallel_guards_on_one_vpg_all_succeed_without_a_401() {
+    let env = TestEnv::start();
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|n| {
+                let env = &env;
+                s.spawn(move || {
+                    env.run(
+                        &["guard", "--vm", "jp-ubuntu", "--change", &format!("p-{n}")],
+                        b"",
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for run in &runs {
+        run.success();
+    }
+    let stats = env.sim.stats();
+    assert_eq!(stats.unauthorized, 0, "{stats:#?}");
+    assert_eq!(
+        stats.token_requests, 1,
+        "one login shared by eight processes"
+    );
+    let inserts = env.sim.inserts();
+    assert_eq!(inserts.len(), 8);
+    assert!(
+        inserts.iter().all(|i| i.task_state == "Completed"),
+        "{inserts:#?}"
+    );
+    for (n, run) in runs.iter().enumerate() {
+        let insert = inserts
+            .iter()
+            .find(|i| i.tag.contains(&format!("change=p-{n} ")))
+            .expect("each process inserted its own tag");
+        let listed = insert.listed_at.expect("listed");
+        assert!(
+            listed <= run.ended,
+            "process {n} returned before its tag was listed"
+        );
+    }
+}
+
+#[test]
+fn unknown_ambiguous_ip_and_identifier_references() {
+    let env = TestEnv::start();
+    let unknown = env.run(&["find", "mail01.corp.example"], b"");
+    unknown.failure();
+    assert!(unknown.stderr.contains("unknown to Zerto"), "{unknown:#?}");
+
+    let ambiguous = env.run(&["find", "web"], b"");
+    ambiguous.failure();
+    for id in ["vm-201", "vm-202"] {
+        assert!(
+            ambiguous.stderr.contains(id),
+            "candidates listed: {ambiguous:#?}"
+        );
+    }
+
+    for reference in [
+        "10.0.0.11",
+        "d4a6a1d5-3c1e-4b8a-9f2d-7c3e616f0908.vm-101",
+        "root@jp-ubuntu:22",
+    ] {
+        let found = env.run(&["find", reference], b"");
+        found.success();
+        assert!(
+            found.stdout.starts_with("jp-ubuntu (") && found.stdout.contains("jp-ubuntu-vpg"),
+            "{found:#?}"
+        );
+    }
+}
+
+#[test]
+fn tls_is_verified_unless_the_simulators_certificate_is_trusted() {
+    let env = TestEnv::with(Setup {
+        trust_ca: false,
+        ..Setup::default()
+    });
+    let refused = env.run(&["find", "jp-ubuntu"], b"");
+    refused.failure();
+    assert!(
+        refused
+            .stderr
+            .contains("TLS certificate of https://127.0.0.1:"),
+        "{refused:#?}"
+    );
+    assert!(refused.stderr.contains("ca_cert"), "{refused:#?}");
+    env.write_config(&Setup::default());
+    env.run(&["find", "jp-ubuntu"], b"").success();
+}
+
+#[test]
+fn zvm_down_5xx_and_hang_are_refused_within_the_deadline() {
+    let hook = String::from("budget_secs = 5");
+    let down = TestEnv::with(Setup {
+        url: Some(closed_port_url()),
+        hook: hook.clone(),
+        ..Setup::default()
+    });
+    let run = down.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(run.stderr.contains("ZVM unreachable"), "{run:#?}");
+
+    let broken = TestEnv::with(Setup {
+        faults: vec![Fault::Status {
+            route: "GET /v1/vms".into(),
+            status: 503,
+            times: None,
+        }],
+        hook: hook.clone(),
+        ..Setup::default()
+    });
+    let run = broken.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(run.stderr.contains("HTTP 503"), "{run:#?}");
+
+    let hung = TestEnv::with(Setup {
+        faults: vec![Fault::Hang {
+            route: "GET /v1/vms".into(),
+        }],
+        hook,
+        ..Setup::default()
+    });
+    let run = hung.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(run.stderr.contains("did not answer in time"), "{run:#?}");
+    assert!(
+        run.elapsed < Duration::from_secs(6),
+        "a 5 s deadline took {:?}",
+        run.elapsed
+    );
+}
+
+#[test]
+fn a_wrong_password_is_an_authentication_error_that_never_shows_the_password() {
+    let env = TestEnv::with(Setup {
+        password: Some("s3cr3t-wrong-pw".into()),
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(run.stderr.contains("authentication refused"), "{run:#?}");
+    assert!(!run.stderr.contains("s3cr3t-wrong-pw") && !run.stdout.contains("s3cr3t-wrong-pw"));
+}
+
+#[test]
+fn checkpoints_filter_by_change() {
+    let env = TestEnv::start();
+    env.run(&["guard", "--vm", "jp-ubuntu", "--change", "toolu_x1"], b"")
+        .success();
+    let listed = env.run(&["checkpoints", "jp-ubuntu", "--change", "toolu_x1"], b"");
+    listed.success();
+    assert!(listed.stdout.contains("change=toolu_x1"), "{listed:#?}");
+    let none = env.run(&["checkpoints", "jp-ubuntu", "--change", "toolu_nope"], b"");
+    none.failure();
+    assert!(
+        none.stderr
+            .contains("no checkpoint of VM jp-ubuntu is tagged change=toolu_nope"),
+        "{none:#?}"
+    );
+}
