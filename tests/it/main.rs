@@ -2,5 +2,6 @@
 
 mod claude;
 mod e2e_host;
+mod hook;
 mod support;
 mod zerto;

@@ -19,16 +19,16 @@ pub(crate) const FROZEN_START: &str = "2026-03-02T09:00:00Z";
 
 /// How a test wants its simulator and config.
 pub(crate) struct Setup {
-    pub time_scale: f64,
-    pub frozen: bool,
+    pub(crate) time_scale: f64,
+    pub(crate) frozen: bool,
     /// Put the simulator's certificate in `ca_cert` (false: TLS must refuse it).
-    pub trust_ca: bool,
+    pub(crate) trust_ca: bool,
     /// Point the config at this URL instead of the simulator (e.g. a closed port).
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// Extra `[hook]` lines.
-    pub hook: String,
-    pub faults: Vec<Fault>,
-    pub password: Option<String>,
+    pub(crate) hook: String,
+    pub(crate) faults: Vec<Fault>,
+    pub(crate) password: Option<String>,
 }
 
 impl Default for Setup {
@@ -48,35 +48,35 @@ impl Default for Setup {
 /// What a run of the binary did.
 #[derive(Debug)]
 pub(crate) struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub elapsed: Duration,
-    pub ended: Instant,
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
+    pub(crate) ended: Instant,
 }
 
 impl Run {
     #[track_caller]
-    pub fn success(&self) -> &Self {
+    pub(crate) fn success(&self) -> &Self {
         assert_eq!(self.code, 0, "rewind failed:\n{self:#?}");
         self
     }
 
     #[track_caller]
-    pub fn failure(&self) -> &Self {
+    pub(crate) fn failure(&self) -> &Self {
         assert_ne!(self.code, 0, "rewind should have failed:\n{self:#?}");
         self
     }
 
     /// stdout parsed as JSON (the hook's decision).
     #[track_caller]
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self:#?}"))
     }
 
     /// The hook's permission decision, `"none"` when there is none.
-    pub fn decision(&self) -> String {
+    pub(crate) fn decision(&self) -> String {
         self.json()
             .pointer("/hookSpecificOutput/permissionDecision")
             .and_then(|v| v.as_str())
@@ -84,7 +84,7 @@ impl Run {
             .to_owned()
     }
 
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let json = self.json();
         json.pointer("/hookSpecificOutput/permissionDecisionReason")
             .or_else(|| json.pointer("/hookSpecificOutput/additionalContext"))
@@ -96,17 +96,21 @@ impl Run {
 
 /// A running simulator and a home for `rewind`.
 pub(crate) struct TestEnv {
-    pub dir: TempDir,
-    pub sim: Sim,
-    pub config: PathBuf,
+    pub(crate) dir: TempDir,
+    pub(crate) sim: Sim,
+    pub(crate) config: PathBuf,
 }
 
 impl TestEnv {
-    pub fn start() -> TestEnv {
+    pub(crate) fn start() -> TestEnv {
         Self::with(Setup::default())
     }
 
-    pub fn with(setup: Setup) -> TestEnv {
+    pub(crate) fn with(setup: Setup) -> TestEnv {
+        Self::with_ref(&setup)
+    }
+
+    fn with_ref(setup: &Setup) -> TestEnv {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut scenario = Scenario::lab();
         if setup.frozen {
@@ -122,12 +126,12 @@ impl TestEnv {
         }
         let config = dir.path().join("config.toml");
         let env = TestEnv { dir, sim, config };
-        env.write_config(&setup);
+        env.write_config(setup);
         env
     }
 
     /// Rewrites the config for `setup` (the simulator stays).
-    pub fn write_config(&self, setup: &Setup) {
+    pub(crate) fn write_config(&self, setup: &Setup) {
         let url = setup.url.clone().unwrap_or_else(|| self.sim.url());
         let ca = if setup.trust_ca {
             format!(
@@ -151,12 +155,12 @@ impl TestEnv {
         std::fs::write(self.path("password"), password).expect("write password");
     }
 
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// The binary with a clean environment: a temporary HOME, the config, no proxies.
-    pub fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -174,12 +178,12 @@ impl TestEnv {
     }
 
     /// Runs `rewind <args>` with `stdin`.
-    pub fn run(&self, args: &[&str], stdin: &[u8]) -> Run {
+    pub(crate) fn run(&self, args: &[&str], stdin: &[u8]) -> Run {
         run(self.command(args), stdin)
     }
 
     /// Runs `rewind hook` with `stdin`.
-    pub fn hook(&self, stdin: &[u8]) -> Run {
+    pub(crate) fn hook(&self, stdin: &[u8]) -> Run {
         self.run(&["hook"], stdin)
     }
 }
@@ -211,7 +215,7 @@ pub(crate) fn run(mut cmd: Command, stdin: &[u8]) -> Run {
 }
 
 /// A hook call for `tool` with `input`, as Claude Code sends it.
-pub(crate) fn hook_input(tool: &str, input: serde_json::Value, tool_use_id: &str) -> Vec<u8> {
+pub(crate) fn hook_input(tool: &str, input: &serde_json::Value, tool_use_id: &str) -> Vec<u8> {
     let server = tool
         .strip_prefix("mcp__")
         .and_then(|r| r.split("__").next());
@@ -222,7 +226,7 @@ pub(crate) fn hook_input(tool: &str, input: serde_json::Value, tool_use_id: &str
         "permission_mode": "default",
         "hook_event_name": "PreToolUse",
         "tool_name": tool,
-        "tool_input": input,
+        "tool_input": input.clone(),
         "tool_use_id": tool_use_id,
     });
     if let Some(server) = server {

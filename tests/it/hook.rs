@@ -1,0 +1,210 @@
+//! `rewind hook` as Claude Code runs it: one snapshot per row of the decision table, each a
+//! fixture file fed on stdin to the real binary facing the simulator (frozen clock, so
+//! checkpoint ids and times are the same on every run).
+//!
+//! A fixture `tests/fixtures/hook/<case>.json` is stdin byte for byte; an optional
+//! `<case>.toml` beside it sets the scene: `faults` (simulator faults), `hook` (extra `[hook]`
+//! lines), `trust_ca = false`, `zvm = "down"`, `catalog` (a user catalog's text).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use rewind::sim::Fault;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::support::{Setup, TestEnv, closed_port_url, hook_input};
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Scene {
+    #[serde(default)]
+    faults: Vec<Fault>,
+    hook: Option<String>,
+    trust_ca: Option<bool>,
+    zvm: Option<String>,
+    catalog: Option<String>,
+}
+
+#[test]
+fn every_decision_table_row() {
+    insta::glob!("../fixtures", "hook/*.json", |path| {
+        let scene = scene_for(path);
+        let env = TestEnv::with(Setup {
+            frozen: true,
+            ..Setup::default()
+        });
+        let mut hook = scene
+            .hook
+            .clone()
+            .unwrap_or_else(|| String::from("budget_secs = 30"));
+        if let Some(catalog) = &scene.catalog {
+            let file = env.path("catalog.toml");
+            std::fs::write(&file, catalog).expect("write catalog");
+            let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
+        }
+        env.write_config(&Setup {
+            trust_ca: scene.trust_ca.unwrap_or(true),
+            url: scene.zvm.as_deref().map(|down| {
+                assert_eq!(down, "down", "zvm = \"down\" is the only choice");
+                closed_port_url()
+            }),
+            hook,
+            ..Setup::default()
+        });
+        for fault in &scene.faults {
+            env.sim.add_fault(fault.clone());
+        }
+        let stdin = std::fs::read(path).expect("fixture");
+        let run = env.hook(&stdin);
+        let stdout: Value = if run.stdout.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&run.stdout)
+                .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {run:#?}"))
+        };
+        assert!(matches!(run.code, 0 | 2), "only exit 0 or 2: {run:#?}");
+        if run.code == 2 {
+            assert_eq!(
+                run.stderr.lines().count(),
+                1,
+                "exit 2 says one line: {run:#?}"
+            );
+            assert!(stdout.is_null(), "exit 2 prints no decision: {run:#?}");
+        }
+        let temp = regex_escape(&env.dir.path().display().to_string());
+        insta::with_settings!({
+            filters => vec![
+                (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
+                (temp.as_str(), "[tmp]"),
+            ],
+        }, {
+            insta::assert_json_snapshot!(json!({
+                "exit_code": run.code,
+                "stdout": stdout,
+                "stderr": if run.code == 2 { Value::from(run.stderr.trim_end()) } else { Value::Null },
+            }));
+        });
+    });
+}
+
+fn scene_for(fixture: &Path) -> Scene {
+    let sidecar = fixture.with_extension("toml");
+    match std::fs::read_to_string(&sidecar) {
+        Ok(text) => toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", sidecar.display())),
+        Err(_) => Scene::default(),
+    }
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = r"\.+*?()|[]{}^$".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+/// The contract the host relies on: a 5 s budget ends in a deny before 6 s, whether the ZVM
+/// hangs or Zerto never lists the tag.
+#[test]
+fn the_budget_holds_for_a_hung_zvm_and_a_tag_that_never_lists() {
+    let cases = [
+        Fault::Hang { route: "*".into() },
+        Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        },
+    ];
+    for fault in cases {
+        let env = TestEnv::with(Setup {
+            hook: String::from("budget_secs = 5"),
+            faults: vec![fault.clone()],
+            ..Setup::default()
+        });
+        let run = env.hook(&hook_input(
+            "mcp__ssh__exec",
+            &json!({"host": "jp-ubuntu", "command": "reboot"}),
+            "toolu_b",
+        ));
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(run.decision(), "deny", "{fault:?}: {run:#?}");
+        assert!(
+            run.elapsed < Duration::from_secs(6),
+            "{fault:?}: a 5 s budget took {:?}",
+            run.elapsed
+        );
+    }
+}
+
+/// A confirmed call: the tag holds `change=<tool_use_id>` and names the VM, and the context
+/// gives the exact recover command.
+#[test]
+fn a_confirmed_call_tags_the_change_and_hands_the_model_the_recover_command() {
+    let env = TestEnv::start();
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "x"}),
+        "toolu_ctx_9",
+    ));
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    let inserts = env.sim.inserts();
+    assert_eq!(inserts.len(), 1);
+    let tag = &inserts[0].tag;
+    assert!(
+        tag.starts_with(
+            "ai:claude-code/5e55i0n0 | mcp__ssh__exec | vm=jp-ubuntu | change=toolu_ctx_9 | "
+        ),
+        "{tag}"
+    );
+    let context = run.reason();
+    assert!(
+        context.contains(inserts[0].checkpoint_id.as_deref().expect("id")),
+        "{context}"
+    );
+    assert!(
+        context.contains("rewind recover --vm jp-ubuntu --change toolu_ctx_9 --path <file>"),
+        "{context}"
+    );
+}
+
+/// Every decision lands in the audit trail, readable with `rewind log`.
+#[test]
+fn decisions_are_audited_and_filtered_by_rewind_log() {
+    let env = TestEnv::start();
+    env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "password": "hunter2"}),
+        "toolu_a1",
+    ));
+    env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "mail01"}),
+        "toolu_a2",
+    ));
+    env.hook(&hook_input(
+        "mcp__ssh__read_file",
+        &json!({"host": "jp-ubuntu"}),
+        "toolu_a3",
+    ));
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audit trail");
+    assert_eq!(audit.lines().count(), 3);
+    assert!(
+        !audit.contains("hunter2"),
+        "secret-looking arguments are redacted"
+    );
+    let asks = env.run(&["log", "--decision", "ask", "--json"], b"");
+    asks.success();
+    assert_eq!(asks.stdout.lines().count(), 1, "{asks:#?}");
+    assert!(asks.stdout.contains("toolu_a2"));
+    // Read-only calls name no VM (their catalog entries have no vm_arg): one line.
+    let by_vm = env.run(&["log", "--vm", "jp-ubuntu"], b"");
+    assert_eq!(by_vm.stdout.lines().count(), 1, "{by_vm:#?}");
+    assert!(
+        by_vm.stdout.contains("jp-ubuntu-vpg:"),
+        "the checkpoint is listed: {by_vm:#?}"
+    );
+}
