@@ -9,13 +9,15 @@
 //! | `POST /_sim/faults` | add a fault, e.g. `{"kind": "hang", "route": "GET /v1/vms"}` |
 //! | `DELETE /_sim/faults` | remove every fault |
 //! | `POST /_sim/expire-tokens` | invalidate every access token and session |
+//! | `POST /_sim/guest-files` | write a guest file now: `{"vm", "path", "content"}` (text) or `"content_base64"` |
+//! | `GET /_sim/flr-download/<token>` | the bytes behind an FLR download URL |
 //!
 //! Requests to `/_sim/` are not counted in the statistics and never faulted.
 
 use serde_json::{Value, json};
 
 use super::faults::Fault;
-use super::http::{Request, Response};
+use super::http::{Request, Response, base64_decode};
 use super::routes::SimApp;
 use super::state::state_name;
 
@@ -68,6 +70,47 @@ pub(crate) fn handle(app: &SimApp, request: &Request) -> Response {
         ("POST", "/_sim/expire-tokens") => {
             world.auth.expire_all();
             Response::json(200, &json!({ "expired": true }))
+        }
+        ("POST", "/_sim/guest-files") => {
+            let body = match request.json() {
+                Ok(body) => body,
+                Err(refusal) => return refusal,
+            };
+            let text = |key: &str| body.get(key).and_then(Value::as_str);
+            let (Some(vm), Some(guest_path)) = (text("vm"), text("path")) else {
+                return Response::message(400, "a guest file needs \"vm\" and \"path\"");
+            };
+            let bytes = match (text("content"), text("content_base64")) {
+                (Some(content), None) => content.as_bytes().to_vec(),
+                (None, Some(encoded)) => match base64_decode(encoded) {
+                    Some(bytes) => bytes,
+                    None => return Response::message(400, "content_base64 is not base64"),
+                },
+                _ => {
+                    return Response::message(
+                        400,
+                        "give exactly one of \"content\" and \"content_base64\"",
+                    );
+                }
+            };
+            match world.write_guest_file(vm, guest_path, &bytes, now) {
+                Ok(()) => Response::json(
+                    200,
+                    &json!({ "vm": vm, "path": guest_path, "size": bytes.len() }),
+                ),
+                Err(err) => Response::message(400, &err),
+            }
+        }
+        ("GET", _) if path.starts_with("/_sim/flr-download/") => {
+            let token = &request.path.trim_end_matches('/')["/_sim/flr-download/".len()..];
+            match world.flr.download(&world, token, now) {
+                Some((file_name, bytes)) => Response::bytes("application/octet-stream", bytes)
+                    .with_header(
+                        "Content-Disposition",
+                        &format!("attachment; filename=\"{file_name}\""),
+                    ),
+                None => Response::message(404, "no such download (its FLR session has ended?)"),
+            }
         }
         _ => Response::message(404, &format!("no simulator endpoint {method} {path}")),
     }

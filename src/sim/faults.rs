@@ -246,6 +246,27 @@ impl FaultSet {
             .any(|a| matches!(&a.fault, Fault::TagNeverListed { vpg } if is_vpg(vpg)))
     }
 
+    /// Whether a VM's mounts fail.
+    pub(crate) fn mount_fails(&self, is_vm: impl Fn(&str) -> bool) -> bool {
+        self.active
+            .iter()
+            .any(|a| matches!(&a.fault, Fault::MountFails { vm } if is_vm(vm)))
+    }
+
+    /// Whether a VM's mounts never finish.
+    pub(crate) fn mount_hangs(&self, is_vm: impl Fn(&str) -> bool) -> bool {
+        self.active
+            .iter()
+            .any(|a| matches!(&a.fault, Fault::MountHangs { vm } if is_vm(vm)))
+    }
+
+    /// Whether a VM's downloads fail.
+    pub(crate) fn download_fails(&self, is_vm: impl Fn(&str) -> bool) -> bool {
+        self.active
+            .iter()
+            .any(|a| matches!(&a.fault, Fault::DownloadFails { vm } if is_vm(vm)))
+    }
+
     fn prune(&mut self) {
         self.active.retain(|a| a.remaining != Some(0));
     }

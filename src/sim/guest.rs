@@ -7,13 +7,6 @@
 //! FLR paths name a volume first, then `/`-separated components: a Linux guest has one
 //! `Volume1-Ext4` holding `/`; a Windows guest's drive `C:` is `Volume1-NTFS`, `D:` is
 //! `Volume2-NTFS`, and so on. NTFS paths compare case-insensitively, ext4 paths exactly.
-#![cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "File Level Restore (next) browses and reads these"
-    )
-)]
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;

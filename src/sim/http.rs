@@ -116,6 +116,15 @@ impl Response {
         }
     }
 
+    /// Raw bytes.
+    pub(crate) fn bytes(content_type: &str, body: Vec<u8>) -> Response {
+        Response {
+            status: 200,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body,
+        }
+    }
+
     #[must_use]
     pub(crate) fn with_header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.to_owned(), value.to_owned()));

@@ -113,6 +113,17 @@ pub struct CheckpointRow {
     pub tag: Option<String>,
 }
 
+/// One File Level Restore session as the simulator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlrSessionView {
+    /// `FlrSessionIdentifier`.
+    pub id: String,
+    /// The VM's name.
+    pub vm: String,
+    /// `FlrSessionStatus`, e.g. `MountInProgress`, `MountCompletedSuccessfully`.
+    pub status: String,
+}
+
 /// A running simulator. Dropping it stops the server and releases hung connections.
 pub struct Sim {
     app: Arc<SimApp>,
@@ -233,6 +244,41 @@ impl Sim {
     /// Removes every fault.
     pub fn clear_faults(&self) {
         self.app.world().0.faults.clear();
+    }
+
+    /// Records a new content of a guest file (`/etc/app.conf`, `C:\\Users\\x.txt`) of a VM
+    /// (name, or id when the name is shared) at the current sim time: checkpoints written
+    /// from now on see it, earlier ones keep the old content.
+    pub fn write_guest_file(&self, vm: &str, path: &str, bytes: &[u8]) -> anyhow::Result<()> {
+        let (mut world, now) = self.app.world();
+        world
+            .write_guest_file(vm, path, bytes, now)
+            .map_err(|err| anyhow::anyhow!("cannot write {path} on {vm}: {err}"))
+    }
+
+    /// The current content of a guest file, if the VM (name or id) and file exist.
+    pub fn guest_file(&self, vm: &str, path: &str) -> Option<Vec<u8>> {
+        let (world, _) = self.app.world();
+        let [index] = world.scenario.vm_matches(vm)[..] else {
+            return None;
+        };
+        world.files[index].current(path).map(<[u8]>::to_vec)
+    }
+
+    /// The File Level Restore sessions that exist now.
+    pub fn flr_sessions(&self) -> Vec<FlrSessionView> {
+        let (world, now) = self.app.world();
+        world
+            .flr
+            .visible(&world, now)
+            .map(|session| FlrSessionView {
+                id: session.id.clone(),
+                vm: world.scenario.vms[session.vm].name.clone(),
+                status: flr::status(&world, session, now)
+                    .unwrap_or_default()
+                    .to_owned(),
+            })
+            .collect()
     }
 
     /// Invalidates every issued access token and session: the next API call answers 401.

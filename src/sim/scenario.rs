@@ -64,12 +64,7 @@ pub struct Scenario {
     pub(crate) token_lifetime_secs: u64,
     pub(crate) site_name: String,
     pub(crate) site_id: String,
-    #[expect(dead_code, reason = "File Level Restore (next) mounts take this long")]
     pub(crate) mount_secs: f64,
-    #[expect(
-        dead_code,
-        reason = "File Level Restore (next) unmounts take this long"
-    )]
     pub(crate) unmount_secs: f64,
     pub(crate) vms: Vec<VmSpec>,
     pub(crate) vpgs: Vec<VpgSpec>,

@@ -12,6 +12,7 @@ use super::Stats;
 use super::auth::Auth;
 use super::clock::Clock;
 use super::faults::{FailState, FaultSet, InsertFault};
+use super::flr::Flr;
 use super::guest::GuestFiles;
 use super::ids;
 use super::scenario::Scenario;
@@ -31,10 +32,6 @@ pub(crate) const BUSY_REASON: &str =
 pub(crate) struct Checkpoint {
     pub(crate) id: u64,
     /// Position in the global order of checkpoints and guest-file writes.
-    #[expect(
-        dead_code,
-        reason = "File Level Restore (next) reads files as of this position"
-    )]
     pub(crate) seq: u64,
     /// Sim seconds after the start at which it was written.
     pub(crate) at: f64,
@@ -62,9 +59,7 @@ struct Journal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TaskKind {
     InsertTaggedCp,
-    #[expect(dead_code, reason = "File Level Restore (next) mounts")]
     FlrJournalMount,
-    #[expect(dead_code, reason = "File Level Restore (next) unmounts")]
     FlrJournalUnmount,
 }
 
@@ -169,8 +164,8 @@ pub(crate) struct World {
     pub(crate) tasks: Vec<Task>,
     pub(crate) inserts: Vec<Insert>,
     pub(crate) faults: FaultSet,
-    #[expect(dead_code, reason = "File Level Restore (next) serves these")]
     pub(crate) files: Vec<GuestFiles>,
+    pub(crate) flr: Flr,
     pub(crate) auth: Auth,
     pub(crate) stats: Stats,
     next_checkpoint: u64,
@@ -214,6 +209,7 @@ impl World {
             inserts: Vec::new(),
             faults,
             files,
+            flr: Flr::default(),
             auth: Auth::new(),
             stats: Stats::default(),
             next_checkpoint: 1001,
@@ -352,6 +348,34 @@ impl World {
             .collect();
         rows.sort_by(|a, b| a.time.cmp(&b.time).then(a.id.cmp(&b.id)));
         rows
+    }
+
+    /// A checkpoint of a VPG by id, if it is listed at `now`.
+    pub(crate) fn listed_checkpoint(&self, vpg: usize, id: &str, now: f64) -> Option<&Checkpoint> {
+        self.journals[vpg]
+            .checkpoints
+            .iter()
+            .find(|cp| cp.id.to_string() == id.trim() && cp.listed(now))
+    }
+
+    /// Records a new content of a guest file of the VM a reference (name or id) denotes, at
+    /// `now`: checkpoints written from now on see it, earlier ones do not.
+    pub(crate) fn write_guest_file(
+        &mut self,
+        vm: &str,
+        path: &str,
+        bytes: &[u8],
+        now: f64,
+    ) -> Result<(), String> {
+        let index = match self.scenario.vm_matches(vm).as_slice() {
+            [one] => *one,
+            [] => return Err(format!("no VM named {vm:?}")),
+            many => return Err(format!("{vm:?} names {} VMs; use the VM's id", many.len())),
+        };
+        self.advance(now);
+        let seq = self.take_seq();
+        let written = self.clock.time_at(now);
+        self.files[index].write(path, bytes, seq, written)
     }
 
     /// Starts a task; returns its index.

@@ -571,3 +571,281 @@ fn a_frozen_clock_gives_the_same_answers_every_run() {
         insta::assert_json_snapshot!("frozen_lab_wire_shapes", first);
     });
 }
+
+/// The VM row of a VM in one VPG: (vmIdentifier, vpgIdentifier).
+fn vm_and_vpg(lab: &Lab, token: &str, vm: &str) -> (String, String) {
+    let rows = lab.get(token, &format!("/v1/vms?vmName={vm}")).body;
+    let id = |key: &str| rows[0][key].as_str().expect("identifier").to_owned();
+    (id("VmIdentifier"), id("VpgIdentifier"))
+}
+
+fn mount(lab: &Lab, token: &str, vm: &str, vpg: &str, checkpoint: &str) -> String {
+    let body = json!({"jflr": {"vpgIdentifier": vpg, "vmIdentifier": vm, "checkpointIdentifier": checkpoint,
+        "initialDownloadPath": ""}, "bflr": null});
+    let a = lab.post(token, "/v1/flrs", &body);
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body
+        .as_str()
+        .expect("a session id as a JSON string")
+        .to_owned()
+}
+
+fn flr_status(lab: &Lab, token: &str, session: &str) -> Value {
+    let a = lab.get(token, &format!("/v1/flrs/{session}"));
+    assert_eq!(a.status, 200, "{}", a.body);
+    a.body[0]["FlrSessionStatus"].clone()
+}
+
+fn mounted(lab: &Lab, token: &str, session: &str) {
+    poll("the mount", || {
+        (flr_status(lab, token, session) == "MountCompletedSuccessfully").then_some(())
+    });
+}
+
+fn download(lab: &Lab, token: &str, session: &str, path: &str) -> Vec<u8> {
+    let a = lab.post(
+        token,
+        &format!("/v1/flrs/{session}/download"),
+        &json!({ "pathList": [path] }),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    let url = a.body.as_str().expect("a download URL as a JSON string");
+    assert!(url.starts_with(&lab.sim.url()), "{url}");
+    let mut response = lab.agent.get(url).call().expect("download answers");
+    assert_eq!(response.status(), 200);
+    response.body_mut().read_to_vec().expect("bytes")
+}
+
+fn latest_checkpoint(lab: &Lab, token: &str, vpg: &str) -> String {
+    let stats = lab
+        .get(token, &format!("/v1/vpgs/{vpg}/checkpoints/stats"))
+        .body;
+    stats["Latest"]["CheckpointIdentifier"]
+        .as_str()
+        .expect("a checkpoint")
+        .to_owned()
+}
+
+#[test]
+fn file_level_restore_brings_back_the_file_as_it_was_at_the_tag() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let (vm, vpg) = vm_and_vpg(&lab, &token, "jp-ubuntu");
+    let original = lab
+        .sim
+        .guest_file("jp-ubuntu", "/etc/app.conf")
+        .expect("seeded by the lab");
+    let task = lab.insert(&token, &vpg, "before the change");
+    assert_eq!(lab.task_until_done(&token, &task)["Status"]["State"], 6);
+    let tagged = poll("the tag", || {
+        let rows = lab.get(&token, &format!("/v1/vpgs/{vpg}/checkpoints")).body;
+        rows.as_array()?
+            .iter()
+            .find(|r| r["Tag"] == "before the change")
+            .map(|r| r["CheckpointIdentifier"].clone())
+    });
+    lab.sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", b"mode = broken\n")
+        .expect("the agent breaks it");
+    let via_admin = json!({"vm": "jp-ubuntu", "path": "/etc/motd", "content_base64": "aGVsbG8K"});
+    assert_eq!(
+        answer(
+            lab.agent
+                .post(lab.url("/_sim/guest-files"))
+                .send_json(&via_admin)
+        )
+        .status,
+        200
+    );
+    let session = mount(&lab, &token, &vm, &vpg, tagged.as_str().expect("id"));
+    assert_eq!(lab.sim.flr_sessions()[0].vm, "jp-ubuntu");
+    mounted(&lab, &token, &session);
+    let root = lab
+        .post(
+            &token,
+            &format!("/v1/flrs/{session}/browse"),
+            &json!({"path": ""}),
+        )
+        .body;
+    assert_eq!(root["PathItems"][0]["Path"], "Volume1-Ext4");
+    assert_eq!(root["PathItems"][0]["Type"], "Partition");
+    let etc = lab
+        .post(
+            &token,
+            &format!("/v1/flrs/{session}/browse"),
+            &json!({"Path": "Volume1-Ext4/etc"}),
+        )
+        .body;
+    let items = etc["PathItems"].as_array().expect("items");
+    let conf = items
+        .iter()
+        .find(|i| i["Path"] == "Volume1-Ext4/etc/app.conf")
+        .expect("app.conf listed");
+    assert_eq!(
+        (conf["Type"].clone(), conf["SizeInBytes"].clone()),
+        (json!("File"), json!(original.len()))
+    );
+    assert!(
+        items.iter().all(|i| i["Path"] != "Volume1-Ext4/etc/motd"),
+        "written after the checkpoint"
+    );
+    assert_eq!(
+        download(&lab, &token, &session, "Volume1-Ext4/etc/app.conf"),
+        original,
+        "byte-identical"
+    );
+    assert_eq!(
+        lab.sim.guest_file("jp-ubuntu", "/etc/app.conf").as_deref(),
+        Some(&b"mode = broken\n"[..])
+    );
+    let unmount = lab
+        .agent
+        .delete(lab.url(&format!("/v1/flrs/{session}")))
+        .header("Authorization", format!("Bearer {token}"))
+        .call();
+    let unmount_task = answer(unmount).body.as_str().expect("a task id").to_owned();
+    assert_eq!(
+        lab.task_until_done(&token, &unmount_task)["Type"],
+        "FlrJournalUnmount"
+    );
+    poll("the session to disappear", || {
+        lab.sim.flr_sessions().is_empty().then_some(())
+    });
+    assert_eq!(lab.get(&token, "/v1/flrs").body, json!([]));
+}
+
+#[test]
+fn windows_drive_c_is_the_first_ntfs_volume() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let (vm, vpg) = vm_and_vpg(&lab, &token, "win2019-1");
+    let session = mount(
+        &lab,
+        &token,
+        &vm,
+        &vpg,
+        &latest_checkpoint(&lab, &token, &vpg),
+    );
+    mounted(&lab, &token, &session);
+    let root = lab
+        .post(
+            &token,
+            &format!("/v1/flrs/{session}/browse"),
+            &json!({"path": ""}),
+        )
+        .body;
+    assert_eq!(root["PathItems"][0]["Path"], "Volume1-NTFS");
+    let bytes = download(&lab, &token, &session, "Volume1-NTFS/Users/admin/notes.txt");
+    assert_eq!(bytes, b"Quarterly report due Friday.\r\n");
+    let backslashes = lab.post(
+        &token,
+        &format!("/v1/flrs/{session}/download"),
+        &json!({"pathList": [r"Volume1-NTFS\Users"]}),
+    );
+    assert_eq!(backslashes.status, 400);
+    let listed = lab.get(&token, &format!("/v1/flrs?vmIdentifier={vm}")).body;
+    assert_eq!(listed[0]["FlrSessionIdentifier"], json!(session));
+}
+
+#[test]
+fn flr_faults_fail_hang_and_refuse_downloads() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let (jp, jp_vpg) = vm_and_vpg(&lab, &token, "jp-ubuntu");
+    let (win, win_vpg) = vm_and_vpg(&lab, &token, "win2019-1");
+    lab.sim.add_fault(Fault::MountFails {
+        vm: "jp-ubuntu".into(),
+    });
+    let failing = mount(
+        &lab,
+        &token,
+        &jp,
+        &jp_vpg,
+        &latest_checkpoint(&lab, &token, &jp_vpg),
+    );
+    poll("the mount to fail", || {
+        (flr_status(&lab, &token, &failing) == "MountFailed").then_some(())
+    });
+    lab.sim.clear_faults();
+    lab.sim.add_fault(Fault::MountHangs {
+        vm: "win2019-1".into(),
+    });
+    let hanging = mount(
+        &lab,
+        &token,
+        &win,
+        &win_vpg,
+        &latest_checkpoint(&lab, &token, &win_vpg),
+    );
+    let normal = mount(
+        &lab,
+        &token,
+        &jp,
+        &jp_vpg,
+        &latest_checkpoint(&lab, &token, &jp_vpg),
+    );
+    mounted(&lab, &token, &normal);
+    assert_eq!(
+        flr_status(&lab, &token, &hanging),
+        "MountInProgress",
+        "a mount started earlier still has not finished"
+    );
+    lab.sim.add_fault(Fault::DownloadFails {
+        vm: "jp-ubuntu".into(),
+    });
+    let refused = lab.post(
+        &token,
+        &format!("/v1/flrs/{normal}/download"),
+        &json!({"pathList": ["Volume1-Ext4/etc/hostname"]}),
+    );
+    assert_eq!(refused.status, 500);
+    assert!(refused.body["Message"].is_string());
+}
+
+#[test]
+fn with_a_frozen_clock_later_writes_still_follow_earlier_checkpoints() {
+    let scenario = Scenario::lab().with_start(crate::time::parse_utc(START).expect("valid"));
+    let lab = start(scenario, 1000.0, true);
+    let token = lab.token();
+    let (vm, vpg) = vm_and_vpg(&lab, &token, "jp-ubuntu");
+    let tag_and_wait = |tag: &str| {
+        let task = lab.insert(&token, &vpg, tag);
+        assert_eq!(lab.task_until_done(&token, &task)["Status"]["State"], 6);
+        poll("the tag", || {
+            let rows = lab.get(&token, &format!("/v1/vpgs/{vpg}/checkpoints")).body;
+            rows.as_array()?
+                .iter()
+                .find(|r| r["Tag"] == tag)
+                .map(|r| r["CheckpointIdentifier"].as_str().map(str::to_owned))?
+        })
+    };
+    let before = tag_and_wait("before");
+    lab.sim
+        .write_guest_file("jp-ubuntu", "/etc/hostname", b"renamed\n")
+        .expect("write");
+    let after = tag_and_wait("after");
+    let times: Vec<String> = lab
+        .sim
+        .checkpoints("jp-ubuntu-vpg")
+        .into_iter()
+        .filter(|c| c.tag.is_some())
+        .map(|c| c.time)
+        .collect();
+    assert_eq!(
+        times,
+        ["2026-03-02T09:00:00.000Z", "2026-03-02T09:00:00.000Z"],
+        "the clock stands still"
+    );
+    let old = mount(&lab, &token, &vm, &vpg, &before);
+    let new = mount(&lab, &token, &vm, &vpg, &after);
+    mounted(&lab, &token, &old);
+    mounted(&lab, &token, &new);
+    assert_eq!(
+        download(&lab, &token, &old, "Volume1-Ext4/etc/hostname"),
+        b"jp-ubuntu\n"
+    );
+    assert_eq!(
+        download(&lab, &token, &new, "Volume1-Ext4/etc/hostname"),
+        b"renamed\n"
+    );
+}
