@@ -3,5 +3,6 @@
 mod claude;
 mod e2e_host;
 mod hook;
+mod recover;
 mod support;
 mod zerto;

@@ -106,7 +106,10 @@ impl TestEnv {
         Self::with(Setup::default())
     }
 
-    #[expect(clippy::needless_pass_by_value, reason = "call sites build the Setup inline")]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "call sites build the Setup inline"
+    )]
     pub(crate) fn with(setup: Setup) -> TestEnv {
         Self::with_ref(&setup)
     }

@@ -1,0 +1,312 @@
+//! `rewind recover` and `rewind flr` against the simulator's File Level Restore: the bytes
+//! from before a guarded change come back, and no session is ever left mounted.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use rewind::sim::Fault;
+use serde_json::json;
+
+use crate::support::{Run, Setup, TestEnv, eventually, hook_input};
+
+const BEFORE: &[u8] = b"listen = 0.0.0.0:8080\nmode = safe\n";
+const BROKEN: &[u8] = b"listen = \nmode = ??? \n";
+
+/// A guarded change on `vm` (as the hook does it), then the agent breaks `path`.
+fn guarded_then_broken(env: &TestEnv, vm: &str, path: &str, change: &str) {
+    env.sim.write_guest_file(vm, path, BEFORE).expect("seed");
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": vm, "command": "edit"}),
+        change,
+    ));
+    assert!(
+        run.reason().contains("tagged checkpoint"),
+        "guarded: {run:#?}"
+    );
+    env.sim.write_guest_file(vm, path, BROKEN).expect("break");
+}
+
+fn recover(env: &TestEnv, args: &[&str]) -> Run {
+    let out = env.path("out");
+    let mut all = vec!["recover", "--out", out.to_str().expect("utf-8")];
+    all.extend_from_slice(args);
+    env.run(&all, b"")
+}
+
+#[track_caller]
+fn assert_nothing_mounted(env: &TestEnv) {
+    eventually("every FLR session to be gone", || {
+        env.sim.flr_sessions().is_empty()
+    });
+    let list = env.run(&["flr", "list"], b"");
+    list.success();
+    assert!(
+        list.stdout.contains("no File Level Restore sessions"),
+        "{list:#?}"
+    );
+}
+
+#[test]
+fn recover_by_change_brings_back_the_pre_change_linux_file() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r1");
+    let run = recover(
+        &env,
+        &[
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_r1",
+            "--yes",
+        ],
+    );
+    run.success();
+    assert_eq!(
+        std::fs::read(env.path("out/app.conf")).expect("written"),
+        BEFORE
+    );
+    let sha = rewind::hex(&<sha2::Sha256 as sha2::Digest>::digest(BEFORE));
+    assert!(
+        run.stdout.contains(&sha) && run.stdout.contains(&format!("({} bytes", BEFORE.len())),
+        "{run:#?}"
+    );
+    assert!(
+        run.stdout.contains("unmounted:"),
+        "the unmount is reported: {run:#?}"
+    );
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn recover_by_change_brings_back_the_pre_change_windows_file() {
+    let env = TestEnv::start();
+    let path = r"C:\Users\admin\notes.txt";
+    env.sim
+        .write_guest_file("win2019-1", path, BEFORE)
+        .expect("seed");
+    let run = env.hook(&hook_input(
+        "mcp__winrm__run_command",
+        &json!({"computer_name": "win2019-1", "command": "x"}),
+        "toolu_w1",
+    ));
+    assert!(run.reason().contains("tagged checkpoint"), "{run:#?}");
+    env.sim
+        .write_guest_file("win2019-1", path, BROKEN)
+        .expect("break");
+    recover(
+        &env,
+        &[
+            "--vm",
+            "win2019-1",
+            "--path",
+            path,
+            "--change",
+            "toolu_w1",
+            "--yes",
+        ],
+    )
+    .success();
+    assert_eq!(
+        std::fs::read(env.path("out/notes.txt")).expect("written"),
+        BEFORE
+    );
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn without_a_terminal_or_yes_nothing_is_mounted_or_written() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r2");
+    let run = recover(
+        &env,
+        &[
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_r2",
+        ],
+    );
+    run.failure();
+    assert!(run.stderr.contains("pass --yes"), "{run:#?}");
+    assert!(
+        !env.sim.stats().by_route.contains_key("POST /v1/flrs"),
+        "nothing mounted"
+    );
+    assert!(!env.path("out/app.conf").exists(), "nothing written");
+}
+
+#[test]
+fn an_existing_file_is_not_overwritten_without_force() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r3");
+    std::fs::create_dir_all(env.path("out")).expect("mkdir");
+    std::fs::write(env.path("out/app.conf"), b"mine").expect("existing");
+    let args = [
+        "--vm",
+        "jp-ubuntu",
+        "--path",
+        "/etc/app.conf",
+        "--change",
+        "toolu_r3",
+        "--yes",
+    ];
+    let run = recover(&env, &args);
+    run.failure();
+    assert!(run.stderr.contains("--force"), "{run:#?}");
+    assert_eq!(
+        std::fs::read(env.path("out/app.conf")).expect("kept"),
+        b"mine"
+    );
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    recover(&env, &forced).success();
+    assert_eq!(
+        std::fs::read(env.path("out/app.conf")).expect("replaced"),
+        BEFORE
+    );
+}
+
+#[test]
+fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r4");
+    let run = recover(
+        &env,
+        &[
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_nope",
+            "--yes",
+        ],
+    );
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("no checkpoint of VM jp-ubuntu is tagged change=toolu_nope"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains("change=toolu_r4"),
+        "the existing tags are listed: {run:#?}"
+    );
+}
+
+#[test]
+fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5");
+    let run = recover(
+        &env,
+        &[
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/missing.conf",
+            "--change",
+            "toolu_r5",
+            "--yes",
+        ],
+    );
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("/etc/missing.conf is not in the mounted checkpoint"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/missing.conf").exists());
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn mount_failed_and_download_failed_still_unmount() {
+    for fault in [
+        Fault::MountFails {
+            vm: "jp-ubuntu".into(),
+        },
+        Fault::DownloadFails {
+            vm: "jp-ubuntu".into(),
+        },
+    ] {
+        let env = TestEnv::with(Setup {
+            faults: vec![fault.clone()],
+            ..Setup::default()
+        });
+        guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r6");
+        let run = recover(
+            &env,
+            &[
+                "--vm",
+                "jp-ubuntu",
+                "--path",
+                "/etc/app.conf",
+                "--change",
+                "toolu_r6",
+                "--yes",
+            ],
+        );
+        run.failure();
+        assert!(run.stdout.contains("unmounted:"), "{fault:?}: {run:#?}");
+        assert!(
+            !env.path("out/app.conf").exists(),
+            "{fault:?}: nothing written"
+        );
+        assert_nothing_mounted(&env);
+    }
+}
+
+#[test]
+fn ctrl_c_during_the_mount_wait_unmounts() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::MountHangs {
+            vm: "jp-ubuntu".into(),
+        }],
+        ..Setup::default()
+    });
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r7");
+    let out = env.path("out");
+    let mut child = env
+        .command(&[
+            "recover",
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_r7",
+            "--yes",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    eventually("the mount to start", || {
+        env.sim
+            .flr_sessions()
+            .iter()
+            .any(|s| s.status == "MountInProgress")
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("ends");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stdout.contains("unmounted:"), "{stdout}");
+    assert_nothing_mounted(&env);
+}
