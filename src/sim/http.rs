@@ -275,55 +275,28 @@ fn hex(byte: u8) -> Option<u8> {
         .and_then(|d| u8::try_from(d).ok())
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Base64 (standard, padded) or base64url (unpadded, `url_safe`).
 pub(crate) fn base64_encode(bytes: &[u8], url_safe: bool) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(chunk.get(1).copied().unwrap_or(0)) << 8)
-            | u32::from(chunk.get(2).copied().unwrap_or(0));
-        for i in 0..=chunk.len() {
-            let c = char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]);
-            out.push(match (url_safe, c) {
-                (true, '+') => '-',
-                (true, '/') => '_',
-                _ => c,
-            });
-        }
-        if !url_safe {
-            for _ in chunk.len()..3 {
-                out.push('=');
-            }
-        }
+    use base64::Engine as _;
+    if url_safe {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    } else {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
-    out
 }
 
 /// Decodes base64 or base64url, padded or not; `None` when it is not base64.
 pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut bits = 0_u32;
-    let mut count = 0;
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for c in text.trim_end_matches('=').bytes() {
-        let value = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'\r' | b'\n' => continue,
-            _ => return None,
-        };
-        bits = (bits << 6) | u32::from(value);
-        count += 6;
-        if count >= 8 {
-            count -= 8;
-            out.push(u8::try_from((bits >> count) & 0xff).ok()?);
-        }
-    }
-    Some(out)
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let lenient =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    let standard = GeneralPurpose::new(&base64::alphabet::STANDARD, lenient);
+    let url_safe = GeneralPurpose::new(&base64::alphabet::URL_SAFE, lenient);
+    standard
+        .decode(text)
+        .or_else(|_| url_safe.decode(text))
+        .ok()
 }
 
 fn reason(status: u16) -> &'static str {

@@ -65,7 +65,7 @@ pub struct Vpg {
     pub status: Option<i64>,
     #[serde(default)]
     pub status_description: Option<String>,
-    #[serde(default)]
+    #[serde(default, rename = "ActualRPO")]
     pub actual_rpo: Option<i64>,
     #[serde(default)]
     pub protected_site_name: Option<String>,

@@ -272,7 +272,7 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
     });
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r7");
     let out = env.path("out");
-    let mut child = env
+    let child = env
         .command(&[
             "recover",
             "--vm",
