@@ -46,7 +46,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Sim(args) => report(sim::serve(&args)),
         Command::Recover(args) => report(recover::recover(config, &args)),
         Command::Flr(command) => report(recover::flr(config, &command)),
-        Command::Demo(_) => report(Err(anyhow::anyhow!("this command is not built yet"))),
+        Command::Demo(args) => report(commands::demo::demo(&args)),
     }
 }
 

@@ -2,6 +2,7 @@
 //! person on stdout and return errors for `run` to report.
 
 pub mod catalog;
+pub mod demo;
 pub mod doctor;
 pub mod install;
 pub mod log;
