@@ -32,7 +32,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -444,13 +444,13 @@ pub(crate) struct ClaudeRun {
     /// The `--output-format json` result object.
     pub(crate) result: Value,
     /// Bodies of the agent loop's requests to the fake API (each consumed one scripted turn),
-    /// with `seq`, `turn`, `path`, `headers` and `body`.
+    /// with `seq`, `turn`, `path`, `headers`, `body` and `at_ms` (see [`logged_at`]).
     pub(crate) requests: Vec<Value>,
     /// Requests that offered no tools (titles, probes): answered, never scripted.
     pub(crate) side_requests: Vec<Value>,
     /// Any other route Claude Code called on the fake API.
     pub(crate) other_routes: Vec<Value>,
-    /// Every `tools/call` the MCP stub received: `{server, tool, arguments, id}`.
+    /// Every `tools/call` the MCP stub received: `{server, tool, arguments, id, at_ms}`.
     pub(crate) mcp_calls: Vec<Value>,
     pub(crate) elapsed: Duration,
     root: PathBuf,
@@ -593,6 +593,15 @@ fn shorten_strings(value: &Value, max: usize) -> Value {
             .collect(),
         other => other.clone(),
     }
+}
+
+/// The wall-clock time in a fake API or MCP stub log line (`at_ms`: whole milliseconds since
+/// the Unix epoch, rounded down, as JavaScript's `Date.now()` gives it).
+pub(crate) fn logged_at(line: &Value) -> SystemTime {
+    let ms = line["at_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("log line without at_ms: {line}"));
+    UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 fn str_of(value: &Value) -> &str {
