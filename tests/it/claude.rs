@@ -223,6 +223,7 @@ pub(crate) struct ClaudeCode {
     mode: PermissionMode,
     allowed_tools: Vec<String>,
     timeout: Duration,
+    keep_settings: bool,
 }
 
 impl ClaudeCode {
@@ -253,6 +254,7 @@ impl ClaudeCode {
             mode: PermissionMode::Default,
             allowed_tools: Vec::new(),
             timeout: Duration::from_secs(60),
+            keep_settings: false,
         }
     }
 
@@ -294,6 +296,19 @@ impl ClaudeCode {
     /// Adds another MCP stub server (the `ssh` one is always there).
     pub(crate) fn mcp_server(mut self, name: &str, flavor: McpFlavor) -> Self {
         self.mcp_servers.push((name.to_owned(), flavor));
+        self
+    }
+
+    /// The project's `.claude/settings.json`.
+    pub(crate) fn settings_path(&self) -> PathBuf {
+        self.project_dir().join(".claude/settings.json")
+    }
+
+    /// Runs with the `.claude/settings.json` the test wrote (e.g. with `rewind install`) as it
+    /// is: [`Self::hook`] and [`Self::setting`] must not be used, and the file must enable the
+    /// project's MCP servers itself (`"enableAllProjectMcpServers": true`).
+    pub(crate) fn keep_settings_file(mut self) -> Self {
+        self.keep_settings = true;
         self
     }
 
@@ -423,16 +438,25 @@ impl ClaudeCode {
             &json!({"mcpServers": servers}),
         );
 
+        if self.keep_settings {
+            assert!(
+                self.hooks.is_empty() && self.settings.is_empty(),
+                "keep_settings_file() runs the test's own settings file; do not add hooks or settings"
+            );
+            assert!(
+                self.settings_path().is_file(),
+                "keep_settings_file(): the test wrote no {}",
+                self.settings_path().display()
+            );
+            return;
+        }
         let mut settings = self.settings.clone();
         settings.insert("enableAllProjectMcpServers".to_owned(), json!(true));
         if !self.hooks.is_empty() {
             let entries: Vec<Value> = self.hooks.iter().map(Hook::to_settings).collect();
             settings.insert("hooks".to_owned(), json!({"PreToolUse": entries}));
         }
-        write_json(
-            &self.project_dir().join(".claude/settings.json"),
-            &Value::Object(settings),
-        );
+        write_json(&self.settings_path(), &Value::Object(settings));
     }
 }
 
