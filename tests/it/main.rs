@@ -1,6 +1,7 @@
 //! The single integration test binary: one module per area.
 
 mod claude;
+mod e2e;
 mod e2e_host;
 mod hook;
 mod recover;
