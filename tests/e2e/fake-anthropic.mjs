@@ -19,9 +19,11 @@
 // tools) is a "side" request: answered with a short text and never consumes the script.
 //
 // Logs (JSONL, one object per line, in DIR):
-//   requests.jsonl       every main request: {seq, turn, path, headers, body}
-//   side-requests.jsonl  every side request: {seq, path, headers, body}
-//   other-routes.jsonl   every other route:  {seq, method, path, headers, body, status}
+//   requests.jsonl       every main request: {seq, turn, path, headers, body, at_ms}
+//   side-requests.jsonl  every side request: {seq, path, headers, body, at_ms}
+//   other-routes.jsonl   every other route:  {seq, method, path, headers, body, status, at_ms}
+// at_ms is the wall-clock time the request was logged (Date.now(): whole milliseconds since the
+// Unix epoch).
 // The files are appended synchronously before the response is sent, so a test that reads them
 // after Claude Code exits sees everything.
 
@@ -72,7 +74,7 @@ let nextTurn = 0;
 let toolIdCounter = 0;
 
 function log(file, record) {
-  appendFileSync(join(logDir, file), `${JSON.stringify(record)}\n`);
+  appendFileSync(join(logDir, file), `${JSON.stringify({ ...record, at_ms: Date.now() })}\n`);
 }
 
 // Turns one script turn into the content blocks of an assistant message.

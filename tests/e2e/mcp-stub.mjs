@@ -8,7 +8,9 @@
 //   --flavor  which tools to expose (env MCP_STUB_FLAVOR; default linux):
 //               linux:   exec {host, command}, read_file {host, path}
 //               windows: run_powershell {host, script}, read_file {host, path}
-// Env MCP_STUB_LOG: JSONL file that gets one line per tools/call: {server, tool, arguments, id}.
+// Env MCP_STUB_LOG: JSONL file that gets one line per tools/call: {server, tool, arguments, id,
+// at_ms}, where at_ms is the wall-clock time the call arrived (Date.now(): whole milliseconds since
+// the Unix epoch), written before the call is answered.
 
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -85,7 +87,8 @@ function callTool(id, params) {
   const name = params?.name;
   const args = params?.arguments ?? {};
   if (logFile) {
-    appendFileSync(logFile, `${JSON.stringify({ server: serverName, tool: name, arguments: args, id })}\n`);
+    const record = { server: serverName, tool: name, arguments: args, id, at_ms: Date.now() };
+    appendFileSync(logFile, `${JSON.stringify(record)}\n`);
   }
   if (!tools.some((t) => t.name === name)) {
     result(id, { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true });

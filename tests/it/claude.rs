@@ -32,7 +32,7 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -223,6 +223,7 @@ pub(crate) struct ClaudeCode {
     mode: PermissionMode,
     allowed_tools: Vec<String>,
     timeout: Duration,
+    keep_settings: bool,
 }
 
 impl ClaudeCode {
@@ -253,6 +254,7 @@ impl ClaudeCode {
             mode: PermissionMode::Default,
             allowed_tools: Vec::new(),
             timeout: Duration::from_secs(60),
+            keep_settings: false,
         }
     }
 
@@ -294,6 +296,19 @@ impl ClaudeCode {
     /// Adds another MCP stub server (the `ssh` one is always there).
     pub(crate) fn mcp_server(mut self, name: &str, flavor: McpFlavor) -> Self {
         self.mcp_servers.push((name.to_owned(), flavor));
+        self
+    }
+
+    /// The project's `.claude/settings.json`.
+    pub(crate) fn settings_path(&self) -> PathBuf {
+        self.project_dir().join(".claude/settings.json")
+    }
+
+    /// Runs with the `.claude/settings.json` the test wrote (e.g. with `rewind install`) as it
+    /// is: [`Self::hook`] and [`Self::setting`] must not be used, and the file must enable the
+    /// project's MCP servers itself (`"enableAllProjectMcpServers": true`).
+    pub(crate) fn keep_settings_file(mut self) -> Self {
+        self.keep_settings = true;
         self
     }
 
@@ -423,16 +438,25 @@ impl ClaudeCode {
             &json!({"mcpServers": servers}),
         );
 
+        if self.keep_settings {
+            assert!(
+                self.hooks.is_empty() && self.settings.is_empty(),
+                "keep_settings_file() runs the test's own settings file; do not add hooks or settings"
+            );
+            assert!(
+                self.settings_path().is_file(),
+                "keep_settings_file(): the test wrote no {}",
+                self.settings_path().display()
+            );
+            return;
+        }
         let mut settings = self.settings.clone();
         settings.insert("enableAllProjectMcpServers".to_owned(), json!(true));
         if !self.hooks.is_empty() {
             let entries: Vec<Value> = self.hooks.iter().map(Hook::to_settings).collect();
             settings.insert("hooks".to_owned(), json!({"PreToolUse": entries}));
         }
-        write_json(
-            &self.project_dir().join(".claude/settings.json"),
-            &Value::Object(settings),
-        );
+        write_json(&self.settings_path(), &Value::Object(settings));
     }
 }
 
@@ -444,13 +468,13 @@ pub(crate) struct ClaudeRun {
     /// The `--output-format json` result object.
     pub(crate) result: Value,
     /// Bodies of the agent loop's requests to the fake API (each consumed one scripted turn),
-    /// with `seq`, `turn`, `path`, `headers` and `body`.
+    /// with `seq`, `turn`, `path`, `headers`, `body` and `at_ms` (see [`logged_at`]).
     pub(crate) requests: Vec<Value>,
     /// Requests that offered no tools (titles, probes): answered, never scripted.
     pub(crate) side_requests: Vec<Value>,
     /// Any other route Claude Code called on the fake API.
     pub(crate) other_routes: Vec<Value>,
-    /// Every `tools/call` the MCP stub received: `{server, tool, arguments, id}`.
+    /// Every `tools/call` the MCP stub received: `{server, tool, arguments, id, at_ms}`.
     pub(crate) mcp_calls: Vec<Value>,
     pub(crate) elapsed: Duration,
     root: PathBuf,
@@ -593,6 +617,15 @@ fn shorten_strings(value: &Value, max: usize) -> Value {
             .collect(),
         other => other.clone(),
     }
+}
+
+/// The wall-clock time in a fake API or MCP stub log line (`at_ms`: whole milliseconds since
+/// the Unix epoch, rounded down, as JavaScript's `Date.now()` gives it).
+pub(crate) fn logged_at(line: &Value) -> SystemTime {
+    let ms = line["at_ms"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("log line without at_ms: {line}"));
+    UNIX_EPOCH + Duration::from_millis(ms)
 }
 
 fn str_of(value: &Value) -> &str {

@@ -2,6 +2,7 @@
 
 mod claude;
 mod demo;
+mod e2e;
 mod e2e_host;
 mod hook;
 mod recover;
