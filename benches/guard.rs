@@ -11,29 +11,15 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use rewind::sim::{Scenario, Sim, SimOptions};
-use support::{median, ms, private, rewind, time};
+use support::{Lab, median, ms, time};
 
 fn main() {
     let runs: usize = std::env::var("RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(9);
-    let home = tempfile::tempdir().expect("tempdir");
-    let mut options = SimOptions::new(Scenario::lab(), home.path().join("sim"));
-    options.time_scale = 1.0;
-    let sim = Sim::start(options).expect("simulator");
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[zvm]\nurl = {:?}\nusername = {:?}\npassword_env = \"REWIND_ZVM_PASSWORD\"\nca_cert = {:?}\n",
-            sim.url(),
-            sim.username(),
-            sim.ca_cert_path().display().to_string()
-        ),
-    )
-    .expect("config");
+    let lab = Lab::start(1.0);
+    let sim = &lab.sim;
 
     let mut requests = Vec::new();
     let mut lags = Vec::new();
@@ -41,15 +27,8 @@ fn main() {
     let mut insert_to_listed = Vec::new();
     for n in 0..=runs {
         let before = sim.stats();
-        let mut cmd = rewind();
-        private(&mut cmd, home.path(), &config);
-        cmd.env("REWIND_ZVM_PASSWORD", sim.password()).args([
-            "guard",
-            "--vm",
-            "jp-ubuntu",
-            "--change",
-            &format!("bench-{n}"),
-        ]);
+        let change = format!("bench-{n}");
+        let mut cmd = lab.rewind(&["guard", "--vm", "jp-ubuntu", "--change", &change]);
         let wall = time(&mut cmd, b"", 0);
         let ended = Instant::now();
         let after = sim.stats();

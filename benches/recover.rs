@@ -11,8 +11,7 @@ mod support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use rewind::sim::{Scenario, Sim, SimOptions};
-use support::{median, ms, private, rewind};
+use support::{Lab, median, ms};
 
 /// The lab scenario's `mount_secs` and `unmount_secs`.
 const MOUNT: Duration = Duration::from_secs(20);
@@ -23,27 +22,8 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
-    let home = tempfile::tempdir().expect("tempdir");
-    let mut options = SimOptions::new(Scenario::lab(), home.path().join("sim"));
-    options.time_scale = 1.0;
-    let sim = Sim::start(options).expect("simulator");
-    let config = home.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[zvm]\nurl = {:?}\nusername = {:?}\npassword_env = \"REWIND_ZVM_PASSWORD\"\nca_cert = {:?}\n",
-            sim.url(),
-            sim.username(),
-            sim.ca_cert_path().display().to_string()
-        ),
-    )
-    .expect("config");
-    let command = |args: &[&str]| {
-        let mut cmd = rewind();
-        private(&mut cmd, home.path(), &config);
-        cmd.env("REWIND_ZVM_PASSWORD", sim.password()).args(args);
-        cmd
-    };
+    let lab = Lab::start(1.0);
+    let command = |args: &[&str]| lab.rewind(args);
     let guarded = command(&["guard", "--vm", "jp-ubuntu", "--change", "bench-recover"])
         .stdout(Stdio::null())
         .status()
@@ -53,7 +33,7 @@ fn main() {
     let mut to_written = Vec::new();
     let mut totals = Vec::new();
     for n in 0..runs {
-        let out = home.path().join(format!("out-{n}"));
+        let out = lab.home.path().join(format!("out-{n}"));
         let file = out.join("app.conf");
         let started = Instant::now();
         let mut child = command(&[

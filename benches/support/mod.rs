@@ -50,6 +50,35 @@ pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// The lab simulator at `time_scale` and a config for it, under a private home.
+pub(crate) struct Lab {
+    pub(crate) home: tempfile::TempDir,
+    pub(crate) sim: rewind::sim::Sim,
+    pub(crate) config: std::path::PathBuf,
+}
+
+impl Lab {
+    pub(crate) fn start(time_scale: f64) -> Lab {
+        let home = tempfile::tempdir().expect("tempdir");
+        let mut options =
+            rewind::sim::SimOptions::new(rewind::sim::Scenario::lab(), home.path().join("sim"));
+        options.time_scale = time_scale;
+        let sim = rewind::sim::Sim::start(options).expect("simulator");
+        let config = home.path().join("config.toml");
+        std::fs::write(&config, sim.zvm_config()).expect("config");
+        Lab { home, sim, config }
+    }
+
+    /// `rewind <args>` against this lab.
+    pub(crate) fn rewind(&self, args: &[&str]) -> Command {
+        let mut cmd = rewind();
+        private(&mut cmd, self.home.path(), &self.config);
+        cmd.env("REWIND_ZVM_PASSWORD", self.sim.password())
+            .args(args);
+        cmd
+    }
+}
+
 /// Points `rewind` at a private home and config so no user state is read or written.
 pub(crate) fn private(cmd: &mut Command, home: &Path, config: &Path) {
     cmd.env("HOME", home)

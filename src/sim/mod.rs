@@ -194,6 +194,26 @@ impl Sim {
         &self.password
     }
 
+    /// The `[zvm]` section of a rewind configuration for this simulator: URL, login, the
+    /// password from `$REWIND_ZVM_PASSWORD`, and its certificate as `ca_cert`.
+    pub fn zvm_config(&self) -> String {
+        let (world, _) = self.app.world();
+        let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
+        let (auth, client) = match world.scenario.auth {
+            AuthMode::Keycloak => (
+                "keycloak",
+                format!("client_id = {}\n", quote(&world.scenario.client_id)),
+            ),
+            AuthMode::Session => ("session", String::new()),
+        };
+        format!(
+            "[zvm]\nurl = {}\nauth = \"{auth}\"\nusername = {}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{client}ca_cert = {}\n",
+            quote(&self.url()),
+            quote(&self.username),
+            quote(&self.cert_path.display().to_string()),
+        )
+    }
+
     /// Request counters so far.
     pub fn stats(&self) -> Stats {
         self.app.world().0.stats.clone()
@@ -298,8 +318,6 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("rewind-sim-{}", args.port)));
     let summary = inventory(&scenario);
-    let auth = scenario.auth;
-    let client_id = scenario.client_id.clone();
     let sim = Sim::start(SimOptions {
         scenario,
         port: args.port,
@@ -312,7 +330,7 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         let _ = stop_tx.send(());
     })
     .context("cannot install the Ctrl-C handler")?;
-    print_banner(&banner(&sim, auth, &client_id, args.time_scale, &summary));
+    print_banner(&banner(&sim, args.time_scale, &summary));
     let _ = stop_rx.recv();
     eprintln!("rewind sim: stopping");
     drop(sim);
@@ -346,41 +364,27 @@ fn inventory(scenario: &Scenario) -> String {
     lines.join("\n")
 }
 
-fn banner(sim: &Sim, auth: AuthMode, client_id: &str, time_scale: f64, inventory: &str) -> String {
+fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
     let url = sim.url();
-    let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
-    let ca = quote(&sim.ca_cert_path().display().to_string());
-    let (auth_name, client_line) = match auth {
-        AuthMode::Keycloak => ("keycloak", format!("client_id = {}\n", quote(client_id))),
-        AuthMode::Session => ("session", String::new()),
-    };
     let password = sim.password().replace('\'', r"'\''");
     format!(
         "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
          CA certificate: {}\n\
-         Credentials:    {} / {} ({auth_name})\n\
+         Credentials:    {} / {}\n\
          Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens\n\
          \n\
          VMs:\n{inventory}\n\
          \n\
          Configuration for rewind:\n\
          \n\
-         [zvm]\n\
-         url = {}\n\
-         auth = \"{auth_name}\"\n\
-         username = {}\n\
-         password_env = \"REWIND_ZVM_PASSWORD\"\n\
-         {client_line}\
-         ca_cert = {ca}\n\
-         \n\
+         {}\n\
          export REWIND_ZVM_PASSWORD='{password}'\n\
          \n\
          Press Ctrl-C to stop.",
         sim.ca_cert_path().display(),
         sim.username(),
         sim.password(),
-        quote(&url),
-        quote(sim.username()),
+        sim.zvm_config(),
     )
 }
 

@@ -109,11 +109,9 @@ impl Client {
         deadline: &Deadline,
     ) -> Result<String, ZvmError> {
         let body = serde_json::json!({ "checkpointName": tag });
-        self.send(
-            "POST",
+        self.post(
             &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
-            Vec::new(),
-            &CallBody::Json(&body),
+            &body,
             deadline,
         )
     }
@@ -145,13 +143,7 @@ impl Client {
             },
             "bflr": null,
         });
-        self.send(
-            "POST",
-            "/v1/flrs",
-            Vec::new(),
-            &CallBody::Json(&body),
-            deadline,
-        )
+        self.post("/v1/flrs", &body, deadline)
     }
 
     /// `GET /v1/flrs[?vmIdentifier=]`.
@@ -195,11 +187,9 @@ impl Client {
         deadline: &Deadline,
     ) -> Result<BrowseResult, ZvmError> {
         let body = serde_json::json!({ "path": path });
-        self.send(
-            "POST",
+        self.post(
             &format!("/v1/flrs/{}/browse", segment(session_id)),
-            Vec::new(),
-            &CallBody::Json(&body),
+            &body,
             deadline,
         )
     }
@@ -212,11 +202,9 @@ impl Client {
         deadline: &Deadline,
     ) -> Result<String, ZvmError> {
         let body = serde_json::json!({ "pathList": [path] });
-        self.send(
-            "POST",
+        self.post(
             &format!("/v1/flrs/{}/download", segment(session_id)),
-            Vec::new(),
-            &CallBody::Json(&body),
+            &body,
             deadline,
         )
     }
@@ -244,6 +232,15 @@ impl Client {
             &CallBody::None,
             deadline,
         )
+    }
+
+    fn post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        deadline: &Deadline,
+    ) -> Result<T, ZvmError> {
+        self.send("POST", path, Vec::new(), &CallBody::Json(body), deadline)
     }
 
     fn get<T: DeserializeOwned>(

@@ -34,6 +34,13 @@ fn recover(env: &TestEnv, args: &[&str]) -> Run {
     env.run(&all, b"")
 }
 
+/// `rewind recover --vm <vm> --path <path> --change <change> [extra...]`.
+fn recover_change(env: &TestEnv, vm: &str, path: &str, change: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["--vm", vm, "--path", path, "--change", change];
+    args.extend_from_slice(extra);
+    recover(env, &args)
+}
+
 #[track_caller]
 fn assert_nothing_mounted(env: &TestEnv) {
     eventually("every FLR session to be gone", || {
@@ -51,18 +58,7 @@ fn assert_nothing_mounted(env: &TestEnv) {
 fn recover_by_change_brings_back_the_pre_change_linux_file() {
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r1");
-    let run = recover(
-        &env,
-        &[
-            "--vm",
-            "jp-ubuntu",
-            "--path",
-            "/etc/app.conf",
-            "--change",
-            "toolu_r1",
-            "--yes",
-        ],
-    );
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r1", &["--yes"]);
     run.success();
     assert_eq!(
         std::fs::read(env.path("out/app.conf")).expect("written"),
@@ -96,19 +92,7 @@ fn recover_by_change_brings_back_the_pre_change_windows_file() {
     env.sim
         .write_guest_file("win2019-1", path, BROKEN)
         .expect("break");
-    recover(
-        &env,
-        &[
-            "--vm",
-            "win2019-1",
-            "--path",
-            path,
-            "--change",
-            "toolu_w1",
-            "--yes",
-        ],
-    )
-    .success();
+    recover_change(&env, "win2019-1", path, "toolu_w1", &["--yes"]).success();
     assert_eq!(
         std::fs::read(env.path("out/notes.txt")).expect("written"),
         BEFORE
@@ -120,17 +104,7 @@ fn recover_by_change_brings_back_the_pre_change_windows_file() {
 fn without_a_terminal_or_yes_nothing_is_mounted_or_written() {
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r2");
-    let run = recover(
-        &env,
-        &[
-            "--vm",
-            "jp-ubuntu",
-            "--path",
-            "/etc/app.conf",
-            "--change",
-            "toolu_r2",
-        ],
-    );
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r2", &[]);
     run.failure();
     assert!(run.stderr.contains("pass --yes"), "{run:#?}");
     assert!(
@@ -146,25 +120,21 @@ fn an_existing_file_is_not_overwritten_without_force() {
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r3");
     std::fs::create_dir_all(env.path("out")).expect("mkdir");
     std::fs::write(env.path("out/app.conf"), b"mine").expect("existing");
-    let args = [
-        "--vm",
-        "jp-ubuntu",
-        "--path",
-        "/etc/app.conf",
-        "--change",
-        "toolu_r3",
-        "--yes",
-    ];
-    let run = recover(&env, &args);
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r3", &["--yes"]);
     run.failure();
     assert!(run.stderr.contains("--force"), "{run:#?}");
     assert_eq!(
         std::fs::read(env.path("out/app.conf")).expect("kept"),
         b"mine"
     );
-    let mut forced = args.to_vec();
-    forced.push("--force");
-    recover(&env, &forced).success();
+    recover_change(
+        &env,
+        "jp-ubuntu",
+        "/etc/app.conf",
+        "toolu_r3",
+        &["--yes", "--force"],
+    )
+    .success();
     assert_eq!(
         std::fs::read(env.path("out/app.conf")).expect("replaced"),
         BEFORE
@@ -175,18 +145,7 @@ fn an_existing_file_is_not_overwritten_without_force() {
 fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r4");
-    let run = recover(
-        &env,
-        &[
-            "--vm",
-            "jp-ubuntu",
-            "--path",
-            "/etc/app.conf",
-            "--change",
-            "toolu_nope",
-            "--yes",
-        ],
-    );
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_nope", &["--yes"]);
     run.failure();
     assert!(
         run.stderr
@@ -203,17 +162,12 @@ fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
 fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5");
-    let run = recover(
+    let run = recover_change(
         &env,
-        &[
-            "--vm",
-            "jp-ubuntu",
-            "--path",
-            "/etc/missing.conf",
-            "--change",
-            "toolu_r5",
-            "--yes",
-        ],
+        "jp-ubuntu",
+        "/etc/missing.conf",
+        "toolu_r5",
+        &["--yes"],
     );
     run.failure();
     assert!(
@@ -240,18 +194,7 @@ fn mount_failed_and_download_failed_still_unmount() {
             ..Setup::default()
         });
         guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r6");
-        let run = recover(
-            &env,
-            &[
-                "--vm",
-                "jp-ubuntu",
-                "--path",
-                "/etc/app.conf",
-                "--change",
-                "toolu_r6",
-                "--yes",
-            ],
-        );
+        let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r6", &["--yes"]);
         run.failure();
         assert!(run.stdout.contains("unmounted:"), "{fault:?}: {run:#?}");
         assert!(

@@ -136,18 +136,20 @@ impl TestEnv {
 
     /// Rewrites the config for `setup` (the simulator stays).
     pub(crate) fn write_config(&self, setup: &Setup) {
-        let url = setup.url.clone().unwrap_or_else(|| self.sim.url());
-        let ca = if setup.trust_ca {
-            format!(
-                "ca_cert = {:?}\n",
-                self.sim.ca_cert_path().display().to_string()
-            )
-        } else {
-            String::new()
-        };
+        // The simulator's own [zvm] section, with the URL or the trust changed as asked.
+        let zvm: Vec<String> = self
+            .sim
+            .zvm_config()
+            .lines()
+            .filter(|l| setup.trust_ca || !l.starts_with("ca_cert"))
+            .map(|l| match &setup.url {
+                Some(url) if l.starts_with("url = ") => format!("url = {url:?}"),
+                _ => l.to_owned(),
+            })
+            .collect();
+        let zvm = zvm.join("\n");
         let text = format!(
-            "[zvm]\nurl = {url:?}\nusername = {:?}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{ca}\n[hook]\n{}\naudit_log = {:?}\n",
-            self.sim.username(),
+            "{zvm}\n[hook]\n{}\naudit_log = {:?}\n",
             setup.hook,
             self.path("state/audit.jsonl").display().to_string(),
         );
