@@ -115,6 +115,23 @@ pub struct HookConfig {
     pub audit_log: PathBuf,
 }
 
+impl Default for HookConfig {
+    fn default() -> Self {
+        HookConfig {
+            budget: DEFAULT_BUDGET,
+            on_checkpoint: OnCheckpoint::Context,
+            on_zvm_error: OnZvmError::Deny,
+            // Without a list, the catalog `rewind catalog add` writes is read if present.
+            catalogs: default_user_catalog()
+                .filter(|p| p.is_file())
+                .into_iter()
+                .collect(),
+            builtin_catalogs: true,
+            audit_log: state_dir().join("audit.jsonl"),
+        }
+    }
+}
+
 /// The answer for a mutating call whose checkpoint is confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -187,14 +204,18 @@ impl Config {
                 return Self::load(&user);
             }
         }
-        Self::from_raw(
-            RawConfig {
-                zvm: None,
-                hook: None,
-                vm_aliases: None,
-            },
-            None,
-        )
+        Ok(Self::defaults())
+    }
+
+    /// The configuration when no file exists: no ZVM, the default hook settings.
+    pub fn defaults() -> Config {
+        Config {
+            origin: None,
+            zvm: None,
+            hook: HookConfig::default(),
+            vm_aliases: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
     }
 
     /// Loads one file; every error names it.
@@ -224,14 +245,15 @@ impl Config {
             .map(|z| validate_zvm(z, &base, &name, &mut warnings))
             .transpose()?;
 
-        let hook = raw.hook.unwrap_or(RawHook {
-            budget_secs: None,
-            on_checkpoint: None,
-            on_zvm_error: None,
-            catalogs: None,
-            builtin_catalogs: None,
-            audit_log: None,
-        });
+        let Some(hook) = raw.hook else {
+            return Ok(Config {
+                origin: origin.map(Path::to_path_buf),
+                zvm,
+                hook: HookConfig::default(),
+                vm_aliases: raw.vm_aliases.unwrap_or_default(),
+                warnings,
+            });
+        };
         let budget = match hook.budget_secs {
             None => DEFAULT_BUDGET,
             Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
@@ -239,24 +261,19 @@ impl Config {
             }
             Some(secs) => bail!("{name}: [hook] budget_secs = {secs} must be between 0 and 3600"),
         };
-        let audit_log = match hook.audit_log {
-            Some(path) => resolve_path(&path, &base),
-            None => state_dir().join("audit.jsonl"),
-        };
+        let defaults = HookConfig::default();
         let hook = HookConfig {
             budget,
-            on_checkpoint: hook.on_checkpoint.unwrap_or(OnCheckpoint::Context),
-            on_zvm_error: hook.on_zvm_error.unwrap_or(OnZvmError::Deny),
+            on_checkpoint: hook.on_checkpoint.unwrap_or(defaults.on_checkpoint),
+            on_zvm_error: hook.on_zvm_error.unwrap_or(defaults.on_zvm_error),
             catalogs: match hook.catalogs {
                 Some(files) => files.iter().map(|p| resolve_path(p, &base)).collect(),
-                // Without a list, the catalog `rewind catalog add` writes is read if present.
-                None => default_user_catalog()
-                    .filter(|p| p.is_file())
-                    .into_iter()
-                    .collect(),
+                None => defaults.catalogs,
             },
-            builtin_catalogs: hook.builtin_catalogs.unwrap_or(true),
-            audit_log,
+            builtin_catalogs: hook.builtin_catalogs.unwrap_or(defaults.builtin_catalogs),
+            audit_log: hook
+                .audit_log
+                .map_or(defaults.audit_log, |path| resolve_path(&path, &base)),
         };
 
         Ok(Config {

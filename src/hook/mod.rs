@@ -40,7 +40,8 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let (config, config_error) = match Config::discover(config_path) {
         Ok(config) => (config, None),
-        Err(e) => (fallback_config(), Some(format!("{e:#}"))),
+        // Defaults keep the budget and the audit trail; the call itself is denied.
+        Err(e) => (Config::defaults(), Some(format!("{e:#}"))),
     };
     let budget = config.hook.budget;
     let deadline = Deadline::after(budget);
@@ -101,28 +102,6 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
     let rendered = claude_code::render(&evaluation.decision);
     record(&config, evaluation, &deadline);
     output::emit(&rendered)
-}
-
-/// Defaults for when the configuration itself cannot be read (the call is then denied).
-fn fallback_config() -> Config {
-    Config::parse("", Path::new("defaults")).unwrap_or_else(|_| unreachable_config())
-}
-
-fn unreachable_config() -> Config {
-    Config {
-        origin: None,
-        zvm: None,
-        hook: config::HookConfig {
-            budget: config::DEFAULT_BUDGET,
-            on_checkpoint: config::OnCheckpoint::Context,
-            on_zvm_error: config::OnZvmError::Deny,
-            catalogs: Vec::new(),
-            builtin_catalogs: true,
-            audit_log: config::state_dir().join("audit.jsonl"),
-        },
-        vm_aliases: std::collections::BTreeMap::new(),
-        warnings: Vec::new(),
-    }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
