@@ -1,5 +1,6 @@
 //! The single integration test binary: one module per area.
 
+mod catalog;
 mod claude;
 mod demo;
 mod e2e;

@@ -29,6 +29,8 @@ pub(crate) struct Setup {
     pub(crate) hook: String,
     pub(crate) faults: Vec<Fault>,
     pub(crate) password: Option<String>,
+    /// Another scenario than the shipped lab.
+    pub(crate) scenario: Option<Scenario>,
 }
 
 impl Default for Setup {
@@ -41,6 +43,7 @@ impl Default for Setup {
             hook: String::from("budget_secs = 30"),
             faults: Vec::new(),
             password: None,
+            scenario: None,
         }
     }
 }
@@ -116,7 +119,7 @@ impl TestEnv {
 
     fn with_ref(setup: &Setup) -> TestEnv {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut scenario = Scenario::lab();
+        let mut scenario = setup.scenario.clone().unwrap_or_else(Scenario::lab);
         if setup.frozen {
             scenario = scenario.with_start(rewind::time::parse_utc(FROZEN_START).expect("time"));
         }

@@ -285,3 +285,52 @@ fn checkpoints_filter_by_change() {
         "{none:#?}"
     );
 }
+
+#[test]
+fn a_token_the_zvm_expired_is_renewed_once_and_the_call_goes_on() {
+    let env = TestEnv::start();
+    env.run(&["find", "jp-ubuntu"], b"").success();
+    env.sim.expire_tokens();
+    env.run(&["guard", "--vm", "jp-ubuntu"], b"").success();
+    let stats = env.sim.stats();
+    assert_eq!(
+        stats.unauthorized, 1,
+        "exactly one 401, then the renewed token: {stats:#?}"
+    );
+    assert_eq!(stats.token_requests, 2, "{stats:#?}");
+}
+
+#[test]
+fn a_windows_zvm_session_login_works_and_is_shared() {
+    let scenario = rewind::sim::Scenario::from_toml(
+        r#"
+        auth = "session"
+        username = "zadmin"
+        password = "9x-pass"
+        [[vm]]
+        name = "app01"
+        ips = ["10.1.0.5"]
+        guest_os = "windows"
+        [[vpg]]
+        name = "app01-vpg"
+        profile = "vsphere"
+        vms = ["app01"]
+        "#,
+        "session.toml",
+    )
+    .expect("scenario");
+    let env = TestEnv::with(Setup {
+        scenario: Some(scenario),
+        ..Setup::default()
+    });
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    assert!(config.contains("auth = \"session\""), "{config}");
+    env.run(&["guard", "--vm", "10.1.0.5"], b"").success();
+    env.run(&["guard", "--vm", "app01"], b"").success();
+    assert_eq!(
+        env.sim.stats().token_requests,
+        1,
+        "one session for both processes"
+    );
+    assert_eq!(env.sim.inserts().len(), 2);
+}

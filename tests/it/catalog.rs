@@ -1,0 +1,172 @@
+//! Catalog commands, the shipped host snippet, and `rewind doctor`, as a user runs them.
+
+use std::path::Path;
+
+use rewind::commands::install::hook_entry;
+use rewind::config::Config;
+
+use crate::support::{Setup, TestEnv};
+
+#[test]
+fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
+    let env = TestEnv::start();
+    let before = env.run(
+        &[
+            "check",
+            "mcp__deploy__push",
+            "--input",
+            r#"{"target":"jp-ubuntu"}"#,
+        ],
+        b"",
+    );
+    before.success();
+    assert!(before.stdout.contains("class:    unlisted"), "{before:#?}");
+
+    // No [hook] catalogs in this config: `add` writes the default user catalog, which loads.
+    let added = env.run(
+        &[
+            "catalog",
+            "add",
+            "mutating",
+            "--server",
+            "deploy",
+            "--tool",
+            "push",
+            "--vm-arg",
+            "target",
+            "--note",
+            "ships a build",
+        ],
+        b"",
+    );
+    added.success();
+    assert!(
+        env.path("home/.config/rewind/catalog.toml").is_file(),
+        "{added:#?}"
+    );
+
+    let after = env.run(
+        &[
+            "check",
+            "mcp__deploy__push",
+            "--input",
+            r#"{"target":"jp-ubuntu"}"#,
+        ],
+        b"",
+    );
+    after.success();
+    assert!(after.stdout.contains("class:    mutating"), "{after:#?}");
+    assert!(
+        after
+            .stdout
+            .contains("VM:       jp-ubuntu (argument `target`)"),
+        "{after:#?}"
+    );
+
+    let hook = env.hook(&crate::support::hook_input(
+        "mcp__deploy__push",
+        &serde_json::json!({"target": "jp-ubuntu"}),
+        "toolu_d1",
+    ));
+    assert!(
+        hook.reason().contains("tagged checkpoint"),
+        "the hook guards it now: {hook:#?}"
+    );
+
+    let twice = env.run(
+        &[
+            "catalog",
+            "add",
+            "read-only",
+            "--server",
+            "deploy",
+            "--tool",
+            "push",
+        ],
+        b"",
+    );
+    twice.failure();
+    assert!(twice.stderr.contains("listed twice"), "{twice:#?}");
+    env.run(&["catalog", "lint"], b"").success();
+}
+
+#[test]
+fn catalog_lint_fails_on_a_broken_user_catalog_naming_file_and_key() {
+    let env = TestEnv::start();
+    let file = env.path("mine.toml");
+    std::fs::write(
+        &file,
+        "[[read_only]]\nserver = \"ssh\"\ntool = \"x\"\nplatfrom = \"linux\"\n",
+    )
+    .expect("write");
+    env.write_config(&Setup {
+        hook: format!("catalogs = [{:?}]", file.display().to_string()),
+        ..Setup::default()
+    });
+    let lint = env.run(&["catalog", "lint"], b"");
+    lint.failure();
+    assert!(
+        lint.stdout.contains("ok    builtin:linux.toml"),
+        "{lint:#?}"
+    );
+    assert!(
+        lint.stdout.contains("mine.toml") && lint.stdout.contains("platfrom"),
+        "{lint:#?}"
+    );
+}
+
+#[test]
+fn the_shipped_snippet_is_what_install_writes() {
+    let snippet: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-code.settings.json"),
+        )
+        .expect("snippet"),
+    )
+    .expect("snippet is JSON");
+    let group = &snippet["hooks"]["PreToolUse"][0];
+    assert_eq!(group["matcher"], rewind::commands::install::MATCHER);
+    let expected = hook_entry(
+        Path::new("/usr/local/bin/rewind"),
+        None,
+        &Config::defaults(),
+    );
+    assert_eq!(group["hooks"][0], expected);
+}
+
+#[test]
+fn doctor_passes_with_the_hook_installed_and_fails_without() {
+    let env = TestEnv::start();
+    let missing = env.run(&["doctor"], b"");
+    missing.failure();
+    assert!(
+        missing
+            .stdout
+            .contains("FAIL  hook: no rewind hook installed"),
+        "{missing:#?}"
+    );
+    assert!(
+        missing.stdout.contains("ok    authentication"),
+        "{missing:#?}"
+    );
+    assert!(
+        missing.stdout.contains("ok    vpg jp-ubuntu-vpg"),
+        "{missing:#?}"
+    );
+
+    env.run(&["install", "--scope", "user"], b"").success();
+    let healthy = env.run(&["doctor"], b"");
+    healthy.success();
+    assert!(healthy.stdout.contains("onFailure block"), "{healthy:#?}");
+
+    let untrusted = TestEnv::with(Setup {
+        trust_ca: false,
+        ..Setup::default()
+    });
+    let tls = untrusted.run(&["doctor"], b"");
+    tls.failure();
+    assert!(
+        tls.stdout.contains("FAIL  authentication: TLS certificate"),
+        "{tls:#?}"
+    );
+}
