@@ -30,7 +30,11 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
         .transpose()
         .context("cannot resolve --config")?;
     let entry = hook_entry(&binary, config_arg.as_deref(), &config);
-    let changed = merge_into_file(&settings, &entry)?;
+    let after = after_entry(&binary, config_arg.as_deref());
+    let changed = merge_into_file(
+        &settings,
+        &[("PreToolUse", &entry), ("PostToolUse", &after)],
+    )?;
     if changed {
         say(format!(
             "installed the rewind hook in {}",
@@ -81,9 +85,26 @@ pub fn hook_entry(binary: &Path, config: Option<&Path>, settings: &Config) -> Va
     })
 }
 
-/// Merges `entry` into the settings file; returns whether anything changed. The previous
-/// file is kept as `<name>.rewind-backup`.
-pub fn merge_into_file(path: &Path, entry: &Value) -> anyhow::Result<bool> {
+/// The PostToolUse handler: records in the audit trail that a call ran. It decides nothing,
+/// so a failure of it blocks nothing.
+pub fn after_entry(binary: &Path, config: Option<&Path>) -> Value {
+    let mut args = Vec::new();
+    if let Some(config) = config {
+        args.push(Value::from("--config"));
+        args.push(Value::from(config.display().to_string()));
+    }
+    args.push(Value::from("hook"));
+    json!({
+        "type": "command",
+        "command": binary.display().to_string(),
+        "args": args,
+        "timeout": 10,
+    })
+}
+
+/// Merges handlers (event, entry) into the settings file; returns whether anything changed.
+/// The previous file is kept as `<name>.rewind-backup`.
+pub fn merge_into_file(path: &Path, entries: &[(&str, &Value)]) -> anyhow::Result<bool> {
     let (mut settings, original) = match std::fs::read_to_string(path) {
         Ok(text) => {
             let value: Value = serde_json::from_str(&text).with_context(|| {
@@ -97,7 +118,9 @@ pub fn merge_into_file(path: &Path, entry: &Value) -> anyhow::Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (json!({}), None),
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };
-    merge(&mut settings, entry)?;
+    for (event, entry) in entries {
+        merge(&mut settings, event, entry)?;
+    }
     let text = serde_json::to_string_pretty(&settings)? + "\n";
     if original.as_deref() == Some(text.as_str()) {
         return Ok(false);
@@ -122,9 +145,9 @@ pub fn backup_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Puts our handler into `hooks.PreToolUse`: replaces an existing rewind handler in place,
-/// or adds a matcher group for MCP tools. Nothing else is touched.
-pub fn merge(settings: &mut Value, entry: &Value) -> anyhow::Result<()> {
+/// Puts our handler into `hooks.<event>`: replaces an existing rewind handler in place, or
+/// adds a matcher group for MCP tools. Nothing else is touched.
+pub fn merge(settings: &mut Value, event: &str, entry: &Value) -> anyhow::Result<()> {
     let root = settings
         .as_object_mut()
         .context("settings are not a JSON object")?;
@@ -134,10 +157,10 @@ pub fn merge(settings: &mut Value, entry: &Value) -> anyhow::Result<()> {
         .as_object_mut()
         .context("\"hooks\" in the settings is not an object")?;
     let groups = hooks
-        .entry("PreToolUse")
+        .entry(event)
         .or_insert_with(|| Value::Array(Vec::new()))
         .as_array_mut()
-        .context("\"hooks.PreToolUse\" in the settings is not an array")?;
+        .with_context(|| format!("\"hooks.{event}\" in the settings is not an array"))?;
     // Replace the first rewind handler in place (keeping the user's matcher), drop repeats.
     let mut placed = false;
     for group in groups.iter_mut() {
@@ -199,9 +222,19 @@ mod tests {
             "model": "opus"
         });
         let before = settings.clone();
-        merge(&mut settings, &entry("/opt/rewind/bin/rewind")).expect("merge");
+        merge(
+            &mut settings,
+            "PreToolUse",
+            &entry("/opt/rewind/bin/rewind"),
+        )
+        .expect("merge");
         let once = settings.clone();
-        merge(&mut settings, &entry("/opt/rewind/bin/rewind")).expect("merge again");
+        merge(
+            &mut settings,
+            "PreToolUse",
+            &entry("/opt/rewind/bin/rewind"),
+        )
+        .expect("merge again");
         assert_eq!(settings, once, "second install changes nothing");
         let groups = settings["hooks"]["PreToolUse"].as_array().expect("array");
         assert_eq!(groups.len(), 2);
@@ -223,7 +256,7 @@ mod tests {
             {"matcher": "mcp__ssh__.*", "hooks": [{"type": "command", "command": "/old/rewind", "args": ["hook"], "timeout": 60}]},
             {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "/older/rewind hook"}]}
         ]}});
-        merge(&mut settings, &entry("/new/rewind")).expect("merge");
+        merge(&mut settings, "PreToolUse", &entry("/new/rewind")).expect("merge");
         let groups = settings["hooks"]["PreToolUse"].as_array().expect("array");
         assert_eq!(groups.len(), 1, "{settings:#}");
         assert_eq!(groups[0]["matcher"], "mcp__ssh__.*");
@@ -235,17 +268,21 @@ mod tests {
     fn the_file_is_backed_up_and_garbage_is_left_alone() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join(".claude/settings.json");
-        assert!(merge_into_file(&path, &entry("/bin/rewind")).expect("new file"));
+        assert!(
+            merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))]).expect("new file")
+        );
         assert!(
             !backup_path(&path).exists(),
             "nothing to back up for a new file"
         );
-        assert!(!merge_into_file(&path, &entry("/bin/rewind")).expect("same"));
-        assert!(merge_into_file(&path, &entry("/usr/bin/rewind")).expect("changed"));
+        assert!(!merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))]).expect("same"));
+        assert!(
+            merge_into_file(&path, &[("PreToolUse", &entry("/usr/bin/rewind"))]).expect("changed")
+        );
         let backup = std::fs::read_to_string(backup_path(&path)).expect("backup");
         assert!(backup.contains("/bin/rewind"));
         std::fs::write(&path, "{ not json").expect("write");
-        let err = merge_into_file(&path, &entry("/bin/rewind"))
+        let err = merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))])
             .expect_err("refuses")
             .to_string();
         assert!(err.contains("not valid JSON"), "{err}");

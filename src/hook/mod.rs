@@ -115,6 +115,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// What the worker found, for the decision and the audit trail.
 #[derive(Default)]
 struct Facts {
+    /// A PostToolUse call: the tool ran.
+    ran: bool,
     class: &'static str,
     vm: Option<String>,
     vpgs: Vec<String>,
@@ -173,12 +175,14 @@ fn decide(
     progress: &Mutex<String>,
     facts: &mut Facts,
 ) -> Decision {
-    if input
-        .hook_event_name
-        .as_deref()
-        .is_some_and(|e| e != "PreToolUse")
-    {
-        return Decision::None;
+    match input.hook_event_name.as_deref() {
+        None | Some("PreToolUse") => {}
+        // After the call: nothing to decide, but the audit trail notes that it ran.
+        Some("PostToolUse") => {
+            facts.ran = true;
+            return Decision::None;
+        }
+        Some(_) => return Decision::None,
     }
     let tool = input.tool();
     let catalog = match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
@@ -339,7 +343,7 @@ fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
         vm: facts.vm,
         vpgs: facts.vpgs,
         checkpoints: facts.checkpoints,
-        decision: decision.label().to_owned(),
+        decision: if facts.ran { "ran" } else { decision.label() }.to_owned(),
         reason: decision.text().map(str::to_owned),
         duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: input

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rewind::commands::install::hook_entry;
+use rewind::commands::install::{after_entry, hook_entry};
 use rewind::config::Config;
 
 use crate::support::{Setup, TestEnv};
@@ -126,12 +126,14 @@ fn the_shipped_snippet_is_what_install_writes() {
     .expect("snippet is JSON");
     let group = &snippet["hooks"]["PreToolUse"][0];
     assert_eq!(group["matcher"], rewind::commands::install::MATCHER);
-    let expected = hook_entry(
-        Path::new("/usr/local/bin/rewind"),
-        None,
-        &Config::defaults(),
+    let binary = Path::new("/usr/local/bin/rewind");
+    assert_eq!(
+        group["hooks"][0],
+        hook_entry(binary, None, &Config::defaults())
     );
-    assert_eq!(group["hooks"][0], expected);
+    let after = &snippet["hooks"]["PostToolUse"][0];
+    assert_eq!(after["matcher"], rewind::commands::install::MATCHER);
+    assert_eq!(after["hooks"][0], after_entry(binary, None));
 }
 
 #[test]
@@ -155,6 +157,21 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     );
 
     env.run(&["install", "--scope", "user"], b"").success();
+    // The PostToolUse entry records that a call ran.
+    let ran = env.run(&["hook"], br#"{"hook_event_name":"PostToolUse","tool_name":"mcp__ssh__exec","tool_input":{},"tool_use_id":"toolu_ran","tool_response":"ok"}"#);
+    assert_eq!((ran.code, ran.stdout.trim()), (0, "{}"), "{ran:#?}");
+    let log = env.run(
+        &[
+            "log",
+            "--decision",
+            "ran",
+            "--change",
+            "toolu_ran",
+            "--json",
+        ],
+        b"",
+    );
+    assert_eq!(log.stdout.lines().count(), 1, "{log:#?}");
     let healthy = env.run(&["doctor"], b"");
     healthy.success();
     assert!(healthy.stdout.contains("onFailure block"), "{healthy:#?}");

@@ -270,10 +270,13 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
     for key in ["enableAllProjectMcpServers", "permissions"] {
         assert_eq!(installed[key], existing[key], "{key} kept");
     }
-    assert_eq!(
-        installed["hooks"]["PostToolUse"],
-        existing["hooks"]["PostToolUse"]
-    );
+    // The user's PostToolUse hook is kept; ours (recording that a call ran) comes after it.
+    let post = installed["hooks"]["PostToolUse"]
+        .as_array()
+        .expect("PostToolUse");
+    assert_eq!(post.len(), 2, "{installed:#}");
+    assert_eq!(post[0], existing["hooks"]["PostToolUse"][0]);
+    assert_eq!(post[1]["hooks"][0]["args"], json!(["hook"]));
     let pre = installed["hooks"]["PreToolUse"]
         .as_array()
         .expect("PreToolUse");
@@ -298,4 +301,13 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
         serde_json::from_str(&fs::read_to_string(&post_log).expect("the user's PostToolUse ran"))
             .expect("JSON");
     assert_eq!(post["tool_use_id"], CALL_ID);
+
+    // rewind's own PostToolUse entry recorded in the audit trail that the guarded call ran.
+    let log = env.run(&["log", "--change", CALL_ID, "--json"], b"");
+    let decisions: Vec<String> = log
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("audit JSON")["decision"].to_string())
+        .collect();
+    assert_eq!(decisions, ["\"context\"", "\"ran\""], "{log:#?}");
 }
