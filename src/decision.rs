@@ -146,11 +146,7 @@ pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) 
                         context,
                     },
                 }
-            } else if let Some(error) = report.zvm_error()
-                && report.vpgs.iter().all(|v| {
-                    v.result.is_ok() || matches!(&v.result, Err(crate::guard::Refusal::Zvm(_)))
-                })
-            {
+            } else if let Some(error) = report.only_zvm_error() {
                 zvm_error(&report.vm.name, &error.to_string(), policy)
             } else {
                 Decision::Deny(refusal(report, tool))
@@ -226,4 +222,158 @@ pub fn checkpoint_context(report: &GuardReport, change: &str) -> String {
         report.vm.name
     );
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::guard::{Refusal, Tagged, VpgOutcome};
+    use crate::tag::Tag;
+    use crate::zvm::resolve::VpgRef;
+    use crate::zvm::wire::{Checkpoint, TaskState};
+
+    fn checkpoint(id: &str) -> Checkpoint {
+        Checkpoint {
+            checkpoint_identifier: id.into(),
+            time_stamp: "2026-03-02T09:00:00Z".into(),
+            tag: None,
+        }
+    }
+
+    fn report(results: Vec<Result<Tagged, Refusal>>) -> GuardReport {
+        let vpgs: Vec<VpgOutcome> = results
+            .into_iter()
+            .enumerate()
+            .map(|(n, result)| VpgOutcome {
+                vpg: VpgRef {
+                    id: format!("id-{n}"),
+                    name: format!("vpg-{n}"),
+                },
+                result,
+            })
+            .collect();
+        GuardReport {
+            vm: Vm {
+                id: "vm-id".into(),
+                name: "db01".into(),
+                vpgs: vpgs.iter().map(|v| v.vpg.clone()).collect(),
+            },
+            tag: Tag::new("a", "t", "db01", "c", SystemTime::UNIX_EPOCH),
+            vpgs,
+        }
+    }
+
+    #[expect(
+        clippy::unnecessary_wraps,
+        reason = "stands beside the refusals in result lists"
+    )]
+    fn tagged(id: &str) -> Result<Tagged, Refusal> {
+        Ok(confirmed(id))
+    }
+
+    fn confirmed(id: &str) -> Tagged {
+        Tagged {
+            checkpoint: checkpoint(id),
+            task_id: "task".into(),
+            previous: Some(checkpoint("1")),
+            attempts: 1,
+            cadence: Duration::from_secs(5),
+        }
+    }
+
+    fn unreachable() -> Result<Tagged, Refusal> {
+        Err(Refusal::Zvm(ZvmError::TimedOut {
+            method: "GET",
+            url: "https://zvm/v1/tasks/x".into(),
+        }))
+    }
+
+    const CONTEXT: Policy = Policy {
+        on_checkpoint: OnCheckpoint::Context,
+        on_zvm_error: OnZvmError::Deny,
+    };
+
+    #[test]
+    fn one_vpg_refused_denies_even_when_the_other_is_confirmed() {
+        let r = report(vec![
+            tagged("10"),
+            Err(Refusal::TaskEnded {
+                task_id: "t2".into(),
+                state: TaskState::Stopped,
+                reason: String::new(),
+            }),
+        ]);
+        let Decision::Deny(reason) = decide("mcp__ssh__exec", "c", &Finding::Guarded(&r), &CONTEXT)
+        else {
+            panic!("deny");
+        };
+        assert!(
+            reason.contains("VPG vpg-0: checkpoint 10 confirmed."),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("VPG vpg-1: checkpoint task t2 ended Stopped (Zerto gave no reason)."),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn zvm_trouble_follows_on_zvm_error_but_a_zerto_refusal_always_denies() {
+        let soft = Policy {
+            on_checkpoint: OnCheckpoint::Context,
+            on_zvm_error: OnZvmError::Ask,
+        };
+        let r = report(vec![tagged("10"), unreachable()]);
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&r), &soft),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&r), &CONTEXT),
+            Decision::Deny(_)
+        ));
+        let mixed = report(vec![
+            unreachable(),
+            Err(Refusal::TagNotListed {
+                task_id: "t".into(),
+            }),
+        ]);
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&mixed), &soft),
+            Decision::Deny(_)
+        ));
+    }
+
+    #[test]
+    fn confirmed_gives_context_or_allow_with_the_recover_command() {
+        let r = report(vec![tagged("10"), tagged("11")]);
+        let Decision::Context(text) = decide("t", "toolu_9", &Finding::Guarded(&r), &CONTEXT)
+        else {
+            panic!("context");
+        };
+        assert!(text.contains("- VPG vpg-1: tagged checkpoint 11"), "{text}");
+        assert!(
+            text.ends_with("rewind recover --vm db01 --change toolu_9 --path <file>"),
+            "{text}"
+        );
+        let allow = Policy {
+            on_checkpoint: OnCheckpoint::Allow,
+            on_zvm_error: OnZvmError::Deny,
+        };
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&r), &allow),
+            Decision::Allow { .. }
+        ));
+    }
+
+    #[test]
+    fn a_guard_with_no_vpg_is_not_confirmed() {
+        let r = report(Vec::new());
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&r), &CONTEXT),
+            Decision::Deny(_)
+        ));
+    }
 }

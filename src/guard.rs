@@ -59,6 +59,8 @@ pub enum Refusal {
     Busy(String),
     /// The ZVM could not be asked.
     Zvm(ZvmError),
+    /// A bug in rewind (a guard thread panicked).
+    Internal(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -86,6 +88,7 @@ impl std::fmt::Display for Refusal {
             ),
             Self::Busy(detail) => f.write_str(detail),
             Self::Zvm(e) => write!(f, "{e}"),
+            Self::Internal(detail) => write!(f, "internal error: {detail}"),
         }
     }
 }
@@ -104,13 +107,21 @@ impl GuardReport {
         !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
     }
 
-    /// True when a VPG failed only because the ZVM could not be asked (unreachable, TLS,
-    /// authentication), as opposed to Zerto refusing or not finishing the checkpoint.
-    pub fn zvm_error(&self) -> Option<&ZvmError> {
-        self.vpgs.iter().find_map(|v| match &v.result {
-            Err(Refusal::Zvm(e)) => Some(e),
-            _ => None,
-        })
+    /// The ZVM error, when every VPG without a checkpoint failed only because the ZVM could
+    /// not be asked (unreachable, TLS, authentication), not because Zerto refused or did not
+    /// finish the checkpoint.
+    pub fn only_zvm_error(&self) -> Option<&ZvmError> {
+        let mut first = None;
+        for vpg in &self.vpgs {
+            match &vpg.result {
+                Ok(_) => {}
+                Err(Refusal::Zvm(e)) => {
+                    first.get_or_insert(e);
+                }
+                Err(_) => return None,
+            }
+        }
+        first
     }
 }
 
@@ -143,8 +154,8 @@ pub fn guard(
             .map(|(vpg, worker)| VpgOutcome {
                 vpg: vpg.clone(),
                 result: worker.join().unwrap_or_else(|_| {
-                    Err(Refusal::Busy(String::from(
-                        "internal error while guarding this VPG",
+                    Err(Refusal::Internal(String::from(
+                        "the guard of this VPG panicked",
                     )))
                 }),
             })
