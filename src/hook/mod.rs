@@ -43,65 +43,73 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
         // Defaults keep the budget and the audit trail; the call itself is denied.
         Err(e) => (Config::defaults(), Some(format!("{e:#}"))),
     };
-    let budget = config.hook.budget;
-    let deadline = Deadline::after(budget);
+    let deadline = Deadline::after(config.hook.budget);
     let progress: Progress = Arc::new(Mutex::new(String::from("reading the tool call")));
 
-    let (tx, rx) = mpsc::channel();
     let worker_progress = Arc::clone(&progress);
     let worker_config = config.clone();
-    let spawned = std::thread::Builder::new()
-        .name(String::from("hook"))
-        .spawn(move || {
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                let mut stdin = Vec::new();
-                let read = std::io::stdin()
-                    .lock()
-                    .take(claude_code::MAX_INPUT as u64 + 1)
-                    .read_to_end(&mut stdin);
-                match (read, config_error) {
-                    (Err(e), _) => Evaluation::answer(Decision::Block(format!(
-                        "rewind: cannot read stdin ({e}); refusing the call"
-                    ))),
-                    (Ok(_), Some(error)) => Evaluation {
-                        decision: Decision::Deny(format!("rewind: configuration error: {error}")),
-                        input: claude_code::parse(&stdin).ok(),
-                        facts: Facts::default(),
-                    },
-                    (Ok(_), None) => evaluate(
-                        &stdin,
-                        &worker_config,
-                        &deadline.shortened_by(WORKER_MARGIN),
-                        &worker_progress,
-                    ),
-                }
-            }));
-            // The watchdog may have answered already; nobody listens then.
-            let _ = tx.send(result);
-        });
-
-    let evaluation = match spawned {
-        Err(e) => Evaluation::answer(Decision::Deny(format!(
-            "rewind: internal error: cannot start ({e})"
-        ))),
-        Ok(_) => match rx.recv_timeout(deadline.remaining()) {
-            Ok(Ok(done)) => done,
-            Ok(Err(panic)) => Evaluation::answer(Decision::Deny(format!(
-                "rewind: internal error ({}); the call was not allowed",
-                panic_message(&*panic)
+    let evaluation = supervise(&deadline, &progress, move || {
+        let mut stdin = Vec::new();
+        let read = std::io::stdin()
+            .lock()
+            .take(claude_code::MAX_INPUT as u64 + 1)
+            .read_to_end(&mut stdin);
+        match (read, config_error) {
+            (Err(e), _) => Evaluation::answer(Decision::Block(format!(
+                "rewind: cannot read stdin ({e}); refusing the call"
             ))),
-            Err(_) => Evaluation::answer(Decision::Deny(format!(
-                "rewind: the hook's {} s budget ran out while {}; no confirmed checkpoint, so the call was not allowed",
-                budget.as_secs_f64(),
-                progress
-                    .lock()
-                    .map_or_else(|_| String::from("working"), |p| p.clone())
-            ))),
-        },
-    };
+            (Ok(_), Some(error)) => Evaluation {
+                decision: Decision::Deny(format!("rewind: configuration error: {error}")),
+                input: claude_code::parse(&stdin).ok(),
+                facts: Facts::default(),
+            },
+            (Ok(_), None) => evaluate(
+                &stdin,
+                &worker_config,
+                &deadline.shortened_by(WORKER_MARGIN),
+                &worker_progress,
+            ),
+        }
+    });
     let rendered = claude_code::render(&evaluation.decision);
     record(&config, evaluation, &deadline);
     output::emit(&rendered)
+}
+
+/// Runs `work` on a worker thread under `catch_unwind` while this thread watches the
+/// deadline: a panic becomes a deny with its message, and so does a worker that has not
+/// answered when the deadline comes (saying what it was doing).
+fn supervise(
+    deadline: &Deadline,
+    progress: &Progress,
+    work: impl FnOnce() -> Evaluation + Send + 'static,
+) -> Evaluation {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(String::from("hook"))
+        .spawn(move || {
+            // The watchdog may have answered already; nobody listens then.
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
+        });
+    if let Err(e) = spawned {
+        return Evaluation::answer(Decision::Deny(format!(
+            "rewind: internal error: cannot start ({e})"
+        )));
+    }
+    match rx.recv_timeout(deadline.remaining()) {
+        Ok(Ok(done)) => done,
+        Ok(Err(panic)) => Evaluation::answer(Decision::Deny(format!(
+            "rewind: internal error ({}); the call was not allowed",
+            panic_message(&*panic)
+        ))),
+        Err(_) => Evaluation::answer(Decision::Deny(format!(
+            "rewind: the hook's {} s budget ran out while {}; no confirmed checkpoint, so the call was not allowed",
+            deadline.budget().as_secs_f64(),
+            progress
+                .lock()
+                .map_or_else(|_| String::from("working"), |p| p.clone())
+        ))),
+    }
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -356,5 +364,42 @@ fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
         AUDIT_WAIT.min(deadline.remaining()),
     ) {
         eprintln!("rewind: audit trail not written: {e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_the_worker_is_a_deny_with_its_message() {
+        let progress: Progress = Arc::new(Mutex::new(String::new()));
+        let deadline = Deadline::after(Duration::from_secs(10));
+        let evaluation = supervise(&deadline, &progress, || {
+            panic!("catalog index out of range")
+        });
+        assert_eq!(
+            evaluation.decision,
+            Decision::Deny(String::from(
+                "rewind: internal error (catalog index out of range); the call was not allowed"
+            ))
+        );
+    }
+
+    #[test]
+    fn a_worker_past_the_deadline_is_a_deny_saying_what_it_was_doing() {
+        let progress: Progress = Arc::new(Mutex::new(String::from("waiting for Zerto")));
+        let deadline = Deadline::after(Duration::from_millis(50));
+        let evaluation = supervise(&deadline, &progress, || {
+            std::thread::sleep(Duration::from_secs(5));
+            Evaluation::answer(Decision::None)
+        });
+        let Decision::Deny(reason) = evaluation.decision else {
+            panic!("deny expected");
+        };
+        assert!(
+            reason.contains("budget ran out while waiting for Zerto"),
+            "{reason}"
+        );
     }
 }
