@@ -334,3 +334,52 @@ fn a_windows_zvm_session_login_works_and_is_shared() {
     );
     assert_eq!(env.sim.inserts().len(), 2);
 }
+
+#[test]
+fn a_keycloak_service_client_logs_in_with_client_credentials() {
+    let scenario = rewind::sim::Scenario::from_toml(
+        r#"
+        username = "admin"
+        password = "unused"
+        client_id = "api-script"
+        client_secret = "cl1ent-s3cret"
+        [[vm]]
+        name = "app02"
+        guest_os = "linux"
+        [[vpg]]
+        name = "app02-vpg"
+        profile = "vsphere"
+        vms = ["app02"]
+        "#,
+        "service-client.toml",
+    )
+    .expect("scenario");
+    let env = TestEnv::with(Setup {
+        scenario: Some(scenario),
+        ..Setup::default()
+    });
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    let config = config.replace(
+        "password_env = \"REWIND_ZVM_PASSWORD\"",
+        "client_secret_env = \"REWIND_CLIENT_SECRET\"",
+    );
+    std::fs::write(&env.config, config).expect("config");
+    let mut cmd = env.command(&["guard", "--vm", "app02"]);
+    cmd.env_remove("REWIND_ZVM_PASSWORD")
+        .env("REWIND_CLIENT_SECRET", "cl1ent-s3cret");
+    let run = crate::support::run(cmd, b"");
+    run.success();
+    assert_eq!(env.sim.stats().token_requests, 1);
+
+    let mut wrong = env.command(&["find", "app02"]);
+    wrong
+        .env("XDG_CACHE_HOME", env.path("other-cache"))
+        .env("REWIND_CLIENT_SECRET", "not-it");
+    let refused = crate::support::run(wrong, b"");
+    refused.failure();
+    assert!(
+        refused.stderr.contains("authentication refused"),
+        "{refused:#?}"
+    );
+    assert!(!refused.stderr.contains("not-it"));
+}
