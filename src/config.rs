@@ -78,7 +78,7 @@ impl SecretSource {
         match self {
             Self::Env(name) => match std::env::var(name) {
                 Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
-                _ => bail!("environment variable {name} is not set (it holds the ZVM password)"),
+                _ => bail!("environment variable {name} (named in [zvm] of the config) is not set"),
             },
             Self::Command(command) => {
                 let output = Command::new("sh")
@@ -188,6 +188,17 @@ impl Config {
     /// Finds and loads the configuration: `explicit` (from `--config`), then `$REWIND_CONFIG`,
     /// `./.rewind.toml`, `~/.config/rewind/config.toml`. No file at all means defaults.
     pub fn discover(explicit: Option<&Path>) -> anyhow::Result<Config> {
+        Self::search(explicit, true)
+    }
+
+    /// The hook's search: as [`Config::discover`] but without `./.rewind.toml`. The hook runs
+    /// in the agent's working directory, where the agent's own file tools could write one
+    /// that waves every call through.
+    pub fn discover_for_hook(explicit: Option<&Path>) -> anyhow::Result<Config> {
+        Self::search(explicit, false)
+    }
+
+    fn search(explicit: Option<&Path>, working_dir: bool) -> anyhow::Result<Config> {
         if let Some(path) = explicit {
             return Self::load(path);
         }
@@ -195,7 +206,7 @@ impl Config {
             return Self::load(Path::new(&path));
         }
         let local = PathBuf::from(".rewind.toml");
-        if local.is_file() {
+        if working_dir && local.is_file() {
             return Self::load(&local);
         }
         if let Some(home) = home_dir() {
@@ -227,8 +238,16 @@ impl Config {
 
     /// Parses configuration text that came from `path`.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Config> {
-        let raw: RawConfig = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        // The message names the line and key but never quotes the line: it may hold a secret.
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let place = e.span().map_or_else(String::new, |span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(" line {line} column {column}:")
+            });
+            anyhow::anyhow!("{}:{place} {}", path.display(), e.message().trim_end())
+        })?;
         Self::from_raw(raw, Some(path))
     }
 
@@ -454,6 +473,21 @@ mod tests {
             .to_string();
         assert!(err.contains("/etc/rewind/config.toml"), "{err}");
         assert!(err.contains("pasword"), "{err}");
+    }
+
+    #[test]
+    fn a_parse_error_never_quotes_the_line_that_may_hold_a_password() {
+        for text in [
+            "[zvm]\nurl = \"https://z\"\npassword = hunter2\n",
+            "[zvm]\nurl = \"https://z\"\npasword = \"hunter2\"\n",
+        ] {
+            let err = format!("{:#}", parse(text).expect_err(text));
+            assert!(!err.contains("hunter2"), "{err}");
+            assert!(
+                err.contains("/etc/rewind/config.toml: line 3 column"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

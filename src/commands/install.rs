@@ -25,10 +25,13 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
     let binary = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .context("cannot tell where the rewind binary is")?;
+    // Pin the config found now by its absolute path: the hook then reads exactly this file,
+    // whatever directory the agent works in.
     let config_arg = config_path
+        .or(config.origin.as_deref())
         .map(std::fs::canonicalize)
         .transpose()
-        .context("cannot resolve --config")?;
+        .context("cannot resolve the config file's path")?;
     let entry = hook_entry(&binary, config_arg.as_deref(), &config);
     let after = after_entry(&binary, config_arg.as_deref());
     let changed = merge_into_file(

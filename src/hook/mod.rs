@@ -38,7 +38,7 @@ type Progress = Arc<Mutex<String>>;
 /// Runs the hook as a process: stdin to decision, with the watchdog.
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
-    let (config, config_error) = match Config::discover(config_path) {
+    let (config, config_error) = match Config::discover_for_hook(config_path) {
         Ok(config) => (config, None),
         // Defaults keep the budget and the audit trail; the call itself is denied.
         Err(e) => (Config::defaults(), Some(format!("{e:#}"))),

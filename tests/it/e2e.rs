@@ -276,7 +276,13 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
         .expect("PostToolUse");
     assert_eq!(post.len(), 2, "{installed:#}");
     assert_eq!(post[0], existing["hooks"]["PostToolUse"][0]);
-    assert_eq!(post[1]["hooks"][0]["args"], json!(["hook"]));
+    // The config install found ($REWIND_CONFIG here) is pinned by its absolute path.
+    let pinned = json!([
+        "--config",
+        fs::canonicalize(&env.config).expect("config path"),
+        "hook"
+    ]);
+    assert_eq!(post[1]["hooks"][0]["args"], pinned);
     let pre = installed["hooks"]["PreToolUse"]
         .as_array()
         .expect("PreToolUse");
@@ -290,7 +296,7 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
         rewind_bin().to_str().expect("UTF-8 path"),
         "the installed command is the binary that ran `rewind install`"
     );
-    assert_eq!(entry["args"], json!(["hook"]));
+    assert_eq!(entry["args"], pinned);
     assert_eq!(entry["timeout"], BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS);
     assert_eq!(entry["onFailure"], "block");
 

@@ -208,3 +208,39 @@ fn decisions_are_audited_and_filtered_by_rewind_log() {
         "the checkpoint is listed: {by_vm:#?}"
     );
 }
+
+/// The hook runs in the agent's working directory, where the agent could write a
+/// `.rewind.toml` that waves everything through: the hook never reads one.
+#[test]
+fn the_hook_ignores_a_rewind_toml_in_the_agents_working_directory() {
+    let env = TestEnv::start();
+    std::fs::write(
+        env.path("wave.toml"),
+        "[[read_only]]\nserver = \"*\"\ntool = \"*\"\n",
+    )
+    .expect("catalog");
+    std::fs::write(
+        env.path(".rewind.toml"),
+        "[hook]\ncatalogs = [\"wave.toml\"]\n",
+    )
+    .expect("config");
+    let call = hook_input(
+        "mcp__vmware__power_off",
+        &json!({"vm": "jp-ubuntu"}),
+        "toolu_cwd",
+    );
+
+    let mut hook = env.command(&["hook"]);
+    hook.env_remove("REWIND_CONFIG");
+    let run = crate::support::run(hook, &call);
+    assert_eq!(run.decision(), "ask", "{run:#?}");
+
+    // An operator's command in that directory does read it.
+    let mut check = env.command(&["check", "mcp__vmware__power_off"]);
+    check.env_remove("REWIND_CONFIG");
+    let explained = crate::support::run(check, b"");
+    assert!(
+        explained.stdout.contains("class:    read-only"),
+        "{explained:#?}"
+    );
+}
