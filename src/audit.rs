@@ -67,10 +67,12 @@ pub fn append(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()
     if let Some(dir) = path.parent() {
         lockfile::create_private_dir(dir)?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    // Decisions name hosts, commands and checkpoints: readable by the user alone.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
     let mut line = serde_json::to_vec(record)?;
     line.push(b'\n');
     file.write_all(&line)?;
@@ -194,6 +196,12 @@ mod tests {
         }
         let all = read(&path, &Filter::default()).expect("read");
         assert_eq!(all.len(), 3);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "the audit trail is private");
+        }
         let some = read(
             &path,
             &Filter {

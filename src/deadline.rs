@@ -19,6 +19,14 @@ impl Deadline {
         }
     }
 
+    /// A deadline `budget` after `start` (an instant already past).
+    pub fn starting_at(start: Instant, budget: Duration) -> Self {
+        Self {
+            start,
+            at: start + budget,
+        }
+    }
+
     /// Time left, zero once passed.
     pub fn remaining(&self) -> Duration {
         self.at.saturating_duration_since(Instant::now())

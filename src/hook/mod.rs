@@ -32,19 +32,35 @@ const WORKER_MARGIN: Duration = Duration::from_millis(500);
 /// Longest the audit append may wait for its lock.
 const AUDIT_WAIT: Duration = Duration::from_millis(500);
 
-/// What the worker is doing, for the watchdog's message.
-type Progress = Arc<Mutex<String>>;
+/// What the worker shares with the watchdog: what it is doing (for the deny message) and the
+/// call it is deciding on (for the audit trail).
+#[derive(Default)]
+pub struct Progress {
+    doing: String,
+    input: Option<HookInput>,
+}
+
+impl Progress {
+    fn starting(doing: &str) -> Arc<Mutex<Progress>> {
+        Arc::new(Mutex::new(Progress {
+            doing: doing.to_owned(),
+            input: None,
+        }))
+    }
+}
 
 /// Runs the hook as a process: stdin to decision, with the watchdog.
 pub fn run(config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
+    let started = std::time::Instant::now();
     let (config, config_error) = match Config::discover_for_hook(config_path) {
         Ok(config) => (config, None),
         // Defaults keep the budget and the audit trail; the call itself is denied.
         Err(e) => (Config::defaults(), Some(format!("{e:#}"))),
     };
-    let deadline = Deadline::after(config.hook.budget);
-    let progress: Progress = Arc::new(Mutex::new(String::from("reading the tool call")));
+    // The budget counts from the start: reading the config is part of it.
+    let deadline = Deadline::starting_at(started, config.hook.budget);
+    let progress = Progress::starting("reading the tool call");
 
     let worker_progress = Arc::clone(&progress);
     let worker_config = config.clone();
@@ -81,7 +97,7 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
 /// answered when the deadline comes (saying what it was doing).
 fn supervise(
     deadline: &Deadline,
-    progress: &Progress,
+    progress: &Arc<Mutex<Progress>>,
     work: impl FnOnce() -> Evaluation + Send + 'static,
 ) -> Evaluation {
     let (tx, rx) = mpsc::channel();
@@ -102,13 +118,20 @@ fn supervise(
             "rewind: internal error ({}); the call was not allowed",
             panic_message(&*panic)
         ))),
-        Err(_) => Evaluation::answer(Decision::Deny(format!(
-            "rewind: the hook's {} s budget ran out while {}; no confirmed checkpoint, so the call was not allowed",
-            deadline.budget().as_secs_f64(),
-            progress
-                .lock()
-                .map_or_else(|_| String::from("working"), |p| p.clone())
-        ))),
+        Err(_) => {
+            let (doing, input) = progress.lock().map_or_else(
+                |_| (String::from("working"), None),
+                |p| (p.doing.clone(), p.input.clone()),
+            );
+            Evaluation {
+                decision: Decision::Deny(format!(
+                    "rewind: the hook's {} s budget ran out while {doing}; no confirmed checkpoint, so the call was not allowed",
+                    deadline.budget().as_secs_f64(),
+                )),
+                input,
+                facts: Facts::default(),
+            }
+        }
     }
 }
 
@@ -153,15 +176,20 @@ pub fn evaluate(
     stdin: &[u8],
     config: &Config,
     deadline: &Deadline,
-    progress: &Mutex<String>,
+    progress: &Mutex<Progress>,
 ) -> Evaluation {
     let mut facts = Facts::default();
     match claude_code::parse(stdin) {
-        Ok(input) => Evaluation {
-            decision: decide(&input, config, deadline, progress, &mut facts),
-            input: Some(input),
-            facts,
-        },
+        Ok(input) => {
+            if let Ok(mut p) = progress.lock() {
+                p.input = Some(input.clone());
+            }
+            Evaluation {
+                decision: decide(&input, config, deadline, progress, &mut facts),
+                input: Some(input),
+                facts,
+            }
+        }
         Err(e) => Evaluation {
             decision: Decision::Block(e.to_string()),
             input: None,
@@ -170,9 +198,9 @@ pub fn evaluate(
     }
 }
 
-fn set_progress(progress: &Mutex<String>, text: String) {
+fn set_progress(progress: &Mutex<Progress>, text: String) {
     if let Ok(mut p) = progress.lock() {
-        *p = text;
+        p.doing = text;
     }
 }
 
@@ -180,7 +208,7 @@ fn decide(
     input: &HookInput,
     config: &Config,
     deadline: &Deadline,
-    progress: &Mutex<String>,
+    progress: &Mutex<Progress>,
     facts: &mut Facts,
 ) -> Decision {
     match input.hook_event_name.as_deref() {
@@ -224,7 +252,7 @@ fn checkpoint_vm(
     reference: &str,
     config: &Config,
     deadline: &Deadline,
-    progress: &Mutex<String>,
+    progress: &Mutex<Progress>,
     facts: &mut Facts,
 ) -> Decision {
     let tool = input.tool();
@@ -358,11 +386,22 @@ fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
             .map(|i| audit::summarise(&i.tool_input))
             .unwrap_or_default(),
     };
-    if let Err(e) = audit::append(
-        &config.hook.audit_log,
-        &record,
-        AUDIT_WAIT.min(deadline.remaining()),
-    ) {
+    // On its own thread, waited for briefly: a hung file system must not hold the decision.
+    let wait = AUDIT_WAIT.min(deadline.remaining());
+    let path = config.hook.audit_log.clone();
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(String::from("audit"))
+        .spawn(move || {
+            let _ = tx.send(audit::append(&path, &record, wait));
+        });
+    let outcome = match spawned {
+        Ok(_) => rx
+            .recv_timeout(wait)
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} ms", wait.as_millis()))),
+        Err(e) => Err(e.into()),
+    };
+    if let Err(e) = outcome {
         eprintln!("rewind: audit trail not written: {e:#}");
     }
 }
@@ -373,7 +412,7 @@ mod tests {
 
     #[test]
     fn a_panic_in_the_worker_is_a_deny_with_its_message() {
-        let progress: Progress = Arc::new(Mutex::new(String::new()));
+        let progress = Progress::starting("");
         let deadline = Deadline::after(Duration::from_secs(10));
         let evaluation = supervise(&deadline, &progress, || {
             panic!("catalog index out of range")
@@ -388,7 +427,7 @@ mod tests {
 
     #[test]
     fn a_worker_past_the_deadline_is_a_deny_saying_what_it_was_doing() {
-        let progress: Progress = Arc::new(Mutex::new(String::from("waiting for Zerto")));
+        let progress = Progress::starting("waiting for Zerto");
         let deadline = Deadline::after(Duration::from_millis(50));
         let evaluation = supervise(&deadline, &progress, || {
             std::thread::sleep(Duration::from_secs(5));
