@@ -132,7 +132,12 @@ pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) 
                 list.join(", ")
             ))
         }
-        Finding::ZvmError { vm, error } => zvm_error(vm, &error.to_string(), policy),
+        Finding::ZvmError { vm, error } if error.is_connection_problem() => {
+            zvm_error(vm, &error.to_string(), policy)
+        }
+        Finding::ZvmError { vm, error } => Decision::Deny(format!(
+            "rewind: no checkpoint of VM {vm:?} could be taken, so {tool} was not allowed: {error}"
+        )),
         Finding::Guarded(report) => {
             if report.confirmed() {
                 let context = checkpoint_context(report, change);
@@ -343,6 +348,48 @@ mod tests {
         assert!(matches!(
             decide("t", "c", &Finding::Guarded(&mixed), &soft),
             Decision::Deny(_)
+        ));
+    }
+
+    #[test]
+    fn only_connection_problems_follow_on_zvm_error() {
+        let soft = Policy {
+            on_checkpoint: OnCheckpoint::Context,
+            on_zvm_error: OnZvmError::Ask,
+        };
+        let setup = ZvmError::Setup(
+            "environment variable P (named in [zvm] of the config) is not set".into(),
+        );
+        let refused = ZvmError::Status {
+            method: "POST",
+            url: "https://zvm/v1/vpgs/x/checkpoints".into(),
+            status: 400,
+            message: "VPG is initializing".into(),
+        };
+        for error in [&setup, &refused] {
+            let finding = Finding::ZvmError { vm: "db01", error };
+            assert!(
+                matches!(decide("t", "c", &finding, &soft), Decision::Deny(_)),
+                "{error}"
+            );
+        }
+        let report = report(vec![Err(Refusal::Zvm(refused))]);
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&report), &soft),
+            Decision::Deny(_)
+        ));
+        let down = ZvmError::Unreachable {
+            method: "GET",
+            url: "https://zvm/v1/vms".into(),
+            detail: "refused".into(),
+        };
+        let finding = Finding::ZvmError {
+            vm: "db01",
+            error: &down,
+        };
+        assert!(matches!(
+            decide("t", "c", &finding, &soft),
+            Decision::Ask(_)
         ));
     }
 

@@ -115,7 +115,7 @@ impl GuardReport {
         for vpg in &self.vpgs {
             match &vpg.result {
                 Ok(_) => {}
-                Err(Refusal::Zvm(e)) => {
+                Err(Refusal::Zvm(e)) if e.is_connection_problem() => {
                     first.get_or_insert(e);
                 }
                 Err(_) => return None,

@@ -40,6 +40,16 @@ pub enum ZvmError {
 }
 
 impl ZvmError {
+    /// The ZVM could not be reached, trusted or logged in to: the cases `[hook]
+    /// on_zvm_error` may soften. A ZVM that answered and refused, an answer that made no
+    /// sense, or a broken local setup are not among them.
+    pub fn is_connection_problem(&self) -> bool {
+        matches!(
+            self,
+            Self::Unreachable { .. } | Self::Tls { .. } | Self::TimedOut { .. } | Self::Auth { .. }
+        )
+    }
+
     /// HTTP status of the answer, when the ZVM answered at all.
     pub fn status(&self) -> Option<u16> {
         match self {
