@@ -193,7 +193,10 @@ struct VpgGuard<'a> {
 impl VpgGuard<'_> {
     fn run(&self) -> Result<Tagged, Refusal> {
         let deadline = &self.deadline;
-        let _turn = lockfile::lock(&self.lock, deadline).map_err(|e| {
+        // Our turn on this VPG: from before the insert until its task ends (Zerto fails an
+        // insert that arrives while another one's task is running). Waiting for the tag to be
+        // listed needs no turn, so a slow cloud VPG does not hold up the next call.
+        let turn = lockfile::lock(&self.lock, deadline).map_err(|e| {
             Refusal::Busy(match e {
                 lockfile::LockError::TimedOut { .. } => String::from(
                     "another rewind process was checkpointing this VPG until the budget ran out",
@@ -235,6 +238,7 @@ impl VpgGuard<'_> {
             }
         };
 
+        drop(turn);
         let checkpoint = self.wait_for_tag(&task_id, since.as_deref(), cadence)?;
         Ok(Tagged {
             checkpoint,
@@ -249,16 +253,23 @@ impl VpgGuard<'_> {
     fn history(&self) -> Result<(Option<Checkpoint>, Duration), Refusal> {
         let deadline = &self.deadline;
         let since = crate::zvm::query_time(SystemTime::now() - HISTORY_WINDOW);
-        let mut recent = self
-            .client
-            .checkpoints(&self.vpg.id, Some(&since), deadline)
-            .map_err(Refusal::Zvm)?;
+        let mut pause = Polling::new(
+            Duration::from_millis(250),
+            Duration::from_secs(2),
+            Duration::from_secs(2),
+        );
+        let mut recent = patiently(deadline, &mut pause, || {
+            self.client
+                .checkpoints(&self.vpg.id, Some(&since), deadline)
+        })
+        .map_err(Refusal::Zvm)?;
         if recent.is_empty() {
             // Clocks differ, or the journal is quiet: ask Zerto for its newest checkpoint.
             recent.extend(
-                self.client
-                    .latest_checkpoint(&self.vpg.id, deadline)
-                    .map_err(Refusal::Zvm)?,
+                patiently(deadline, &mut pause, || {
+                    self.client.latest_checkpoint(&self.vpg.id, deadline)
+                })
+                .map_err(Refusal::Zvm)?,
             );
         }
         let mut dated: Vec<(SystemTime, Checkpoint)> = recent
@@ -283,13 +294,14 @@ impl VpgGuard<'_> {
             Duration::from_secs(5),
         );
         loop {
-            let task = self.client.task(task_id, deadline).map_err(|e| match e {
-                ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
-                    task_id: task_id.to_owned(),
-                    state: TaskState::InProgress,
-                },
-                other => Refusal::Zvm(other),
-            })?;
+            let task = patiently(deadline, &mut pause, || self.client.task(task_id, deadline))
+                .map_err(|e| match e {
+                    ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
+                        task_id: task_id.to_owned(),
+                        state: TaskState::InProgress,
+                    },
+                    other => Refusal::Zvm(other),
+                })?;
             let state = task.state();
             if state.is_terminal() {
                 return Ok((state, task.reason().to_owned()));
@@ -320,7 +332,9 @@ impl VpgGuard<'_> {
             Duration::from_secs(10),
         );
         loop {
-            let rows = match self.client.checkpoints(&self.vpg.id, since, deadline) {
+            let rows = match patiently(deadline, &mut pause, || {
+                self.client.checkpoints(&self.vpg.id, since, deadline)
+            }) {
                 Ok(rows) => rows,
                 Err(ZvmError::TimedOut { .. }) => return Err(not_listed()),
                 Err(e) => return Err(Refusal::Zvm(e)),
@@ -334,6 +348,22 @@ impl VpgGuard<'_> {
             if !deadline.sleep(pause.next()) || deadline.expired() {
                 return Err(not_listed());
             }
+        }
+    }
+}
+
+/// Calls `ask` until it answers or fails for good: a transient failure (a lost connection,
+/// one request timing out, a 5xx) is retried after the next poll pause while the deadline
+/// allows, so one glitch during a long wait does not deny the call.
+fn patiently<T>(
+    deadline: &Deadline,
+    pause: &mut Polling,
+    mut ask: impl FnMut() -> Result<T, ZvmError>,
+) -> Result<T, ZvmError> {
+    loop {
+        match ask() {
+            Err(e) if e.is_transient() && deadline.sleep(pause.next()) && !deadline.expired() => {}
+            answer => return answer,
         }
     }
 }

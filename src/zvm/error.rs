@@ -50,6 +50,16 @@ impl ZvmError {
         )
     }
 
+    /// Worth asking again: the connection failed, one request timed out, or the ZVM answered
+    /// 5xx or 429.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Unreachable { .. } | Self::TimedOut { .. } => true,
+            Self::Status { status, .. } => *status >= 500 || *status == 429,
+            _ => false,
+        }
+    }
+
     /// HTTP status of the answer, when the ZVM answered at all.
     pub fn status(&self) -> Option<u16> {
         match self {

@@ -383,3 +383,70 @@ fn a_keycloak_service_client_logs_in_with_client_credentials() {
     );
     assert!(!refused.stderr.contains("not-it"));
 }
+
+#[test]
+fn a_passing_5xx_while_polling_is_retried_not_refused() {
+    let env = TestEnv::with(Setup {
+        faults: vec![
+            Fault::Status {
+                route: "GET /v1/tasks/*".into(),
+                status: 503,
+                times: Some(2),
+            },
+            Fault::Status {
+                route: "GET /v1/vpgs/*/checkpoints".into(),
+                status: 502,
+                times: Some(1),
+            },
+        ],
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.success();
+    assert_eq!(
+        env.sim.inserts().len(),
+        1,
+        "the insert itself is never repeated"
+    );
+}
+
+#[test]
+fn a_slow_cloud_vpg_does_not_hold_the_next_call_while_its_tag_lists() {
+    let env = TestEnv::start();
+    let runs: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|n| {
+                let env = &env;
+                s.spawn(move || {
+                    env.run(
+                        &[
+                            "guard",
+                            "--vm",
+                            "win2019-1",
+                            "--change",
+                            &format!("aws-{n}"),
+                        ],
+                        b"",
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for run in &runs {
+        run.success();
+    }
+    let mut inserts = env.sim.inserts();
+    inserts.sort_by_key(|i| i.received_at);
+    assert_eq!(inserts.len(), 2);
+    assert!(
+        inserts.iter().all(|i| i.task_state == "Completed"),
+        "{inserts:#?}"
+    );
+    // The second insert went in once the first task ended, long before the first tag listed.
+    let first_listed = inserts[0].listed_at.expect("listed");
+    assert!(inserts[1].received_at < first_listed, "{inserts:#?}");
+}
