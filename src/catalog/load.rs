@@ -109,5 +109,6 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         platform: raw.platform.unwrap_or(Platform::Any),
         note: raw.note,
         origin: origin.to_owned(),
+        file: 0,
     })
 }

@@ -1,6 +1,10 @@
 //! Tool catalogs: which tool calls can change a VM, which only read, and which argument names
 //! the VM. Shipped catalogs (`catalogs/*.toml`) are compiled in; user catalogs named by the
-//! config load after them, and the LAST entry that matches a call wins.
+//! config load after them.
+//!
+//! Which entry decides a call: a match in a later file beats any match in an earlier one;
+//! within one file the most specific match wins (the most characters that are not `*` or
+//! `?`), and on a tie `mutating` beats `read_only`, since guessing "read-only" fails open.
 
 mod load;
 
@@ -91,6 +95,19 @@ pub struct Entry {
     pub note: Option<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
+    /// The position of that file in load order.
+    pub file: usize,
+}
+
+impl Entry {
+    /// How specific the entry is: the characters of server and tool that are not wildcards.
+    fn specificity(&self) -> usize {
+        self.server
+            .chars()
+            .chain(self.tool.chars())
+            .filter(|c| !matches!(c, '*' | '?'))
+            .count()
+    }
 }
 
 /// Every loaded entry, in load order.
@@ -160,16 +177,25 @@ pub enum Classification {
 impl Catalog {
     /// Loads the built-in catalogs (when `builtin`) and then `files`, in order.
     pub fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<Catalog> {
-        let mut entries = Vec::new();
+        let mut catalog = Catalog::default();
         if builtin {
             for (name, text) in BUILTIN {
-                entries.extend(load::parse(text, name)?);
+                catalog.append(load::parse(text, name)?);
             }
         }
         for file in files {
-            entries.extend(load::read(file.as_ref())?);
+            catalog.append(load::read(file.as_ref())?);
         }
-        Ok(Catalog { entries })
+        Ok(catalog)
+    }
+
+    /// Adds one file's entries after those already loaded.
+    fn append(&mut self, mut entries: Vec<Entry>) {
+        let file = self.entries.last().map_or(0, |e| e.file + 1);
+        for entry in &mut entries {
+            entry.file = file;
+        }
+        self.entries.extend(entries);
     }
 
     /// Parses one catalog's text on its own (for tests and `catalog lint`).
@@ -183,7 +209,8 @@ impl Catalog {
         &self.entries
     }
 
-    /// Classifies a call: the last matching entry wins.
+    /// Classifies a call: the deciding entry is the one from the latest file, then the most
+    /// specific, then `mutating` (see the module docs).
     pub fn classify(&self, name: &ToolName, input: &Value) -> Classification {
         let (server, tool) = match name {
             ToolName::Host(tool) if LOCAL_TOOLS.contains(&tool.as_str()) => {
@@ -198,8 +225,8 @@ impl Catalog {
         let Some(entry) = self
             .entries
             .iter()
-            .rev()
-            .find(|e| glob_match(&e.server, server) && glob_match(&e.tool, tool))
+            .filter(|e| glob_match(&e.server, server) && glob_match(&e.tool, tool))
+            .max_by_key(|e| (e.file, e.specificity(), e.class == Class::Mutating))
         else {
             return Classification::Unlisted;
         };
@@ -359,6 +386,54 @@ mod tests {
             panic!("mutating");
         };
         assert_eq!(vm.map(|v| v.value), Some("db01".into()));
+    }
+
+    #[test]
+    fn within_a_file_the_most_specific_entry_wins_and_ties_go_to_mutating() {
+        let cat = Catalog::parse(
+            r#"
+            [[mutating]]
+            server = "vm*"
+            tool = "restart_*"
+            vm_arg = ["vm"]
+
+            [[read_only]]
+            server = "vm*"
+            tool = "*"
+
+            [[read_only]]
+            server = "vm*"
+            tool = "restart_status"
+
+            [[read_only]]
+            server = "ops"
+            tool = "*_status"
+
+            [[mutating]]
+            server = "ops"
+            tool = "restart*"
+            vm_arg = ["vm"]
+            "#,
+            "one.toml",
+        )
+        .expect("parses");
+        let class = |name: &str| cat.classify(&ToolName::parse(name, None), &json!({"vm": "x"}));
+        assert!(matches!(
+            class("mcp__vmware__restart_vm"),
+            Classification::Mutating { .. }
+        ));
+        assert!(matches!(
+            class("mcp__vmware__list_vms"),
+            Classification::ReadOnly(_)
+        ));
+        assert!(matches!(
+            class("mcp__vmware__restart_status"),
+            Classification::ReadOnly(_)
+        ));
+        assert!(
+            matches!(class("mcp__ops__restart_status"), Classification::Mutating { .. }),
+            "a tie fails safe"
+        );
     }
 
     #[test]
