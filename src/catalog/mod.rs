@@ -431,7 +431,10 @@ mod tests {
             Classification::ReadOnly(_)
         ));
         assert!(
-            matches!(class("mcp__ops__restart_status"), Classification::Mutating { .. }),
+            matches!(
+                class("mcp__ops__restart_status"),
+                Classification::Mutating { .. }
+            ),
             "a tie fails safe"
         );
     }

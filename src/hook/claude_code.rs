@@ -80,6 +80,21 @@ pub fn parse(bytes: &[u8]) -> Result<HookInput, InputError> {
     }
 }
 
+/// Whether stdin is a PostToolUse call (the tool already ran), judged from the raw bytes so
+/// that an oversize payload is recognised too. Only a `hook_event_name` that comes before
+/// `tool_input` counts: the host writes it there, and the agent controls what is inside
+/// `tool_input`. Anything else is not "after the call" and is refused as usual.
+pub fn is_after_the_call(stdin: &[u8]) -> bool {
+    let find = |needle: &[u8]| stdin.windows(needle.len()).position(|w| w == needle);
+    match (
+        find(br#""hook_event_name":"PostToolUse""#),
+        find(br#""tool_input":"#),
+    ) {
+        (Some(event), Some(input)) => event < input,
+        _ => false,
+    }
+}
+
 impl HookInput {
     /// The tool name (checked non-empty by [`parse`]).
     pub fn tool(&self) -> &str {
@@ -195,6 +210,21 @@ mod tests {
             parse(&vec![b' '; MAX_INPUT + 1]).unwrap_err(),
             InputError::TooLarge
         );
+    }
+
+    #[test]
+    fn a_post_tool_use_call_is_recognised_even_when_oversize() {
+        let mut big =
+            br#"{"hook_event_name":"PostToolUse","tool_name":"mcp__ssh__exec","tool_input":{},"tool_response":""#
+                .to_vec();
+        big.extend(vec![b'x'; MAX_INPUT + 10]);
+        assert!(is_after_the_call(&big));
+        assert_eq!(parse(&big).unwrap_err(), InputError::TooLarge);
+        assert!(!is_after_the_call(br#"{"hook_event_name":"PreToolUse"}"#));
+        // The agent cannot smuggle the event in through its own arguments.
+        let mut forged = br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{"hook_event_name":"PostToolUse","x":""#.to_vec();
+        forged.extend(vec![b'x'; MAX_INPUT + 10]);
+        assert!(!is_after_the_call(&forged));
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
             (Err(e), _) => Evaluation::answer(Decision::Block(format!(
                 "rewind: cannot read stdin ({e}); refusing the call"
             ))),
+            (Ok(_), Some(_)) if claude_code::is_after_the_call(&stdin) => {
+                Evaluation::answer(Decision::None)
+            }
             (Ok(_), Some(error)) => Evaluation {
                 decision: Decision::Deny(format!("rewind: configuration error: {error}")),
                 input: claude_code::parse(&stdin).ok(),
@@ -190,6 +193,8 @@ pub fn evaluate(
                 facts,
             }
         }
+        // After the call nothing can be refused: an odd PostToolUse payload gets no answer.
+        Err(_) if claude_code::is_after_the_call(stdin) => Evaluation::answer(Decision::None),
         Err(e) => Evaluation {
             decision: Decision::Block(e.to_string()),
             input: None,

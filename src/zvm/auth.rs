@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use super::error::ZvmError;
-use super::http::{AuthHeader, Call, CallBody, Http, error_message, read_json, read_text};
+use super::http::{AuthHeader, Call, CallBody, Http, error_message, read_text};
 use crate::config::{AuthMode, SecretSource, ZvmConfig};
 use crate::deadline::Deadline;
 use crate::lockfile;
@@ -120,8 +120,21 @@ impl Auth {
         rejected: Option<&Token>,
     ) -> Result<Token, ZvmError> {
         let lock_path = self.cache.with_extension("lock");
-        let _guard = lockfile::lock(&lock_path, deadline)
-            .map_err(|e| ZvmError::Setup(format!("token cache: {e}")))?;
+        let _guard = lockfile::lock(&lock_path, deadline).map_err(|e| match e {
+            lockfile::LockError::TimedOut { .. } => ZvmError::TimedOut {
+                method: "POST",
+                url: format!(
+                    "{} (another rewind process was logging in)",
+                    http.url(match self.mode {
+                        AuthMode::Keycloak => TOKEN_PATH,
+                        AuthMode::Session => SESSION_PATH,
+                    })
+                ),
+            },
+            other @ lockfile::LockError::Io { .. } => {
+                ZvmError::Setup(format!("token cache: {other}"))
+            }
+        })?;
         let cached = self.read_cache();
         if let Some(token) = cached.as_ref().and_then(valid_token)
             && Some(&token) != rejected
@@ -217,7 +230,18 @@ impl Auth {
                 detail: error_message(&body),
             });
         }
-        let answer: TokenResponse = read_json("POST", &url, &mut response)?;
+        // Parsed here rather than with read_json: a decode error must never quote this body,
+        // which carries the tokens.
+        let text = read_text("POST", &url, &mut response)?;
+        let answer: TokenResponse = serde_json::from_str(&text).map_err(|e| ZvmError::Decode {
+            method: "POST",
+            url: url.clone(),
+            detail: format!(
+                "the token answer is not Keycloak's JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
+        })?;
         let now = unix_now();
         let lifetime = answer.expires_in.unwrap_or(300);
         // Stop reusing a token a little before it expires: 30 s, or a quarter of a short life.

@@ -226,6 +226,11 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
     }
     match error {
         ureq::Error::Timeout(_) => ZvmError::TimedOut { method, url },
+        ureq::Error::BodyExceedsLimit(limit) => ZvmError::Decode {
+            method,
+            url,
+            detail: format!("the answer is larger than {limit} bytes"),
+        },
         other => ZvmError::Unreachable {
             method,
             url,

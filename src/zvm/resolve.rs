@@ -49,7 +49,11 @@ pub fn resolve(
     let host = host_part(&apply_alias(reference, aliases));
     let host = apply_alias(&host, aliases);
     let rows = if looks_like_vm_identifier(&host) {
-        client.vms(Some(&host), deadline)?
+        match client.vms(Some(&host), deadline) {
+            // A ZVM that rejects the identifier does not know the VM: unknown, not a failure.
+            Err(e) if matches!(e.status(), Some(400 | 404)) => Vec::new(),
+            other => other?,
+        }
     } else {
         client.vms(None, deadline)?
     };
