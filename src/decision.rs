@@ -9,6 +9,7 @@
 //! | mutating, VM unknown to Zerto                     | ask: nothing to rewind to              |
 //! | mutating, the reference matches several VMs       | ask, listing the candidates            |
 //! | mutating, no VM in the arguments                  | ask                                    |
+//! | mutating, several targets in one argument         | ask                                    |
 //! | tool in no catalog                                | ask                                    |
 //! | ZVM unreachable, login refused, TLS untrusted     | deny (or ask: `on_zvm_error`)          |
 //! | catalog or configuration broken, internal error   | deny                                   |
@@ -97,7 +98,14 @@ pub fn classify_only(tool: &str, class: &Classification) -> Option<Decision> {
             "rewind: {tool} can change a VM, but none of its arguments {} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding.",
             keys(entry)
         ))),
-        Classification::Mutating { vm: Some(_), .. } => None,
+        Classification::Mutating { vm: Some(vm), .. } => vm.several().map(|targets| {
+            Decision::Ask(format!(
+                "rewind: {tool} names several targets in `{}` ({}); rewind checkpoints one VM per call, so none was taken. \
+                 Approve only if nothing on them needs rewinding, or make one call per VM.",
+                vm.key,
+                targets.join(", ")
+            ))
+        }),
     }
 }
 

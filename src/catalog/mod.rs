@@ -158,6 +158,19 @@ pub struct VmArg {
     pub value: String,
 }
 
+impl VmArg {
+    /// The targets named, when the argument names more than one (`"web01,db01"`, an array).
+    pub fn several(&self) -> Option<Vec<&str>> {
+        let parts: Vec<&str> = self
+            .value
+            .split([',', ';', ' '])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        (parts.len() > 1).then_some(parts)
+    }
+}
+
 /// How a tool call is classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
@@ -250,7 +263,11 @@ fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
         }?;
         let text = match value {
             Value::String(s) => s.trim().to_owned(),
-            Value::Array(items) if items.len() == 1 => items[0].as_str()?.trim().to_owned(),
+            // Several targets stay visible as a list ("a, b") rather than being skipped.
+            Value::Array(items) => {
+                let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                names?.join(", ")
+            }
             _ => return None,
         };
         (!text.is_empty()).then(|| VmArg {
@@ -437,6 +454,26 @@ mod tests {
             ),
             "a tie fails safe"
         );
+    }
+
+    #[test]
+    fn several_targets_are_seen_as_several() {
+        let cat = builtin();
+        let play = ToolName::parse("mcp__ansible__run_playbook", None);
+        for input in [
+            json!({"limit": "web01,db01"}),
+            json!({"hosts": ["web01", "db01"]}),
+        ] {
+            let Classification::Mutating { vm: Some(vm), .. } = cat.classify(&play, &input) else {
+                panic!("mutating with a VM: {input}");
+            };
+            assert_eq!(vm.several(), Some(vec!["web01", "db01"]), "{input}");
+        }
+        let one = VmArg {
+            key: "host".into(),
+            value: "root@jp-ubuntu:22".into(),
+        };
+        assert_eq!(one.several(), None);
     }
 
     #[test]
