@@ -450,3 +450,23 @@ fn a_slow_cloud_vpg_does_not_hold_the_next_call_while_its_tag_lists() {
     let first_listed = inserts[0].listed_at.expect("listed");
     assert!(inserts[1].received_at < first_listed, "{inserts:#?}");
 }
+
+#[test]
+fn an_insert_failed_by_a_concurrent_insert_elsewhere_is_waited_out_and_retried() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::InsertBusy {
+            vpg: "jp-ubuntu-vpg".into(),
+            times: 1,
+        }],
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
+    run.success();
+    let states: Vec<String> = env
+        .sim
+        .inserts()
+        .into_iter()
+        .map(|i| i.task_state)
+        .collect();
+    assert_eq!(states, ["Failed", "Completed"], "{run:#?}");
+}
