@@ -19,9 +19,9 @@ use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
 use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::tag;
-use crate::zvm::Client;
 use crate::zvm::resolve::{Vm, VpgRef};
 use crate::zvm::wire::{Checkpoint, PathItem};
+use crate::zvm::{Client, DownloadError};
 
 /// Longest a whole recover may take (mounting a large VM can take minutes).
 const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
@@ -278,7 +278,8 @@ fn confirm(yes: bool) -> anyhow::Result<()> {
     }
 }
 
-/// With the session mounted: wait for the mount, find the file, download and write it.
+/// With the session mounted: wait for the mount, find the file, stream it to the destination.
+/// Returns the size and SHA-256 of what was written.
 fn restore(
     client: &Client,
     plan: &Plan,
@@ -286,17 +287,46 @@ fn restore(
     deadline: &Deadline,
     interrupted: &AtomicBool,
     force: bool,
-) -> anyhow::Result<(usize, String)> {
+) -> anyhow::Result<(u64, String)> {
     wait_for_mount(client, session, deadline, interrupted)?;
     let volume_path = locate(client, session, &plan.guest_path, deadline, interrupted)?;
     eprintln!("downloading {volume_path}");
     let url = client.flr_download_url(session, &volume_path, deadline)?;
-    let bytes = client.download(&url, deadline)?;
     check_interrupt(interrupted)?;
-    write_atomically(&plan.destination, force, |file, _| {
-        Ok(file.write_all(&bytes)?)
-    })?;
-    Ok((bytes.len(), crate::hex(&Sha256::digest(&bytes))))
+    write_atomically(&plan.destination, force, |file, tmp| {
+        let mut out = Hashing {
+            inner: file,
+            hasher: Sha256::new(),
+        };
+        let size = client
+            .download_to(&url, &mut out, deadline)
+            .map_err(|e| match e {
+                DownloadError::Zvm(e) => anyhow::Error::new(e),
+                DownloadError::Write(e) => {
+                    anyhow::Error::new(e).context(format!("cannot write {}", tmp.display()))
+                }
+            })?;
+        check_interrupt(interrupted)?;
+        Ok((size, crate::hex(&out.hasher.finalize())))
+    })
+}
+
+/// A writer that hashes what passes through it.
+struct Hashing<'a, W> {
+    inner: &'a mut W,
+    hasher: Sha256,
+}
+
+impl<W: std::io::Write> std::io::Write for Hashing<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 fn check_interrupt(interrupted: &AtomicBool) -> anyhow::Result<()> {
