@@ -348,9 +348,14 @@ fn wait_for_mount(
     let started = Instant::now();
     loop {
         check_interrupt(interrupted)?;
-        let status = client
-            .flr_session(session, deadline)?
-            .and_then(|s| s.flr_session_status)
+        let Some(state) = client.flr_session(session, deadline)? else {
+            bail!(
+                "FLR session {session} disappeared while mounting: the ZVM no longer knows it \
+                 (ended elsewhere, or it expired)"
+            );
+        };
+        let status = state
+            .flr_session_status
             .unwrap_or_else(|| String::from("unknown"));
         match status.as_str() {
             "MountCompletedSuccessfully" => {

@@ -317,3 +317,22 @@ fn an_unknown_volume_lists_the_volumes_of_the_checkpoint() {
     assert!(!env.path("out/notes.txt").exists(), "nothing written");
     assert_nothing_mounted(&env);
 }
+
+#[test]
+fn a_session_that_disappears_while_mounting_ends_the_wait() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8");
+    env.sim.add_fault(Fault::Status {
+        route: "GET /v1/flrs/*".into(),
+        status: 404,
+        times: Some(1),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("disappeared while mounting"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/app.conf").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+}
