@@ -29,6 +29,10 @@ const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
 const UNMOUNT_BUDGET: Duration = Duration::from_secs(120);
 /// How often the mount state is polled.
 const MOUNT_POLL: Duration = Duration::from_millis(500);
+/// How many times an unmount is asked for before giving up (within [`UNMOUNT_BUDGET`]).
+const UNMOUNT_ATTEMPTS: u32 = 5;
+/// The pause after the first failed unmount; it doubles after each further one.
+const UNMOUNT_RETRY: Duration = Duration::from_secs(2);
 
 /// The checkpoint and file a recover will restore.
 struct Plan {
@@ -643,10 +647,30 @@ fn write_atomically<T>(
     Ok(value)
 }
 
-/// Unmounts under its own budget (the main one may be spent) and returns the task id.
+/// Unmounts under its own budget (the main one may be spent) and returns the task id. A
+/// refused unmount (a mount still in progress, a busy ZVM) is asked for again a few times;
+/// a session the ZVM does not know is not.
 fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
-    let task = client.flr_unmount(session, &deadline)?;
+    let mut pause = UNMOUNT_RETRY;
+    let mut attempt = 1;
+    let task = loop {
+        match client.flr_unmount(session, &deadline) {
+            Ok(task) => break task,
+            Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
+                eprintln!(
+                    "unmount refused ({e}); asking again in {} s",
+                    pause.as_secs()
+                );
+                if !deadline.sleep(pause) {
+                    return Err(e.into());
+                }
+                pause *= 2;
+                attempt += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
     // Wait (briefly) for the session to go away, so `flr list` is clean when we return.
     let until = Deadline::after(Duration::from_secs(30).min(deadline.remaining()));
     while client.flr_session(session, &until)?.is_some() {

@@ -336,3 +336,20 @@ fn a_session_that_disappears_while_mounting_ends_the_wait() {
     assert!(!env.path("out/app.conf").exists(), "nothing written");
     assert_nothing_mounted(&env);
 }
+
+#[test]
+fn a_refused_unmount_is_asked_for_again() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r9");
+    env.sim.add_fault(Fault::Status {
+        route: "DELETE /v1/flrs/*".into(),
+        status: 503,
+        times: Some(2),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r9", &["--yes"]);
+    run.success();
+    assert!(run.stderr.contains("asking again"), "{run:#?}");
+    assert!(run.stdout.contains("unmounted:"), "{run:#?}");
+    assert!(!run.stderr.contains("rewind flr end"), "{run:#?}");
+    assert_nothing_mounted(&env);
+}
