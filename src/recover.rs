@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::tag;
 use crate::zvm::resolve::{Vm, VpgRef};
-use crate::zvm::wire::{Checkpoint, PathItem};
+use crate::zvm::wire::{Checkpoint, FlrSession, PathItem};
 use crate::zvm::{Client, DownloadError, ZvmError};
 
 /// Longest a whole recover may take (mounting a large VM can take minutes).
@@ -86,14 +86,26 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         "cannot catch Ctrl-C, so an interrupted restore could leave the checkpoint mounted",
     )?;
 
-    let session = client
-        .flr_mount(
-            &plan.vpg.id,
-            &plan.vm.id,
-            &plan.checkpoint.checkpoint_identifier,
-            &deadline,
-        )
-        .context("File Level Restore could not mount the checkpoint")?;
+    // The sessions of this VM before the mount, so that a mount request left unanswered can
+    // be told apart from somebody else's restore of the same checkpoint.
+    let known: Option<Vec<String>> = client
+        .flr_sessions(Some(&plan.vm.id), &deadline)
+        .ok()
+        .map(|list| list.into_iter().map(|s| s.flr_session_identifier).collect());
+    let session = match client.flr_mount(
+        &plan.vpg.id,
+        &plan.vm.id,
+        &plan.checkpoint.checkpoint_identifier,
+        &deadline,
+    ) {
+        Ok(session) => session,
+        Err(e) => {
+            if matches!(e, ZvmError::TimedOut { .. } | ZvmError::Unreachable { .. }) {
+                end_unanswered_mount(&client, &plan, known.as_deref());
+            }
+            return Err(e).context("File Level Restore could not mount the checkpoint");
+        }
+    };
     say(format!("mounted:     session {session}"));
     let result = restore(&client, &plan, &session, args, &deadline, &interrupted);
     let unmounted = unmount(&client, &session);
@@ -681,6 +693,72 @@ fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     Ok(task)
 }
 
+/// After a mount request that got no answer: the ZVM may have created the session anyway, so
+/// unmount any session of this VM and checkpoint that was not there before (`known`).
+fn end_unanswered_mount(client: &Client, plan: &Plan, known: Option<&[String]>) {
+    let deadline = Deadline::after(UNMOUNT_BUDGET);
+    let checkpoint = &plan.checkpoint.checkpoint_identifier;
+    let hint = format!(
+        "hint: run `rewind flr list --vm {}` and `rewind flr end <id>`",
+        plan.vm.id
+    );
+    let Some(known) = known else {
+        eprintln!(
+            "warning: the mount request got no answer, and the sessions of VM {} could not be listed before it, so none is ended here\n{hint}",
+            clean(&plan.vm.name)
+        );
+        return;
+    };
+    let sessions = match client.flr_sessions(Some(&plan.vm.id), &deadline) {
+        Ok(sessions) => sessions,
+        Err(e) => {
+            eprintln!(
+                "warning: the mount request got no answer, and looking for a session it may have created failed: {e}\n{hint}"
+            );
+            return;
+        }
+    };
+    let orphans = unanswered_sessions(known, &sessions, &plan.vm.id, checkpoint);
+    if orphans.is_empty() {
+        eprintln!(
+            "the mount request got no answer; no session of VM {} for checkpoint {checkpoint} was left behind",
+            clean(&plan.vm.name)
+        );
+    }
+    for id in orphans {
+        eprintln!(
+            "the mount request got no answer, but the ZVM created session {id}; unmounting it"
+        );
+        match unmount(client, &id) {
+            Ok(task) => say(format!("unmounted:   session {id} (task {task})")),
+            Err(e) => eprintln!(
+                "warning: could not unmount session {id}: {e:#}\nhint: run `rewind flr end {id}`"
+            ),
+        }
+    }
+}
+
+/// The sessions of `vm_id` at `checkpoint` that are not in `known`: the ones a mount request
+/// that got no answer created.
+fn unanswered_sessions(
+    known: &[String],
+    sessions: &[FlrSession],
+    vm_id: &str,
+    checkpoint: &str,
+) -> Vec<String> {
+    sessions
+        .iter()
+        .filter(|s| {
+            s.vm_identifier
+                .as_deref()
+                .is_none_or(|vm| vm.eq_ignore_ascii_case(vm_id))
+                && s.checkpoint_identifier.as_deref() == Some(checkpoint)
+                && !known.contains(&s.flr_session_identifier)
+        })
+        .map(|s| s.flr_session_identifier.clone())
+        .collect()
+}
+
 /// `rewind flr list|end`.
 pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
@@ -867,6 +945,31 @@ mod tests {
         assert!(
             err.contains("is not in the mounted checkpoint") && err.contains("could not browse"),
             "{err}"
+        );
+    }
+
+    fn session(id: &str, vm: &str, checkpoint: &str) -> FlrSession {
+        FlrSession {
+            flr_session_identifier: id.to_owned(),
+            flr_session_status: Some("MountInProgress".to_owned()),
+            vm_identifier: Some(vm.to_owned()),
+            vpg_identifier: None,
+            checkpoint_identifier: Some(checkpoint.to_owned()),
+            mount_time: None,
+        }
+    }
+
+    #[test]
+    fn only_a_new_session_of_this_vm_and_checkpoint_is_ours_after_an_unanswered_mount() {
+        let sessions = [
+            session("theirs", "vm-1", "42"),
+            session("other-checkpoint", "vm-1", "41"),
+            session("other-vm", "vm-2", "42"),
+            session("ours", "vm-1", "42"),
+        ];
+        assert_eq!(
+            unanswered_sessions(&["theirs".to_owned()], &sessions, "vm-1", "42"),
+            ["ours"]
         );
     }
 }

@@ -353,3 +353,21 @@ fn a_refused_unmount_is_asked_for_again() {
     assert!(!run.stderr.contains("rewind flr end"), "{run:#?}");
     assert_nothing_mounted(&env);
 }
+
+#[test]
+fn a_mount_request_without_an_answer_looks_for_the_session_it_may_have_made() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r10");
+    env.sim.add_fault(Fault::Drop {
+        route: "POST /v1/flrs".into(),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r10", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("could not mount")
+            && run.stderr.contains("the mount request got no answer")
+            && run.stderr.contains("was left behind"),
+        "{run:#?}"
+    );
+    assert_nothing_mounted(&env);
+}
