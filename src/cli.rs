@@ -118,6 +118,10 @@ pub struct RecoverArgs {
     /// The VPG to restore from when the VM is in several.
     #[arg(long, value_name = "NAME")]
     pub vpg: Option<String>,
+    /// The FLR volume label to read the file from (e.g. Volume2-NTFS), when the path is on
+    /// several volumes of the checkpoint.
+    #[arg(long, value_name = "LABEL")]
+    pub volume: Option<String>,
     /// Directory to write the file into.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub out: PathBuf,

@@ -2,6 +2,7 @@
 //! caller's deadline, no proxy from the environment, bodies read and statuses turned into
 //! [`ZvmError`]s.
 
+use std::io::{self, Read as _};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -9,6 +10,7 @@ use ureq::http::Response;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::{Agent, Body};
 
+use super::DownloadError;
 use super::error::ZvmError;
 use crate::config::ZvmConfig;
 use crate::deadline::Deadline;
@@ -171,18 +173,48 @@ pub(crate) fn read_text(
         .map_err(|e| transport_error(method, url.to_owned(), &e))
 }
 
-/// Reads a response body as bytes, bounded.
-pub(crate) fn read_bytes(
+/// Size of the chunks a download is copied in.
+const COPY_CHUNK: usize = 64 * 1024;
+
+/// Streams a response body into `out` (a file may be larger than memory, so no limit);
+/// returns the bytes written. A body that breaks off names the URL and how far it got.
+pub(crate) fn copy_body(
     method: &'static str,
     url: &str,
-    response: &mut Response<Body>,
-) -> Result<Vec<u8>, ZvmError> {
-    response
-        .body_mut()
-        .with_config()
-        .limit(BODY_LIMIT)
-        .read_to_vec()
-        .map_err(|e| transport_error(method, url.to_owned(), &e))
+    response: Response<Body>,
+    out: &mut impl io::Write,
+) -> Result<u64, DownloadError> {
+    let mut reader = response.into_body().into_with_config().reader();
+    let mut chunk = vec![0_u8; COPY_CHUNK];
+    let mut total: u64 = 0;
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(DownloadError::Zvm(body_error(method, url, total, &e))),
+        };
+        out.write_all(&chunk[..n]).map_err(DownloadError::Write)?;
+        total += n as u64;
+    }
+}
+
+/// A failure while reading a body: the deadline, or a body that broke off.
+fn body_error(method: &'static str, url: &str, read: u64, error: &io::Error) -> ZvmError {
+    let inner = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>());
+    if error.kind() == io::ErrorKind::TimedOut || matches!(inner, Some(ureq::Error::Timeout(_))) {
+        return ZvmError::TimedOut {
+            method,
+            url: url.to_owned(),
+        };
+    }
+    ZvmError::Decode {
+        method,
+        url: url.to_owned(),
+        detail: format!("the body broke off after {read} bytes: {error}"),
+    }
 }
 
 /// Zerto's `{"Message": "..."}` from an error body, or the start of the body itself.
@@ -315,6 +347,76 @@ mod tests {
     fn query_values_are_encoded() {
         assert_eq!(encode("2026-11-29T10:00:00Z"), "2026-11-29T10%3A00%3A00Z");
         assert_eq!(encode("a b&c"), "a%20b%26c");
+    }
+
+    /// Gives `good` bytes, then fails the way a connection reset does.
+    struct BreaksOff {
+        good: usize,
+    }
+
+    impl io::Read for BreaksOff {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.good == 0 {
+                return Err(io::Error::new(io::ErrorKind::ConnectionReset, "reset"));
+            }
+            let n = self.good.min(buf.len());
+            buf[..n].fill(b'x');
+            self.good -= n;
+            Ok(n)
+        }
+    }
+
+    fn response(body: impl io::Read + Send + Sync + 'static) -> Response<Body> {
+        Response::new(Body::builder().reader(body))
+    }
+
+    #[test]
+    fn a_download_larger_than_the_answer_limit_streams_through() {
+        let size = BODY_LIMIT + 1024 * 1024;
+        let body = io::repeat(7).take(size);
+        let mut out = io::sink();
+        let written = copy_body("GET", "https://zvm/dl", response(body), &mut out).expect("copied");
+        assert_eq!(written, size);
+    }
+
+    #[test]
+    fn a_download_that_breaks_off_names_the_url_not_unreachable() {
+        let mut out = Vec::new();
+        let err = copy_body(
+            "GET",
+            "https://zvm/dl/1",
+            response(BreaksOff { good: 10 }),
+            &mut out,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("https://zvm/dl/1") && err.contains("after 10 bytes"),
+            "{err}"
+        );
+        assert!(!err.contains("unreachable"), "{err}");
+        assert_eq!(out.len(), 10);
+    }
+
+    #[test]
+    fn a_destination_that_refuses_bytes_is_a_write_error() {
+        struct Full;
+        impl io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = copy_body(
+            "GET",
+            "https://zvm/dl",
+            response(io::repeat(1).take(5)),
+            &mut Full,
+        )
+        .unwrap_err();
+        assert!(matches!(err, DownloadError::Write(_)), "{err:?}");
     }
 
     #[test]

@@ -209,8 +209,16 @@ impl Client {
         )
     }
 
-    /// Fetches a download URL the ZVM gave, with the same TLS trust and credentials.
-    pub fn download(&self, url: &str, deadline: &Deadline) -> Result<Vec<u8>, ZvmError> {
+    /// Streams a download URL the ZVM gave into `out`, with the same TLS trust and credentials,
+    /// without holding the file in memory; returns the number of bytes written. A body that
+    /// breaks off is a [`ZvmError`] naming the URL; a failure of `out` is
+    /// [`DownloadError::Write`].
+    pub fn download_to(
+        &self,
+        url: &str,
+        out: &mut impl std::io::Write,
+        deadline: &Deadline,
+    ) -> Result<u64, DownloadError> {
         let path = url
             .strip_prefix(self.http.url("").as_str())
             .ok_or_else(|| ZvmError::Decode {
@@ -218,9 +226,8 @@ impl Client {
                 url: self.http.url("/v1/flrs/…/download"),
                 detail: format!("download URL {url} is not on this ZVM"),
             })?;
-        let mut response = self.authorized("GET", path, Vec::new(), &CallBody::None, deadline)?;
-        let full = self.http.url(path);
-        http::read_bytes("GET", &full, &mut response)
+        let response = self.authorized("GET", path, Vec::new(), &CallBody::None, deadline)?;
+        http::copy_body("GET", &self.http.url(path), response, out)
     }
 
     /// `DELETE /v1/flrs/{id}`: unmounts; returns the unmount task id.
@@ -316,6 +323,39 @@ fn segment(id: &str) -> String {
             c => c,
         })
         .collect()
+}
+
+/// Why [`Client::download_to`] stopped.
+#[derive(Debug)]
+pub enum DownloadError {
+    /// The ZVM refused the download, or its body broke off (the error names the URL).
+    Zvm(ZvmError),
+    /// The destination refused the bytes (disk full, I/O error).
+    Write(std::io::Error),
+}
+
+impl From<ZvmError> for DownloadError {
+    fn from(e: ZvmError) -> Self {
+        Self::Zvm(e)
+    }
+}
+
+impl std::fmt::Display for DownloadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Zvm(e) => e.fmt(f),
+            Self::Write(e) => write!(f, "cannot write the download: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DownloadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Zvm(e) => Some(e),
+            Self::Write(e) => Some(e),
+        }
+    }
 }
 
 /// Formats a time for a Zerto query parameter.

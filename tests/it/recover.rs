@@ -253,3 +253,121 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
     assert!(stdout.contains("unmounted:"), "{stdout}");
     assert_nothing_mounted(&env);
 }
+
+/// `win2019-1` with `Users\admin\notes.txt` on both C: (`Volume1-NTFS`) and D:
+/// (`Volume2-NTFS`), guarded by `change`.
+fn notes_on_two_volumes(env: &TestEnv, change: &str) {
+    env.sim
+        .write_guest_file("win2019-1", r"C:\Users\admin\notes.txt", BEFORE)
+        .expect("seed C:");
+    env.sim
+        .write_guest_file("win2019-1", r"D:\Users\admin\notes.txt", b"on D:\n")
+        .expect("seed D:");
+    let run = env.hook(&hook_input(
+        "mcp__winrm__run_command",
+        &json!({"computer_name": "win2019-1", "command": "x"}),
+        change,
+    ));
+    assert!(run.reason().contains("tagged checkpoint"), "{run:#?}");
+}
+
+#[test]
+fn a_path_on_several_volumes_is_refused_until_one_is_chosen() {
+    let env = TestEnv::start();
+    notes_on_two_volumes(&env, "toolu_v1");
+    let path = r"C:\Users\admin\notes.txt";
+    let run = recover_change(&env, "win2019-1", path, "toolu_v1", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("is on several volumes")
+            && run.stderr.contains("(Volume1-NTFS, Volume2-NTFS)")
+            && run.stderr.contains("--volume"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/notes.txt").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+
+    let extra = ["--yes", "--volume", "Volume2-NTFS"];
+    recover_change(&env, "win2019-1", path, "toolu_v1", &extra).success();
+    assert_eq!(
+        std::fs::read(env.path("out/notes.txt")).expect("written"),
+        b"on D:\n"
+    );
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn an_unknown_volume_lists_the_volumes_of_the_checkpoint() {
+    let env = TestEnv::start();
+    notes_on_two_volumes(&env, "toolu_v2");
+    let extra = ["--yes", "--volume", "Volume9-NTFS"];
+    let run = recover_change(
+        &env,
+        "win2019-1",
+        r"C:\Users\admin\notes.txt",
+        "toolu_v2",
+        &extra,
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains("no volume \"Volume9-NTFS\"")
+            && run.stderr.contains("Volume1-NTFS, Volume2-NTFS"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/notes.txt").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn a_session_that_disappears_while_mounting_ends_the_wait() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8");
+    env.sim.add_fault(Fault::Status {
+        route: "GET /v1/flrs/*".into(),
+        status: 404,
+        times: Some(1),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("disappeared while mounting"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/app.conf").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn a_refused_unmount_is_asked_for_again() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r9");
+    env.sim.add_fault(Fault::Status {
+        route: "DELETE /v1/flrs/*".into(),
+        status: 503,
+        times: Some(2),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r9", &["--yes"]);
+    run.success();
+    assert!(run.stderr.contains("asking again"), "{run:#?}");
+    assert!(run.stdout.contains("unmounted:"), "{run:#?}");
+    assert!(!run.stderr.contains("rewind flr end"), "{run:#?}");
+    assert_nothing_mounted(&env);
+}
+
+#[test]
+fn a_mount_request_without_an_answer_looks_for_the_session_it_may_have_made() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r10");
+    env.sim.add_fault(Fault::Drop {
+        route: "POST /v1/flrs".into(),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r10", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("could not mount")
+            && run.stderr.contains("the mount request got no answer")
+            && run.stderr.contains("was left behind"),
+        "{run:#?}"
+    );
+    assert_nothing_mounted(&env);
+}
