@@ -5,7 +5,28 @@ use std::time::Duration;
 
 use rewind::sim::{FailState, Fault};
 
-use crate::support::{Setup, TestEnv, closed_port_url};
+use crate::support::{Run, Setup, TestEnv, closed_port_url};
+
+/// Runs `count` `rewind guard` processes on `vm` at once, changes `<prefix>-<n>`; all must
+/// succeed.
+fn parallel_guards(env: &TestEnv, vm: &str, prefix: &str, count: usize) -> Vec<Run> {
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..count)
+            .map(|n| {
+                let change = format!("{prefix}-{n}");
+                s.spawn(move || env.run(&["guard", "--vm", vm, "--change", &change], b""))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    for run in &runs {
+        run.success();
+    }
+    runs
+}
 
 #[test]
 fn guard_tags_a_vsphere_vpg_and_ten_runs_share_one_token() {
@@ -121,26 +142,7 @@ fn a_tag_that_never_lists_is_refused_before_the_deadline_pointing_at_the_task() 
 #[test]
 fn eight_parallel_guards_on_one_vpg_all_succeed_without_a_401() {
     let env = TestEnv::start();
-    let runs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..8)
-            .map(|n| {
-                let env = &env;
-                s.spawn(move || {
-                    env.run(
-                        &["guard", "--vm", "jp-ubuntu", "--change", &format!("p-{n}")],
-                        b"",
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect()
-    });
-    for run in &runs {
-        run.success();
-    }
+    let runs = parallel_guards(&env, "jp-ubuntu", "p", 8);
     let stats = env.sim.stats();
     assert_eq!(stats.unauthorized, 0, "{stats:#?}");
     assert_eq!(
@@ -413,32 +415,7 @@ fn a_passing_5xx_while_polling_is_retried_not_refused() {
 #[test]
 fn a_slow_cloud_vpg_does_not_hold_the_next_call_while_its_tag_lists() {
     let env = TestEnv::start();
-    let runs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..2)
-            .map(|n| {
-                let env = &env;
-                s.spawn(move || {
-                    env.run(
-                        &[
-                            "guard",
-                            "--vm",
-                            "win2019-1",
-                            "--change",
-                            &format!("aws-{n}"),
-                        ],
-                        b"",
-                    )
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect()
-    });
-    for run in &runs {
-        run.success();
-    }
+    parallel_guards(&env, "win2019-1", "aws", 2);
     let mut inserts = env.sim.inserts();
     inserts.sort_by_key(|i| i.received_at);
     assert_eq!(inserts.len(), 2);
