@@ -58,6 +58,10 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
         // Defaults keep the budget and the audit trail; the call itself is denied.
         Err(e) => (Config::defaults(), Some(format!("{e:#}"))),
     };
+    // Said on every run; on exit 0 the host keeps stderr for its debug log.
+    for warning in &config.warnings {
+        eprintln!("rewind: warning: {warning}");
+    }
     // The budget counts from the start: reading the config is part of it.
     let deadline = Deadline::starting_at(started, config.hook.budget);
     let progress = Progress::starting("reading the tool call");

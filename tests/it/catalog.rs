@@ -187,3 +187,30 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
         "{tls:#?}"
     );
 }
+
+/// Every command `rewind --help` lists is in the README's command table,
+/// so the README cannot drift from the binary.
+#[test]
+fn the_readme_lists_every_command_of_the_help() {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"));
+    cmd.arg("--help").env_clear();
+    let help = crate::support::run(cmd, b"");
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README");
+    let commands: Vec<&str> = help
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 12, "{}", help.stdout);
+    for command in commands {
+        assert!(
+            readme.contains(&format!("`rewind {command}")),
+            "README lacks `rewind {command}`"
+        );
+    }
+}
