@@ -4,6 +4,9 @@
 //! The plan is shown first and nothing happens without an explicit yes. Once a checkpoint is
 //! mounted, the session is unmounted on every way out: success, error, and Ctrl-C.
 
+mod file;
+mod locate;
+
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -12,7 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use sha2::{Digest as _, Sha256};
 
 use crate::cli::{FlrCommand, RecoverArgs};
 use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
@@ -20,8 +22,11 @@ use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::tag;
 use crate::zvm::resolve::{Vm, VpgRef};
-use crate::zvm::wire::{Checkpoint, FlrSession, PathItem};
+use crate::zvm::wire::{Checkpoint, FlrSession};
 use crate::zvm::{Client, DownloadError, ZvmError};
+
+use self::file::{Hashing, write_atomically};
+use self::locate::locate;
 
 /// Longest a whole recover may take (mounting a large VM can take minutes).
 const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
@@ -313,10 +318,7 @@ fn restore(
     let url = client.flr_download_url(session, &volume_path, deadline)?;
     check_interrupt(interrupted)?;
     write_atomically(&plan.destination, args.force, |file, tmp| {
-        let mut out = Hashing {
-            inner: file,
-            hasher: Sha256::new(),
-        };
+        let mut out = Hashing::new(file);
         let size = client
             .download_to(&url, &mut out, deadline)
             .map_err(|e| match e {
@@ -326,26 +328,8 @@ fn restore(
                 }
             })?;
         check_interrupt(interrupted)?;
-        Ok((size, crate::hex(&out.hasher.finalize())))
+        Ok((size, out.sha256()))
     })
-}
-
-/// A writer that hashes what passes through it.
-struct Hashing<'a, W> {
-    inner: &'a mut W,
-    hasher: Sha256,
-}
-
-impl<W: std::io::Write> std::io::Write for Hashing<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
 }
 
 fn check_interrupt(interrupted: &AtomicBool) -> anyhow::Result<()> {
@@ -390,273 +374,6 @@ fn wait_for_mount(
             bail!("the checkpoint was still mounting when the time ran out");
         }
     }
-}
-
-/// Maps a guest path to the volume path FLR browses: `/etc/app.conf` →
-/// `Volume1-Ext4/etc/app.conf`. FLR names volumes by label, not by drive letter, so the path
-/// is looked for on every candidate volume (NTFS/ReFS ones for `C:\…`, the others for `/…`)
-/// and exactly one must hold it; `volume` (`--volume`) names the one to use instead.
-fn locate(
-    client: &Client,
-    session: &str,
-    guest_path: &str,
-    volume: Option<&str>,
-    deadline: &Deadline,
-    interrupted: &AtomicBool,
-) -> anyhow::Result<String> {
-    let (drive, parts) = split_guest_path(guest_path)?;
-    let windows = drive.is_some();
-    let volumes = client.flr_browse(session, "", deadline)?.path_items;
-    let candidates = candidates(&volumes, windows, volume)?;
-    let mut found = Vec::new();
-    let mut unreadable = Vec::new();
-    for label in candidates {
-        check_interrupt(interrupted)?;
-        match find_on_volume(
-            client,
-            session,
-            label,
-            &parts,
-            windows,
-            deadline,
-            interrupted,
-        ) {
-            Ok(Some(path)) => found.push((label.to_owned(), path)),
-            Ok(None) => {}
-            // A volume FLR cannot browse (a recovery or encrypted one) must not hide the others.
-            Err(e)
-                if e.downcast_ref::<ZvmError>()
-                    .and_then(ZvmError::status)
-                    .is_some() =>
-            {
-                unreadable.push(format!("{label}: {e}"));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    choose(guest_path, &volumes, found, &unreadable)
-}
-
-/// The volume labels of a browse root.
-fn labels(volumes: &[PathItem]) -> Vec<&str> {
-    volumes
-        .iter()
-        .map(|v| v.path.trim_matches('/'))
-        .filter(|l| !l.is_empty())
-        .collect()
-}
-
-/// Whether a volume label looks like a Windows file system.
-fn is_windows_volume(label: &str) -> bool {
-    let label = label.to_ascii_lowercase();
-    label.contains("ntfs") || label.contains("refs")
-}
-
-/// The volumes to look for a path on: the one `--volume` names (checked against the browse
-/// root), else every NTFS/ReFS-looking volume for a Windows path and every other for a Linux
-/// one (all of them when none looks right).
-fn candidates<'a>(
-    volumes: &'a [PathItem],
-    windows: bool,
-    chosen: Option<&str>,
-) -> anyhow::Result<Vec<&'a str>> {
-    let all = labels(volumes);
-    if let Some(chosen) = chosen {
-        let wanted = chosen.trim_matches('/');
-        return all
-            .iter()
-            .find(|l| l.eq_ignore_ascii_case(wanted))
-            .map(|l| vec![*l])
-            .with_context(|| {
-                format!(
-                    "the mounted checkpoint has no volume {:?}; its volumes are: {}; nothing was written",
-                    clean(chosen),
-                    all.join(", ")
-                )
-            });
-    }
-    let fitting: Vec<&str> = all
-        .iter()
-        .copied()
-        .filter(|l| is_windows_volume(l) == windows)
-        .collect();
-    Ok(if fitting.is_empty() { all } else { fitting })
-}
-
-/// The one volume path to download, from the volumes that hold the guest path.
-fn choose(
-    guest_path: &str,
-    volumes: &[PathItem],
-    mut found: Vec<(String, String)>,
-    unreadable: &[String],
-) -> anyhow::Result<String> {
-    match found.len() {
-        1 => Ok(found.remove(0).1),
-        0 => {
-            let mut text = format!(
-                "{guest_path} is not in the mounted checkpoint (volumes: {})",
-                labels(volumes).join(", ")
-            );
-            if !unreadable.is_empty() {
-                let _ = write!(text, "; could not browse {}", unreadable.join("; "));
-            }
-            text.push_str("; nothing was written");
-            Err(anyhow::anyhow!(text))
-        }
-        _ => bail!(
-            "{guest_path} is on several volumes of the checkpoint ({}); FLR names volumes by label, \
-             not by drive letter or mount point, so choose one with --volume <label>; nothing was \
-             written",
-            found
-                .iter()
-                .map(|(label, _)| label.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// Walks `parts` down from a volume; `None` when the volume does not hold the path.
-fn find_on_volume(
-    client: &Client,
-    session: &str,
-    label: &str,
-    parts: &[&str],
-    windows: bool,
-    deadline: &Deadline,
-    interrupted: &AtomicBool,
-) -> anyhow::Result<Option<String>> {
-    let mut current = label.to_owned();
-    for (i, part) in parts.iter().enumerate() {
-        check_interrupt(interrupted)?;
-        let items = client.flr_browse(session, &current, deadline)?.path_items;
-        let last = i + 1 == parts.len();
-        let found = items.iter().find(|item| {
-            let name = item.path.rsplit('/').next().unwrap_or(&item.path);
-            let same = if windows {
-                name.eq_ignore_ascii_case(part)
-            } else {
-                name == *part
-            };
-            same && (last || item.is_browsable.unwrap_or(true))
-        });
-        match found {
-            Some(item) if item.path.contains('/') => current.clone_from(&item.path),
-            Some(item) => current = format!("{current}/{}", item.path),
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(current))
-}
-/// Splits a guest path into its drive letter (Windows) and components:
-/// `C:\Users\x.txt` gives `C` and `Users`, `x.txt`; `/etc/app.conf` gives no drive.
-fn split_guest_path(path: &str) -> anyhow::Result<(Option<char>, Vec<&str>)> {
-    let mut chars = path.chars();
-    let drive = match (chars.next(), chars.next()) {
-        (Some(letter), Some(':')) if letter.is_ascii_alphabetic() => Some(letter),
-        _ => None,
-    };
-    if drive.is_some_and(|d| d.to_ascii_uppercase() < 'C') {
-        bail!("drive {} is not a fixed disk FLR can read", &path[..2]);
-    }
-    let rest = if drive.is_some() { &path[2..] } else { path };
-    if drive.is_none() && !rest.starts_with('/') {
-        bail!("guest path {path:?} must be absolute (/etc/x or C:\\Users\\x)");
-    }
-    let parts: Vec<&str> = rest.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-    if parts.is_empty() || parts.contains(&"..") {
-        bail!("guest path {path:?} does not name a file");
-    }
-    Ok((drive, parts))
-}
-
-/// A temporary file next to the destination, created fresh (never through a planted link)
-/// and removed when dropped unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
-    file: std::fs::File,
-    renamed: bool,
-}
-
-impl TempFile {
-    /// How many names are tried before giving up (each is taken only if nothing is there).
-    const ATTEMPTS: u32 = 32;
-
-    fn create(dir: &Path, name: &str) -> anyhow::Result<TempFile> {
-        for attempt in 0..Self::ATTEMPTS {
-            let path = dir.join(temp_name(name, attempt));
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    return Ok(TempFile {
-                        path,
-                        file,
-                        renamed: false,
-                    });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create {}", path.display()));
-                }
-            }
-        }
-        bail!(
-            "cannot create a temporary file in {}: {} names were all taken",
-            dir.display(),
-            Self::ATTEMPTS
-        )
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.renamed {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// The name of the temporary file for `name`, per attempt.
-fn temp_name(name: &str, attempt: u32) -> String {
-    format!(".{name}.rewind-{}-{attempt}", std::process::id())
-}
-
-/// Writes through a fresh temporary file that `fill` writes (it is told the file's path for
-/// messages), then syncs it and puts it in place with a rename (`force`) or a hard link that
-/// never replaces a file that appeared meanwhile. On any failure the temporary file is
-/// removed and the destination is untouched.
-fn write_atomically<T>(
-    destination: &Path,
-    force: bool,
-    fill: impl FnOnce(&mut std::fs::File, &Path) -> anyhow::Result<T>,
-) -> anyhow::Result<T> {
-    let dir = destination
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = destination
-        .file_name()
-        .with_context(|| format!("{} names no file", destination.display()))?
-        .to_string_lossy()
-        .into_owned();
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = TempFile::create(dir, &name)?;
-    let value = fill(&mut tmp.file, &tmp.path)?;
-    tmp.file
-        .sync_all()
-        .with_context(|| format!("cannot write {}", tmp.path.display()))?;
-    if force {
-        std::fs::rename(&tmp.path, destination)
-            .with_context(|| format!("cannot write {}", destination.display()))?;
-        tmp.renamed = true;
-    } else {
-        std::fs::hard_link(&tmp.path, destination)
-            .with_context(|| format!("cannot write {}", destination.display()))?;
-    }
-    Ok(value)
 }
 
 /// Unmounts under its own budget (the main one may be spent) and returns the task id. A
@@ -799,153 +516,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn guest_paths_split_for_linux_and_windows() {
-        assert_eq!(
-            split_guest_path("/etc/app.conf").expect("linux"),
-            (None, vec!["etc", "app.conf"])
-        );
-        assert_eq!(
-            split_guest_path("C:\\Users\\admin\\notes.txt").expect("windows"),
-            (Some('C'), vec!["Users", "admin", "notes.txt"])
-        );
-        assert_eq!(
-            split_guest_path("d:/data/x").expect("slashes"),
-            (Some('d'), vec!["data", "x"])
-        );
-        assert!(split_guest_path("etc/app.conf").is_err());
-        assert!(split_guest_path("/etc/../shadow").is_err());
-        assert!(split_guest_path("/").is_err());
-    }
-
-    #[test]
     fn file_names_of_guest_paths() {
         assert_eq!(guest_file_name("/etc/app.conf"), Some("app.conf"));
         assert_eq!(guest_file_name("C:\\Users\\x\\y.txt"), Some("y.txt"));
         assert_eq!(guest_file_name("/etc/"), None);
-    }
-
-    fn write(dest: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
-        write_atomically(dest, force, |file, _| Ok(file.write_all(bytes)?))
-    }
-
-    #[test]
-    fn writing_never_replaces_without_force() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let dest = dir.path().join("app.conf");
-        write(&dest, b"one", false).expect("first");
-        assert!(write(&dest, b"two", false).is_err());
-        assert_eq!(std::fs::read(&dest).expect("read"), b"one");
-        write(&dest, b"three", true).expect("forced");
-        assert_eq!(std::fs::read(&dest).expect("read"), b"three");
-        let leftovers = std::fs::read_dir(dir.path()).expect("dir").count();
-        assert_eq!(leftovers, 1, "no temporary file left behind");
-    }
-
-    #[test]
-    fn a_failed_write_leaves_neither_temporary_file_nor_destination() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let dest = dir.path().join("app.conf");
-        let err = write_atomically(&dest, false, |file, _| -> anyhow::Result<()> {
-            file.write_all(b"half")?;
-            bail!("the download broke off")
-        })
-        .unwrap_err();
-        assert!(err.to_string().contains("broke off"), "{err:#}");
-        assert!(!dest.exists(), "no partial destination");
-        let leftovers = std::fs::read_dir(dir.path()).expect("dir").count();
-        assert_eq!(leftovers, 0, "the temporary file is removed");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_planted_symlink_at_the_temporary_name_is_not_followed() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let victim = dir.path().join("victim");
-        std::fs::write(&victim, b"precious").expect("victim");
-        let planted = dir.path().join(temp_name("app.conf", 0));
-        std::os::unix::fs::symlink(&victim, &planted).expect("plant");
-        let dest = dir.path().join("app.conf");
-        write(&dest, b"restored", false).expect("written under another name");
-        assert_eq!(std::fs::read(&victim).expect("victim"), b"precious");
-        assert_eq!(std::fs::read(&dest).expect("dest"), b"restored");
-        assert!(
-            std::fs::symlink_metadata(&planted).is_ok(),
-            "somebody else's file is left alone"
-        );
-    }
-
-    fn volume(path: &str) -> PathItem {
-        PathItem {
-            path: path.to_owned(),
-            kind: Some("Partition".to_owned()),
-            is_browsable: Some(true),
-            size_in_bytes: None,
-        }
-    }
-
-    #[test]
-    fn every_windows_looking_volume_is_a_candidate_not_just_the_first() {
-        let root = [
-            volume("System Reserved-NTFS"),
-            volume("Volume2-NTFS"),
-            volume("Volume3-ReFS"),
-            volume("Volume4-Ext4"),
-        ];
-        assert_eq!(
-            candidates(&root, true, None).expect("windows"),
-            ["System Reserved-NTFS", "Volume2-NTFS", "Volume3-ReFS"]
-        );
-        assert_eq!(
-            candidates(&root, false, None).expect("linux"),
-            ["Volume4-Ext4"]
-        );
-        assert_eq!(
-            candidates(&root, true, Some("volume2-ntfs")).expect("chosen"),
-            ["Volume2-NTFS"]
-        );
-        let err = candidates(&root, true, Some("D")).unwrap_err().to_string();
-        assert!(
-            err.contains("no volume \"D\"") && err.contains("System Reserved-NTFS, Volume2-NTFS"),
-            "{err}"
-        );
-        let linux_only = [volume("Volume1-Ext4")];
-        assert_eq!(
-            candidates(&linux_only, true, None).expect("fallback"),
-            ["Volume1-Ext4"],
-            "all volumes when none looks like Windows"
-        );
-    }
-
-    #[test]
-    fn exactly_one_volume_must_hold_the_path() {
-        let root = [volume("System Reserved-NTFS"), volume("Volume2-NTFS")];
-        let path = r"C:\Users\x.txt";
-        let on = |label: &str| (label.to_owned(), format!("{label}/Users/x.txt"));
-        assert_eq!(
-            choose(path, &root, vec![on("Volume2-NTFS")], &[]).expect("one"),
-            "Volume2-NTFS/Users/x.txt"
-        );
-        let err = choose(
-            path,
-            &root,
-            vec![on("System Reserved-NTFS"), on("Volume2-NTFS")],
-            &[],
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("several volumes")
-                && err.contains("(System Reserved-NTFS, Volume2-NTFS)")
-                && err.contains("--volume"),
-            "{err}"
-        );
-        let err = choose(path, &root, Vec::new(), &["Volume2-NTFS: HTTP 400".into()])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("is not in the mounted checkpoint") && err.contains("could not browse"),
-            "{err}"
-        );
     }
 
     fn session(id: &str, vm: &str, checkpoint: &str) -> FlrSession {
