@@ -2,8 +2,20 @@
 //! changes a virtual machine, and the operator's tools to restore files from it.
 //!
 //! Where things live:
+//! - [`hook`]: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
+//!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else).
+//! - [`decision`]: the decision table, pure.
+//! - [`catalog`]: which tools change VMs and which argument names the VM.
+//! - [`guard`]: a tagged checkpoint on every VPG of a VM, confirmed as listed, under a deadline.
+//! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
+//! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
-//! - [`time`]: UTC timestamps as Zerto writes them.
+//! - [`commands`]: the operator's other commands; [`cli`]: the command line.
+//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`]: the
+//!   pieces they share.
+//!
+//! Exit codes: `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on stderr); the
+//! other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a usage error.
 
 pub mod audit;
 pub mod catalog;

@@ -1,6 +1,6 @@
 //! The ZVM client: every Zerto REST call `rewind` makes lives here, each under the caller's
-//! deadline. Submodules: [`http`] builds the agent and sends, [`auth`] logs in and shares the
-//! token, [`wire`] is what Zerto sends, [`error`] what can go wrong, [`resolve`] turns a VM
+//! deadline. Submodules: `http` builds the agent and sends, `auth` logs in and shares the
+//! token, [`wire`] is what Zerto sends, `error` what can go wrong, [`resolve`] turns a VM
 //! reference from a tool call into one VM and its VPGs.
 
 mod auth;
