@@ -5,6 +5,8 @@
 //! A fixture `tests/fixtures/hook/<case>.json` is stdin byte for byte; an optional
 //! `<case>.toml` beside it sets the scene: `faults` (simulator faults), `hook` (extra `[hook]`
 //! lines), `trust_ca = false`, `zvm = "down"`, `catalog` (a user catalog's text).
+//! `claude-code-2.1.332-sample.json` is the confirmed one-VPG row, with the payload the real
+//! Claude Code sent (captured by the end-to-end harness).
 
 use std::fmt::Write as _;
 use std::path::Path;
