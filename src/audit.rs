@@ -141,12 +141,46 @@ pub fn summarise(args: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().take(20).map(summarise).collect()),
-        Value::String(s) if s.chars().count() > VALUE_MAX => {
-            let cut: String = s.chars().take(VALUE_MAX).collect();
-            Value::String(format!("{cut}…"))
+        Value::String(s) => {
+            let text = redact_inline(s);
+            if text.chars().count() > VALUE_MAX {
+                let cut: String = text.chars().take(VALUE_MAX).collect();
+                Value::String(format!("{cut}…"))
+            } else {
+                Value::String(text)
+            }
         }
         other => other.clone(),
     }
+}
+
+/// Redacts secrets written inline in a command: `password=x`, `--token x`, `--api-key=x`,
+/// `Bearer x`. Words are kept; only the values go.
+fn redact_inline(text: &str) -> String {
+    let secretish = |word: &str| {
+        let lower = word.to_ascii_lowercase();
+        SECRET_WORDS.iter().any(|w| lower.contains(w))
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut hide_next = false;
+    for word in text.split(' ') {
+        if hide_next && !word.is_empty() {
+            out.push(String::from("[redacted]"));
+            hide_next = false;
+            continue;
+        }
+        match word.split_once('=') {
+            Some((key, value)) if !value.is_empty() && secretish(key) => {
+                out.push(format!("{key}=[redacted]"));
+            }
+            _ => {
+                let flag = word.starts_with('-') && secretish(word) && !word.contains('=');
+                hide_next = flag || word.eq_ignore_ascii_case("bearer");
+                out.push(word.to_owned());
+            }
+        }
+    }
+    out.join(" ")
 }
 
 #[cfg(test)]
@@ -175,6 +209,35 @@ mod tests {
                 .count()
                 <= VALUE_MAX + 1
         );
+    }
+
+    #[test]
+    fn secrets_written_inline_in_commands_are_redacted() {
+        let cases = [
+            (
+                "mysql --password=Hunter2 -e 'select 1'",
+                "mysql --password=[redacted] -e 'select 1'",
+            ),
+            (
+                "deploy --api-token s3cr3t --env prod",
+                "deploy --api-token [redacted] --env prod",
+            ),
+            (
+                "PGPASSWORD=pw psql -h db01",
+                "PGPASSWORD=[redacted] psql -h db01",
+            ),
+            (
+                "curl -H 'Authorization: Bearer eyJabc' x",
+                "curl -H 'Authorization: Bearer [redacted] x",
+            ),
+            ("systemctl restart app", "systemctl restart app"),
+        ];
+        for (command, expected) in cases {
+            assert_eq!(
+                summarise(&json!({ "command": command }))["command"],
+                expected
+            );
+        }
     }
 
     #[test]
