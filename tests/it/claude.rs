@@ -21,7 +21,6 @@
     reason = "shared by several test modules; not every helper is used by every one"
 )]
 
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
@@ -724,11 +723,10 @@ fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
         }
         if Instant::now() >= deadline {
             // Still running, so the group id is still ours.
-            let group = OsString::from(format!("-{}", child.id()));
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg("--")
-                .arg(group)
+            // The shell's own kill (no procps needed); dash wants `-KILL -PGID`, not `--`.
+            let _ = Command::new("sh")
+                .args(["-c", r#"kill -KILL -"$1""#, "sh"])
+                .arg(child.id().to_string())
                 .status();
             let _ = child.kill();
             let _ = child.wait();

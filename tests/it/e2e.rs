@@ -216,13 +216,23 @@ fn a_hung_zvm_is_denied_by_rewind_within_its_budget_not_by_the_host_timeout() {
                 || told.contains(&format!("the hook's {BUDGET_SECS} s budget ran out"))),
         "rewind's own deny, not the host's timeout, should reach the model: {told:?}"
     );
-    // From the model's tool_use (the hook cannot start earlier) to Claude Code returning the
-    // result (the hook has answered): an upper bound on the hook's time, on one clock.
+    // The hook's own account of its time (the audit trail) is within its budget; the host's
+    // view (from the model's tool_use to the result coming back, which also holds Claude
+    // Code's own work on a busy machine) only has to stay far from the host's timeout.
+    let audit = fs::read_to_string(env.path("state/audit.jsonl")).expect("audit trail");
+    let record: Value =
+        serde_json::from_str(audit.lines().last().expect("a record")).expect("JSON");
+    assert_eq!(record["decision"], "deny", "{record}");
+    let took = record["duration_ms"].as_u64().expect("duration_ms");
+    assert!(
+        took <= BUDGET_SECS * 1000,
+        "the hook took {took} ms of its {BUDGET_SECS} s budget"
+    );
     let [asked, answered] = [&run.requests[0], &run.requests[1]].map(logged_at);
     let held = answered.duration_since(asked).expect("in order");
     assert!(
-        held < Duration::from_secs(BUDGET_SECS + 1),
-        "the hook held the call {held:?}, past its {BUDGET_SECS} s budget"
+        held < Duration::from_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS / 2),
+        "the call was held {held:?}, near the host's timeout"
     );
 }
 

@@ -4,7 +4,8 @@
 //!
 //! A fixture `tests/fixtures/hook/<case>.json` is stdin byte for byte; an optional
 //! `<case>.toml` beside it sets the scene: `faults` (simulator faults), `hook` (extra `[hook]`
-//! lines), `trust_ca = false`, `zvm = "down"`, `catalog` (a user catalog's text).
+//! lines), `trust_ca = false`, `zvm = "down"`, `catalog` (a user catalog's text),
+//! `time_scale` (default 100).
 //! `claude-code-2.1.332-sample.json` is the confirmed one-VPG row, with the payload the real
 //! Claude Code sent (captured by the end-to-end harness).
 
@@ -27,6 +28,7 @@ struct Scene {
     trust_ca: Option<bool>,
     zvm: Option<String>,
     catalog: Option<String>,
+    time_scale: Option<f64>,
 }
 
 #[test]
@@ -35,6 +37,7 @@ fn every_decision_table_row() {
         let scene = scene_for(path);
         let env = TestEnv::with(Setup {
             frozen: true,
+            time_scale: scene.time_scale.unwrap_or(100.0),
             ..Setup::default()
         });
         let mut hook = scene

@@ -2,7 +2,7 @@
 //! from before a guarded change come back, and no session is ever left mounted.
 
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rewind::sim::Fault;
 use serde_json::json;
@@ -215,7 +215,7 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
     });
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r7");
     let out = env.path("out");
-    let child = env
+    let mut child = env
         .command(&[
             "recover",
             "--vm",
@@ -240,11 +240,20 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
             .any(|s| s.status == "MountInProgress")
     });
     std::thread::sleep(Duration::from_millis(300));
-    let killed = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    // The shell's own kill: no procps needed.
+    let killed = std::process::Command::new("sh")
+        .args(["-c", r#"kill -INT "$1""#, "sh", &child.id().to_string()])
         .status()
-        .expect("kill");
+        .expect("sh");
     assert!(killed.success());
+    let until = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("rewind recover did not end within 30 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let output = child.wait_with_output().expect("ends");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

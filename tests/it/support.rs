@@ -244,12 +244,9 @@ pub(crate) fn hook_input(tool: &str, input: &serde_json::Value, tool_use_id: &st
     serde_json::to_vec(&call).expect("json")
 }
 
-/// A 127.0.0.1 URL where nothing listens.
+/// A 127.0.0.1 URL where nothing listens: port 1, which no unprivileged process can bind.
 pub(crate) fn closed_port_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    drop(listener);
-    format!("https://127.0.0.1:{port}")
+    String::from("https://127.0.0.1:1")
 }
 
 /// Waits (bounded) until `check` holds; for state the simulator reaches asynchronously.

@@ -65,7 +65,12 @@ fn guard_tags_a_vsphere_vpg_and_ten_runs_share_one_token() {
 
 #[test]
 fn guard_on_a_vm_in_two_vpgs_tags_both_in_parallel() {
-    let env = TestEnv::start();
+    // Time x10: the vSphere tag lists 0.4 s after its insert, room for the Azure insert to
+    // arrive on a busy machine.
+    let env = TestEnv::with(Setup {
+        time_scale: 10.0,
+        ..Setup::default()
+    });
     let run = env.run(&["guard", "--vm", "db01"], b"");
     run.success();
     let inserts = env.sim.inserts();
@@ -414,7 +419,11 @@ fn a_passing_5xx_while_polling_is_retried_not_refused() {
 
 #[test]
 fn a_slow_cloud_vpg_does_not_hold_the_next_call_while_its_tag_lists() {
-    let env = TestEnv::start();
+    // Time x20: the AWS tag lists 6.4 s after its insert, far longer than process start-up.
+    let env = TestEnv::with(Setup {
+        time_scale: 20.0,
+        ..Setup::default()
+    });
     parallel_guards(&env, "win2019-1", "aws", 2);
     let mut inserts = env.sim.inserts();
     inserts.sort_by_key(|i| i.received_at);
