@@ -249,3 +249,47 @@ fn the_hook_ignores_a_rewind_toml_in_the_agents_working_directory() {
         "{explained:#?}"
     );
 }
+
+/// On a running clock (not the frozen one of the snapshots), the fallback the model is told
+/// about is a real, untagged checkpoint from before the tagged one, on every VPG.
+#[test]
+fn the_fallback_is_an_earlier_untagged_checkpoint_the_zvm_lists() {
+    let env = TestEnv::with(Setup {
+        time_scale: 20.0,
+        ..Setup::default()
+    });
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "db01", "command": "x"}),
+        "toolu_fb",
+    ));
+    let context = run.reason();
+    for vpg in ["db01-local", "db01-azure"] {
+        let line = context
+            .lines()
+            .find(|l| l.starts_with(&format!("- VPG {vpg}: tagged checkpoint ")))
+            .unwrap_or_else(|| panic!("no line for {vpg}: {context}"));
+        let words: Vec<&str> = line.split([' ', ';']).filter(|w| !w.is_empty()).collect();
+        // "- VPG <vpg>: tagged checkpoint <id> at <time> fallback <id> at <time> (...)"
+        let (tagged, tagged_at) = (words[5], words[7]);
+        let (fallback, fallback_at) = (words[9], words[11]);
+        let listed = env.sim.checkpoints(vpg);
+        let tag = listed
+            .iter()
+            .find(|c| c.id == tagged)
+            .expect("the tagged checkpoint is listed");
+        assert!(
+            tag.tag
+                .as_deref()
+                .is_some_and(|t| t.contains("change=toolu_fb")),
+            "{tag:?}"
+        );
+        let earlier = listed
+            .iter()
+            .find(|c| c.id == fallback)
+            .expect("the fallback is listed");
+        assert_eq!(earlier.tag, None, "{line}");
+        let at = |t: &str| rewind::time::parse_utc(t).expect("time");
+        assert!(at(fallback_at) < at(tagged_at), "{line}");
+    }
+}
