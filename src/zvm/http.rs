@@ -79,6 +79,22 @@ impl Http {
         })
     }
 
+    /// The path (with query) of a URL the ZVM handed out, when it points back at this ZVM:
+    /// a relative `/path`, or an absolute URL whose scheme, host and port are this ZVM's
+    /// (compared without case, the default port implied). Credentials never go elsewhere.
+    pub(crate) fn path_on_this_zvm(&self, url: &str) -> Option<String> {
+        if url.starts_with('/') {
+            return Some(url.to_owned());
+        }
+        let (scheme, host, port, path) = split_url(url)?;
+        let (base_scheme, base_host, base_port, base_path) = split_url(&self.base)?;
+        let same = scheme.eq_ignore_ascii_case(base_scheme)
+            && host.eq_ignore_ascii_case(base_host)
+            && port == base_port;
+        let prefix = base_path.trim_end_matches('/');
+        (same && path.starts_with(prefix)).then(|| path[prefix.len()..].to_owned())
+    }
+
     /// The full URL of a path (for messages; never carries credentials).
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
@@ -310,6 +326,26 @@ fn read_pem_certs(path: &std::path::Path) -> Result<Vec<Certificate<'static>>, Z
     Ok(certs)
 }
 
+/// `scheme://host[:port]/path` into its parts, the port made explicit.
+fn split_url(url: &str) -> Option<(&str, &str, u16, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    // An IPv6 literal (`[::1]`) has colons of its own; a port follows its `]`.
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !authority.ends_with(']') => (host, port.parse().ok()?),
+        _ => (authority, default),
+    };
+    Some((scheme, host, port, path))
+}
+
 /// Percent-encodes a query value.
 fn encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
@@ -341,6 +377,28 @@ mod tests {
             "invalid_grant: Invalid user credentials"
         );
         assert_eq!(error_message("<html>\n oops"), "<html>  oops");
+    }
+
+    #[test]
+    fn download_urls_must_point_back_at_this_zvm() {
+        let config = crate::config::Config::parse(
+            "[zvm]\nurl = \"https://ZVM.example:443\"\npassword_env = \"P\"\n",
+            std::path::Path::new("c.toml"),
+        )
+        .expect("config");
+        let http = Http::new(config.zvm.as_ref().expect("zvm")).expect("http");
+        for (url, expected) in [
+            ("https://zvm.example/files/a?t=1", Some("/files/a?t=1")),
+            ("https://zvm.example:443/files/a", Some("/files/a")),
+            ("/files/a", Some("/files/a")),
+            ("https://zvm.example:8443/files/a", None),
+            ("http://zvm.example/files/a", None),
+            ("https://evil.example/files/a", None),
+            ("https://zvm.example.evil.example/files/a", None),
+            ("https://[::1]/files/a", None),
+        ] {
+            assert_eq!(http.path_on_this_zvm(url).as_deref(), expected, "{url}");
+        }
     }
 
     #[test]

@@ -219,15 +219,16 @@ impl Client {
         out: &mut impl std::io::Write,
         deadline: &Deadline,
     ) -> Result<u64, DownloadError> {
-        let path = url
-            .strip_prefix(self.http.url("").as_str())
+        let path = self
+            .http
+            .path_on_this_zvm(url)
             .ok_or_else(|| ZvmError::Decode {
                 method: "POST",
                 url: self.http.url("/v1/flrs/…/download"),
                 detail: format!("download URL {url} is not on this ZVM"),
             })?;
-        let response = self.authorized("GET", path, Vec::new(), &CallBody::None, deadline)?;
-        http::copy_body("GET", &self.http.url(path), response, out)
+        let response = self.authorized("GET", &path, Vec::new(), &CallBody::None, deadline)?;
+        http::copy_body("GET", &self.http.url(&path), response, out)
     }
 
     /// `DELETE /v1/flrs/{id}`: unmounts; returns the unmount task id.
