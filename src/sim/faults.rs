@@ -25,6 +25,9 @@ pub enum Fault {
     Hang { route: String },
     /// Close the connection without answering.
     Drop { route: String },
+    /// Carry the request out, then close the connection without answering (the client
+    /// cannot tell whether anything happened).
+    DropAnswer { route: String },
     /// Every tagged-checkpoint insert on this VPG (name or id) ends in this state with this reason.
     InsertFails {
         vpg: String,
@@ -59,6 +62,7 @@ pub(crate) enum NetAction {
     Status(u16),
     Hang,
     Drop,
+    DropAnswer,
 }
 
 /// How an insert ends because of a fault.
@@ -76,9 +80,10 @@ impl Fault {
         vm_known: impl Fn(&str) -> bool,
     ) -> Result<(), String> {
         match self {
-            Fault::Latency { route, .. } | Fault::Hang { route } | Fault::Drop { route } => {
-                check_route(route)
-            }
+            Fault::Latency { route, .. }
+            | Fault::Hang { route }
+            | Fault::Drop { route }
+            | Fault::DropAnswer { route } => check_route(route),
             Fault::Status { route, status, .. } => {
                 check_route(route)?;
                 if (100..=599).contains(status) {
@@ -210,6 +215,11 @@ impl FaultSet {
                 }
                 Fault::Drop { route } if action.is_none() && route_matches(route, method, path) => {
                     action = Some(NetAction::Drop);
+                }
+                Fault::DropAnswer { route }
+                    if action.is_none() && route_matches(route, method, path) =>
+                {
+                    action = Some(NetAction::DropAnswer);
                 }
                 _ => {}
             }

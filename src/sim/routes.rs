@@ -190,6 +190,7 @@ impl App for SimApp {
             }
             Some(super::faults::NetAction::Hang) => Action::Hang,
             Some(super::faults::NetAction::Drop) => Action::Drop,
+            Some(super::faults::NetAction::DropAnswer) => Action::DropAnswer,
         };
         (Duration::from_millis(latency), action)
     }

@@ -30,6 +30,8 @@ pub(crate) enum Action {
     Hang,
     /// Close the connection without answering.
     Drop,
+    /// Let the application act, then close the connection without answering.
+    DropAnswer,
 }
 
 /// The application behind the server.
@@ -239,6 +241,11 @@ fn serve_connection(tcp: TcpStream, tls: Arc<ServerConfig>, app: &dyn App, contr
                 return;
             }
             Action::Drop => {
+                let _ = stream.sock.shutdown(Shutdown::Both);
+                return;
+            }
+            Action::DropAnswer => {
+                let _ = app.handle(&request);
                 let _ = stream.sock.shutdown(Shutdown::Both);
                 return;
             }

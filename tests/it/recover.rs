@@ -365,6 +365,7 @@ fn a_refused_unmount_is_asked_for_again() {
 
 #[test]
 fn a_mount_request_without_an_answer_looks_for_the_session_it_may_have_made() {
+    // Dropped before the ZVM acted: there is nothing to end.
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r10");
     env.sim.add_fault(Fault::Drop {
@@ -378,5 +379,20 @@ fn a_mount_request_without_an_answer_looks_for_the_session_it_may_have_made() {
             && run.stderr.contains("was left behind"),
         "{run:#?}"
     );
+    assert_nothing_mounted(&env);
+
+    // Dropped after the ZVM mounted: the session it made is found and ended.
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r11");
+    env.sim.add_fault(Fault::DropAnswer {
+        route: "POST /v1/flrs".into(),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r11", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("but the ZVM created session"),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("unmounted:"), "{run:#?}");
     assert_nothing_mounted(&env);
 }
