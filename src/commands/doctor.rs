@@ -153,18 +153,26 @@ fn hook_checks(config: &Config, explicit: Option<&Path>, checks: &mut Checks) {
                 continue;
             }
         };
-        let handlers = settings
-            .pointer("/hooks/PreToolUse")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .flat_map(|g| {
-                g.get("hooks")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-            });
-        for handler in handlers.filter(|h| is_rewind_handler(h)) {
+        let rewind_handlers = |event: &str| -> Vec<Value> {
+            settings
+                .pointer(&format!("/hooks/{event}"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .filter(|h| is_rewind_handler(h))
+                .cloned()
+                .collect()
+        };
+        let pre = rewind_handlers("PreToolUse");
+        if !pre.is_empty() && rewind_handlers("PostToolUse").is_empty() {
+            checks.warn(
+                &format!("hook in {}", path.display()),
+                "no PostToolUse entry: the audit trail will not show which calls ran; run `rewind install`",
+            );
+        }
+        for handler in &pre {
             found = true;
             let what = format!("hook in {}", path.display());
             let timeout = handler

@@ -175,6 +175,27 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     let healthy = env.run(&["doctor"], b"");
     healthy.success();
     assert!(healthy.stdout.contains("onFailure block"), "{healthy:#?}");
+    assert!(
+        !healthy.stdout.contains("no PostToolUse entry"),
+        "{healthy:#?}"
+    );
+
+    // Without the PostToolUse entry the hook still guards, but doctor says what is lost.
+    let settings_path = env.path("home/.claude/settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).expect("settings"))
+            .expect("JSON");
+    settings["hooks"]
+        .as_object_mut()
+        .expect("hooks")
+        .remove("PostToolUse");
+    std::fs::write(&settings_path, settings.to_string()).expect("write");
+    let partial = env.run(&["doctor"], b"");
+    partial.success();
+    assert!(
+        partial.stdout.contains("warn  hook in") && partial.stdout.contains("no PostToolUse entry"),
+        "{partial:#?}"
+    );
 
     let untrusted = TestEnv::with(Setup {
         trust_ca: false,
