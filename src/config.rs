@@ -264,36 +264,11 @@ impl Config {
             .map(|z| validate_zvm(z, &base, &name, &mut warnings))
             .transpose()?;
 
-        let Some(hook) = raw.hook else {
-            return Ok(Config {
-                origin: origin.map(Path::to_path_buf),
-                zvm,
-                hook: HookConfig::default(),
-                vm_aliases: raw.vm_aliases.unwrap_or_default(),
-                warnings,
-            });
-        };
-        let budget = match hook.budget_secs {
-            None => DEFAULT_BUDGET,
-            Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
-                Duration::from_secs_f64(secs)
-            }
-            Some(secs) => bail!("{name}: [hook] budget_secs = {secs} must be between 0 and 3600"),
-        };
-        let defaults = HookConfig::default();
-        let hook = HookConfig {
-            budget,
-            on_checkpoint: hook.on_checkpoint.unwrap_or(defaults.on_checkpoint),
-            on_zvm_error: hook.on_zvm_error.unwrap_or(defaults.on_zvm_error),
-            catalogs: match hook.catalogs {
-                Some(files) => files.iter().map(|p| resolve_path(p, &base)).collect(),
-                None => defaults.catalogs,
-            },
-            builtin_catalogs: hook.builtin_catalogs.unwrap_or(defaults.builtin_catalogs),
-            audit_log: hook
-                .audit_log
-                .map_or(defaults.audit_log, |path| resolve_path(&path, &base)),
-        };
+        let hook = raw
+            .hook
+            .map(|h| validate_hook(h, &base, &name))
+            .transpose()?
+            .unwrap_or_default();
 
         Ok(Config {
             origin: origin.map(Path::to_path_buf),
@@ -313,6 +288,30 @@ impl Config {
             ),
         })
     }
+}
+
+fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookConfig> {
+    let budget = match hook.budget_secs {
+        None => DEFAULT_BUDGET,
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
+            Duration::from_secs_f64(secs)
+        }
+        Some(secs) => bail!("{name}: [hook] budget_secs = {secs} must be between 0 and 3600"),
+    };
+    let defaults = HookConfig::default();
+    Ok(HookConfig {
+        budget,
+        on_checkpoint: hook.on_checkpoint.unwrap_or(defaults.on_checkpoint),
+        on_zvm_error: hook.on_zvm_error.unwrap_or(defaults.on_zvm_error),
+        catalogs: match hook.catalogs {
+            Some(files) => files.iter().map(|p| resolve_path(p, base)).collect(),
+            None => defaults.catalogs,
+        },
+        builtin_catalogs: hook.builtin_catalogs.unwrap_or(defaults.builtin_catalogs),
+        audit_log: hook
+            .audit_log
+            .map_or(defaults.audit_log, |path| resolve_path(&path, base)),
+    })
 }
 
 fn validate_zvm(

@@ -64,12 +64,7 @@ pub fn settings_path(scope: Scope) -> anyhow::Result<PathBuf> {
 
 /// The hook handler `rewind install` writes.
 pub fn hook_entry(binary: &Path, config: Option<&Path>, settings: &Config) -> Value {
-    let mut args = Vec::new();
-    if let Some(config) = config {
-        args.push(Value::from("--config"));
-        args.push(Value::from(config.display().to_string()));
-    }
-    args.push(Value::from("hook"));
+    let args = hook_args(config);
     let budget = settings.hook.budget.as_secs_f64().ceil();
     // Budgets are at most an hour (checked when the config loads), so this cannot truncate.
     #[expect(
@@ -88,19 +83,24 @@ pub fn hook_entry(binary: &Path, config: Option<&Path>, settings: &Config) -> Va
     })
 }
 
-/// The PostToolUse handler: records in the audit trail that a call ran. It decides nothing,
-/// so a failure of it blocks nothing.
-pub fn after_entry(binary: &Path, config: Option<&Path>) -> Value {
+/// `[--config <file>] hook`: the arguments both entries run the binary with.
+fn hook_args(config: Option<&Path>) -> Vec<Value> {
     let mut args = Vec::new();
     if let Some(config) = config {
         args.push(Value::from("--config"));
         args.push(Value::from(config.display().to_string()));
     }
     args.push(Value::from("hook"));
+    args
+}
+
+/// The PostToolUse handler: records in the audit trail that a call ran. It decides nothing,
+/// so a failure of it blocks nothing.
+pub fn after_entry(binary: &Path, config: Option<&Path>) -> Value {
     json!({
         "type": "command",
         "command": binary.display().to_string(),
-        "args": args,
+        "args": hook_args(config),
         "timeout": 10,
     })
 }
