@@ -500,6 +500,14 @@ impl ClaudeRun {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// The `tool_use_id`s Claude Code lists in `permission_denials`.
+    pub(crate) fn denied_ids(&self) -> Vec<&str> {
+        self.permission_denials()
+            .iter()
+            .map(|d| d["tool_use_id"].as_str().unwrap_or("<no tool_use_id>"))
+            .collect()
+    }
+
     /// The final text Claude Code reported (`result`).
     pub(crate) fn result_text(&self) -> &str {
         self.result["result"].as_str().unwrap_or_default()

@@ -70,12 +70,12 @@ fn assert_not_run(run: &ClaudeRun) {
         "the MCP tool must not have run\n{}",
         run.describe()
     );
-    let denied: Vec<&Value> = run
-        .permission_denials()
-        .iter()
-        .map(|d| &d["tool_use_id"])
-        .collect();
-    assert_eq!(denied, [CALL_ID], "permission_denials\n{}", run.describe());
+    assert_eq!(
+        run.denied_ids(),
+        [CALL_ID],
+        "permission_denials\n{}",
+        run.describe()
+    );
 }
 
 /// The error tool result the model received for the call.

@@ -68,12 +68,12 @@ fn assert_refused_with(run: &ClaudeRun, needle: &str) {
         "expected an error result containing {needle:?}, got {result:?}\n{}",
         run.describe()
     );
-    let denied: Vec<&Value> = run
-        .permission_denials()
-        .iter()
-        .map(|d| &d["tool_use_id"])
-        .collect();
-    assert_eq!(denied, [CALL_ID], "permission_denials\n{}", run.describe());
+    assert_eq!(
+        run.denied_ids(),
+        [CALL_ID],
+        "permission_denials\n{}",
+        run.describe()
+    );
     assert!(
         run.status.success(),
         "a refused call still ends the run normally\n{}",
