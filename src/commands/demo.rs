@@ -92,22 +92,9 @@ impl<'a> Demo<'a> {
 
     fn write_config(&self, name: &str, url: &str, ca: bool, budget: u32) -> anyhow::Result<()> {
         let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
-        let zvm: Vec<String> = self
-            .sim
-            .zvm_config()
-            .lines()
-            .filter(|l| ca || !l.starts_with("ca_cert"))
-            .map(|l| {
-                if l.starts_with("url = ") {
-                    format!("url = {}", quote(url))
-                } else {
-                    l.to_owned()
-                }
-            })
-            .collect();
         let text = format!(
-            "{}\n\n[hook]\nbudget_secs = {budget}\naudit_log = {}\n",
-            zvm.join("\n"),
+            "{}\n[hook]\nbudget_secs = {budget}\naudit_log = {}\n",
+            self.sim.zvm_config_for(url, ca),
             quote(&self.dir.join("state/audit.jsonl").display().to_string()),
         );
         std::fs::write(self.dir.join(name), text)?;

@@ -197,6 +197,12 @@ impl Sim {
     /// The `[zvm]` section of a rewind configuration for this simulator: URL, login, the
     /// password from `$REWIND_ZVM_PASSWORD`, and its certificate as `ca_cert`.
     pub fn zvm_config(&self) -> String {
+        self.zvm_config_for(&self.url(), true)
+    }
+
+    /// The same section pointing at `url` instead, with or without the certificate as
+    /// `ca_cert` (the demo and the tests show an unreachable and an untrusted ZVM with it).
+    pub fn zvm_config_for(&self, url: &str, trust_ca: bool) -> String {
         let (world, _) = self.app.world();
         let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
         let (auth, client) = match world.scenario.auth {
@@ -206,11 +212,18 @@ impl Sim {
             ),
             AuthMode::Session => ("session", String::new()),
         };
+        let ca = if trust_ca {
+            format!(
+                "ca_cert = {}\n",
+                quote(&self.cert_path.display().to_string())
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "[zvm]\nurl = {}\nauth = \"{auth}\"\nusername = {}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{client}ca_cert = {}\n",
-            quote(&self.url()),
+            "[zvm]\nurl = {}\nauth = \"{auth}\"\nusername = {}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{client}{ca}",
+            quote(url),
             quote(&self.username),
-            quote(&self.cert_path.display().to_string()),
         )
     }
 

@@ -139,18 +139,8 @@ impl TestEnv {
 
     /// Rewrites the config for `setup` (the simulator stays).
     pub(crate) fn write_config(&self, setup: &Setup) {
-        // The simulator's own [zvm] section, with the URL or the trust changed as asked.
-        let zvm: Vec<String> = self
-            .sim
-            .zvm_config()
-            .lines()
-            .filter(|l| setup.trust_ca || !l.starts_with("ca_cert"))
-            .map(|l| match &setup.url {
-                Some(url) if l.starts_with("url = ") => format!("url = {url:?}"),
-                _ => l.to_owned(),
-            })
-            .collect();
-        let zvm = zvm.join("\n");
+        let url = setup.url.clone().unwrap_or_else(|| self.sim.url());
+        let zvm = self.sim.zvm_config_for(&url, setup.trust_ca);
         let text = format!(
             "{zvm}\n[hook]\n{}\naudit_log = {:?}\n",
             setup.hook,
