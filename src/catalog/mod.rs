@@ -13,6 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::targets::Targets;
+
 /// The catalogs shipped with `rewind`, in load order.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
@@ -150,27 +152,6 @@ impl ToolName {
     }
 }
 
-/// Where a VM reference was found in a tool call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VmArg {
-    /// The `vm_arg` key or pointer that matched.
-    pub key: String,
-    pub value: String,
-}
-
-impl VmArg {
-    /// The targets named, when the argument names more than one (`"web01,db01"`, an array).
-    pub fn several(&self) -> Option<Vec<&str>> {
-        let parts: Vec<&str> = self
-            .value
-            .split([',', ';', ' '])
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .collect();
-        (parts.len() > 1).then_some(parts)
-    }
-}
-
 /// How a tool call is classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
@@ -179,9 +160,10 @@ pub enum Classification {
     /// A host shell tool; remote targets in commands are not parsed yet.
     Shell,
     ReadOnly(Entry),
+    /// A mutating entry decides; `targets` are the VMs its `vm_arg` names.
     Mutating {
         entry: Entry,
-        vm: Option<VmArg>,
+        targets: Targets,
     },
     /// In no catalog.
     Unlisted,
@@ -247,34 +229,10 @@ impl Catalog {
             Class::ReadOnly => Classification::ReadOnly(entry.clone()),
             Class::Mutating => Classification::Mutating {
                 entry: entry.clone(),
-                vm: find_vm_arg(&entry.vm_arg, input),
+                targets: Targets::from_vm_arg(&entry.vm_arg, input),
             },
         }
     }
-}
-
-/// The first `vm_arg` key present in `input` with a usable value.
-fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
-    keys.iter().find_map(|key| {
-        let value = if key.starts_with('/') {
-            input.pointer(key)
-        } else {
-            input.get(key)
-        }?;
-        let text = match value {
-            Value::String(s) => s.trim().to_owned(),
-            // Several targets stay visible as a list ("a, b") rather than being skipped.
-            Value::Array(items) => {
-                let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
-                names?.join(", ")
-            }
-            _ => return None,
-        };
-        (!text.is_empty()).then(|| VmArg {
-            key: key.clone(),
-            value: text,
-        })
-    })
 }
 
 /// `*` matches any run of characters, `?` one; everything else literally, case-sensitively.
@@ -343,17 +301,14 @@ mod tests {
     fn shipped_catalogs_classify_common_shapes() {
         let cat = builtin();
         let exec = ToolName::parse("mcp__ssh__exec", None);
-        let Classification::Mutating { vm, .. } =
+        let Classification::Mutating { targets, .. } =
             cat.classify(&exec, &json!({"host": "jp-ubuntu", "command": "reboot"}))
         else {
             panic!("ssh exec is mutating");
         };
         assert_eq!(
-            vm,
-            Some(VmArg {
-                key: "host".into(),
-                value: "jp-ubuntu".into()
-            })
+            targets,
+            Targets::exact([String::from("jp-ubuntu")], "`host`")
         );
         assert!(matches!(
             cat.classify(&ToolName::parse("mcp__ssh__read_file", None), &json!({})),
@@ -364,7 +319,10 @@ mod tests {
                 &ToolName::parse("mcp__winrm__run_command", None),
                 &json!({"computer_name": "win2019-1"})
             ),
-            Classification::Mutating { vm: Some(_), .. }
+            Classification::Mutating {
+                targets: Targets::Exact(_),
+                ..
+            }
         ));
         assert_eq!(
             cat.classify(&ToolName::parse("Edit", None), &json!({})),
@@ -396,13 +354,16 @@ mod tests {
             matches!(log, Classification::ReadOnly(ref e) if e.origin == "b.toml"),
             "{log:?}"
         );
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__fs__write_file", None),
             &json!({"target": {"host": "db01"}, "host": "ignored"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm.map(|v| v.value), Some("db01".into()));
+        assert_eq!(
+            targets,
+            Targets::exact([String::from("db01")], "`/target/host`")
+        );
     }
 
     #[test]
@@ -462,30 +423,31 @@ mod tests {
         let play = ToolName::parse("mcp__ansible__run_playbook", None);
         for input in [
             json!({"limit": "web01,db01"}),
+            json!({"limit": "web01:db01"}),
             json!({"hosts": ["web01", "db01"]}),
         ] {
-            let Classification::Mutating { vm: Some(vm), .. } = cat.classify(&play, &input) else {
-                panic!("mutating with a VM: {input}");
+            let Classification::Mutating {
+                targets: Targets::Exact(list),
+                ..
+            } = cat.classify(&play, &input)
+            else {
+                panic!("mutating with exact targets: {input}");
             };
-            assert_eq!(vm.several(), Some(vec!["web01", "db01"]), "{input}");
+            let refs: Vec<&str> = list.iter().map(|t| t.reference.as_str()).collect();
+            assert_eq!(refs, ["web01", "db01"], "{input}");
         }
-        let one = VmArg {
-            key: "host".into(),
-            value: "root@jp-ubuntu:22".into(),
-        };
-        assert_eq!(one.several(), None);
     }
 
     #[test]
     fn mutating_call_without_the_vm_argument_has_no_vm() {
         let cat = builtin();
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__ssh__exec", None),
             &json!({"command": "ls"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm, None);
+        assert!(matches!(targets, Targets::Missing { .. }), "{targets:?}");
     }
 
     #[test]

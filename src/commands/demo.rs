@@ -156,7 +156,7 @@ impl<'a> Demo<'a> {
         let started = Instant::now();
         let mut child = self
             .command(config)
-            .arg("hook")
+            .args(["hook", "--host", "claude-code"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -362,6 +362,20 @@ fn rows() -> Vec<Row> {
             "mutating, a name two VMs share",
             "mcp__ssh__exec",
             exec("web"),
+            Variant::Normal,
+            None,
+        ),
+        row(
+            "mutating, an Ansible limit naming two VMs: every VPG of both confirmed",
+            "mcp__ansible__run_playbook",
+            json!({"playbook": "patch.yml", "limit": "jp-ubuntu:db01"}),
+            Variant::Normal,
+            None,
+        ),
+        row(
+            "mutating, a host pattern only an inventory can expand",
+            "mcp__ansible__run_playbook",
+            json!({"playbook": "patch.yml", "limit": "jp-ubuntu:!db01"}),
             Variant::Normal,
             None,
         ),
