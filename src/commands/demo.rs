@@ -52,11 +52,12 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     ));
 
     say("== The decision table: one tool call per row ==\n");
-    for (n, row) in rows().into_iter().enumerate() {
-        demo.row(n + 1, &row)?;
+    let rows = rows();
+    for (n, row) in rows.iter().enumerate() {
+        demo.row(n + 1, row)?;
     }
     demo.row_raw(
-        14,
+        rows.len() + 1,
         "stdin that is not JSON (the host sent garbage)",
         b"{\"tool_name\": \"mcp__ssh__exec\", \"tool_input\": {",
     )?;
