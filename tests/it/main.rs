@@ -7,5 +7,6 @@ mod e2e;
 mod e2e_host;
 mod hook;
 mod recover;
+mod servers;
 mod support;
 mod zerto;
