@@ -273,9 +273,8 @@ fn bind(
     };
     let sessions = Sessions::in_dir(&config::state_dir());
     let host_session = input.session_id.as_deref().unwrap_or_default();
-    let entry = match &class {
-        Classification::ReadOnly(entry) | Classification::Mutating { entry, .. } => entry,
-        _ => return class,
+    let (Classification::ReadOnly(entry) | Classification::Mutating { entry, .. }) = &class else {
+        return class;
     };
     if let Some((session, vm)) = catalog.session_opened(server, entry, &input.tool_input)
         && !host_session.is_empty()
