@@ -8,6 +8,7 @@
 
 mod load;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -411,6 +412,66 @@ impl Catalog {
             self.server_binding(server)?.vm.clone()
         };
         (!name.is_empty()).then_some((name, vm))
+    }
+}
+
+/// A user entry that makes shipped mutating tools read-only: legal, but it switches guarding
+/// off for them, so `catalog lint` and `doctor` name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    /// The user's read-only entry.
+    pub entry: Entry,
+    /// The shipped mutating entries it overrides, as `server tool`.
+    pub shipped: Vec<String>,
+}
+
+impl Shadow {
+    /// One line naming the entry and what it switches off.
+    pub fn describe(&self) -> String {
+        const SHOWN: usize = 5;
+        let mut names = self.shipped[..self.shipped.len().min(SHOWN)].join(", ");
+        if self.shipped.len() > SHOWN {
+            let _ = write!(names, ", and {} more", self.shipped.len() - SHOWN);
+        }
+        format!(
+            "{}: [[read_only]] server {:?} tool {:?} makes {} shipped mutating tool entr{} read-only, so the hook takes no checkpoint before them: {names}",
+            self.entry.origin,
+            self.entry.server,
+            self.entry.tool,
+            self.shipped.len(),
+            if self.shipped.len() == 1 { "y" } else { "ies" },
+        )
+    }
+}
+
+impl Catalog {
+    /// Read-only entries outside the shipped catalogs that override shipped mutating ones
+    /// (their server and tool patterns overlap; user files always load later, so they win).
+    pub fn shadows(&self) -> Vec<Shadow> {
+        let shipped: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.origin.starts_with("builtin:") && e.class == Class::Mutating)
+            .collect();
+        self.entries
+            .iter()
+            .filter(|e| !e.origin.starts_with("builtin:") && e.class == Class::ReadOnly)
+            .filter_map(|user| {
+                let hits: Vec<String> = shipped
+                    .iter()
+                    .filter(|s| {
+                        (server_match(&user.server, &s.server)
+                            || server_match(&s.server, &user.server))
+                            && (glob_match(&user.tool, &s.tool) || glob_match(&s.tool, &user.tool))
+                    })
+                    .map(|s| format!("{} {}", s.server, s.tool))
+                    .collect();
+                (!hits.is_empty()).then(|| Shadow {
+                    entry: user.clone(),
+                    shipped: hits,
+                })
+            })
+            .collect()
     }
 }
 

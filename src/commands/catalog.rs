@@ -100,7 +100,84 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     if failed > 0 {
         bail!("{failed} catalog(s) have errors");
     }
+    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    for shadow in catalog.shadows() {
+        say(format!("warn  {}", shadow.describe()));
+    }
     Ok(())
+}
+
+/// `doctor`'s catalog findings beyond loading: user entries that switch guarding off for
+/// shipped mutating tools, and configured MCP servers whose tools no catalog covers (from
+/// the scan's cache when it is fresh, else by asking the servers). `(true, …)` passes,
+/// `(false, …)` warns.
+pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
+    let mut findings: Vec<(bool, String, String)> = catalog
+        .shadows()
+        .iter()
+        .map(|shadow| (false, String::from("catalog guard off"), shadow.describe()))
+        .collect();
+    let servers = match configured_servers(&[], None) {
+        Ok(servers) => servers,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
+    if servers.is_empty() {
+        return findings;
+    }
+    let reports = scan::scan(
+        &servers,
+        catalog,
+        std::time::Duration::from_secs(10),
+        &crate::config::cache_dir(),
+        Some(scan::CACHE_TTL),
+    );
+    let mut covered = 0;
+    for report in &reports {
+        let what = format!("mcp server {}", clean(&report.name));
+        match &report.tools {
+            Err(e) => findings.push((
+                false,
+                what,
+                format!(
+                    "could not list its tools ({}); run `rewind catalog scan`",
+                    clean(e)
+                ),
+            )),
+            Ok(tools) => {
+                let uncovered = report.uncovered();
+                if uncovered.is_empty() {
+                    covered += 1;
+                    continue;
+                }
+                let names: Vec<String> = uncovered.iter().take(5).map(|t| clean(&t.name)).collect();
+                findings.push((
+                    false,
+                    what,
+                    format!(
+                        "{} of its {} tools are in no catalog, so the hook asks before each ({}{}); run `rewind catalog scan`",
+                        uncovered.len(),
+                        tools.len(),
+                        names.join(", "),
+                        if uncovered.len() > names.len() { ", ..." } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    if covered > 0 {
+        findings.push((
+            true,
+            String::from("mcp servers"),
+            format!(
+                "{covered} of {} configured servers have every tool in a catalog",
+                reports.len()
+            ),
+        ));
+    }
+    findings
 }
 
 fn report(name: &str, result: anyhow::Result<Catalog>) -> usize {

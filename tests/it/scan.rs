@@ -146,3 +146,68 @@ fn a_server_that_never_answers_is_reported_at_the_timeout() {
         "{run:#?}"
     );
 }
+
+/// A newcomer's catch-all read-only entry switches guarding off for every shipped mutating
+/// tool: legal, but `catalog lint` and `doctor` say so by name.
+#[test]
+fn lint_and_doctor_name_a_user_entry_that_makes_shipped_mutating_tools_read_only() {
+    let env = TestEnv::start();
+    let mine = env.path("mine.toml");
+    std::fs::write(
+        &mine,
+        "[[read_only]]\nserver = \"*\"\ntool = \"*\"\n\n[[read_only]]\nserver = \"weather\"\ntool = \"forecast\"\n",
+    )
+    .expect("write");
+    env.write_config(&crate::support::Setup {
+        hook: format!("catalogs = [{:?}]", mine.display().to_string()),
+        ..crate::support::Setup::default()
+    });
+    let lint = env.run(&["catalog", "lint"], b"");
+    lint.success();
+    let warnings: Vec<&str> = lint
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("warn"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "only the catch-all: {lint:#?}");
+    assert!(
+        warnings[0].contains("server \"*\" tool \"*\"")
+            && warnings[0].contains("mine.toml")
+            && warnings[0].contains("read-only"),
+        "{lint:#?}"
+    );
+    let doctor = env.run(&["doctor"], b"");
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("warn  catalog guard off")
+                && l.contains("server \"*\" tool \"*\"")),
+        "{doctor:#?}"
+    );
+}
+
+/// `doctor` names a configured server whose tools no catalog covers, and passes a covered one.
+#[test]
+fn doctor_reports_configured_servers_no_catalog_covers() {
+    let env = TestEnv::start();
+    let mcp = json!({"mcpServers": {
+        "ssh": {"command": "node", "args": [stub(), "--name", "ssh"]},
+        "ops-tools": {"command": "node", "args": [stub(), "--flavor", "annotated"], "env": {"OPS_PASSWORD": SECRET}}
+    }});
+    std::fs::write(env.path(".mcp.json"), mcp.to_string()).expect("write");
+    let doctor = env.run(&["doctor"], b"");
+    assert!(!doctor.stdout.contains(SECRET), "{doctor:#?}");
+    assert!(
+        doctor.stdout.contains(
+            "warn  mcp server ops-tools: 6 of its 6 tools are in no catalog, so the hook asks before each"
+        ),
+        "{doctor:#?}"
+    );
+    assert!(
+        doctor
+            .stdout
+            .contains("ok    mcp servers: 1 of 2 configured servers have every tool in a catalog"),
+        "{doctor:#?}"
+    );
+}
