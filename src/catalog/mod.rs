@@ -547,12 +547,12 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        if pi < p.len() && p[pi] == '*' {
             star = Some((pi, ti));
             pi += 1;
+        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
         } else if let Some((sp, st)) = star {
             pi = sp + 1;
             ti = st + 1;
@@ -600,6 +600,9 @@ mod tests {
         assert!(!glob_match("write_*", "read_file"));
         assert!(!glob_match("exec", "exec2"));
         assert!(glob_match("*_file", "put_file"));
+        // A pattern against another pattern's text (lint compares entries this way).
+        assert!(glob_match("*", "*command*"));
+        assert!(glob_match("run*", "run*"));
     }
 
     #[test]
