@@ -12,7 +12,8 @@
 //! | an event the host's dialect does not know            | deny                                  |
 //! | local host tool, read-only, or no remote target      | none                                  |
 //! | tool in no catalog                                   | ask                                   |
-//! | mutating, no VM in the arguments                     | ask                                   |
+//! | mutating, no VM in the arguments, no binding         | ask                                   |
+//! | mutating, the catalog says the VM is not in the call | ask, saying why                       |
 //! | mutating, the deciding value cannot name a VM        | ask                                   |
 //! | mutating, a host pattern that needs an inventory     | ask, naming the part                  |
 //! | mutating, more VMs than `[hook] max_vms`             | ask                                   |
@@ -97,8 +98,11 @@ pub enum Finding<'a> {
     NoVmConcern,
     /// The tool is in no catalog.
     Unlisted,
-    /// A mutating call naming no VM; `looked_for` says where.
-    NoVm { looked_for: &'a str },
+    /// A mutating call naming no VM; `looked_for` says where. With `sessions`, the entry
+    /// also reads a session an earlier call opened, and none was found.
+    NoVm { looked_for: &'a str, sessions: bool },
+    /// The catalog says which VM this tool changes cannot be known from its call (`ask`).
+    VmNotInCall { why: &'a str },
     /// A mutating call whose deciding value cannot name a VM.
     UnusableVm { source: &'a str, why: &'a str },
     /// A mutating call naming hosts that cannot be known exactly.
@@ -166,7 +170,22 @@ pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) 
             "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
              Approve only if it cannot change a VM, or record it with `rewind catalog add`."
         )),
-        Finding::NoVm { looked_for } => Decision::Ask(format!(
+        Finding::NoVm {
+            looked_for,
+            sessions: true,
+        } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but none of its arguments {looked_for} names one, and no session it names was opened \
+             earlier in this agent session (or the server has no [[server]] binding), so no Zerto checkpoint was taken. \
+             Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::VmNotInCall { why } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but which one cannot be known from the call ({why}), so no Zerto checkpoint was taken. \
+             Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::NoVm {
+            looked_for,
+            sessions: false,
+        } => Decision::Ask(format!(
             "rewind: {tool} can change a VM, but none of its arguments {looked_for} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
         Finding::UnusableVm { source, why } => Decision::Ask(format!(

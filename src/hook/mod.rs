@@ -30,12 +30,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::audit::{self, AuditCheckpoint, Record};
-use crate::catalog::{Catalog, Classification, ToolName};
+use crate::catalog::{Bound, Catalog, Classification, Entry, ToolName};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard;
 use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
+use crate::sessions::Sessions;
 use crate::tag::Tag;
 use crate::targets::{Target, Targets};
 use crate::zvm::Client;
@@ -272,17 +273,91 @@ pub fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
             ));
         }
     };
-    let class = catalog.classify(
-        &ToolName::parse(&call.tool, call.server.as_deref()),
-        &call.input,
-    );
+    let name = ToolName::parse(&call.tool, call.server.as_deref());
+    let class = catalog.classify(&name, &call.input);
     facts.class = class_name(&class);
+    if let (
+        ToolName::Mcp { server, .. },
+        Classification::ReadOnly(entry) | Classification::Mutating { entry, .. },
+    ) = (&name, &class)
+    {
+        remember_session(&catalog, server, entry, call);
+    }
     match class {
         Classification::Local | Classification::Shell | Classification::ReadOnly(_) => {
             Plan::Decided(decide(call, &Finding::NoVmConcern, config))
         }
         Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
-        Classification::Mutating { targets, .. } => decide_targets(call, targets, config, facts),
+        Classification::Mutating { entry, .. } if entry.ask.is_some() => {
+            let why = entry.ask.as_deref().unwrap_or_default();
+            Plan::Decided(decide(call, &Finding::VmNotInCall { why }, config))
+        }
+        Classification::Mutating { entry, targets } => {
+            let targets = match &name {
+                ToolName::Mcp { server, .. } => bind(&catalog, server, &entry, targets, call),
+                ToolName::Host(_) => targets,
+            };
+            match targets {
+                Targets::Missing { looked_for } if !entry.session_arg.is_empty() => {
+                    Plan::Decided(decide(
+                        call,
+                        &Finding::NoVm {
+                            looked_for: &looked_for,
+                            sessions: true,
+                        },
+                        config,
+                    ))
+                }
+                targets => decide_targets(call, targets, config, facts),
+            }
+        }
+    }
+}
+
+/// Remembers the session a call opens (`ssh_connect {name, host}`) as being on its VM. A
+/// store that cannot be written is said on stderr; the follow-up call then asks.
+fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolCall) {
+    let host_session = call.session.as_deref().unwrap_or_default();
+    if host_session.is_empty() {
+        return;
+    }
+    if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
+        && let Err(e) = Sessions::in_dir(&config::state_dir()).remember(
+            host_session,
+            server,
+            &session,
+            &vm,
+            SystemTime::now(),
+        )
+    {
+        crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
+    }
+}
+
+/// A mutating call naming no VM itself is put on the VM its server or an earlier session
+/// binds it to. Anything else is left as the call's own arguments said.
+fn bind(
+    catalog: &Catalog,
+    server: &str,
+    entry: &Entry,
+    targets: Targets,
+    call: &ToolCall,
+) -> Targets {
+    let Targets::Missing { .. } = targets else {
+        return targets;
+    };
+    let host_session = call.session.as_deref().unwrap_or_default();
+    let sessions = Sessions::in_dir(&config::state_dir());
+    let recall = |session: &str| {
+        (!host_session.is_empty())
+            .then(|| sessions.recall(host_session, server, session, SystemTime::now()))
+            .flatten()
+    };
+    match catalog.bound_target(server, entry, &call.input, &recall) {
+        Bound::Vm { vm, source } => Targets::exact([vm], &source),
+        Bound::No | Bound::UnknownSession { .. } => Targets::Missing {
+            looked_for: entry.looked_for(),
+        },
     }
 }
 
@@ -311,6 +386,7 @@ pub fn decide_targets(
         }
         Targets::Missing { looked_for } => decided(&Finding::NoVm {
             looked_for: &looked_for,
+            sessions: false,
         }),
         Targets::Unusable { source, why } => decided(&Finding::UnusableVm {
             source: &source,
