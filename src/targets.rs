@@ -5,16 +5,17 @@
 //! classifier with the hosts it found on a command line. A value is read as a host pattern:
 //!
 //! - separators `,` `:` `;` and whitespace split it into hosts (`web01:db01` is two hosts);
-//!   `host:port` stays one host when everything after the `:` is digits, and `[v6]:port`,
-//!   `user@host` and `ssh://…` forms are single references;
-//! - a range `web[01:03]` (numbers, zero padding kept, or single letters) expands exactly;
-//! - `all`, `*`, globs (`*`, `?`, `[…]` that is not a range), regexes (`~…`), operators
-//!   (`!x`, `&x`) and files (`@hosts.txt`) name hosts that cannot be known without an
-//!   inventory: the targets are unknowable, and the part that is says so.
+//!   `host:port` stays one host when everything after the `:` is digits, and `[ip]:port`,
+//!   `user@host` and `ssh://user@host:port/` forms are single references (only in exactly
+//!   those shapes: `[ip]:22:db01` is two hosts, a URL with anything more is unknowable);
+//! - `all`, `*`, globs (`*`, `?`, `[…]`), subscripts (`web[0:2]`: Ansible takes the hosts of
+//!   the group `web` by position, not `web0`…`web2`), regexes (`~…`), operators (`!x`, `&x`)
+//!   and files (`@hosts.txt`) name hosts that cannot be known without an inventory: the
+//!   targets are unknowable, and the part that is says so.
 
 use serde_json::Value;
 
-/// Most hosts a range may expand to before it counts as unknowable (a bound on memory; the
+/// Most hosts one value may name before it counts as unknowable (a bound on work; the
 /// decision table asks long before, at `[hook] max_vms`).
 const EXPANSION_MAX: usize = 4096;
 
@@ -155,7 +156,14 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
     let mut hosts = Vec::new();
     for chunk in split_outside_brackets(pattern, |c| c == ',' || c == ';' || c.is_whitespace()) {
         if chunk.contains("://") {
-            // `ssh://user@host:port/path`: one reference.
+            // `ssh://user@host:port/`: one reference, but only in exactly that shape. Ansible
+            // splits any other `:` in it (`ssh://a/:db01` is also db01).
+            if !is_url_reference(chunk) {
+                return Err(unknowable(
+                    chunk,
+                    "is a URL with more in it than a user, a host and a port",
+                ));
+            }
             hosts.push(chunk.to_owned());
             continue;
         }
@@ -175,9 +183,17 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
             if part.eq_ignore_ascii_case("all") || part == "*" {
                 return Err(unknowable(part, "means every host in the inventory"));
             }
-            if part.contains('[') && !part.starts_with('[') {
-                hosts.extend(expand_range(part)?);
-                continue;
+            if part.starts_with('[') {
+                if !is_bracketed_ip(part) {
+                    return Err(unknowable(part, "is a glob"));
+                }
+            } else if part.contains(['[', ']']) {
+                // Ansible reads `web[0:2]` as the first hosts of the group `web` (a subscript,
+                // by position), and `db[ab]` as a glob: neither names hosts by itself.
+                return Err(unknowable(
+                    part,
+                    "selects hosts by position in a group, or is a glob",
+                ));
             }
             if part.contains(['*', '?']) {
                 return Err(unknowable(part, "is a glob"));
@@ -186,6 +202,41 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
         }
     }
     Ok(hosts)
+}
+
+/// `[ip]` or `[ip]:port`, and nothing else.
+fn is_bracketed_ip(part: &str) -> bool {
+    let Some((inner, rest)) = part.strip_prefix('[').and_then(|p| p.split_once(']')) else {
+        return false;
+    };
+    let port_ok = rest.is_empty()
+        || rest
+            .strip_prefix(':')
+            .is_some_and(|port| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()));
+    port_ok && inner.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// `scheme://[user@]host[:port][/path]` where the host is a name or a bracketed IP, the port
+/// digits, and the path has no `:`.
+fn is_url_reference(chunk: &str) -> bool {
+    let Some((scheme, rest)) = chunk.split_once("://") else {
+        return false;
+    };
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host_ok = if host.starts_with('[') {
+        is_bracketed_ip(host)
+    } else {
+        let (name, port) = host.split_once(':').unwrap_or((host, ""));
+        !name.is_empty()
+            && !name.contains(['[', ']', ':', '*', '?'])
+            && port.chars().all(|c| c.is_ascii_digit())
+    };
+    scheme_ok && host_ok && !path.contains(':') && !rest.contains("://")
 }
 
 /// Splits at separator characters that are not inside `[…]`; drops empty pieces.
@@ -209,9 +260,9 @@ fn split_outside_brackets(text: &str, is_separator: impl Fn(char) -> bool) -> Ve
 }
 
 /// Splits one chunk at `:` into hosts, keeping `host:port` (digits after the colon),
-/// `[v6]:port` and bare IPv6 addresses whole.
+/// `[v6]:port` and bare IPv6 addresses whole. `[v6]:22:db01` is `[v6]:22` and `db01`.
 fn split_colons(chunk: &str) -> Vec<&str> {
-    if chunk.starts_with('[') || chunk.parse::<std::net::Ipv6Addr>().is_ok() {
+    if chunk.parse::<std::net::Ipv6Addr>().is_ok() {
         return vec![chunk];
     }
     let pieces = split_outside_brackets(chunk, |c| c == ':');
@@ -237,60 +288,6 @@ fn split_colons(chunk: &str) -> Vec<&str> {
 /// Where `part` (a subslice of `whole`) starts in it.
 fn offset_in(whole: &str, part: &str) -> usize {
     (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize)
-}
-
-/// Expands `prefix[a:b]suffix` (one range per host; numbers keep their zero padding,
-/// letters go one by one). Anything else in brackets is a glob.
-fn expand_range(part: &str) -> Result<Vec<String>, Unknowable> {
-    let glob = || Unknowable {
-        part: part.to_owned(),
-        why: String::from("is a glob"),
-    };
-    let (prefix, rest) = part.split_once('[').ok_or_else(glob)?;
-    let (range, suffix) = rest.split_once(']').ok_or_else(glob)?;
-    if suffix.contains(['[', '*', '?']) || prefix.contains(['*', '?']) {
-        return Err(Unknowable {
-            part: part.to_owned(),
-            why: String::from("has more than one range or a glob beside a range"),
-        });
-    }
-    let (from, to) = range.split_once(':').ok_or_else(glob)?;
-    let too_many = || Unknowable {
-        part: part.to_owned(),
-        why: format!("expands to more than {EXPANSION_MAX} hosts"),
-    };
-    if let (Ok(a), Ok(b)) = (from.parse::<u64>(), to.parse::<u64>())
-        && from.chars().all(|c| c.is_ascii_digit())
-        && to.chars().all(|c| c.is_ascii_digit())
-    {
-        if a > b {
-            return Err(glob());
-        }
-        if b - a >= EXPANSION_MAX as u64 {
-            return Err(too_many());
-        }
-        let width = if from.len() > 1 && from.starts_with('0') {
-            from.len()
-        } else {
-            0
-        };
-        return Ok((a..=b)
-            .map(|n| format!("{prefix}{n:0width$}{suffix}"))
-            .collect());
-    }
-    let letter = |s: &str| {
-        let mut chars = s.chars();
-        match (chars.next(), chars.next()) {
-            (Some(c), None) if c.is_ascii_alphabetic() => Some(c),
-            _ => None,
-        }
-    };
-    match (letter(from), letter(to)) {
-        (Some(a), Some(b)) if a <= b => {
-            Ok((a..=b).map(|c| format!("{prefix}{c}{suffix}")).collect())
-        }
-        _ => Err(glob()),
-    }
 }
 
 #[cfg(test)]
@@ -319,10 +316,9 @@ mod tests {
             ("jp-ubuntu; db01\tweb01", &["jp-ubuntu", "db01", "web01"]),
             ("jp-ubuntu:22", &["jp-ubuntu:22"]),
             ("root@jp-ubuntu:2222:db01", &["root@jp-ubuntu:2222", "db01"]),
-            ("web[01:03]", &["web01", "web02", "web03"]),
-            ("db[a:c].lab", &["dba.lab", "dbb.lab", "dbc.lab"]),
-            ("web[8:10]", &["web8", "web9", "web10"]),
             ("[fe80::1]:22", &["[fe80::1]:22"]),
+            ("[fe80::1]:22:db01", &["[fe80::1]:22", "db01"]),
+            ("[10.0.0.11]:db01", &["[10.0.0.11]", "db01"]),
             ("fe80::1", &["fe80::1"]),
             ("ssh://root@jp-ubuntu:22/", &["ssh://root@jp-ubuntu:22/"]),
             ("db01,DB01", &["db01"]),
@@ -346,6 +342,20 @@ mod tests {
             ("web[x1:3]", "web[x1:3]"),
             ("web[1:3]x[1:2]", "web[1:3]x[1:2]"),
             ("web[0:99999]", "web[0:99999]"),
+            // Subscripts pick a group's hosts by position; letters in brackets are a glob.
+            ("web[01:03]", "web[01:03]"),
+            ("web[2]", "web[2]"),
+            ("db[a:c].lab", "db[a:c].lab"),
+            ("[jp-ubuntu]", "[jp-ubuntu]"),
+            ("[10.0.0.11]x", "[10.0.0.11]x"),
+            // A URL is one reference only as user, host and port.
+            ("ssh://root@10.0.0.11/:db01", "ssh://root@10.0.0.11/:db01"),
+            (
+                "ssh://root@jp-ubuntu:22/x:db01",
+                "ssh://root@jp-ubuntu:22/x:db01",
+            ),
+            ("ssh://[10.0.0.11]:22:db01", "ssh://[10.0.0.11]:22:db01"),
+            ("db01:ssh://jp-ubuntu", "db01:ssh://jp-ubuntu"),
         ] {
             match pattern(text) {
                 Targets::Unknowable { part: got, .. } => assert_eq!(got, part, "{text}"),

@@ -678,3 +678,41 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+/// A second host hidden in brackets, a URL or an Ansible subscript is never dropped: the call
+/// either asks or checkpoints every VM it reaches, never the first one alone.
+#[test]
+fn a_host_hidden_behind_brackets_a_url_or_a_subscript_is_never_dropped() {
+    let env = TestEnv::start();
+    for (n, value) in [
+        "[10.0.0.11]:22:db01",
+        "[10.0.0.11]:db01",
+        "ssh://root@10.0.0.11/:db01",
+        "ssh://root@jp-ubuntu:22/x:db01",
+        "ssh://[10.0.0.11]:22:db01",
+        "jp-ubuntu[0:1]",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let before = env.sim.inserts().len();
+        let run = env.hook(&hook_input(
+            "mcp__ssh__exec",
+            &json!({"host": value, "command": "rm -rf /srv/app"}),
+            &format!("toolu_hidden_{n}"),
+        ));
+        let inserts = env.sim.inserts();
+        let tagged: Vec<&str> = inserts[before..]
+            .iter()
+            .map(|i| i.vpg_name.as_str())
+            .collect();
+        match run.decision().as_str() {
+            "ask" => assert!(tagged.is_empty(), "{value}: asked but tagged {tagged:?}"),
+            "none" => assert!(
+                tagged.iter().any(|v| v.starts_with("db01")),
+                "{value}: db01 reached with no checkpoint on it: {tagged:?} {run:#?}"
+            ),
+            other => panic!("{value}: unexpected {other}: {run:#?}"),
+        }
+    }
+}
