@@ -98,7 +98,11 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
         (Some(ca), false) => checks.pass("tls", format!("verified against {}", ca.display())),
         (None, false) => checks.pass("tls", "verified against the public web roots"),
     }
-    let client = match Client::new(zvm, &crate::config::cache_dir()) {
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => return checks.fail("cache directory", format!("{e:#}")),
+    };
+    let client = match Client::new(zvm, &cache) {
         Ok(client) => client,
         Err(e) => return checks.fail("zvm client", e.to_string()),
     };

@@ -139,7 +139,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         &client,
         &vm,
         &tag,
-        &config::cache_dir().join("locks"),
+        &config::cache_dir()?.join("locks"),
         &deadline,
     );
     say(format!(

@@ -293,7 +293,15 @@ fn checkpoint_vm(
             return zvm_error(&error);
         }
     };
-    let cache = config::cache_dir();
+    // No fallback to a shared directory: without the user's own, no token cache or lock.
+    let cache = match config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            return Decision::Deny(format!(
+                "rewind: {e:#}; no checkpoint can be made for {tool}, so the call was not allowed"
+            ));
+        }
+    };
     let client = match Client::new(zvm, &cache) {
         Ok(client) => client,
         Err(e) => return zvm_error(&e),
@@ -397,12 +405,12 @@ fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
     };
     // On its own thread, waited for briefly: a hung file system must not hold the decision.
     let wait = AUDIT_WAIT.min(deadline.remaining());
-    let path = config.hook.audit_log.clone();
+    let path = config.hook.audit_path().map(Path::to_path_buf);
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(String::from("audit"))
         .spawn(move || {
-            let _ = tx.send(audit::append(&path, &record, wait));
+            let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
         });
     let outcome = match spawned {
         Ok(_) => rx
