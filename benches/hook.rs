@@ -99,7 +99,11 @@ fn main() {
     println!(
         "wall time of {runs} back-to-back runs from one sh loop, median of {rounds} rounds, each after the floor's loop"
     );
-    println!("  {:<36} {:>11}", "floor (read stdin, parse JSON)", ms(median(floors)));
+    println!(
+        "  {:<36} {:>11}",
+        "floor (read stdin, parse JSON)",
+        ms(median(floors))
+    );
     for (case, samples) in cases.iter().zip(samples) {
         let time = median(samples.iter().map(|s| s.0).collect());
         let mut ratios: Vec<f64> = samples.iter().map(|s| s.1).collect();
@@ -124,7 +128,13 @@ fn build_floor() -> PathBuf {
         .join("floor");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floor/Cargo.toml");
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked", "--quiet", "--manifest-path"])
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--quiet",
+            "--manifest-path",
+        ])
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target)
@@ -183,6 +193,9 @@ fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
         let kib = max_of(&|| peak(&case.program, &case.args, &case.stdin));
         #[expect(clippy::cast_precision_loss, reason = "KiB counts are small")]
         let ratio = kib as f64 / base as f64;
-        println!("  {:<36} {kib:>7} KiB   x{ratio:.2} of the floor", case.name);
+        println!(
+            "  {:<36} {kib:>7} KiB   x{ratio:.2} of the floor",
+            case.name
+        );
     }
 }

@@ -99,7 +99,7 @@ fn check_private_dir(dir: &Path) -> std::io::Result<()> {
     if !meta.is_dir() {
         return refuse(String::from("is not a directory"));
     }
-    let me = rustix::process::geteuid().as_raw();
+    let me = nix::unistd::geteuid().as_raw();
     if meta.uid() != me {
         return refuse(format!(
             "belongs to user id {}, not to this user ({me}); rewind keeps its files only in the user's own directories",
@@ -134,7 +134,7 @@ fn private_options() -> OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
     }
     options
 }
