@@ -37,6 +37,8 @@ pub enum Command {
     Install(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
     Doctor(DoctorArgs),
+    /// Show the certificate a ZVM presents and pin it as [zvm] tls_fingerprint.
+    Trust(TrustArgs),
     /// Lint, list or extend the tool catalogs.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -168,6 +170,15 @@ pub struct InstallArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The ZVM's URL [default: [zvm] url of the configuration].
+    pub url: Option<String>,
+    /// Write the pin into the configuration without asking.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Settings file of the host to inspect [default: user, then project settings].
     #[arg(long, value_name = "FILE")]
@@ -240,6 +251,20 @@ pub struct SimArgs {
     /// Directory for the generated certificate (PEM) [default: a temporary directory].
     #[arg(long, value_name = "DIR")]
     pub cert_dir: Option<PathBuf>,
+    /// The shape of certificate to present, as ZVMs do.
+    #[arg(long, value_enum, default_value_t = SimCertificateArg::CaSigned)]
+    pub certificate: SimCertificateArg,
+}
+
+/// Certificate shapes `rewind sim` can present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimCertificateArg {
+    /// A leaf for localhost and 127.0.0.1 signed by a generated CA (trust the CA).
+    CaSigned,
+    /// One self-signed CA:TRUE certificate, as `openssl req -x509` makes.
+    SelfSignedCa,
+    /// A self-signed certificate for zvm.example only, not the address used.
+    OtherName,
 }
 
 #[derive(Debug, Args)]

@@ -49,6 +49,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
+        Command::Trust(args) => report(commands::trust::trust(config, &args)),
         Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),
         Command::Catalog(CatalogCommand::List) => report(commands::catalog::list(config)),
         Command::Catalog(CatalogCommand::Add(args)) => {

@@ -7,6 +7,7 @@ mod auth;
 mod error;
 mod http;
 pub mod resolve;
+pub mod tls;
 pub mod wire;
 
 use std::path::Path;

@@ -8,4 +8,5 @@ mod e2e_host;
 mod hook;
 mod recover;
 mod support;
+mod tls;
 mod zerto;
