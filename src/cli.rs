@@ -37,7 +37,7 @@ pub enum Command {
     Install(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
     Doctor(DoctorArgs),
-    /// Show the certificate a ZVM presents and pin it as [zvm] tls_fingerprint.
+    /// Show the certificate a ZVM presents and pin it in the configuration.
     Trust(TrustArgs),
     /// Lint, list or extend the tool catalogs.
     #[command(subcommand)]
@@ -171,7 +171,7 @@ pub struct InstallArgs {
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
-    /// The ZVM's URL [default: [zvm] url of the configuration].
+    /// The ZVM's URL [default: the configured ZVM].
     pub url: Option<String>,
     /// Write the pin into the configuration without asking.
     #[arg(long)]

@@ -13,9 +13,12 @@ use crate::commands::install::{self, is_rewind_handler};
 use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::zvm::Client;
+use crate::zvm::tls::{self, ProbeError, Trust};
 
 /// Time allowed for the ZVM checks.
 const ZVM_BUDGET: Duration = Duration::from_secs(30);
+/// Time allowed to connect and finish the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Default)]
 struct Checks {
@@ -87,29 +90,65 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     Ok(())
 }
 
+/// The ZVM in order: reachable, TLS, login, API. Each stage is claimed only once it was
+/// shown, with a fresh handshake and a fresh login (the token cache is not used), and a
+/// failed stage ends the ZVM checks.
 fn zvm_checks(config: &Config, checks: &mut Checks) {
     let zvm = match config.require_zvm() {
         Ok(zvm) => zvm,
         Err(e) => return checks.fail("zvm", format!("{e:#}")),
     };
     checks.pass("zvm url", &zvm.url);
-    match (&zvm.ca_cert, zvm.insecure_tls) {
-        (_, true) => checks.warn("tls", "verification is OFF (insecure_tls = true)"),
-        (Some(ca), false) => checks.pass("tls", format!("verified against {}", ca.display())),
-        (None, false) => checks.pass("tls", "verified against the public web roots"),
+    let trust = match Trust::from_config(zvm) {
+        Ok(trust) => trust,
+        Err(e) => return checks.fail("tls", e.to_string()),
+    };
+    if zvm.url.starts_with("https://") {
+        match tls::handshake(&zvm.url, &trust, HANDSHAKE_TIMEOUT) {
+            Ok(_) => {
+                checks.pass("zvm reachable", "TCP connection made");
+                if matches!(trust, Trust::Anything) {
+                    checks.warn("tls", trust.describe());
+                } else {
+                    checks.pass("tls", trust.describe());
+                }
+            }
+            Err(ProbeError::Tls(detail)) => {
+                checks.pass("zvm reachable", "TCP connection made");
+                return checks.fail(
+                    "tls",
+                    format!(
+                        "{detail}; run `rewind trust {}` to see the certificate and pin it",
+                        zvm.url
+                    ),
+                );
+            }
+            Err(ProbeError::Unreachable(detail)) => {
+                return checks.fail(
+                    "zvm reachable",
+                    format!("{detail}; check [zvm] url, the port, and that this machine may reach the ZVM"),
+                );
+            }
+            Err(ProbeError::Url(detail)) => return checks.fail("zvm url", detail),
+        }
+    } else {
+        checks.warn("tls", "plain http: nothing is encrypted or verified");
     }
     let client = match Client::new(zvm, &crate::config::cache_dir()) {
         Ok(client) => client,
         Err(e) => return checks.fail("zvm client", e.to_string()),
     };
     let deadline = Deadline::after(ZVM_BUDGET);
-    if let Err(e) = client.authenticate(&deadline) {
+    if let Err(e) = client.fresh_login(&deadline) {
         return checks.fail("authentication", e.to_string());
     }
-    checks.pass("authentication", format!("logged in as {:?}", zvm.username));
+    checks.pass(
+        "authentication",
+        format!("logged in as {:?} (a fresh login)", zvm.username),
+    );
     match client.vms(None, &deadline) {
-        Ok(rows) => checks.pass("zvm reachable", format!("{} protected VM rows", rows.len())),
-        Err(e) => return checks.fail("zvm reachable", e.to_string()),
+        Ok(rows) => checks.pass("zvm api", format!("{} protected VM rows", rows.len())),
+        Err(e) => return checks.fail("zvm api", e.to_string()),
     }
     match client.vpgs(&deadline) {
         Ok(vpgs) => {

@@ -44,6 +44,12 @@ impl Client {
         self.auth.token(&self.http, deadline).map(|_| ())
     }
 
+    /// Logs in now with the configured credential, neither reading nor writing the token
+    /// cache: proof that the credential works, not that a token once did.
+    pub fn fresh_login(&self, deadline: &Deadline) -> Result<(), ZvmError> {
+        self.auth.fresh_login(&self.http, deadline)
+    }
+
     /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: one row per VM per VPG.
     pub fn vms(
         &self,

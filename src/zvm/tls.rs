@@ -13,7 +13,7 @@
 //!
 //! A pin replaces the chain and name checks, never the handshake signature: the server must
 //! still prove it holds the pinned certificate's key. ureq 3 takes no rustls `ClientConfig`,
-//! so [`TlsConnector`] wraps the TCP transport itself, with one `ClientConfig` built here.
+//! so `TlsConnector` wraps the TCP transport itself, with one `ClientConfig` built here.
 
 use std::fmt;
 use std::io::{Read as _, Write as _};

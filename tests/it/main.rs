@@ -3,6 +3,7 @@
 mod catalog;
 mod claude;
 mod demo;
+mod doctor;
 mod e2e;
 mod e2e_host;
 mod hook;
