@@ -2,6 +2,7 @@
 
 mod catalog;
 mod claude;
+mod config;
 mod demo;
 mod doctor;
 mod e2e;
