@@ -35,6 +35,8 @@ pub enum Command {
     Flr(FlrCommand),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
     Install(InstallArgs),
+    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup).
+    Uninstall(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
     Doctor(DoctorArgs),
     /// Show the certificate a ZVM presents and pin it in the configuration.
@@ -155,8 +157,11 @@ pub enum FlrCommand {
 pub enum Scope {
     /// ~/.claude/settings.json
     User,
-    /// ./.claude/settings.json
+    /// ./.claude/settings.json, shared with everyone who clones the project: the entries
+    /// name `rewind` on PATH and pin no config (refused when rewind is not on PATH)
     Project,
+    /// ./.claude/settings.local.json, this machine only (not committed)
+    Local,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,7 @@ pub mod deadline;
 pub mod decision;
 pub mod guard;
 pub mod hook;
+pub mod host;
 pub mod lockfile;
 pub mod recover;
 pub mod secret;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
+        Command::Uninstall(args) => report(commands::install::uninstall(&args)),
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
         Command::Trust(args) => report(commands::trust::trust(config, &args)),
         Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),

@@ -8,6 +8,7 @@ mod doctor;
 mod e2e;
 mod e2e_host;
 mod hook;
+mod install;
 mod recover;
 mod support;
 mod tls;

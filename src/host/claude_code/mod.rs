@@ -1,0 +1,3 @@
+//! Claude Code: its settings files.
+
+pub mod settings;

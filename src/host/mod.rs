@@ -1,0 +1,3 @@
+//! The agent hosts: what is particular to each one lives under its own module.
+
+pub mod claude_code;
