@@ -10,6 +10,8 @@ mod e2e_host;
 mod hook;
 mod install;
 mod recover;
+mod scan;
+mod servers;
 mod support;
 mod tls;
 mod zerto;
