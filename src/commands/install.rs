@@ -57,6 +57,7 @@ pub fn host_timeout(config: &Config) -> u64 {
 
 /// `rewind install --host claude-code --scope user|project|local`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    only_claude_code(args)?;
     let config = Config::discover(config_path)?;
     let path = settings::path(args.scope)?;
     let mut warnings = Vec::new();
@@ -121,6 +122,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
 
 /// `rewind uninstall --scope …`: removes every rewind entry from that file, nothing else.
 pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
+    only_claude_code(args)?;
     let path = settings::path(args.scope)?;
     let (original, mut value) = read_settings(&path)?;
     let Some(original) = original else {
@@ -150,6 +152,17 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
             "  the previous file is kept as {}",
             backup.display()
         ));
+    }
+    Ok(())
+}
+
+/// Other hosts' settings are not written by this build.
+fn only_claude_code(args: &InstallArgs) -> anyhow::Result<()> {
+    if args.host != crate::host::Host::ClaudeCode {
+        bail!(
+            "rewind cannot install into {} yet: this build speaks only Claude Code's hook protocol",
+            args.host.name()
+        );
     }
     Ok(())
 }

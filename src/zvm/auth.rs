@@ -101,13 +101,13 @@ impl Auth {
     }
 
     /// The password (or, with a client secret, that secret), resolved once.
-    fn credential(&self) -> Result<&Secret, ZvmError> {
+    fn credential(&self, deadline: &Deadline) -> Result<&Secret, ZvmError> {
         self.credential
             .get_or_init(|| {
                 self.client_secret
                     .as_ref()
                     .unwrap_or(&self.password)
-                    .resolve()
+                    .resolve(deadline)
                     .map_err(|e| format!("{e:#}"))
             })
             .as_ref()
@@ -117,11 +117,11 @@ impl Auth {
     /// The cache file for this identity and credential: named by a hash of both, salted
     /// with a random value kept beside the tokens, so the name reveals nothing about the
     /// password.
-    fn cache_path(&self) -> Result<&Path, ZvmError> {
+    fn cache_path(&self, deadline: &Deadline) -> Result<&Path, ZvmError> {
         if let Some(path) = self.cache.get() {
             return Ok(path);
         }
-        let credential = self.credential()?;
+        let credential = self.credential(deadline)?;
         let salt = salt(&self.cache_dir);
         let mut hash = Sha256::new();
         hash.update(salt);
@@ -138,7 +138,7 @@ impl Auth {
         if let Some(token) = self.remembered() {
             return Ok(token);
         }
-        if let Some(token) = self.read_cache()?.and_then(|c| valid_token(&c)) {
+        if let Some(token) = self.read_cache(deadline)?.and_then(|c| valid_token(&c)) {
             return Ok(self.remember(token));
         }
         self.login_locked(http, deadline, None)
@@ -168,7 +168,7 @@ impl Auth {
         deadline: &Deadline,
         rejected: Option<&Token>,
     ) -> Result<Token, ZvmError> {
-        let cache = self.cache_path()?.to_path_buf();
+        let cache = self.cache_path(deadline)?.to_path_buf();
         let lock_path = cache.with_extension("lock");
         let _guard = lockfile::lock(&lock_path, deadline).map_err(|e| match e {
             lockfile::LockError::TimedOut { .. } => ZvmError::TimedOut {
@@ -185,7 +185,7 @@ impl Auth {
                 ZvmError::Setup(format!("token cache: {other}"))
             }
         })?;
-        let cached = self.read_cache()?;
+        let cached = self.read_cache(deadline)?;
         if let Some(token) = cached.as_ref().and_then(valid_token)
             && Some(&token) != rejected
         {
@@ -219,7 +219,7 @@ impl Auth {
                     return Ok(fresh);
                 }
                 if self.client_secret.is_some() {
-                    let secret = self.credential()?;
+                    let secret = self.credential(deadline)?;
                     return self.keycloak(
                         http,
                         deadline,
@@ -229,7 +229,7 @@ impl Auth {
                         ],
                     );
                 }
-                let password = self.credential()?;
+                let password = self.credential(deadline)?;
                 self.keycloak(
                     http,
                     deadline,
@@ -302,7 +302,7 @@ impl Auth {
     }
 
     fn session(&self, http: &Http, deadline: &Deadline) -> Result<(Token, CacheFile), ZvmError> {
-        let password = self.credential()?;
+        let password = self.credential(deadline)?;
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             self.username,
@@ -347,8 +347,8 @@ impl Auth {
         }
     }
 
-    fn read_cache(&self) -> Result<Option<CacheFile>, ZvmError> {
-        let path = self.cache_path()?;
+    fn read_cache(&self, deadline: &Deadline) -> Result<Option<CacheFile>, ZvmError> {
+        let path = self.cache_path(deadline)?;
         Ok(std::fs::read(path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
