@@ -115,7 +115,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
     }
     warnings.extend(setup_warnings(&config));
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        crate::console::err(format!("warning: {warning}"));
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! pins it in the configuration as `[zvm] tls_fingerprint` (the rest of the file, its
 //! comments and its mode are kept).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -51,7 +51,9 @@ pub fn trust(config_path: Option<&Path>, args: &TrustArgs) -> anyhow::Result<()>
         say("To trust exactly this certificate, put this line in the [zvm] section of the config:");
         say(format!("  {line}"));
         if let Err(e) = &config {
-            eprintln!("note: the configuration did not load, so it was not changed: {e:#}");
+            crate::console::err(format!(
+                "note: the configuration did not load, so it was not changed: {e:#}"
+            ));
         }
         return Ok(());
     };
@@ -136,8 +138,7 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         return Ok(false);
     }
-    eprint!("{question} [y/N] ");
-    let _ = std::io::stderr().flush();
+    crate::console::prompt(&format!("{question} [y/N] "));
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes" | "YES"))
