@@ -240,7 +240,43 @@ impl Redactor {
 /// Redacts the secrets written inline in free text (a command, a script, a here-doc):
 /// everything that is not a secret is kept byte for byte, white space included.
 pub(crate) fn redact_text(text: &str) -> String {
-    Redactor::default().text(text)
+    Redactor::default().text(&redact_private_keys(text))
+}
+
+/// A PEM private key (`-----BEGIN … PRIVATE KEY-----` through its `-----END …-----`, or to
+/// the end of the text when there is none) goes whole: a key pasted into a file's content or
+/// a here-doc has no secret-looking name beside it.
+fn redact_private_keys(text: &str) -> std::borrow::Cow<'_, str> {
+    const BEGIN: &str = "-----BEGIN ";
+    const DASHES: &str = "-----";
+    if !text.contains(BEGIN) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(BEGIN) {
+        let after = &rest[start + BEGIN.len()..];
+        let label_len = [after.find(DASHES), after.find('\n')]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(after.len());
+        if !after[..label_len].contains("PRIVATE") {
+            out.push_str(&rest[..start + BEGIN.len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        out.push_str(REDACTED);
+        let body = &after[label_len..];
+        rest = body
+            .find("-----END ")
+            .map(|end| &body[end + "-----END ".len()..])
+            .and_then(|tail| tail.find(DASHES).map(|e| &tail[e + DASHES.len()..]))
+            .unwrap_or("");
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Redacts an argument vector (`["--token", "x"]`): as [`redact_text`], across items, and
@@ -570,6 +606,22 @@ mod tests {
             "https://web01.example/path?x=1",
         ),
         ("", ""),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNz\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+            "[redacted]\n",
+        ),
+        (
+            "cat > /root/.ssh/id_rsa <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nEOF",
+            "cat > /root/.ssh/id_rsa <<EOF\n[redacted]\nEOF",
+        ),
+        (
+            "key: -----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHz cut before the end",
+            "key: [redacted]",
+        ),
+        (
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        ),
     ];
 
     /// Each secret redacted, the rest kept byte for byte.
