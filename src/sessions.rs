@@ -6,7 +6,8 @@
 //! {session_id}`, `open-session {name}` then `run-command {session}`. The follow-up names no
 //! host. When the hook sees the opening call (its catalog entry says `opens_session`), it
 //! remembers "this session name, on this server, in this host session, is on this VM"; the
-//! follow-up (its entry says `session_arg`) looks it up. Nothing remembered → the hook asks.
+//! follow-up (its entry says `session_arg`) looks it up. Nothing remembered, or the same name
+//! opened on two VMs, → the hook asks.
 //!
 //! The store is one small JSON file in the user's state directory, mode 0600, written
 //! atomically under a lock: at most [`MAX_SESSIONS`] records, each forgotten after
@@ -45,6 +46,10 @@ struct Remembered {
     vm: String,
     /// When it was opened, in seconds since the Unix epoch.
     at: u64,
+    /// The same name was opened again on another VM: which one the server kept is unknown
+    /// (a reconnect may have failed), so follow-ups ask until the record expires.
+    #[serde(default)]
+    ambiguous: bool,
 }
 
 /// The store file.
@@ -61,8 +66,10 @@ impl Sessions {
         }
     }
 
-    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm`. A later
-    /// record for the same session replaces the earlier one.
+    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm`. The
+    /// same name opened again on the same VM refreshes the record; on another VM it makes the
+    /// session ambiguous (the server may have refused the second open and kept the first VM),
+    /// and follow-ups ask until it expires.
     pub fn remember(
         &self,
         host_session: &str,
@@ -85,17 +92,19 @@ impl Sessions {
             &Deadline::after(LOCK_WAIT),
         )?;
         let at = seconds(now);
-        let mut records: Vec<Remembered> = self
+        let (earlier, mut records): (Vec<Remembered>, Vec<Remembered>) = self
             .read()
             .into_iter()
-            .filter(|r| fresh(r, at) && !r.same_session(host_session, server, name))
-            .collect();
+            .filter(|r| fresh(r, at))
+            .partition(|r| r.same_session(host_session, server, name));
+        let ambiguous = earlier.iter().any(|r| r.ambiguous || r.vm != vm);
         records.push(Remembered {
             host_session: host_session.to_owned(),
             server: server.to_owned(),
             name: name.to_owned(),
             vm: vm.to_owned(),
             at,
+            ambiguous,
         });
         let excess = records.len().saturating_sub(MAX_SESSIONS);
         records.drain(..excess);
@@ -117,6 +126,7 @@ impl Sessions {
             .into_iter()
             .rev()
             .find(|r| fresh(r, at) && r.same_session(host_session, server, name))
+            .filter(|r| !r.ambiguous)
             .map(|r| r.vm)
     }
 
@@ -180,21 +190,39 @@ mod tests {
     }
 
     #[test]
-    fn reopening_a_session_replaces_it_and_old_ones_expire() {
+    fn reopening_a_session_elsewhere_makes_it_ambiguous_and_old_ones_expire() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Sessions::in_dir(dir.path());
-        store
-            .remember("cc", "ssh", "s1", "web01", at(1000))
-            .expect("1");
-        store
-            .remember("cc", "ssh", "s1", "db01", at(1010))
-            .expect("2");
+        let remember = |vm: &str, secs: u64| {
+            store
+                .remember("cc", "ssh", "s1", vm, at(secs))
+                .expect("remember");
+        };
+        remember("web01", 1000);
+        remember("web01", 1005);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1006)),
+            Some("web01".into())
+        );
+        remember("db01", 1010);
         assert_eq!(
             store.recall("cc", "ssh", "s1", at(1011)),
+            None,
+            "web01 or db01: ask"
+        );
+        remember("db01", 1020);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1021)),
+            None,
+            "still ambiguous"
+        );
+        let later = 1020 + TTL.as_secs();
+        assert_eq!(store.recall("cc", "ssh", "s1", at(later)), None);
+        remember("db01", later);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(later + 1)),
             Some("db01".into())
         );
-        let later = 1010 + TTL.as_secs();
-        assert_eq!(store.recall("cc", "ssh", "s1", at(later)), None);
     }
 
     #[test]
