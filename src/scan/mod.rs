@@ -169,6 +169,14 @@ pub fn proposals_toml(reports: &[ServerReport], stamp: &str) -> String {
             let Some(class) = proposal.class else {
                 continue;
             };
+            // A name no catalog entry could hold (white space, wildcards, `__`) stays unlisted.
+            let writable = |name: &str| {
+                !name.is_empty()
+                    && !name.contains(|c: char| c.is_whitespace() || "*?[]{}".contains(c))
+            };
+            if !writable(&tool.name) || !writable(&server.name) || server.name.contains("__") {
+                continue;
+            }
             let _ = write!(
                 text,
                 "\n# catalog scan {stamp}: {}",
