@@ -287,3 +287,43 @@ impl Cache {
 fn seconds(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(server: &str, tools: &[&str]) -> ServerReport {
+        ServerReport {
+            name: server.to_owned(),
+            origin: String::from("test"),
+            transport: String::from("stdio: test"),
+            tools: Ok(tools
+                .iter()
+                .map(|name| ToolReport {
+                    name: (*name).to_owned(),
+                    class: None,
+                    entry: None,
+                    proposal: Some(propose::propose(&json!({
+                        "name": name,
+                        "inputSchema": {"properties": {"host": {"type": "string"}}},
+                        "annotations": {"destructiveHint": true}
+                    }))),
+                })
+                .collect()),
+        }
+    }
+
+    #[test]
+    fn names_no_catalog_entry_could_hold_get_no_proposal_and_the_rest_load() {
+        let text = proposals_toml(
+            &[
+                report("ops", &["restart", "two words", "glob*", ""]),
+                report("a__b", &["restart"]),
+            ],
+            "t",
+        );
+        assert_eq!(text.matches("[[mutating]]").count(), 1, "{text}");
+        let catalog = Catalog::parse(&text, "proposals").expect("the proposals load");
+        assert_eq!(catalog.entries()[0].vm_arg, ["host"]);
+    }
+}
