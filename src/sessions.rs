@@ -66,7 +66,8 @@ impl Sessions {
         }
     }
 
-    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm`. The
+    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm` (`None`:
+    /// on no one known VM, which makes it ambiguous). The
     /// same name opened again on the same VM refreshes the record; on another VM it makes the
     /// session ambiguous (the server may have refused the second open and kept the first VM),
     /// and follow-ups ask until it expires.
@@ -75,12 +76,20 @@ impl Sessions {
         host_session: &str,
         server: &str,
         name: &str,
-        vm: &str,
+        vm: Option<&str>,
         now: SystemTime,
     ) -> anyhow::Result<()> {
-        if [host_session, server, name, vm]
+        // No one VM (the opening call named several, or an unusable value): the session is
+        // remembered as ambiguous, so follow-ups ask.
+        let (vm, unknown) = match vm {
+            Some(vm) => (vm, false),
+            None => ("", true),
+        };
+        if [host_session, server, name]
             .iter()
             .any(|f| f.is_empty() || f.len() > MAX_FIELD)
+            || vm.len() > MAX_FIELD
+            || (vm.is_empty() && !unknown)
         {
             anyhow::bail!("session name or VM is empty or longer than {MAX_FIELD} bytes");
         }
@@ -97,7 +106,7 @@ impl Sessions {
             .into_iter()
             .filter(|r| fresh(r, at))
             .partition(|r| r.same_session(host_session, server, name));
-        let ambiguous = earlier.iter().any(|r| r.ambiguous || r.vm != vm);
+        let ambiguous = unknown || earlier.iter().any(|r| r.ambiguous || r.vm != vm);
         records.push(Remembered {
             host_session: host_session.to_owned(),
             server: server.to_owned(),
@@ -173,7 +182,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Sessions::in_dir(dir.path());
         store
-            .remember("cc-1", "ssh", "s1", "web01", at(1000))
+            .remember("cc-1", "ssh", "s1", Some("web01"), at(1000))
             .expect("remember");
         assert_eq!(
             store.recall("cc-1", "ssh", "s1", at(1001)),
@@ -195,7 +204,7 @@ mod tests {
         let store = Sessions::in_dir(dir.path());
         let remember = |vm: &str, secs: u64| {
             store
-                .remember("cc", "ssh", "s1", vm, at(secs))
+                .remember("cc", "ssh", "s1", Some(vm), at(secs))
                 .expect("remember");
         };
         remember("web01", 1000);
@@ -223,6 +232,10 @@ mod tests {
             store.recall("cc", "ssh", "s1", at(later + 1)),
             Some("db01".into())
         );
+        store
+            .remember("cc", "ssh", "s1", None, at(later + 2))
+            .expect("opened on no one VM");
+        assert_eq!(store.recall("cc", "ssh", "s1", at(later + 3)), None);
     }
 
     #[test]
@@ -231,7 +244,7 @@ mod tests {
         let store = Sessions::in_dir(dir.path());
         for i in 0..MAX_SESSIONS + 10 {
             store
-                .remember("cc", "ssh", &format!("s{i}"), "web01", at(1000))
+                .remember("cc", "ssh", &format!("s{i}"), Some("web01"), at(1000))
                 .expect("remember");
         }
         assert_eq!(store.read().len(), MAX_SESSIONS);
@@ -253,7 +266,7 @@ mod tests {
         let long = "x".repeat(MAX_FIELD + 1);
         assert!(
             store
-                .remember("cc", "ssh", &long, "web01", at(1000))
+                .remember("cc", "ssh", &long, Some("web01"), at(1000))
                 .is_err()
         );
     }
@@ -265,7 +278,7 @@ mod tests {
         let store = Sessions::in_dir(dir.path());
         assert_eq!(store.recall("cc", "ssh", "s1", at(1000)), None);
         store
-            .remember("cc", "ssh", "s1", "web01", at(1000))
+            .remember("cc", "ssh", "s1", Some("web01"), at(1000))
             .expect("overwrites");
         assert_eq!(
             store.recall("cc", "ssh", "s1", at(1001)),
