@@ -31,6 +31,8 @@ pub const TTL: Duration = Duration::from_secs(12 * 3600);
 /// The longest session name or VM reference remembered; longer ones are not (the follow-up
 /// asks), since a truncated name could match another session.
 const MAX_FIELD: usize = 256;
+/// The largest store file read: every record at its longest, with room for the JSON.
+const MAX_BYTES: u64 = (MAX_SESSIONS * (4 * MAX_FIELD + 64)) as u64;
 /// Longest wait for another hook process holding the store.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 
@@ -139,9 +141,13 @@ impl Sessions {
             .map(|r| r.vm)
     }
 
-    /// Every record, or none when the file is missing, too large or not ours.
+    /// Every record, or none when the file is missing, too large, not a plain file, or in a
+    /// directory that is not the user's own (anyone who can write there could plant one).
     fn read(&self) -> Vec<Remembered> {
-        const MAX_BYTES: u64 = (MAX_SESSIONS * (4 * MAX_FIELD + 64)) as u64;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        if lockfile::create_private_dir(dir).is_err() {
+            return Vec::new();
+        }
         let Ok(meta) = std::fs::symlink_metadata(&self.path) else {
             return Vec::new();
         };
@@ -268,6 +274,26 @@ mod tests {
             store
                 .remember("cc", "ssh", &long, Some("web01"), at(1000))
                 .is_err()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_store_in_a_directory_others_can_write_is_not_believed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Sessions::in_dir(dir.path());
+        store
+            .remember("cc", "ssh", "s1", Some("web01"), at(1000))
+            .expect("remember");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        assert_eq!(store.recall("cc", "ssh", "s1", at(1001)), None);
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("chmod");
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1001)),
+            Some("web01".into())
         );
     }
 

@@ -171,11 +171,18 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     if servers.is_empty() {
         return findings;
     }
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
     let reports = scan::scan(
         &servers,
         catalog,
         scan::Source::Cache(scan::CACHE_TTL),
-        &crate::config::cache_dir(),
+        &cache,
     );
     let mut covered = 0;
     for report in &reports {
@@ -348,7 +355,7 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
         &servers,
         &catalog,
         scan::Source::Servers(std::time::Duration::from_secs(args.timeout.max(1))),
-        &crate::config::cache_dir(),
+        &crate::config::cache_dir()?,
     );
     for server in &reports {
         say(format!(
