@@ -293,7 +293,7 @@ impl Config {
 
     /// Loads one file; every error names it.
     pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
+        let text = read_text_file(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         Self::parse(&text, path)
     }
@@ -592,6 +592,50 @@ pub fn home_dir() -> Option<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
+}
+
+/// Largest configuration or catalog file read; a larger one is an error, not a slow parse.
+pub(crate) const TEXT_FILE_MAX: u64 = 1024 * 1024;
+
+/// Reads a configuration or catalog file that must be a regular file of at most
+/// [`TEXT_FILE_MAX`] bytes of UTF-8. A FIFO, a device or a directory is refused without
+/// blocking (it is opened non-blocking and checked before any read): the hook reads these
+/// files before its watchdog exists, and a read that never returns would be no answer at all.
+pub(crate) fn read_text_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > TEXT_FILE_MAX {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(TEXT_FILE_MAX + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > TEXT_FILE_MAX {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+fn too_large() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("larger than {} KiB", TEXT_FILE_MAX / 1024),
+    )
 }
 
 /// Where shared, short-lived state lives (token cache, lock files):

@@ -113,7 +113,7 @@ fn check_server(raw: RawServer, origin: &str, index: usize) -> anyhow::Result<Se
 
 /// Reads and parses a catalog file.
 pub(super) fn read(path: &Path) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::config::read_text_file(path)
         .with_context(|| format!("cannot read catalog {}", path.display()))?;
     parse(&text, &path.display().to_string())
 }

@@ -129,3 +129,82 @@ fn a_planted_link_does_not_redirect_the_audit_trail() {
     assert!(run.stderr.contains("audit trail not written"), "{run:#?}");
     assert_eq!(std::fs::read(&victim).expect("victim"), b"precious\n");
 }
+
+/// Runs the hook and kills it if it has not answered within a minute (a hang guard, not a
+/// timing assertion): a hook that never answers is the failure under test.
+fn hook_or_hang(env: &TestEnv, config: &std::path::Path) -> Option<support::Run> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let started = std::time::Instant::now();
+    let mut cmd = env.command(&["hook"]);
+    cmd.env("REWIND_CONFIG", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("rewind starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(&mutating("toolu_odd_config"))
+        .expect("write");
+    drop(stdin);
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("output");
+    let ended = std::time::Instant::now();
+    Some(support::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        elapsed: ended - started,
+        ended,
+    })
+}
+
+/// A configuration or catalog file that is a FIFO, a directory or far too large is a deny
+/// naming the file: never a read that blocks forever (no answer lets the call run on hosts
+/// that fail open) nor a parse that outlasts the budget.
+#[cfg(unix)]
+#[test]
+fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
+    let env = TestEnv::start();
+    let fifo = env.path("fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let huge = env.path("huge.toml");
+    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
+    let dir = env.path("dir.toml");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let real = std::fs::read_to_string(&env.config).expect("config");
+    for (n, odd) in [&fifo, &huge, &dir].into_iter().enumerate() {
+        // As the config file itself, and as a catalog the config names.
+        let with_catalog = env.path(&format!("with-catalog-{n}.toml"));
+        std::fs::write(
+            &with_catalog,
+            real.replace(
+                "[hook]\n",
+                &format!("[hook]\ncatalogs = [{:?}]\n", odd.display().to_string()),
+            ),
+        )
+        .expect("write");
+        for config in [odd, &with_catalog] {
+            let run = hook_or_hang(&env, config)
+                .unwrap_or_else(|| panic!("no answer with {}", config.display()));
+            assert_eq!(run.code, 0, "{run:#?}");
+            assert_eq!(run.decision(), "deny", "{run:#?}");
+            assert!(
+                run.reason().contains(&odd.display().to_string()),
+                "names the file: {run:#?}"
+            );
+        }
+    }
+    assert!(env.sim.inserts().is_empty());
+}
