@@ -17,9 +17,9 @@
 //! [`crate::console::err`], which cannot panic. A timeout, a panic (exit 101) or output that is
 //! not JSON would let the call run unguarded on the real host.
 //!
-//! Stdin is read on the main thread before any watchdog exists: the hosts close it once the
-//! payload is written. A host that kept it open would hit its own timeout, which `rewind
-//! install` sets to fail closed.
+//! Stdin is read on its own thread under the budget: the hosts close it once the payload is
+//! written, and one that kept it open gets a refusal (exit 2) before the budget ends rather
+//! than a hook that never answers.
 
 use std::io::Read as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -127,11 +127,6 @@ pub fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
 
 /// Everything from stdin to the rendered answer (audited).
 fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> host::Rendered {
-    let mut stdin = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(MAX_INPUT as u64 + 1)
-        .read_to_end(&mut stdin);
     let (config, config_error) = match Config::discover_for_hook(config_path) {
         Ok(config) => (config, None),
         // Defaults keep the budget and the audit trail; the call itself is denied.
@@ -143,6 +138,7 @@ fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> h
     }
     // The budget counts from the start: reading the config is part of it.
     let deadline = Deadline::starting_at(started, config.hook.budget);
+    let read = read_stdin(&deadline.shortened_by(AUDIT_ALLOWANCE));
     let (dialect, evaluation) = match read {
         Err(e) => (
             host,
@@ -154,7 +150,7 @@ fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> h
                 facts: Facts::default(),
             },
         ),
-        Ok(_) => match host::read(host, &stdin) {
+        Ok(stdin) => match host::read(host, &stdin) {
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
             Ok(call) => (
                 Some(call.host),
@@ -167,6 +163,30 @@ fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> h
         Some(host) => host.render(&evaluation.decision),
         None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
     }
+}
+
+/// Reads stdin (at most `MAX_INPUT + 1` bytes) on its own thread, waiting until `deadline`:
+/// a host that writes the payload but never closes stdin gets a refusal within the budget,
+/// not a hook that outlives it (some hosts run the tool when the hook times out).
+fn read_stdin(deadline: &Deadline) -> std::io::Result<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name(String::from("stdin"))
+        .spawn(move || {
+            let mut stdin = Vec::new();
+            let read = std::io::stdin()
+                .lock()
+                .take(MAX_INPUT as u64 + 1)
+                .read_to_end(&mut stdin)
+                .map(|_| stdin);
+            let _ = tx.send(read);
+        })?;
+    rx.recv_timeout(deadline.remaining()).unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "still open when the budget ran out",
+        ))
+    })
 }
 
 fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {

@@ -716,3 +716,48 @@ fn a_host_hidden_behind_brackets_a_url_or_a_subscript_is_never_dropped() {
         }
     }
 }
+
+/// A host that writes the payload but never closes stdin still gets its answer within the
+/// budget (a refusal, exit 2 with one line), not a hook that outlives it.
+#[test]
+fn stdin_left_open_is_refused_within_the_budget() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let env = TestEnv::with(Setup {
+        hook: String::from("budget_secs = 2"),
+        ..Setup::default()
+    });
+    let mut child = env
+        .command(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(&hook_input(
+            "mcp__ssh__exec",
+            &json!({"host": "jp-ubuntu", "command": "reboot"}),
+            "toolu_open_stdin",
+        ))
+        .expect("write");
+    stdin.flush().expect("flush");
+    // Held open until the hook has answered, or a minute has passed (a hang guard).
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the hook never answered while stdin stayed open");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(output.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("stdin"), "{stderr}");
+    assert!(env.sim.inserts().is_empty());
+}
