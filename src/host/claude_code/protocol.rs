@@ -84,11 +84,21 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
 /// `tool_input`. Anything else is not "after the call" and is refused as usual.
 pub(crate) fn is_after_the_call(stdin: &[u8]) -> bool {
     let find = |needle: &[u8]| stdin.windows(needle.len()).position(|w| w == needle);
+    let key: &[u8] = br#""hook_event_name":"#;
     match (
         find(br#""hook_event_name":"PostToolUse""#),
         find(br#""tool_input":"#),
     ) {
-        (Some(event), Some(input)) => event < input,
+        // Exactly one event name before the input: a payload that names two (which the host
+        // never writes) is not trusted to be after the call, whichever comes first.
+        (Some(event), Some(input)) => {
+            event < input
+                && stdin[..input]
+                    .windows(key.len())
+                    .filter(|w| *w == key)
+                    .count()
+                    == 1
+        }
         _ => false,
     }
 }
@@ -186,6 +196,17 @@ mod tests {
             read(&vec![b' '; MAX_INPUT + 1]).unwrap_err(),
             Unreadable::TooLarge
         );
+    }
+
+    #[test]
+    fn two_event_names_are_refused_not_read_as_after_the_call() {
+        for payload in [
+            br#"{"hook_event_name":"PreToolUse","hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_input":{}}"#.as_slice(),
+            br#"{"hook_event_name":"PostToolUse","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_input":{}}"#,
+        ] {
+            assert!(!is_after_the_call(payload));
+            assert!(matches!(read(payload).unwrap_err(), Unreadable::NotJson(_)));
+        }
     }
 
     #[test]
