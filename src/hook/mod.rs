@@ -107,26 +107,39 @@ pub enum Plan {
 pub fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
-    let answered = catch_unwind(AssertUnwindSafe(|| answer(host, config_path, started)));
+    // The dialect, once known, so that even a panic is answered in the host's words.
+    let dialect = std::cell::Cell::new(host);
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        answer(host, config_path, started, &dialect)
+    }));
     let rendered = match answered {
         Ok(rendered) => rendered,
         Err(panic) => {
-            let text = decision::decide(
+            let decision = decision::decide(
                 "the call",
                 "",
                 &Finding::Internal(&panic_message(&*panic)),
                 &Policy::default(),
             );
-            // A panic before the host was known still refuses: exit 2.
-            catch_unwind(|| host.unwrap_or(Host::ClaudeCode).render(&text))
-                .unwrap_or_else(|_| host::Rendered::block("rewind: internal error"))
+            // With no dialect known, or a dialect that panics too, refuse by exit code.
+            dialect
+                .get()
+                .and_then(|host| catch_unwind(|| host.render(&decision)).ok())
+                .unwrap_or_else(|| {
+                    host::Rendered::block(decision.text().unwrap_or("rewind: internal error"))
+                })
         }
     };
     rendered.emit()
 }
 
 /// Everything from stdin to the rendered answer (audited).
-fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> host::Rendered {
+fn answer(
+    host: Option<Host>,
+    config_path: Option<&Path>,
+    started: Instant,
+    dialect: &std::cell::Cell<Option<Host>>,
+) -> host::Rendered {
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -156,10 +169,13 @@ fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> h
         ),
         Ok(_) => match host::read(host, &stdin) {
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
-            Ok(call) => (
-                Some(call.host),
-                evaluate_call(call, &config, config_error.as_deref(), &deadline),
-            ),
+            Ok(call) => {
+                dialect.set(Some(call.host));
+                (
+                    Some(call.host),
+                    evaluate_call(call, &config, config_error.as_deref(), &deadline),
+                )
+            }
         },
     };
     record(&config, &evaluation, &deadline);
