@@ -49,13 +49,13 @@ const WORKER_MARGIN: Duration = Duration::from_millis(500);
 const AUDIT_ALLOWANCE: Duration = Duration::from_millis(300);
 
 /// What the worker is doing, for the watchdog's deny message.
-pub struct Progress {
+pub(crate) struct Progress {
     doing: Mutex<String>,
 }
 
 impl Progress {
     /// Progress starting with `doing`.
-    pub fn starting(doing: &str) -> Arc<Progress> {
+    pub(crate) fn starting(doing: &str) -> Arc<Progress> {
         Arc::new(Progress {
             doing: Mutex::new(doing.to_owned()),
         })
@@ -76,27 +76,27 @@ impl Progress {
 
 /// What the hook found, for the audit trail.
 #[derive(Debug, Default, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// An after-the-call payload: the tool ran.
-    pub ran: bool,
-    pub class: &'static str,
+    pub(crate) ran: bool,
+    pub(crate) class: &'static str,
     /// Every VM the call reaches (references until resolved, then Zerto's names).
-    pub vms: Vec<String>,
-    pub vpgs: Vec<String>,
-    pub checkpoints: Vec<AuditCheckpoint>,
+    pub(crate) vms: Vec<String>,
+    pub(crate) vpgs: Vec<String>,
+    pub(crate) checkpoints: Vec<AuditCheckpoint>,
 }
 
 /// The outcome of one hook call.
 #[derive(Debug)]
-pub struct Evaluation {
-    pub decision: Decision,
-    pub call: Option<ToolCall>,
-    pub facts: Facts,
+pub(crate) struct Evaluation {
+    pub(crate) decision: Decision,
+    pub(crate) call: Option<ToolCall>,
+    pub(crate) facts: Facts,
 }
 
 /// What classification decides before any I/O.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// The answer, known without the ZVM.
     Decided(Decision),
     /// The call reaches exactly these VMs: the guard must run.
@@ -104,7 +104,7 @@ pub enum Plan {
 }
 
 /// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
-pub fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
+pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
     // The dialect, once known, so that even a panic is answered in the host's words.
@@ -267,7 +267,7 @@ fn decide(call: &ToolCall, finding: &Finding<'_>, config: &Config) -> Decision {
 
 /// Classifies a call without any I/O beyond reading the catalogs: the one code path behind
 /// both `rewind hook` and `rewind check`.
-pub fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
+pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
     match &call.event {
         Event::BeforeTool => {}
         // After the call: nothing to decide, but the audit trail notes that it ran.
@@ -380,7 +380,7 @@ fn bind(
 /// The decision table's side of "which VMs does this call reach": exact targets within
 /// `[hook] max_vms` go to the guard; anything else is decided here. Every classifier (a
 /// catalog's `vm_arg`, a server bound to one host, the shell parser) ends here.
-pub fn decide_targets(
+pub(crate) fn decide_targets(
     call: &ToolCall,
     targets: Targets,
     config: &Config,
@@ -417,7 +417,7 @@ pub fn decide_targets(
 }
 
 /// The mutating path: find every VM in Zerto, guard them all, decide from what the ZVM said.
-pub fn guard_targets(
+pub(crate) fn guard_targets(
     call: &ToolCall,
     targets: &[Target],
     config: &Config,
@@ -659,20 +659,6 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
     };
     if let Err(e) = outcome {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));
-    }
-}
-
-/// Decides on raw stdin bytes as `host` would send them, with no process plumbing and no
-/// audit: the demo and tests call this.
-pub fn evaluate(
-    host: Option<Host>,
-    stdin: &[u8],
-    config: &Config,
-    deadline: &Deadline,
-) -> Evaluation {
-    match host::read(host, stdin) {
-        Err((_, unreadable)) => unreadable_evaluation(&unreadable),
-        Ok(call) => evaluate_call(call, config, None, deadline),
     }
 }
 
