@@ -685,6 +685,22 @@ mod tests {
     }
 
     #[test]
+    fn a_decision_made_when_the_budget_is_spent_is_still_audited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = Config::defaults();
+        config.hook.audit_log = dir.path().join("audit.jsonl");
+        let spent = Deadline::after(Duration::ZERO);
+        let evaluation = Evaluation {
+            decision: Decision::Deny(String::from("rewind: the hook's budget ran out")),
+            call: None,
+            facts: Facts::default(),
+        };
+        record(&config, &evaluation, &spent);
+        let audit = std::fs::read_to_string(&config.hook.audit_log).expect("audited");
+        assert!(audit.contains("budget ran out"), "{audit}");
+    }
+
+    #[test]
     fn a_worker_past_the_deadline_is_a_deny_saying_what_it_was_doing() {
         let progress = Progress::starting("waiting for Zerto");
         let deadline = Deadline::after(Duration::from_millis(50));
