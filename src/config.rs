@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::deadline::Deadline;
 use crate::secret::Secret;
+use crate::zvm::tls::Fingerprint;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
@@ -43,7 +44,10 @@ pub struct ZvmConfig {
     /// With a client secret, the Keycloak client-credentials grant is used instead of the
     /// password grant.
     pub client_secret: Option<SecretSource>,
+    /// A CA to verify against, or one self-signed certificate to pin.
     pub ca_cert: Option<PathBuf>,
+    /// The SHA-256 of the one certificate the ZVM may present.
+    pub tls_fingerprint: Option<Fingerprint>,
     pub insecure_tls: bool,
 }
 
@@ -225,6 +229,7 @@ struct RawZvm {
     client_id: Option<String>,
     client_secret_env: Option<String>,
     ca_cert: Option<PathBuf>,
+    tls_fingerprint: Option<String>,
     insecure_tls: Option<bool>,
 }
 
@@ -409,6 +414,18 @@ fn validate_zvm(
             "{name}: [zvm] insecure_tls = true: the ZVM's certificate is NOT verified; set ca_cert instead"
         ));
     }
+    let tls_fingerprint = match z.tls_fingerprint {
+        Some(text) => Some(
+            Fingerprint::parse(&text)
+                .map_err(|e| anyhow::anyhow!("{name}: [zvm] tls_fingerprint: {e}"))?,
+        ),
+        None => None,
+    };
+    if tls_fingerprint.is_some() && z.ca_cert.is_some() {
+        bail!(
+            "{name}: [zvm] set only one of ca_cert and tls_fingerprint: each says alone which certificate to trust"
+        );
+    }
     Ok(ZvmConfig {
         url,
         auth: z.auth.unwrap_or(AuthMode::Keycloak),
@@ -417,6 +434,7 @@ fn validate_zvm(
         client_id: z.client_id.unwrap_or_else(|| String::from("zerto-client")),
         client_secret: z.client_secret_env.map(SecretSource::Env),
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
+        tls_fingerprint,
         insecure_tls,
     })
 }

@@ -30,7 +30,7 @@
 //! A host without a dialect yet is refused at `Host::read` (exit 2 with a line saying so),
 //! never passed.
 
-pub(crate) mod claude_code;
+pub mod claude_code;
 
 use serde_json::Value;
 
