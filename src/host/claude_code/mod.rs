@@ -1,4 +1,4 @@
-//! Claude Code: the primary host. Its hook protocol lives in [`protocol`], its settings files
+//! Claude Code: the primary host. Its hook protocol lives in `protocol`, its settings files
 //! (where `rewind install` writes, what `doctor` reads back) in [`settings`].
 
 pub(crate) mod protocol;
