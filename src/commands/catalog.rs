@@ -153,9 +153,8 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `doctor`'s catalog findings beyond loading: user entries that switch guarding off for
-/// shipped mutating tools, and configured MCP servers whose tools no catalog covers (from
-/// the scan's cache when it is fresh, else by asking the servers). `(true, …)` passes,
-/// `(false, …)` warns.
+/// shipped mutating tools, and configured MCP servers whose tools no catalog covers, from
+/// the last `catalog scan` (doctor starts no server). `(true, …)` passes, `(false, …)` warns.
 pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     let mut findings: Vec<(bool, String, String)> = catalog
         .shadows()
@@ -172,12 +171,18 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     if servers.is_empty() {
         return findings;
     }
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
     let reports = scan::scan(
         &servers,
         catalog,
-        std::time::Duration::from_secs(10),
-        &crate::config::cache_dir(),
-        Some(scan::CACHE_TTL),
+        scan::Source::Cache(scan::CACHE_TTL),
+        &cache,
     );
     let mut covered = 0;
     for report in &reports {
@@ -186,10 +191,7 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
             Err(e) => findings.push((
                 false,
                 what,
-                format!(
-                    "could not list its tools ({}); run `rewind catalog scan`",
-                    clean(e)
-                ),
+                format!("tools unknown: {}; run `rewind catalog scan`", clean(e)),
             )),
             Ok(tools) => {
                 let uncovered = report.uncovered();
@@ -352,9 +354,8 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
     let reports = scan::scan(
         &servers,
         &catalog,
-        std::time::Duration::from_secs(args.timeout.max(1)),
-        &crate::config::cache_dir(),
-        None,
+        scan::Source::Servers(std::time::Duration::from_secs(args.timeout.max(1))),
+        &crate::config::cache_dir()?,
     );
     for server in &reports {
         say(format!(
