@@ -699,7 +699,8 @@ mod tests {
     fn a_decision_made_when_the_budget_is_spent_is_still_audited() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut config = Config::defaults();
-        config.hook.audit_log = dir.path().join("audit.jsonl");
+        let path = dir.path().join("audit.jsonl");
+        config.hook.audit_log = Some(path.clone());
         let spent = Deadline::after(Duration::ZERO);
         let evaluation = Evaluation {
             decision: Decision::Deny(String::from("rewind: the hook's budget ran out")),
@@ -707,7 +708,7 @@ mod tests {
             facts: Facts::default(),
         };
         record(&config, &evaluation, &spent);
-        let audit = std::fs::read_to_string(&config.hook.audit_log).expect("audited");
+        let audit = std::fs::read_to_string(&path).expect("audited");
         assert!(audit.contains("budget ran out"), "{audit}");
     }
 
