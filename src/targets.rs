@@ -339,6 +339,8 @@ mod tests {
             ("db0?", "db0?"),
             ("~web\\d+", "~web\\d+"),
             ("*", "*"),
+            ("ssh://root@db01:22/x:web02", "ssh://root@db01:22/x:web02"),
+            ("ssh://db01:web02", "ssh://db01:web02"),
             ("web[x1:3]", "web[x1:3]"),
             ("web[1:3]x[1:2]", "web[1:3]x[1:2]"),
             ("web[0:99999]", "web[0:99999]"),
