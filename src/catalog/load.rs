@@ -169,7 +169,7 @@ fn read_ssh_mcp_config(
             _ => path,
         }
     };
-    let text = std::fs::read_to_string(&path)
+    let text = crate::config::read_text_file(&path)
         .with_context(|| format!("cannot read ssh_mcp_config {}", path.display()))?;
     let config: SshMcpConfig = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}", crate::config::describe_toml_error(&text, &path, &e)))?;

@@ -206,5 +206,31 @@ fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
             );
         }
     }
+    // The one server config a catalog may name (tufantunc/ssh-mcp's profiles) is read the
+    // same way.
+    for odd in [&fifo, &huge, &dir] {
+        let catalog = env.path("ssh-mcp.toml");
+        std::fs::write(
+            &catalog,
+            format!(
+                "[[server]]\nname = \"ssh-mcp\"\nssh_mcp_config = {:?}\n",
+                odd.display().to_string()
+            ),
+        )
+        .expect("write");
+        let config = env.path("with-ssh-mcp.toml");
+        std::fs::write(
+            &config,
+            real.replace(
+                "[hook]\n",
+                &format!("[hook]\ncatalogs = [{:?}]\n", catalog.display().to_string()),
+            ),
+        )
+        .expect("write");
+        let run = hook_or_hang(&env, &config)
+            .unwrap_or_else(|| panic!("no answer with ssh_mcp_config {}", odd.display()));
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_ne!(run.decision(), "none", "{run:#?}");
+    }
     assert!(env.sim.inserts().is_empty());
 }
