@@ -178,7 +178,11 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
     } else {
         checks.warn("tls", "plain http: nothing is encrypted or verified");
     }
-    let client = match Client::new(zvm, &crate::config::cache_dir()) {
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => return checks.fail("cache directory", format!("{e:#}")),
+    };
+    let client = match Client::new(zvm, &cache) {
         Ok(client) => client,
         Err(e) => return checks.fail("zvm client", e.to_string()),
     };

@@ -29,7 +29,7 @@ pub fn warn_config(config: &Config) {
 /// A ZVM client from the configuration.
 pub fn client(config: &Config) -> anyhow::Result<Client> {
     let zvm = config.require_zvm()?;
-    Ok(Client::new(zvm, &crate::config::cache_dir())?)
+    Ok(Client::new(zvm, &crate::config::cache_dir()?)?)
 }
 
 /// Replaces control characters in text that came from elsewhere (the ZVM, a tool call)
