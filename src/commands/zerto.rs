@@ -321,11 +321,12 @@ fn audit_guard(
         .unwrap_or(u64::MAX),
         args: serde_json::Value::Null,
     };
-    if let Err(e) = audit::append(&config.hook.audit_log, &record, Duration::from_secs(5)) {
-        crate::console::err(format!(
-            "warning: the audit trail {} was not written: {e:#}",
-            config.hook.audit_log.display()
-        ));
+    if let Err(e) = config
+        .hook
+        .audit_path()
+        .and_then(|path| audit::append(path, &record))
+    {
+        crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
     }
 }
 
