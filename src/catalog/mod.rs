@@ -400,26 +400,30 @@ impl Catalog {
         }
     }
 
-    /// For a call whose entry opens a session: the session's name and the VM it is on (the
-    /// call's `vm_arg`, else its server's binding). `None` when either is missing.
+    /// For a call whose entry opens a session: the session's name and the one VM it is on
+    /// (the call's `vm_arg`, else its server's binding), or `None` for the VM when that is not
+    /// one exact VM. `None` when the call names no session.
     pub fn session_opened(
         &self,
         server: &str,
         entry: &Entry,
         input: &Value,
-    ) -> Option<(String, String)> {
+    ) -> Option<(String, Option<String>)> {
         let key = entry.opens_session.as_deref()?;
         let name = session_name(lookup(input, key)?)?;
+        if name.is_empty() {
+            return None;
+        }
         let vm = if entry.vm_arg.iter().any(|k| lookup(input, k).is_some()) {
             // A session is on one host: a value naming several (or none) binds nothing.
             match Targets::from_vm_arg(&entry.vm_arg, input) {
-                Targets::Exact(list) if list.len() == 1 => list[0].reference.clone(),
-                _ => return None,
+                Targets::Exact(list) if list.len() == 1 => Some(list[0].reference.clone()),
+                _ => None,
             }
         } else {
-            self.server_binding(server)?.vm.clone()
+            self.server_binding(server).map(|b| b.vm.clone())
         };
-        (!name.is_empty()).then_some((name, vm))
+        Some((name, vm))
     }
 }
 

@@ -321,9 +321,17 @@ fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolC
     if host_session.is_empty() {
         return;
     }
+    // A session opened on no one exact VM is remembered as ambiguous: a follow-up asks even
+    // if the same name was opened on a known VM before.
     if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
         && let Err(e) = config::state_dir().and_then(|dir| {
-            Sessions::in_dir(&dir).remember(host_session, server, &session, &vm, SystemTime::now())
+            Sessions::in_dir(&dir).remember(
+                host_session,
+                server,
+                &session,
+                vm.as_deref(),
+                SystemTime::now(),
+            )
         })
     {
         crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
