@@ -316,8 +316,9 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
         ToolName::Mcp { server, .. },
         Classification::ReadOnly(entry) | Classification::Mutating { entry, .. },
     ) = (&name, &class)
+        && let Err(why) = remember_session(&catalog, server, entry, call)
     {
-        remember_session(&catalog, server, entry, call);
+        return Plan::Decided(decide(call, &Finding::VmNotInCall { why: &why }, config));
     }
     match class {
         Classification::Local | Classification::Shell | Classification::ReadOnly(_) => {
@@ -351,11 +352,18 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
 }
 
 /// Remembers the session a call opens (`ssh_connect {name, host}`) as being on its VM. A
-/// store that cannot be written is said on stderr; the follow-up call then asks.
-fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolCall) {
+/// store that cannot be written makes the opening call itself ask (the error says why): an
+/// older record of the same name would otherwise put the follow-ups on the old VM while the
+/// server runs them on the new one.
+fn remember_session(
+    catalog: &Catalog,
+    server: &str,
+    entry: &Entry,
+    call: &ToolCall,
+) -> Result<(), String> {
     let host_session = call.session.as_deref().unwrap_or_default();
     if host_session.is_empty() {
-        return;
+        return Ok(());
     }
     // A session opened on no one exact VM is remembered as ambiguous: a follow-up asks even
     // if the same name was opened on a known VM before.
@@ -370,8 +378,11 @@ fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolC
             )
         })
     {
-        crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
+        return Err(format!(
+            "the session {session:?} it opens could not be remembered: {e:#}; a later call in that session would be checkpointed on another VM"
+        ));
     }
+    Ok(())
 }
 
 /// A mutating call naming no VM itself is put on the VM its server or an earlier session

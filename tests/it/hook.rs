@@ -820,3 +820,31 @@ fn ssh_mcp_profiles_are_read_from_the_servers_own_config() {
     assert_eq!(unknown.decision(), "ask", "{unknown:#?}");
     assert!(unknown.reason().contains("staging"), "{unknown:#?}");
 }
+
+/// Reopening a session name on another VM while the session store cannot be written must not
+/// leave the old record in charge: the reopening call asks, so the follow-up in that session
+/// is never checkpointed on the first VM while the server runs it on the second.
+#[test]
+fn a_session_reopened_while_the_store_is_locked_asks_instead_of_keeping_the_old_vm() {
+    let env = TestEnv::start();
+    let first = env.hook(&hook_input(
+        "mcp__ssh__ssh_connect",
+        &json!({"name": "s1", "host": "jp-ubuntu"}),
+        "toolu_reopen_1",
+    ));
+    assert_eq!(first.decision(), "none", "{first:#?}");
+    let held = rewind::lockfile::lock(
+        &env.path("state/rewind/sessions.lock"),
+        &rewind::deadline::Deadline::after(Duration::from_secs(5)),
+    )
+    .expect("hold the session store's lock");
+    let reopen = env.hook(&hook_input(
+        "mcp__ssh__ssh_connect",
+        &json!({"name": "s1", "host": "db01"}),
+        "toolu_reopen_2",
+    ));
+    drop(held);
+    assert_eq!(reopen.decision(), "ask", "{reopen:#?}");
+    assert!(reopen.reason().contains("\"s1\""), "{reopen:#?}");
+    assert!(env.sim.inserts().is_empty());
+}
