@@ -391,16 +391,13 @@ fn salt(dir: &Path) -> [u8; 32] {
         // No randomness: a fixed salt still keys by credential.
         return salt;
     }
+    // Written whole beside it, then linked into place only if no salt is there yet: a
+    // process starting at the same moment never reads a half-written (empty) salt, which
+    // would give it another cache name and a login of its own.
     let kept = lockfile::create_private_dir(dir).and_then(|()| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&path)?;
-        std::io::Write::write_all(&mut file, &salt)
+        let mut tmp = tempfile::Builder::new().prefix(".salt-").tempfile_in(dir)?;
+        std::io::Write::write_all(&mut tmp, &salt)?;
+        tmp.persist_noclobber(&path).map(drop).map_err(|e| e.error)
     });
     match kept {
         Ok(()) => salt,
