@@ -86,7 +86,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .unwrap_or_default();
             let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
             say(format!(
-                "{:<10}{} (argument {source})",
+                "{:<10}{} (from {source})",
                 if refs.len() == 1 { "VM:" } else { "VMs:" },
                 refs.join(", ")
             ));

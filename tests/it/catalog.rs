@@ -60,7 +60,7 @@ fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
     assert!(
         after
             .stdout
-            .contains("VM:       jp-ubuntu (argument `target`)"),
+            .contains("VM:       jp-ubuntu (from `target`)"),
         "{after:#?}"
     );
 
