@@ -364,7 +364,7 @@ fn bind(
     call: &ToolCall,
 ) -> Targets {
     let Targets::Missing { .. } = targets else {
-        return targets;
+        return catalog.through_profiles(server, targets);
     };
     let host_session = call.session.as_deref().unwrap_or_default();
     // Without a state directory nothing was remembered: the call then asks.
