@@ -58,7 +58,9 @@ fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
     after.success();
     assert!(after.stdout.contains("class:    mutating"), "{after:#?}");
     assert!(
-        after.stdout.contains("VM:       jp-ubuntu (from `target`)"),
+        after
+            .stdout
+            .contains("VM:       jp-ubuntu (argument `target`)"),
         "{after:#?}"
     );
 
