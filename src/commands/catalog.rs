@@ -94,8 +94,14 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .map(|t| t.source.clone())
                 .unwrap_or_default();
             let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
+            // `key` for an argument; a binding names itself (`[[server]] prod-ssh`).
+            let from = if source.starts_with('`') {
+                format!("argument {source}")
+            } else {
+                source
+            };
             say(format!(
-                "{:<10}{} (argument {source})",
+                "{:<10}{} ({from})",
                 if refs.len() == 1 { "VM:" } else { "VMs:" },
                 refs.join(", ")
             ));
