@@ -372,7 +372,7 @@ fn wait_for_mount(
                     clean(other),
                     started.elapsed().as_secs_f64()
                 ));
-                last = other.to_owned();
+                other.clone_into(&mut last);
             }
             _ => {}
         }
