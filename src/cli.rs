@@ -33,6 +33,8 @@ pub enum Command {
     /// File Level Restore sessions: list them, or end one a crash left mounted.
     #[command(subcommand)]
     Flr(FlrCommand),
+    /// Serve the checkpoint and restore tools to an agent over MCP (stdio).
+    Mcp(McpArgs),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
     Install(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
@@ -146,6 +148,13 @@ pub enum FlrCommand {
         /// The session id (FlrSessionIdentifier).
         id: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// How long a plan from `recover_plan` stays valid for `recover_file`.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub plan_ttl: humantime::Duration,
 }
 
 /// Where `rewind install` writes the hook.
