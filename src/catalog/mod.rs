@@ -23,6 +23,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "builtin:windows.toml",
         include_str!("../../catalogs/windows.toml"),
     ),
+    (
+        "builtin:rewind.toml",
+        include_str!("../../catalogs/rewind.toml"),
+    ),
 ];
 
 /// Host tools that only touch the agent's own machine: they never reach a VM.
