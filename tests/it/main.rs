@@ -6,6 +6,7 @@ mod demo;
 mod e2e;
 mod e2e_host;
 mod hook;
+mod mcp;
 mod recover;
 mod support;
 mod zerto;
