@@ -5,6 +5,7 @@ mod claude;
 mod demo;
 mod e2e;
 mod e2e_host;
+mod e2e_mcp;
 mod hook;
 mod mcp;
 mod recover;
