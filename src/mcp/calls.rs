@@ -308,7 +308,8 @@ fn checkpoint_vm(
         (Some(_), Some(_)) => bail!("invalid arguments: give `vm` or `vms`, not both"),
         _ => bail!("invalid arguments: name the VM to checkpoint in `vm` (or several in `vms`)"),
     };
-    references.dedup();
+    let mut seen = std::collections::HashSet::new();
+    references.retain(|r| seen.insert(r.clone()));
     if references.iter().any(|r| r.trim().is_empty()) {
         bail!("invalid arguments: a VM reference is empty");
     }

@@ -566,3 +566,34 @@ fn flr_end_unmounts_a_session_another_call_left() {
         "{gone}"
     );
 }
+
+#[test]
+fn a_client_that_leaves_during_a_restore_leaves_no_flr_session() {
+    let env = TestEnv::start();
+    env.sim.add_fault(Fault::MountHangs {
+        vm: String::from("jp-ubuntu"),
+    });
+    let mut mcp = Mcp::start(&env, &[]);
+    let plan = mcp.ok(
+        "recover_plan",
+        json!({"vm": "jp-ubuntu", "path": "/etc/hostname", "before": "2100-01-01T00:00:00Z"}),
+    );
+    let out = env.path("out");
+    std::fs::create_dir_all(&out).expect("out");
+    mcp.start_request(
+        "tools/call",
+        json!({
+            "name": "recover_file",
+            "arguments": {
+                "plan_id": plan["plan_id"], "confirm": true,
+                "confirm_id": plan["confirm_ids"][0], "out": out
+            }
+        }),
+    );
+    eventually("the mount to start", || !env.sim.flr_sessions().is_empty());
+    assert_eq!(mcp.close(), 0, "the server ends when its client leaves");
+    assert!(
+        env.sim.flr_sessions().is_empty(),
+        "the server unmounted before it exited"
+    );
+}
