@@ -9,8 +9,8 @@
 //! - [`guard`]: a tagged checkpoint on every VPG of a VM, confirmed as listed, under a deadline.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
-//! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio (its own runtime,
-//!   which no other command starts).
+//! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
+//!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`]: the
@@ -50,7 +50,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Find(args) => report(commands::zerto::find(config, &args)),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
-        Command::Mcp(args) => report(mcp::serve(config, &args)),
+        Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
         Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),

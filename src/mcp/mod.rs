@@ -2,23 +2,53 @@
 //! restore, list and end FLR sessions) as an MCP server over stdio. A convenience for agents
 //! that plan with checkpoints and for hosts without hooks; the hook stays the gate.
 //!
-//! Only this command starts an async runtime (one thread, for the protocol); every ZVM call
-//! runs on a blocking thread through the same library functions the command line uses.
-//! stdout carries the protocol and nothing else; diagnostics go to stderr.
+//! The server is its own binary, `rewind-mcp`, which `rewind mcp` runs in its place: the MCP
+//! SDK and its async runtime (one thread, for the protocol) are then not even linked into the
+//! `rewind` binary that every hook call starts. Every ZVM call runs on a blocking thread through
+//! the same library functions the command line uses. stdout carries the protocol and nothing
+//! else; diagnostics go to stderr.
 
 mod calls;
 mod plans;
 mod server;
 pub mod tools;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clap::Parser;
 use rmcp::ServiceExt as _;
 
 use self::server::Server;
 use crate::cli::McpArgs;
+
+/// The command line of `rewind-mcp` (what `rewind mcp` passes on).
+#[derive(Debug, Parser)]
+#[command(
+    name = "rewind-mcp",
+    version,
+    about = "The MCP server of `rewind mcp`, on stdio."
+)]
+pub struct ServerCli {
+    /// Configuration file [default: $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub args: McpArgs,
+}
+
+/// `rewind-mcp`: serves, then exits 0, or 1 with the reason on stderr.
+pub fn main(cli: &ServerCli) -> ExitCode {
+    match serve(cli.config.as_deref(), &cli.args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Longest the server waits, after the client leaves, for running calls to clean up (an FLR
 /// session to be unmounted).

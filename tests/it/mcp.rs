@@ -597,3 +597,25 @@ fn a_client_that_leaves_during_a_restore_leaves_no_flr_session() {
         "the server unmounted before it exited"
     );
 }
+
+#[test]
+fn rewind_mcp_without_its_server_binary_says_where_it_looked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let alone = dir.path().join("rewind");
+    std::fs::copy(env!("CARGO_BIN_EXE_rewind"), &alone).expect("copy rewind");
+    let output = std::process::Command::new(&alone)
+        .arg("mcp")
+        .env_clear()
+        .env("PATH", dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("rewind runs");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty(), "stdout is the protocol's");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("runs the rewind-mcp binary")
+            && stderr.contains(&dir.path().join("rewind-mcp").display().to_string()),
+        "{stderr}"
+    );
+}
