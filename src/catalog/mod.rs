@@ -8,20 +8,72 @@
 
 mod load;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The catalogs shipped with `rewind`, in load order.
+use crate::targets::Targets;
+
+/// The catalogs shipped with `rewind`, in load order: the generic shapes first, so that each
+/// server's own catalog after it wins for that server's tools.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
-        "builtin:linux.toml",
-        include_str!("../../catalogs/linux.toml"),
+        "builtin:generic.toml",
+        include_str!("../../catalogs/generic.toml"),
     ),
     (
-        "builtin:windows.toml",
-        include_str!("../../catalogs/windows.toml"),
+        "builtin:aap-mcp.toml",
+        include_str!("../../catalogs/aap-mcp.toml"),
+    ),
+    (
+        "builtin:aionda-mcp-ssh.toml",
+        include_str!("../../catalogs/aionda-mcp-ssh.toml"),
+    ),
+    (
+        "builtin:ansible-dev-tools.toml",
+        include_str!("../../catalogs/ansible-dev-tools.toml"),
+    ),
+    (
+        "builtin:bsahane-ansible-mcp.toml",
+        include_str!("../../catalogs/bsahane-ansible-mcp.toml"),
+    ),
+    (
+        "builtin:bvisible-ssh-manager.toml",
+        include_str!("../../catalogs/bvisible-ssh-manager.toml"),
+    ),
+    (
+        "builtin:classfang-ssh-mcp-server.toml",
+        include_str!("../../catalogs/classfang-ssh-mcp-server.toml"),
+    ),
+    (
+        "builtin:cursortouch-windows-mcp.toml",
+        include_str!("../../catalogs/cursortouch-windows-mcp.toml"),
+    ),
+    (
+        "builtin:inframcp-winrm.toml",
+        include_str!("../../catalogs/inframcp-winrm.toml"),
+    ),
+    (
+        "builtin:lightspeed-ssh-mcp.toml",
+        include_str!("../../catalogs/lightspeed-ssh-mcp.toml"),
+    ),
+    (
+        "builtin:muchiny-ssh-bridge.toml",
+        include_str!("../../catalogs/muchiny-ssh-bridge.toml"),
+    ),
+    (
+        "builtin:tarnover-sysoperator.toml",
+        include_str!("../../catalogs/tarnover-sysoperator.toml"),
+    ),
+    (
+        "builtin:tufantunc-ssh-mcp.toml",
+        include_str!("../../catalogs/tufantunc-ssh-mcp.toml"),
+    ),
+    (
+        "builtin:vmware-aiops.toml",
+        include_str!("../../catalogs/vmware-aiops.toml"),
     ),
     (
         "builtin:rewind.toml",
@@ -97,6 +149,17 @@ pub struct Entry {
     pub vm_arg: Vec<String>,
     pub platform: Platform,
     pub note: Option<String>,
+    /// The server is started for one host (`[[server]]` binds it): with no `vm_arg` in the
+    /// call, the call targets that host.
+    pub bound_at_start: bool,
+    /// The argument naming the session this call opens (`ssh_connect {name}`): the session is
+    /// remembered as being on this call's VM.
+    pub opens_session: Option<String>,
+    /// Arguments naming a session an earlier call opened (`ssh_exec {sessionName}`).
+    pub session_arg: Vec<String>,
+    /// Why the VM a call changes cannot be known from the call (the playbook's own `hosts:`, a
+    /// server-side group): such a call always asks, saying why.
+    pub ask: Option<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
     /// The position of that file in load order.
@@ -104,6 +167,22 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Where a call's VM is looked for, for messages: `` (`host`, `sessionName`) ``.
+    pub fn looked_for(&self) -> String {
+        let quoted: Vec<String> = self
+            .vm_arg
+            .iter()
+            .chain(&self.session_arg)
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if quoted.is_empty() {
+            return String::from(
+                "(none: the server is bound at start, and no [[server]] binds it)",
+            );
+        }
+        format!("({})", quoted.join(", "))
+    }
+
     /// How specific the entry is: the characters of server and tool that are not wildcards.
     fn specificity(&self) -> usize {
         self.server
@@ -114,10 +193,24 @@ impl Entry {
     }
 }
 
-/// Every loaded entry, in load order.
+/// `[[server]] name = "prod-ssh"  vm = "web01"`: a server started for one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerBinding {
+    /// The server's name as in `mcp__<server>__<tool>` (matched like entry servers).
+    pub name: String,
+    /// The VM the server acts on.
+    pub vm: String,
+    /// The file the binding came from.
+    pub origin: String,
+}
+
+/// Every loaded entry, in load order, and the server bindings (a later file's wins).
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: Vec<Entry>,
+    servers: Vec<ServerBinding>,
+    /// How many files were appended (entries carry their file's number).
+    files: usize,
 }
 
 /// A tool name as the host sends it, split.
@@ -154,27 +247,6 @@ impl ToolName {
     }
 }
 
-/// Where a VM reference was found in a tool call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VmArg {
-    /// The `vm_arg` key or pointer that matched.
-    pub key: String,
-    pub value: String,
-}
-
-impl VmArg {
-    /// The targets named, when the argument names more than one (`"web01,db01"`, an array).
-    pub fn several(&self) -> Option<Vec<&str>> {
-        let parts: Vec<&str> = self
-            .value
-            .split([',', ';', ' '])
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .collect();
-        (parts.len() > 1).then_some(parts)
-    }
-}
-
 /// How a tool call is classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
@@ -183,9 +255,10 @@ pub enum Classification {
     /// A host shell tool; remote targets in commands are not parsed yet.
     Shell,
     ReadOnly(Entry),
+    /// A mutating entry decides; `targets` are the VMs its `vm_arg` names.
     Mutating {
         entry: Entry,
-        vm: Option<VmArg>,
+        targets: Targets,
     },
     /// In no catalog.
     Unlisted,
@@ -207,23 +280,40 @@ impl Catalog {
     }
 
     /// Adds one file's entries after those already loaded.
-    fn append(&mut self, mut entries: Vec<Entry>) {
-        let file = self.entries.last().map_or(0, |e| e.file + 1);
+    fn append(&mut self, (mut entries, servers): (Vec<Entry>, Vec<ServerBinding>)) {
+        self.files += 1;
         for entry in &mut entries {
-            entry.file = file;
+            entry.file = self.files;
         }
         self.entries.extend(entries);
+        self.servers.extend(servers);
     }
 
     /// Parses one catalog's text on its own (for tests and `catalog lint`).
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Catalog> {
+        let (entries, servers) = load::parse(text, origin)?;
         Ok(Catalog {
-            entries: load::parse(text, origin)?,
+            entries,
+            servers,
+            files: 1,
         })
     }
 
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// The `[[server]]` bindings, in load order.
+    pub fn servers(&self) -> &[ServerBinding] {
+        &self.servers
+    }
+
+    /// The VM a server is bound to, if a `[[server]]` names it (the latest file wins).
+    pub fn server_binding(&self, server: &str) -> Option<&ServerBinding> {
+        self.servers
+            .iter()
+            .rev()
+            .find(|b| same_server(&b.name, server))
     }
 
     /// Classifies a call: the deciding entry is the one from the latest file, then the most
@@ -242,7 +332,7 @@ impl Catalog {
         let Some(entry) = self
             .entries
             .iter()
-            .filter(|e| glob_match(&e.server, server) && glob_match(&e.tool, tool))
+            .filter(|e| server_match(&e.server, server) && glob_match(&e.tool, tool))
             .max_by_key(|e| (e.file, e.specificity(), e.class == Class::Mutating))
         else {
             return Classification::Unlisted;
@@ -251,34 +341,191 @@ impl Catalog {
             Class::ReadOnly => Classification::ReadOnly(entry.clone()),
             Class::Mutating => Classification::Mutating {
                 entry: entry.clone(),
-                vm: find_vm_arg(&entry.vm_arg, input),
+                targets: match Targets::from_vm_arg(&entry.vm_arg, input) {
+                    Targets::Missing { .. } => Targets::Missing {
+                        looked_for: entry.looked_for(),
+                    },
+                    targets => targets,
+                },
             },
         }
     }
 }
 
-/// The first `vm_arg` key present in `input` with a usable value.
-fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
-    keys.iter().find_map(|key| {
-        let value = if key.starts_with('/') {
-            input.pointer(key)
-        } else {
-            input.get(key)
-        }?;
-        let text = match value {
-            Value::String(s) => s.trim().to_owned(),
-            // Several targets stay visible as a list ("a, b") rather than being skipped.
-            Value::Array(items) => {
-                let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
-                names?.join(", ")
+/// Where a mutating call's VM comes from when none of its own `vm_arg` keys is present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    /// Not bound: the call's own arguments decide (or name nothing).
+    No,
+    /// The server's `[[server]]` binding, or the session an earlier call opened: the VM,
+    /// and where the binding comes from (for messages).
+    Vm { vm: String, source: String },
+    /// The call names a session (`key` = `name`) nobody remembers opening.
+    UnknownSession { key: String, name: String },
+}
+
+impl Catalog {
+    /// The VM a mutating call is bound to when it names none itself: the session its
+    /// `session_arg` names (looked up with `recall`), else its server's `[[server]]` binding.
+    /// A call that has any of its `vm_arg` keys is never bound: the first key present decides.
+    pub fn bound_target(
+        &self,
+        server: &str,
+        entry: &Entry,
+        input: &Value,
+        recall: &dyn Fn(&str) -> Option<String>,
+    ) -> Bound {
+        if entry.ask.is_some() || entry.vm_arg.iter().any(|key| lookup(input, key).is_some()) {
+            return Bound::No;
+        }
+        if let Some((key, value)) = entry
+            .session_arg
+            .iter()
+            .find_map(|key| lookup(input, key).map(|v| (key, v)))
+        {
+            let name = session_name(value).unwrap_or_default();
+            return match (!name.is_empty()).then(|| recall(&name)).flatten() {
+                Some(vm) => Bound::Vm {
+                    vm,
+                    source: format!("`{key}` (session {name:?} opened earlier)"),
+                },
+                None => Bound::UnknownSession {
+                    key: key.clone(),
+                    name,
+                },
+            };
+        }
+        match self.server_binding(server) {
+            Some(binding) => Bound::Vm {
+                vm: binding.vm.clone(),
+                source: format!("[[server]] {}", binding.name),
+            },
+            None => Bound::No,
+        }
+    }
+
+    /// For a call whose entry opens a session: the session's name and the VM it is on (the
+    /// call's `vm_arg`, else its server's binding). `None` when either is missing.
+    pub fn session_opened(
+        &self,
+        server: &str,
+        entry: &Entry,
+        input: &Value,
+    ) -> Option<(String, String)> {
+        let key = entry.opens_session.as_deref()?;
+        let name = session_name(lookup(input, key)?)?;
+        let vm = if entry.vm_arg.iter().any(|k| lookup(input, k).is_some()) {
+            // A session is on one host: a value naming several (or none) binds nothing.
+            match Targets::from_vm_arg(&entry.vm_arg, input) {
+                Targets::Exact(list) if list.len() == 1 => list[0].reference.clone(),
+                _ => return None,
             }
-            _ => return None,
+        } else {
+            self.server_binding(server)?.vm.clone()
         };
-        (!text.is_empty()).then(|| VmArg {
-            key: key.clone(),
-            value: text,
+        (!name.is_empty()).then_some((name, vm))
+    }
+}
+
+/// A user entry that makes shipped mutating tools read-only: legal, but it switches guarding
+/// off for them, so `catalog lint` and `doctor` name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    /// The user's read-only entry.
+    pub entry: Entry,
+    /// The shipped mutating entries it overrides, as `server tool`.
+    pub shipped: Vec<String>,
+}
+
+impl Shadow {
+    /// One line naming the entry and what it switches off.
+    pub fn describe(&self) -> String {
+        const SHOWN: usize = 5;
+        let mut names = self.shipped[..self.shipped.len().min(SHOWN)].join(", ");
+        if self.shipped.len() > SHOWN {
+            let _ = write!(names, ", and {} more", self.shipped.len() - SHOWN);
+        }
+        format!(
+            "{}: [[read_only]] server {:?} tool {:?} makes {} shipped mutating tool entr{} read-only, so the hook takes no checkpoint before them: {names}",
+            self.entry.origin,
+            self.entry.server,
+            self.entry.tool,
+            self.shipped.len(),
+            if self.shipped.len() == 1 { "y" } else { "ies" },
+        )
+    }
+}
+
+impl Catalog {
+    /// Read-only entries outside the shipped catalogs that override shipped mutating ones
+    /// (their server and tool patterns overlap; user files always load later, so they win).
+    pub fn shadows(&self) -> Vec<Shadow> {
+        let shipped: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.origin.starts_with("builtin:") && e.class == Class::Mutating)
+            .collect();
+        self.entries
+            .iter()
+            .filter(|e| !e.origin.starts_with("builtin:") && e.class == Class::ReadOnly)
+            .filter_map(|user| {
+                let hits: Vec<String> = shipped
+                    .iter()
+                    .filter(|s| {
+                        (server_match(&user.server, &s.server)
+                            || server_match(&s.server, &user.server))
+                            && (glob_match(&user.tool, &s.tool) || glob_match(&s.tool, &user.tool))
+                    })
+                    .map(|s| format!("{} {}", s.server, s.tool))
+                    .collect();
+                (!hits.is_empty()).then(|| Shadow {
+                    entry: user.clone(),
+                    shipped: hits,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A key (or `/json/pointer`) in a tool call's arguments.
+fn lookup<'a>(input: &'a Value, key: &str) -> Option<&'a Value> {
+    if key.starts_with('/') {
+        input.pointer(key)
+    } else {
+        input.get(key)
+    }
+}
+
+/// A session name or id as a string: servers use names and numeric ids (a process id).
+fn session_name(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.trim().to_owned()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A server name as compared: lower case, with `-`, `_` and every character Claude Code
+/// would turn into `_` (a dot, a space, a slash) as one and the same character.
+fn normalise_server(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '*' | '?' => c,
+            c if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
+            _ => '-',
         })
-    })
+        .collect()
+}
+
+/// Whether a catalog's server pattern matches a server name: globs, case-insensitively, with
+/// `-` and `_` the same (`ssh_manager` matches `ssh-manager`, `SSH-Manager` too).
+pub fn server_match(pattern: &str, server: &str) -> bool {
+    glob_match(&normalise_server(pattern), &normalise_server(server))
+}
+
+/// Whether two server names (or patterns) are the same once normalised.
+pub fn same_server(a: &str, b: &str) -> bool {
+    normalise_server(a) == normalise_server(b)
 }
 
 /// `*` matches any run of characters, `?` one; everything else literally, case-sensitively.
@@ -288,12 +535,12 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        if pi < p.len() && p[pi] == '*' {
             star = Some((pi, ti));
             pi += 1;
+        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
         } else if let Some((sp, st)) = star {
             pi = sp + 1;
             ti = st + 1;
@@ -341,23 +588,23 @@ mod tests {
         assert!(!glob_match("write_*", "read_file"));
         assert!(!glob_match("exec", "exec2"));
         assert!(glob_match("*_file", "put_file"));
+        // A pattern against another pattern's text (lint compares entries this way).
+        assert!(glob_match("*", "*command*"));
+        assert!(glob_match("run*", "run*"));
     }
 
     #[test]
     fn shipped_catalogs_classify_common_shapes() {
         let cat = builtin();
         let exec = ToolName::parse("mcp__ssh__exec", None);
-        let Classification::Mutating { vm, .. } =
+        let Classification::Mutating { targets, .. } =
             cat.classify(&exec, &json!({"host": "jp-ubuntu", "command": "reboot"}))
         else {
             panic!("ssh exec is mutating");
         };
         assert_eq!(
-            vm,
-            Some(VmArg {
-                key: "host".into(),
-                value: "jp-ubuntu".into()
-            })
+            targets,
+            Targets::exact([String::from("jp-ubuntu")], "`host`")
         );
         assert!(matches!(
             cat.classify(&ToolName::parse("mcp__ssh__read_file", None), &json!({})),
@@ -368,7 +615,10 @@ mod tests {
                 &ToolName::parse("mcp__winrm__run_command", None),
                 &json!({"computer_name": "win2019-1"})
             ),
-            Classification::Mutating { vm: Some(_), .. }
+            Classification::Mutating {
+                targets: Targets::Exact(_),
+                ..
+            }
         ));
         assert_eq!(
             cat.classify(&ToolName::parse("Edit", None), &json!({})),
@@ -400,13 +650,16 @@ mod tests {
             matches!(log, Classification::ReadOnly(ref e) if e.origin == "b.toml"),
             "{log:?}"
         );
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__fs__write_file", None),
             &json!({"target": {"host": "db01"}, "host": "ignored"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm.map(|v| v.value), Some("db01".into()));
+        assert_eq!(
+            targets,
+            Targets::exact([String::from("db01")], "`/target/host`")
+        );
     }
 
     #[test]
@@ -466,30 +719,31 @@ mod tests {
         let play = ToolName::parse("mcp__ansible__run_playbook", None);
         for input in [
             json!({"limit": "web01,db01"}),
+            json!({"limit": "web01:db01"}),
             json!({"hosts": ["web01", "db01"]}),
         ] {
-            let Classification::Mutating { vm: Some(vm), .. } = cat.classify(&play, &input) else {
-                panic!("mutating with a VM: {input}");
+            let Classification::Mutating {
+                targets: Targets::Exact(list),
+                ..
+            } = cat.classify(&play, &input)
+            else {
+                panic!("mutating with exact targets: {input}");
             };
-            assert_eq!(vm.several(), Some(vec!["web01", "db01"]), "{input}");
+            let refs: Vec<&str> = list.iter().map(|t| t.reference.as_str()).collect();
+            assert_eq!(refs, ["web01", "db01"], "{input}");
         }
-        let one = VmArg {
-            key: "host".into(),
-            value: "root@jp-ubuntu:22".into(),
-        };
-        assert_eq!(one.several(), None);
     }
 
     #[test]
     fn mutating_call_without_the_vm_argument_has_no_vm() {
         let cat = builtin();
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__ssh__exec", None),
             &json!({"command": "ls"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm, None);
+        assert!(matches!(targets, Targets::Missing { .. }), "{targets:?}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `rewind check` and `rewind catalog lint|list|add`.
+//! `rewind check` and `rewind catalog lint|list|add|scan`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,28 +7,99 @@ use anyhow::{Context as _, bail};
 
 use super::{clean, say, warn_config};
 use crate::catalog::{self, Catalog, Class, Classification, ToolName};
-use crate::cli::{CatalogAddArgs, CheckArgs, ToolClassArg};
+use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
+use crate::hook;
+use crate::host::{self, Event, Host, ToolCall};
 use crate::lockfile;
+use crate::scan;
 
-/// `rewind check <tool> [--input JSON]`: how the hook would classify a call, without Zerto.
+/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
+/// decide on a call, without Zerto. The same classification code as the hook decides.
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
-    let input: serde_json::Value = match &args.input {
-        Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
-        None => serde_json::json!({}),
+    let call = match (&args.payload, &args.tool) {
+        (Some(path), _) => {
+            let bytes = if path == Path::new("-") {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+                    .context("cannot read the payload from stdin")?;
+                bytes
+            } else {
+                std::fs::read(path)
+                    .with_context(|| format!("cannot read payload {}", path.display()))?
+            };
+            match host::read(args.host, &bytes) {
+                Ok(call) => call,
+                Err((_, why)) => {
+                    say(format!("decision: block (exit 2): {why}"));
+                    return Ok(());
+                }
+            }
+        }
+        (None, Some(tool)) => {
+            let input: serde_json::Value = match &args.input {
+                Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
+                None => serde_json::json!({}),
+            };
+            ToolCall {
+                host: args.host.unwrap_or(Host::ClaudeCode),
+                session: None,
+                change: None,
+                tool: tool.clone(),
+                server: None,
+                input,
+                event: Event::BeforeTool,
+            }
+        }
+        (None, None) => bail!("name a tool or give --payload"),
     };
-    let name = ToolName::parse(&args.tool, None);
+    let name = ToolName::parse(&call.tool, call.server.as_deref());
     say(match &name {
         ToolName::Mcp { server, tool } => format!(
             "tool:     {} (MCP server {server:?}, tool {tool:?})",
-            args.tool
+            clean(&call.tool)
         ),
-        ToolName::Host(tool) => format!("tool:     {tool} (a host tool)"),
+        ToolName::Host(tool) => format!("tool:     {} (a host tool)", clean(tool)),
     });
-    let class = catalog.classify(&name, &input);
+    // What the catalogs say, for the reader; the decision below comes from the hook's code.
+    if call.event == Event::BeforeTool
+        && let Ok(catalog) = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)
+    {
+        explain(&catalog.classify(&name, &call.input));
+    }
+    let mut facts = hook::Facts::default();
+    match hook::plan(&call, &config, &mut facts) {
+        hook::Plan::Decided(decision) => say(format!(
+            "decision: {}{}",
+            decision.label(),
+            decision
+                .text()
+                .map(|t| format!(": {}", clean(t)))
+                .unwrap_or_default()
+        )),
+        hook::Plan::Guard(targets) => {
+            let source = targets
+                .first()
+                .map(|t| t.source.clone())
+                .unwrap_or_default();
+            let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
+            say(format!(
+                "{:<10}{} (argument {source})",
+                if refs.len() == 1 { "VM:" } else { "VMs:" },
+                refs.join(", ")
+            ));
+            say(
+                "decision: checkpoint every VPG of every VM named in Zerto first; deny if that fails, ask if Zerto does not know a VM",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The class and entry lines of `rewind check`.
+fn explain(class: &Classification) {
     let entry_line = |e: &catalog::Entry| {
         let note = e
             .note
@@ -40,46 +111,21 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             e.class, e.server, e.tool, e.origin
         )
     };
-    match &class {
-        Classification::Local => {
-            say("class:    local (touches only this machine)");
-            say("decision: none; the host's own rules apply");
-        }
+    match class {
+        Classification::Local => say("class:    local (touches only this machine)"),
         Classification::Shell => {
             say("class:    shell (remote targets in commands are not parsed yet)");
-            say("decision: none; the host's own rules apply");
         }
         Classification::ReadOnly(entry) => {
             say("class:    read-only");
             say(entry_line(entry));
-            say("decision: none; the host's own rules apply");
         }
-        Classification::Unlisted => {
-            say("class:    unlisted (in no catalog)");
-            say("decision: ask; record it with `rewind catalog add`");
-        }
-        Classification::Mutating { entry, vm } => {
+        Classification::Unlisted => say("class:    unlisted (in no catalog)"),
+        Classification::Mutating { entry, .. } => {
             say("class:    mutating");
             say(entry_line(entry));
-            if let Some(vm) = vm {
-                say(format!(
-                    "VM:       {} (argument `{}`)",
-                    clean(&vm.value),
-                    vm.key
-                ));
-                say(
-                    "decision: checkpoint every VPG of that VM in Zerto first; deny if that fails, ask if Zerto does not know the VM",
-                );
-            } else {
-                say(format!(
-                    "VM:       none found (looked for {})",
-                    entry.vm_arg.join(", ")
-                ));
-                say("decision: ask");
-            }
         }
     }
-    Ok(())
 }
 
 /// `rewind catalog lint`: every catalog loads, or the errors are listed.
@@ -99,7 +145,84 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     if failed > 0 {
         bail!("{failed} catalog(s) have errors");
     }
+    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    for shadow in catalog.shadows() {
+        say(format!("warn  {}", shadow.describe()));
+    }
     Ok(())
+}
+
+/// `doctor`'s catalog findings beyond loading: user entries that switch guarding off for
+/// shipped mutating tools, and configured MCP servers whose tools no catalog covers (from
+/// the scan's cache when it is fresh, else by asking the servers). `(true, …)` passes,
+/// `(false, …)` warns.
+pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
+    let mut findings: Vec<(bool, String, String)> = catalog
+        .shadows()
+        .iter()
+        .map(|shadow| (false, String::from("catalog guard off"), shadow.describe()))
+        .collect();
+    let servers = match configured_servers(&[], None) {
+        Ok(servers) => servers,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
+    if servers.is_empty() {
+        return findings;
+    }
+    let reports = scan::scan(
+        &servers,
+        catalog,
+        std::time::Duration::from_secs(10),
+        &crate::config::cache_dir(),
+        Some(scan::CACHE_TTL),
+    );
+    let mut covered = 0;
+    for report in &reports {
+        let what = format!("mcp server {}", clean(&report.name));
+        match &report.tools {
+            Err(e) => findings.push((
+                false,
+                what,
+                format!(
+                    "could not list its tools ({}); run `rewind catalog scan`",
+                    clean(e)
+                ),
+            )),
+            Ok(tools) => {
+                let uncovered = report.uncovered();
+                if uncovered.is_empty() {
+                    covered += 1;
+                    continue;
+                }
+                let names: Vec<String> = uncovered.iter().take(5).map(|t| clean(&t.name)).collect();
+                findings.push((
+                    false,
+                    what,
+                    format!(
+                        "{} of its {} tools are in no catalog, so the hook asks before each ({}{}); run `rewind catalog scan`",
+                        uncovered.len(),
+                        tools.len(),
+                        names.join(", "),
+                        if uncovered.len() > names.len() { ", ..." } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    if covered > 0 {
+        findings.push((
+            true,
+            String::from("mcp servers"),
+            format!(
+                "{covered} of {} configured servers have every tool in a catalog",
+                reports.len()
+            ),
+        ));
+    }
+    findings
 }
 
 fn report(name: &str, result: anyhow::Result<Catalog>) -> usize {
@@ -193,4 +316,148 @@ pub fn add(config_path: Option<&Path>, args: &CatalogAddArgs) -> anyhow::Result<
 /// A TOML basic string.
 fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
+}
+
+/// The MCP servers to scan: the files named with `--mcp-config`, else the host's own
+/// configuration for the project.
+pub fn configured_servers(
+    mcp_config: &[std::path::PathBuf],
+    project: Option<&Path>,
+) -> anyhow::Result<Vec<scan::servers::Server>> {
+    if !mcp_config.is_empty() {
+        let mut servers = Vec::new();
+        for file in mcp_config {
+            servers.extend(scan::servers::from_file(file)?);
+        }
+        return Ok(servers);
+    }
+    let project = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("cannot tell the current directory")?,
+    };
+    scan::servers::claude_code(crate::config::home_dir().as_deref(), &project)
+}
+
+/// `rewind catalog scan`: every configured server's tools, the entry covering each, and a
+/// proposal for the rest; with `--write`, the proposals go into the user's catalog.
+pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    let servers = configured_servers(&args.mcp_config, args.project.as_deref())?;
+    if servers.is_empty() {
+        say("no MCP servers are configured (looked in ~/.claude.json and ./.mcp.json)");
+        return Ok(());
+    }
+    let reports = scan::scan(
+        &servers,
+        &catalog,
+        std::time::Duration::from_secs(args.timeout.max(1)),
+        &crate::config::cache_dir(),
+        None,
+    );
+    for server in &reports {
+        say(format!(
+            "server {} ({}) from {}",
+            clean(&server.name),
+            server.transport,
+            server.origin
+        ));
+        let tools = match &server.tools {
+            Ok(tools) => tools,
+            Err(e) => {
+                say(format!("  not scanned: {}", clean(e)));
+                continue;
+            }
+        };
+        for tool in tools {
+            say(tool_line(tool));
+        }
+    }
+    let uncovered: usize = reports.iter().map(|r| r.uncovered().len()).sum();
+    let failed = reports.iter().filter(|r| r.tools.is_err()).count();
+    say(format!(
+        "{} server(s), {uncovered} tool(s) in no catalog, {failed} server(s) not scanned",
+        reports.len()
+    ));
+    let stamp = crate::time::format_utc_millis(std::time::SystemTime::now());
+    let proposals = scan::proposals_toml(&reports, &stamp);
+    if !args.write {
+        if !proposals.is_empty() {
+            say("run again with --write to add the proposals to your catalog");
+        }
+        return Ok(());
+    }
+    if proposals.is_empty() {
+        say("nothing to write");
+        return Ok(());
+    }
+    write_proposals(&config, &proposals, &stamp)
+}
+
+fn tool_line(tool: &scan::ToolReport) -> String {
+    let name = clean(&tool.name);
+    if let (Some(class), Some(entry)) = (tool.class, &tool.entry) {
+        return format!("  {name:<28} {:<10} {entry}", class.to_string());
+    }
+    let Some(proposal) = &tool.proposal else {
+        return format!("  {name:<28} unlisted");
+    };
+    let mut line = match proposal.class {
+        Some(class) => format!("  {name:<28} unlisted   propose [[{class}]]"),
+        None => format!("  {name:<28} unlisted   no proposal"),
+    };
+    if proposal.class == Some(Class::Mutating) {
+        if !proposal.vm_arg.is_empty() {
+            let _ = write!(line, " vm_arg {}", proposal.vm_arg.join(", "));
+        } else if !proposal.session_arg.is_empty() {
+            let _ = write!(line, " session_arg {}", proposal.session_arg.join(", "));
+        } else {
+            line.push_str(" (no argument names a VM: it would ask)");
+        }
+    }
+    let _ = write!(line, " ({})", proposal.because);
+    if let Some(review) = &proposal.review {
+        let _ = write!(line, "\n  {:<28} REVIEW: {review}", "");
+    }
+    clean_lines(&line)
+}
+
+/// Control characters out, line breaks kept.
+fn clean_lines(text: &str) -> String {
+    text.split('\n').map(clean).collect::<Vec<_>>().join("\n")
+}
+
+/// Appends the proposals to the user's catalog, after a timestamped backup of it, and
+/// checks the result loads before replacing the file.
+fn write_proposals(config: &Config, proposals: &str, stamp: &str) -> anyhow::Result<()> {
+    let path = config
+        .hook
+        .user_catalog()
+        .context("no home directory and no [hook] catalogs: nowhere to write")?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let backup =
+                path.with_extension(format!("toml.{}.bak", stamp.replace([':', '.'], "-")));
+            lockfile::write_private_atomic(&backup, text.as_bytes())
+                .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+            say(format!("backup: {}", backup.display()));
+            text
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::from(
+            "# Your own tool catalog (written by `rewind catalog add` and `rewind catalog scan`; edit freely).\n",
+        ),
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    };
+    let updated = format!("{}\n{proposals}", existing.trim_end_matches('\n'));
+    Catalog::parse(&updated, &path.display().to_string()).context(
+        "the proposals do not fit your catalog (an entry for one of these tools is there already?)",
+    )?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    lockfile::write_private_atomic(&path, updated.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    say(format!("wrote the proposals to {}", path.display()));
+    Ok(())
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::plans::Plans;
 use super::tools::{
     CheckpointOut, CheckpointVmArgs, CheckpointVmOut, DEFAULT_LIMIT, FindVmArgs, FindVmOut,
-    FlrEndArgs, FlrEndOut, FlrSessionOut, FlrSessionsArgs, FlrSessionsOut, GuardedVm, GuardedVpg,
+    FlrEndArgs, FlrEndOut, FlrSessionOut, FlrSessionsArgs, FlrSessionsOut, GuardedVpg,
     ListCheckpointsArgs, ListCheckpointsOut, MAX_LIMIT, RecoverFileArgs, RecoverFileOut,
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
@@ -23,7 +23,7 @@ use crate::commands::zerto::find_vm;
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
-use crate::guard;
+use crate::guard::{self, GuardReport, VpgOutcome};
 use crate::recover::{self, Step};
 use crate::tag::{self, Tag};
 use crate::zvm::Client;
@@ -55,7 +55,7 @@ pub(super) struct Call<'a> {
 #[derive(Debug, Default)]
 pub(super) struct Facts {
     pub change: Option<String>,
-    pub vm: Option<String>,
+    pub vms: Vec<String>,
     pub vpgs: Vec<String>,
     pub checkpoints: Vec<AuditCheckpoint>,
     /// The hook's decision label, for `checkpoint_vm`.
@@ -108,7 +108,7 @@ fn parse<T: serde::de::DeserializeOwned>(args: Value) -> anyhow::Result<T> {
 fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Client)> {
     let config = Config::discover(call.config_path)?;
     for warning in &config.warnings {
-        eprintln!("rewind: warning: {warning}");
+        crate::console::err(format!("rewind: warning: {warning}"));
     }
     let client = crate::commands::client(&config)?;
     Ok((config, client))
@@ -131,7 +131,7 @@ fn checkpoint_out(c: &Checkpoint) -> CheckpointOut {
 }
 
 fn note_vm(facts: &mut Facts, vm: &Vm) {
-    facts.vm = Some(vm.name.clone());
+    facts.vms = vec![vm.name.clone()];
     facts.vpgs = vm.vpgs.iter().map(|v| v.name.clone()).collect();
 }
 
@@ -278,17 +278,7 @@ fn list_checkpoints(
     )
 }
 
-/// The decision for the whole call: confirmed only when every VM is.
-fn overall(decisions: &[&Decision]) -> &'static str {
-    if decisions.iter().all(|d| label(d) == "confirmed") {
-        "confirmed"
-    } else if decisions.iter().any(|d| matches!(d, Decision::Deny(_))) {
-        "denied"
-    } else {
-        "ask"
-    }
-}
-
+/// `confirmed`, `denied` or `ask`: the hook's decision in the words of a tool result.
 fn label(decision: &Decision) -> &'static str {
     match decision {
         Decision::Context(_) | Decision::Allow { .. } | Decision::None => "confirmed",
@@ -318,196 +308,140 @@ fn checkpoint_vm(
     }
     let (config, client) = setup(call)?;
     let deadline = Deadline::after(config.hook.budget);
-    let policy = Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    };
     let change = call.change;
     facts.change = Some(change.to_owned());
-    let step = format!("the step {:?}", args.reason);
-    let locks = config::cache_dir().join("locks");
-    (call.progress)(format!("looking up {} in Zerto", references.join(", ")));
-    let guarded: Vec<GuardedVm> = std::thread::scope(|scope| {
-        let workers: Vec<_> = references
+    facts.vms.clone_from(&references);
+    let (decision, report) =
+        guard_vms(&args.reason, &references, &config, &client, call, &deadline);
+    let vpgs: Vec<GuardedVpg> = report
+        .as_ref()
+        .map(|report| report.vpgs.iter().map(guarded_vpg).collect())
+        .unwrap_or_default();
+    if let Some(report) = &report {
+        facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
+        facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
+        facts.checkpoints = vpgs
             .iter()
-            .map(|reference| {
-                let (client, config, policy, step, locks) =
-                    (&client, &config, &policy, &step, &locks);
-                let (deadline, reason) = (&deadline, &args.reason);
-                scope.spawn(move || {
-                    guard_one(
-                        client, config, policy, reference, reason, step, change, call, locks,
-                        deadline,
-                    )
-                })
-            })
-            .collect();
-        references
-            .iter()
-            .zip(workers)
-            .map(|(reference, worker)| {
-                worker.join().unwrap_or_else(|_| GuardedVm {
-                    reference: reference.clone(),
-                    decision: String::from("denied"),
-                    vm: None,
-                    tag: None,
-                    vpgs: Vec::new(),
-                    reason: String::from("rewind: internal error: the guard of this VM panicked"),
-                })
-            })
-            .collect()
-    });
-    let decisions: Vec<Decision> = guarded
-        .iter()
-        .map(|g| match g.decision.as_str() {
-            "confirmed" => Decision::Context(g.reason.clone()),
-            "ask" => Decision::Ask(g.reason.clone()),
-            _ => Decision::Deny(g.reason.clone()),
-        })
-        .collect();
-    let decision = overall(&decisions.iter().collect::<Vec<_>>());
-    facts.decision = Some(match decision {
-        "confirmed" => "context",
-        "ask" => "ask",
-        _ => "deny",
-    });
-    note_guarded(facts, &guarded);
-    let reason = guarded
-        .iter()
-        .map(|g| g.reason.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = format!("decision: {decision}; change id: {change}\n{reason}");
-    let out = CheckpointVmOut {
-        decision: decision.to_owned(),
-        change: change.to_owned(),
-        reason,
-        vms: guarded,
-    };
-    let mut answer = Answer::ok(&out, text)?;
-    answer.is_error = decision != "confirmed";
-    Ok(answer)
-}
-
-/// The VMs, VPGs and checkpoints of a `checkpoint_vm` call, for the audit trail.
-fn note_guarded(facts: &mut Facts, guarded: &[GuardedVm]) {
-    facts.vm = Some(
-        guarded
-            .iter()
-            .map(|g| {
-                g.vm.as_ref()
-                    .map_or(g.reference.as_str(), |v| v.name.as_str())
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    for g in guarded {
-        for v in &g.vpgs {
-            facts.vpgs.push(v.vpg.clone());
-            if let Some(c) = &v.checkpoint {
-                facts.checkpoints.push(AuditCheckpoint {
+            .filter_map(|v| {
+                let c = v.checkpoint.as_ref()?;
+                Some(AuditCheckpoint {
                     vpg: v.vpg.clone(),
                     id: c.id.clone(),
                     time: c.time.clone(),
                     fallback: v.fallback.as_ref().map(|f| f.id.clone()),
-                });
+                })
+            })
+            .collect();
+    }
+    facts.decision = Some(decision.label());
+    let reason = decision.text().unwrap_or_default().to_owned();
+    let out = CheckpointVmOut {
+        decision: label(&decision).to_owned(),
+        change: change.to_owned(),
+        reason: reason.clone(),
+        vms: report
+            .as_ref()
+            .map(|r| r.vms.iter().map(vm_out).collect())
+            .unwrap_or_default(),
+        vpgs,
+    };
+    let text = format!("decision: {}; change id: {change}\n{reason}", out.decision);
+    let mut answer = Answer::ok(&out, text)?;
+    answer.is_error = out.decision != "confirmed";
+    Ok(answer)
+}
+
+/// The hook's mutating path for `references`: resolve every VM, guard them all under one
+/// deadline, and decide by the same table. The report is there when the guard ran.
+fn guard_vms(
+    reason: &str,
+    references: &[String],
+    config: &Config,
+    client: &Client,
+    call: &Call<'_>,
+    deadline: &Deadline,
+) -> (Decision, Option<GuardReport>) {
+    let policy = Policy {
+        on_checkpoint: config.hook.on_checkpoint,
+        on_zvm_error: config.hook.on_zvm_error,
+    };
+    let step = format!("the step {reason:?}");
+    let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
+    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
+    (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
+    let resolutions = match resolve::resolve_all(client, &refs, &config.vm_aliases, deadline) {
+        Ok(resolutions) => resolutions,
+        Err(error) => {
+            let all = refs.join(",");
+            return (
+                decide(&Finding::ZvmError {
+                    vms: &all,
+                    error: &error,
+                }),
+                None,
+            );
+        }
+    };
+    let mut vms: Vec<Vm> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (reference, resolution) in refs.iter().zip(&resolutions) {
+        match resolution {
+            Resolution::Found(vm) => {
+                if !vms.iter().any(|v| v.id == vm.id) {
+                    vms.push(vm.clone());
+                }
+            }
+            Resolution::Unknown { .. } => unknown.push(reference),
+            Resolution::Ambiguous {
+                reference,
+                candidates,
+            } => {
+                let finding = Finding::AmbiguousVm {
+                    reference,
+                    candidates,
+                };
+                return (decide(&finding), None);
             }
         }
     }
+    if !unknown.is_empty() {
+        let finding = Finding::UnknownVm {
+            references: &unknown,
+            of: refs.len(),
+        };
+        return (decide(&finding), None);
+    }
+    let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
+    (call.progress)(format!(
+        "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
+        names.join(", ")
+    ));
+    let now = SystemTime::now();
+    let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
+    let locks = config::cache_dir().join("locks");
+    let report = guard::guard(client, &vms, &tag_for, &locks, deadline);
+    let decision = decide(&Finding::Guarded(&report));
+    (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
+    (decision, Some(report))
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one VM's guard: the call's shared pieces, borrowed from one scope"
-)]
-fn guard_one(
-    client: &Client,
-    config: &Config,
-    policy: &Policy,
-    reference: &str,
-    reason: &str,
-    step: &str,
-    change: &str,
-    call: &Call<'_>,
-    locks: &Path,
-    deadline: &Deadline,
-) -> GuardedVm {
-    let mut out = GuardedVm {
-        reference: reference.to_owned(),
-        decision: String::new(),
-        vm: None,
-        tag: None,
-        vpgs: Vec::new(),
-        reason: String::new(),
+fn guarded_vpg(outcome: &VpgOutcome) -> GuardedVpg {
+    let (checkpoint, fallback, error) = match &outcome.result {
+        Ok(tagged) => (
+            Some(checkpoint_out(&tagged.checkpoint)),
+            tagged.previous.as_ref().map(checkpoint_out),
+            None,
+        ),
+        Err(why) => (None, None, Some(why.to_string())),
     };
-    let finish = |mut out: GuardedVm, decision: Decision| {
-        label(&decision).clone_into(&mut out.decision);
-        decision
-            .text()
-            .unwrap_or_default()
-            .clone_into(&mut out.reason);
-        out
-    };
-    let vm = match resolve::resolve(client, reference, &config.vm_aliases, deadline) {
-        Err(error) => {
-            let finding = Finding::ZvmError {
-                vm: reference,
-                error: &error,
-            };
-            return finish(out, decision::decide(step, change, &finding, policy));
-        }
-        Ok(Resolution::Unknown { reference }) => {
-            let finding = Finding::Unknown {
-                reference: &reference,
-            };
-            return finish(out, decision::decide(step, change, &finding, policy));
-        }
-        Ok(Resolution::Ambiguous {
-            reference,
-            candidates,
-        }) => {
-            let finding = Finding::Ambiguous {
-                reference: &reference,
-                candidates: &candidates,
-            };
-            return finish(out, decision::decide(step, change, &finding, policy));
-        }
-        Ok(Resolution::Found(vm)) => vm,
-    };
-    out.vm = Some(vm_out(&vm));
-    let tag = Tag::new(call.agent, reason, &vm.name, change, SystemTime::now());
-    out.tag = Some(tag.as_str().to_owned());
-    (call.progress)(format!(
-        "inserting a tagged checkpoint on VPG {} of VM {} and waiting until Zerto lists it",
-        vm.vpgs
-            .iter()
-            .map(|v| v.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        vm.name
-    ));
-    let report = guard::guard(client, &vm, &tag, locks, deadline);
-    out.vpgs = report
-        .vpgs
-        .iter()
-        .map(|v| match &v.result {
-            Ok(tagged) => GuardedVpg {
-                vpg: v.vpg.name.clone(),
-                checkpoint: Some(checkpoint_out(&tagged.checkpoint)),
-                fallback: tagged.previous.as_ref().map(checkpoint_out),
-                error: None,
-            },
-            Err(why) => GuardedVpg {
-                vpg: v.vpg.name.clone(),
-                checkpoint: None,
-                fallback: None,
-                error: Some(why.to_string()),
-            },
-        })
-        .collect();
-    let decision = decision::decide(step, change, &Finding::Guarded(&report), policy);
-    (call.progress)(format!("VM {}: {}", vm.name, label(&decision)));
-    finish(out, decision)
+    GuardedVpg {
+        vpg: outcome.vpg.name.clone(),
+        vms: outcome.vms.clone(),
+        tag: outcome.tag.as_str().to_owned(),
+        checkpoint,
+        fallback,
+        error,
+    }
 }
 
 fn recover_plan(
@@ -658,9 +592,9 @@ fn recover_file(
                     format!("unmounted FLR session {session} (task {task})")
                 }
                 Step::NotUnmounted { session, error } => {
-                    eprintln!(
+                    crate::console::err(format!(
                         "rewind: could not unmount FLR session {session}: {error}; run `rewind flr end {session}`"
-                    );
+                    ));
                     format!("could not unmount FLR session {session}: {error}")
                 }
             };

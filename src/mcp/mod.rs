@@ -44,7 +44,7 @@ pub fn main(cli: &ServerCli) -> ExitCode {
     match serve(cli.config.as_deref(), &cli.args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::console::err(format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }

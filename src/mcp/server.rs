@@ -246,7 +246,7 @@ fn audit_call(
         } else {
             "mutating"
         }),
-        vm: facts.vm.clone(),
+        vms: facts.vms.clone(),
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
         decision: decision.to_owned(),
@@ -259,7 +259,7 @@ fn audit_call(
         Err(_) => Config::defaults().hook.audit_log,
     };
     if let Err(e) = audit::append(&path, &record, AUDIT_WAIT) {
-        eprintln!("rewind: audit trail not written: {e:#}");
+        crate::console::err(format!("rewind: audit trail not written: {e:#}"));
     }
 }
 

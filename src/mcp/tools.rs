@@ -192,28 +192,20 @@ pub struct CheckpointVmOut {
     pub change: String,
     /// What rewind says about it, as the hook would.
     pub reason: String,
-    pub vms: Vec<GuardedVm>,
-}
-
-/// What the guard did for one VM.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct GuardedVm {
-    /// The reference as given.
-    pub reference: String,
-    /// `confirmed`, `denied` or `ask`, for this VM.
-    pub decision: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vm: Option<VmOut>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tag: Option<String>,
+    /// The VMs as Zerto knows them (empty when they could not all be found).
+    pub vms: Vec<VmOut>,
+    /// Every VPG protecting them, once each, with its tagged checkpoint or why there is none.
     pub vpgs: Vec<GuardedVpg>,
-    pub reason: String,
 }
 
 /// The tagged checkpoint of one VPG, or why there is none.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GuardedVpg {
     pub vpg: String,
+    /// The VMs of the call this VPG protects.
+    pub vms: Vec<String>,
+    /// The tag inserted on this VPG.
+    pub tag: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<CheckpointOut>,
     /// The newest checkpoint that existed before the guard ran.

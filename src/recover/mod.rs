@@ -8,7 +8,7 @@ mod file;
 mod locate;
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,7 @@ use anyhow::{Context as _, bail};
 use crate::cli::{FlrCommand, RecoverArgs};
 use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
 use crate::config::Config;
+use crate::console::err;
 use crate::deadline::Deadline;
 use crate::tag;
 use crate::zvm::resolve::{Vm, VpgRef};
@@ -127,15 +128,15 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         &interrupted,
         &mut |step| match step {
             Step::Mounted { session } => say(format!("mounted:     session {session}")),
-            Step::Mounting { status, secs } => eprintln!("mounting… {status} ({secs} s)"),
-            Step::MountReady { secs } => eprintln!("mounted in {secs:.1} s"),
-            Step::Downloading { volume_path } => eprintln!("downloading {volume_path}"),
+            Step::Mounting { status, secs } => err(format!("mounting… {status} ({secs} s)")),
+            Step::MountReady { secs } => err(format!("mounted in {secs:.1} s")),
+            Step::Downloading { volume_path } => err(format!("downloading {volume_path}")),
             Step::Unmounted { session, task } => {
                 say(format!("unmounted:   session {session} (task {task})"));
             }
-            Step::NotUnmounted { session, error } => eprintln!(
+            Step::NotUnmounted { session, error } => err(format!(
                 "warning: could not unmount session {session}: {error}\nhint: run `rewind flr end {session}`"
-            ),
+            )),
         },
     )?;
     say(format!(
@@ -220,11 +221,6 @@ pub fn plan(
     args: &RecoverArgs,
     deadline: &Deadline,
 ) -> anyhow::Result<Plan> {
-    if args.change.is_none() && args.checkpoint.is_none() && args.before.is_none() {
-        bail!(
-            "say which point to restore from: --change <tool_use_id>, --checkpoint <id> or --before <time>"
-        );
-    }
     let before = args
         .before
         .as_deref()
@@ -368,8 +364,7 @@ fn confirm(yes: bool) -> anyhow::Result<()> {
             "nothing was mounted or written: no terminal to confirm on; pass --yes to restore without asking"
         );
     }
-    eprint!("Restore this file? [y/N] ");
-    let _ = std::io::stderr().flush();
+    crate::console::prompt("Restore this file? [y/N] ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
@@ -482,10 +477,10 @@ pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
         match client.flr_unmount(session, &deadline) {
             Ok(task) => break task,
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
-                eprintln!(
+                crate::console::err(format!(
                     "unmount refused ({e}); asking again in {} s",
                     pause.as_secs()
-                );
+                ));
                 if !deadline.sleep(pause) {
                     return Err(e.into());
                 }
@@ -520,32 +515,32 @@ fn end_unanswered_mount(
         plan.vm.id
     );
     let Some(known) = known else {
-        eprintln!(
+        crate::console::err(format!(
             "warning: the mount request got no answer, and the sessions of VM {} could not be listed before it, so none is ended here\n{hint}",
             clean(&plan.vm.name)
-        );
+        ));
         return;
     };
     let sessions = match client.flr_sessions(Some(&plan.vm.id), &deadline) {
         Ok(sessions) => sessions,
         Err(e) => {
-            eprintln!(
+            crate::console::err(format!(
                 "warning: the mount request got no answer, and looking for a session it may have created failed: {e}\n{hint}"
-            );
+            ));
             return;
         }
     };
     let orphans = unanswered_sessions(known, &sessions, &plan.vm.id, checkpoint);
     if orphans.is_empty() {
-        eprintln!(
+        crate::console::err(format!(
             "the mount request got no answer; no session of VM {} for checkpoint {checkpoint} was left behind",
             clean(&plan.vm.name)
-        );
+        ));
     }
     for id in orphans {
-        eprintln!(
+        crate::console::err(format!(
             "the mount request got no answer, but the ZVM created session {id}; unmounting it"
-        );
+        ));
         match unmount(client, &id) {
             Ok(task) => report(Step::Unmounted { session: id, task }),
             Err(e) => report(Step::NotUnmounted {

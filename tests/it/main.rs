@@ -10,5 +10,7 @@ mod e2e_mcp;
 mod hook;
 mod mcp;
 mod recover;
+mod scan;
+mod servers;
 mod support;
 mod zerto;

@@ -251,7 +251,7 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         change.starts_with("mcp-") && change.ends_with("-2"),
         "{change}"
     );
-    let tag = guarded["vms"][0]["tag"].as_str().expect("tag").to_owned();
+    let tag = guarded["vpgs"][0]["tag"].as_str().expect("tag").to_owned();
     assert!(
         tag.starts_with("ai:mcp/mcp-test | edit app.conf | vm=jp-ubuntu | change="),
         "{tag}"
@@ -387,13 +387,45 @@ fn checkpoint_of_an_unknown_vm_asks_a_person_and_takes_none() {
     assert_eq!(result["isError"], true, "{result:#}");
     let out = &result["structuredContent"];
     assert_eq!(out["decision"], "ask", "{out:#}");
-    assert_eq!(out["vms"][0]["decision"], "confirmed", "{out:#}");
-    assert_eq!(out["vms"][1]["decision"], "ask", "{out:#}");
+    let reason = out["reason"].as_str().expect("reason");
     assert!(
-        out["vms"][1]["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("\"no-such-vm\" is unknown to Zerto")),
+        reason.contains("reaches 2 VMs, and Zerto knows none by \"no-such-vm\"")
+            && reason.contains("no checkpoint was taken on any of them"),
+        "the hook's reason: {reason}"
+    );
+    assert!(env.sim.inserts().is_empty(), "no VM is checkpointed alone");
+}
+
+#[test]
+fn checkpoint_of_two_vms_tags_every_vpg_once() {
+    let env = TestEnv::start();
+    let mut mcp = Mcp::start(&env, &[]);
+    let out = mcp.ok(
+        "checkpoint_vm",
+        json!({"vms": ["jp-ubuntu", "db01"], "reason": "patch both"}),
+    );
+    assert_eq!(out["decision"], "confirmed", "{out:#}");
+    let vpgs: Vec<&str> = out["vpgs"]
+        .as_array()
+        .expect("vpgs")
+        .iter()
+        .filter_map(|v| v["vpg"].as_str())
+        .collect();
+    let mut inserted: Vec<String> = env.sim.inserts().into_iter().map(|i| i.vpg_name).collect();
+    inserted.sort();
+    let mut expected: Vec<String> = vpgs.iter().map(|v| (*v).to_owned()).collect();
+    expected.sort();
+    assert_eq!(inserted, expected, "one insert per VPG");
+    assert!(
+        vpgs.contains(&"jp-ubuntu-vpg") && vpgs.len() >= 3,
         "{out:#}"
+    );
+    assert!(
+        out["vpgs"]
+            .as_array()
+            .expect("vpgs")
+            .iter()
+            .all(|v| v["checkpoint"]["id"].is_string())
     );
 }
 
