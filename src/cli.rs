@@ -253,7 +253,7 @@ pub struct LogArgs {
     /// Only this change (tool_use_id).
     #[arg(long)]
     pub change: Option<String>,
-    /// Only this decision: none, allow, deny, ask or block.
+    /// Only this decision: none, allow, deny, ask or block (MCP calls: context, ok, refused, error).
     #[arg(long)]
     pub decision: Option<String>,
     /// Print the raw JSON lines.
