@@ -26,9 +26,9 @@ use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard::{self, GuardReport, VpgOutcome};
 use crate::recover::{self, Step};
 use crate::tag::{self, Tag};
-use crate::zvm::Client;
 use crate::zvm::resolve::{self, Resolution, Vm};
 use crate::zvm::wire::Checkpoint;
+use crate::zvm::{Client, ZvmError};
 
 /// Time allowed for a lookup tool.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
@@ -368,6 +368,18 @@ fn guard_vms(
     let step = format!("the step {reason:?}");
     let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
     let refs: Vec<&str> = references.iter().map(String::as_str).collect();
+    let locks = match config::cache_dir() {
+        Ok(dir) => dir.join("locks"),
+        Err(e) => {
+            let error = ZvmError::Setup(format!("{e:#}"));
+            let all = refs.join(",");
+            let finding = Finding::ZvmError {
+                vms: &all,
+                error: &error,
+            };
+            return (decide(&finding), None);
+        }
+    };
     (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
     let resolutions = match resolve::resolve_all(client, &refs, &config.vm_aliases, deadline) {
         Ok(resolutions) => resolutions,
@@ -418,7 +430,6 @@ fn guard_vms(
     ));
     let now = SystemTime::now();
     let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
-    let locks = config::cache_dir().join("locks");
     let report = guard::guard(client, &vms, &tag_for, &locks, deadline);
     let decision = decide(&Finding::Guarded(&report));
     (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));

@@ -23,8 +23,6 @@ use crate::config::Config;
 
 /// How often a long call says it is still working when nothing else happened.
 const HEARTBEAT: Duration = Duration::from_secs(5);
-/// Longest the audit append may wait for its lock.
-const AUDIT_WAIT: Duration = Duration::from_secs(2);
 
 /// The server's state, shared by every call.
 pub(super) struct Server {
@@ -254,11 +252,12 @@ fn audit_call(
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: audit::summarise(args),
     };
-    let path = match Config::discover(config_path) {
-        Ok(config) => config.hook.audit_log,
-        Err(_) => Config::defaults().hook.audit_log,
-    };
-    if let Err(e) = audit::append(&path, &record, AUDIT_WAIT) {
+    let config = Config::discover(config_path).unwrap_or_else(|_| Config::defaults());
+    let written = config
+        .hook
+        .audit_path()
+        .and_then(|path| audit::append(path, &record));
+    if let Err(e) = written {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));
     }
 }
