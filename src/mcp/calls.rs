@@ -315,9 +315,9 @@ fn checkpoint_vm(
         guard_vms(&args.reason, &references, &config, &client, call, &deadline);
     let vpgs: Vec<GuardedVpg> = report
         .as_ref()
-        .map(|report| report.vpgs.iter().map(guarded_vpg).collect())
+        .map(|(report, tags)| report.vpgs.iter().zip(tags).map(guarded_vpg).collect())
         .unwrap_or_default();
-    if let Some(report) = &report {
+    if let Some((report, _)) = &report {
         facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
         facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
         facts.checkpoints = vpgs
@@ -341,7 +341,7 @@ fn checkpoint_vm(
         reason: reason.clone(),
         vms: report
             .as_ref()
-            .map(|r| r.vms.iter().map(vm_out).collect())
+            .map(|(r, _)| r.vms.iter().map(vm_out).collect())
             .unwrap_or_default(),
         vpgs,
     };
@@ -352,7 +352,8 @@ fn checkpoint_vm(
 }
 
 /// The hook's mutating path for `references`: resolve every VM, guard them all under one
-/// deadline, and decide by the same table. The report is there when the guard ran.
+/// deadline, and decide by the same table. The report, and the tag of each of its VPGs, are
+/// there when the guard ran.
 fn guard_vms(
     reason: &str,
     references: &[String],
@@ -360,7 +361,7 @@ fn guard_vms(
     client: &Client,
     call: &Call<'_>,
     deadline: &Deadline,
-) -> (Decision, Option<GuardReport>) {
+) -> (Decision, Option<(GuardReport, Vec<String>)>) {
     let policy = Policy {
         on_checkpoint: config.hook.on_checkpoint,
         on_zvm_error: config.hook.on_zvm_error,
@@ -433,10 +434,16 @@ fn guard_vms(
     let report = guard::guard(client, &vms, &tag_for, &locks, deadline);
     let decision = decide(&Finding::Guarded(&report));
     (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
-    (decision, Some(report))
+    // The guard tags each VPG for the names of the VMs it protects, joined by commas.
+    let tags = report
+        .vpgs
+        .iter()
+        .map(|v| tag_for(&v.vms.join(",")).as_str().to_owned())
+        .collect();
+    (decision, Some((report, tags)))
 }
 
-fn guarded_vpg(outcome: &VpgOutcome) -> GuardedVpg {
+fn guarded_vpg((outcome, tag): (&VpgOutcome, &String)) -> GuardedVpg {
     let (checkpoint, fallback, error) = match &outcome.result {
         Ok(tagged) => (
             Some(checkpoint_out(&tagged.checkpoint)),
@@ -448,7 +455,7 @@ fn guarded_vpg(outcome: &VpgOutcome) -> GuardedVpg {
     GuardedVpg {
         vpg: outcome.vpg.name.clone(),
         vms: outcome.vms.clone(),
-        tag: outcome.tag.as_str().to_owned(),
+        tag: tag.clone(),
         checkpoint,
         fallback,
         error,
