@@ -10,6 +10,8 @@ mod e2e_host;
 mod e2e_mcp;
 mod hook;
 mod install;
+mod json;
+mod log;
 mod mcp;
 mod recover;
 mod scan;
