@@ -127,9 +127,16 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         &deadline,
         &interrupted,
         &mut |step| match step {
-            Step::Mounted { session } => say(format!("mounted:     session {session}")),
-            Step::Mounting { status, secs } => err(format!("mounting… {status} ({secs} s)")),
-            Step::MountReady { secs } => err(format!("mounted in {secs:.1} s")),
+            Step::Mounted { session } => {
+                say(format!(
+                    "session:     {} (mount requested)",
+                    clean(&session)
+                ));
+            }
+            Step::Mounting { status, secs } => {
+                err(format!("mounting: {} ({secs} s)", clean(&status)));
+            }
+            Step::MountReady { secs } => say(format!("mounted:     in {secs:.1} s")),
             Step::Downloading { volume_path } => err(format!("downloading {volume_path}")),
             Step::Unmounted { session, task } => {
                 say(format!("unmounted:   session {session} (task {task})"));
@@ -434,6 +441,7 @@ fn wait_for_mount(
     report: &mut dyn FnMut(Step),
 ) -> anyhow::Result<()> {
     let started = Instant::now();
+    let mut last = String::new();
     loop {
         check_interrupt(interrupted)?;
         let Some(state) = client.flr_session(session, deadline)? else {
@@ -455,10 +463,14 @@ fn wait_for_mount(
             "MountFailed" => {
                 bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
             }
-            _ => report(Step::Mounting {
-                status: status.clone(),
-                secs: started.elapsed().as_secs(),
-            }),
+            other if other != last => {
+                report(Step::Mounting {
+                    status: other.to_owned(),
+                    secs: started.elapsed().as_secs(),
+                });
+                other.clone_into(&mut last);
+            }
+            _ => {}
         }
         if !deadline.sleep(MOUNT_POLL) {
             bail!("the checkpoint was still mounting when the time ran out");
@@ -476,6 +488,16 @@ pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let task = loop {
         match client.flr_unmount(session, &deadline) {
             Ok(task) => break task,
+            // A refusal for a session the ZVM does not list is final: asking again cannot help.
+            Err(e)
+                if e.status().is_some_and(|s| (400..500).contains(&s))
+                    && matches!(client.flr_session(session, &deadline), Ok(None)) =>
+            {
+                bail!(
+                    "the ZVM has no File Level Restore session {}: {e}; `rewind flr list` shows the sessions there are",
+                    clean(session)
+                );
+            }
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
                 crate::console::err(format!(
                     "unmount refused ({e}); asking again in {} s",
