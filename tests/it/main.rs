@@ -9,6 +9,7 @@ mod e2e;
 mod e2e_host;
 mod hook;
 mod install;
+mod props;
 mod recover;
 mod scan;
 mod servers;
