@@ -476,12 +476,14 @@ impl TagWatch {
     fn pause(&mut self, now: Instant) -> Duration {
         if now < self.window_start {
             let left = self.window_start - now;
-            // Half the time left, but never a pause so short it only adds requests.
-            if left > self.dense * 4 {
+            // Half the time left, but never a pause so short it only adds requests, nor one
+            // longer than 10 s (a slow VPG's tag may still come early).
+            let pause = if left > self.dense * 4 {
                 left / 2
             } else {
                 left
-            }
+            };
+            pause.min(Duration::from_secs(10))
         } else if now < self.window_end {
             self.dense
         } else {
