@@ -678,3 +678,95 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+/// `--host` fixes the dialect: a host this build has no dialect for is refused with exit 2 and
+/// a line saying so, whatever the payload. Without `--host`, a payload no host's fingerprint
+/// matches is refused the same way; Claude Code's is recognised.
+#[test]
+fn hosts_without_a_dialect_and_unrecognisable_payloads_are_blocked() {
+    let env = TestEnv::start();
+    let call = hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
+        "toolu_h1",
+    );
+    for host in ["codex", "gemini", "copilot", "cursor"] {
+        let run = env.run(&["hook", "--host", host], &call);
+        assert_eq!(run.code, 2, "{host}: {run:#?}");
+        assert_eq!(
+            run.stderr.trim(),
+            format!("rewind: this build cannot read {host} hook input yet; refusing the call"),
+        );
+        assert!(run.stdout.is_empty(), "{run:#?}");
+    }
+    let bare = br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{"host":"jp-ubuntu"}}"#;
+    let run = env.hook(bare);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains("cannot tell which agent host"),
+        "{run:#?}"
+    );
+    assert!(env.sim.inserts().is_empty());
+    let run = env.run(&["hook", "--host", "claude-code"], bare);
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    assert!(run.reason().contains("tagged checkpoint"), "{run:#?}");
+}
+
+/// tufantunc/ssh-mcp v2 names a profile of its own config.toml; with `ssh_mcp_config` the
+/// hook reads that file: a profile becomes its host, no profile means the default profile,
+/// and a profile the file lacks asks.
+#[test]
+fn ssh_mcp_profiles_are_read_from_the_servers_own_config() {
+    let env = TestEnv::start();
+    let ssh_config = env.path("ssh-mcp.toml");
+    std::fs::write(
+        &ssh_config,
+        "[defaults]\ndefaultProfile = \"app\"\ncommandTimeoutMs = 60000\n\n\
+         [[profiles]]\nname = \"app\"\nhost = \"jp-ubuntu\"\nport = 22\nuser = \"deploy\"\n\n\
+         [[profiles]]\nname = \"database\"\nhost = \"db01\"\nauth = \"agent\"\n",
+    )
+    .expect("write");
+    let catalog = env.path("catalog.toml");
+    std::fs::write(
+        &catalog,
+        format!(
+            "[[server]]\nname = \"ssh-mcp\"\nssh_mcp_config = {:?}\n",
+            ssh_config.display().to_string()
+        ),
+    )
+    .expect("write catalog");
+    env.write_config(&Setup {
+        hook: format!(
+            "budget_secs = 30\ncatalogs = [{:?}]",
+            catalog.display().to_string()
+        ),
+        ..Setup::default()
+    });
+    let cases = [
+        (json!({"command": "reboot", "profile": "database"}), "db01"),
+        (json!({"command": "reboot"}), "jp-ubuntu"),
+    ];
+    for (i, (input, vm)) in cases.iter().enumerate() {
+        let id = format!("toolu_profile_{i}");
+        let run = env.hook(&hook_input("mcp__ssh-mcp__run-command", input, &id));
+        assert_eq!(run.decision(), "none", "{input}: {run:#?}");
+        assert!(
+            run.reason().contains(&format!("VM {vm}")),
+            "{input}: {run:#?}"
+        );
+        assert!(
+            env.sim
+                .inserts()
+                .iter()
+                .any(|i| i.tag.contains(&format!("vm={vm} | change={id}"))),
+            "{input}"
+        );
+    }
+    let unknown = env.hook(&hook_input(
+        "mcp__ssh-mcp__run-command",
+        &json!({"command": "reboot", "profile": "staging"}),
+        "toolu_profile_x",
+    ));
+    assert_eq!(unknown.decision(), "ask", "{unknown:#?}");
+    assert!(unknown.reason().contains("staging"), "{unknown:#?}");
+}

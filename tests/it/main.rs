@@ -9,6 +9,8 @@ mod e2e;
 mod e2e_host;
 mod hook;
 mod install;
+mod json;
+mod log;
 mod props;
 mod recover;
 mod scan;
