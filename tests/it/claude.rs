@@ -612,7 +612,7 @@ fn content_text(content: &Value) -> String {
 }
 
 /// A copy of `value` with every string longer than `max` characters cut, for readable failures.
-fn shorten_strings(value: &Value, max: usize) -> Value {
+pub(crate) fn shorten_strings(value: &Value, max: usize) -> Value {
     match value {
         Value::String(s) if s.chars().count() > max => {
             Value::String(format!("{}…", s.chars().take(max).collect::<String>()))
@@ -706,15 +706,15 @@ impl Drop for FakeApi {
     }
 }
 
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `cmd` in its own process group with stdin closed; past `limit` the whole group (the
 /// host, its hooks, its MCP servers) is killed and the test fails.
-fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
+pub(crate) fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -744,7 +744,10 @@ fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
             let err = stderr
                 .recv_timeout(Duration::from_secs(2))
                 .unwrap_or_default();
-            panic!("claude -p ran past {limit:?} and was killed\nstdout: {out}\nstderr: {err}");
+            panic!(
+                "{} ran past {limit:?} and was killed\nstdout: {out}\nstderr: {err}",
+                cmd.get_program().display()
+            );
         }
         thread::sleep(Duration::from_millis(20));
     };

@@ -1,9 +1,11 @@
 //! The single integration test binary: one module per area.
 
+mod agents;
 mod catalog;
 mod claude;
 mod demo;
 mod e2e;
+mod e2e_agents;
 mod e2e_host;
 mod hook;
 mod recover;
