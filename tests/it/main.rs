@@ -3,11 +3,14 @@
 mod agents;
 mod catalog;
 mod claude;
+mod config;
 mod demo;
 mod e2e;
 mod e2e_agents;
 mod e2e_host;
 mod hook;
 mod recover;
+mod scan;
+mod servers;
 mod support;
 mod zerto;
