@@ -223,6 +223,7 @@ pub(crate) struct ClaudeCode {
     allowed_tools: Vec<String>,
     timeout: Duration,
     keep_settings: bool,
+    extra_args: Vec<String>,
 }
 
 impl ClaudeCode {
@@ -254,6 +255,7 @@ impl ClaudeCode {
             allowed_tools: Vec::new(),
             timeout: Duration::from_secs(60),
             keep_settings: false,
+            extra_args: Vec::new(),
         }
     }
 
@@ -338,6 +340,12 @@ impl ClaudeCode {
         self
     }
 
+    /// Another command-line argument for `claude -p` (e.g. `--plugin-dir=DIR`).
+    pub(crate) fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.extra_args.push(arg.into());
+        self
+    }
+
     /// Hard limit for the whole `claude -p` run; past it the process group is killed.
     pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -363,7 +371,8 @@ impl ClaudeCode {
                 "json",
                 "--permission-mode",
                 self.mode.as_arg(),
-            ]);
+            ])
+            .args(&self.extra_args);
         if !self.allowed_tools.is_empty() {
             // `=` form, last: the option takes several values and must not swallow anything.
             cmd.arg(format!("--allowedTools={}", self.allowed_tools.join(",")));

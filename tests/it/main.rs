@@ -8,6 +8,7 @@ mod demo;
 mod e2e;
 mod e2e_agents;
 mod e2e_host;
+mod e2e_plugin;
 mod hook;
 mod recover;
 mod scan;
