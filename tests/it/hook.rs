@@ -35,36 +35,7 @@ struct Scene {
 #[test]
 fn every_decision_table_row() {
     insta::glob!("../fixtures", "hook/*.json", |path| {
-        let scene = scene_for(path);
-        let env = TestEnv::with(Setup {
-            frozen: true,
-            time_scale: scene.time_scale.unwrap_or(100.0),
-            scenario: scene.scenario.as_deref().map(|text| {
-                rewind::sim::Scenario::from_toml(text, "fixture scenario").expect("scenario")
-            }),
-            ..Setup::default()
-        });
-        let mut hook = scene
-            .hook
-            .clone()
-            .unwrap_or_else(|| String::from("budget_secs = 30"));
-        if let Some(catalog) = &scene.catalog {
-            let file = env.path("catalog.toml");
-            std::fs::write(&file, catalog).expect("write catalog");
-            let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
-        }
-        env.write_config(&Setup {
-            trust_ca: scene.trust_ca.unwrap_or(true),
-            url: scene.zvm.as_deref().map(|down| {
-                assert_eq!(down, "down", "zvm = \"down\" is the only choice");
-                closed_port_url()
-            }),
-            hook,
-            ..Setup::default()
-        });
-        for fault in &scene.faults {
-            env.sim.add_fault(fault.clone());
-        }
+        let env = scene_env(path);
         let stdin = std::fs::read(path).expect("fixture");
         let run = env.hook(&stdin);
         let stdout: Value = if run.stdout.is_empty() {
@@ -98,6 +69,41 @@ fn every_decision_table_row() {
     });
 }
 
+/// The simulator and configuration a fixture's `<case>.toml` asks for.
+pub(crate) fn scene_env(path: &Path) -> TestEnv {
+    let scene = scene_for(path);
+    let env = TestEnv::with(Setup {
+        frozen: true,
+        time_scale: scene.time_scale.unwrap_or(100.0),
+        scenario: scene.scenario.as_deref().map(|text| {
+            rewind::sim::Scenario::from_toml(text, "fixture scenario").expect("scenario")
+        }),
+        ..Setup::default()
+    });
+    let mut hook = scene
+        .hook
+        .clone()
+        .unwrap_or_else(|| String::from("budget_secs = 30"));
+    if let Some(catalog) = &scene.catalog {
+        let file = env.path("catalog.toml");
+        std::fs::write(&file, catalog).expect("write catalog");
+        let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
+    }
+    env.write_config(&Setup {
+        trust_ca: scene.trust_ca.unwrap_or(true),
+        url: scene.zvm.as_deref().map(|down| {
+            assert_eq!(down, "down", "zvm = \"down\" is the only choice");
+            closed_port_url()
+        }),
+        hook,
+        ..Setup::default()
+    });
+    for fault in &scene.faults {
+        env.sim.add_fault(fault.clone());
+    }
+    env
+}
+
 fn scene_for(fixture: &Path) -> Scene {
     let sidecar = fixture.with_extension("toml");
     match std::fs::read_to_string(&sidecar) {
@@ -106,7 +112,7 @@ fn scene_for(fixture: &Path) -> Scene {
     }
 }
 
-fn regex_escape(text: &str) -> String {
+pub(crate) fn regex_escape(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
             let special = r"\.+*?()|[]{}^$".contains(c);

@@ -10,6 +10,7 @@ mod e2e_agents;
 mod e2e_host;
 mod e2e_plugin;
 mod hook;
+mod hook_hosts;
 mod recover;
 mod scan;
 mod servers;
