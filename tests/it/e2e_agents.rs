@@ -489,3 +489,188 @@ mod copilot {
         assert_ran_once(&run);
     }
 }
+
+/// The real `rewind hook --host <host>`, run by each real host for an MCP call, facing the ZVM
+/// simulator: the checkpoint is listed before the tool runs, a refused call does not run, and
+/// the model (or, in Gemini CLI, the user) is told what happened.
+mod guarded {
+    use std::path::PathBuf;
+
+    use rewind::sim::InsertRecord;
+
+    use super::*;
+    use crate::claude::logged_at;
+    use crate::support::{Setup, TestEnv};
+
+    const BUDGET_SECS: u64 = 5;
+
+    fn rewind_env() -> TestEnv {
+        TestEnv::with(Setup {
+            hook: format!("budget_secs = {BUDGET_SECS}"),
+            ..Setup::default()
+        })
+    }
+
+    fn rewind_bin() -> PathBuf {
+        PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
+            .canonicalize()
+            .expect("the rewind binary exists")
+    }
+
+    fn host_name(kind: AgentKind) -> &'static str {
+        match kind {
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Copilot | AgentKind::CopilotPascal => "copilot",
+        }
+    }
+
+    /// `kind` asked to change the app config on `vm` with one MCP call, `rewind hook` installed
+    /// for every tool with the host timeout at the budget + 30 s.
+    fn guarded_call_on(env: &TestEnv, kind: AgentKind, vm: &str) -> Agent {
+        let mut agent = Agent::new(kind)
+            .prompt(&format!("Change the app config on {vm}."))
+            .script([
+                mcp_exec(
+                    kind,
+                    CALL_ID,
+                    json!({"host": vm, "command": "sudo sed -i s/a/b/ /etc/app.conf"}),
+                ),
+                say("Done."),
+            ])
+            .hook(
+                StandIn::exec(rewind_bin())
+                    .args(["hook", "--host", host_name(kind)])
+                    .timeout_secs(BUDGET_SECS + 30),
+            );
+        // HOME and PATH stay the host's own; the hook inherits the rest.
+        for (key, value) in env.command(&["hook"]).get_envs() {
+            let key = key.to_str().expect("UTF-8 variable name");
+            if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
+                agent = agent.env(key, value.to_str().expect("UTF-8 temporary paths"));
+            }
+        }
+        agent
+    }
+
+    /// The simulator's only insert: listed, Completed, on jp-ubuntu's VPG; and listed before the
+    /// MCP server received the call.
+    #[track_caller]
+    fn listed_before_the_call(env: &TestEnv, run: &AgentRun) -> InsertRecord {
+        let inserts = env.sim.inserts();
+        assert_eq!(inserts.len(), 1, "{inserts:#?}\n{}", run.describe());
+        let insert = inserts.into_iter().next().expect("one insert");
+        assert_eq!(insert.vpg_name, "jp-ubuntu-vpg");
+        assert_eq!(insert.task_state, "Completed", "{insert:#?}");
+        assert_ran_once(run);
+        let listed = insert.listed_at.expect("listed");
+        let (now, wall) = (std::time::Instant::now(), std::time::SystemTime::now());
+        let listed_wall = wall - now.duration_since(listed);
+        let ms = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .expect("after 1970")
+                .as_millis()
+        };
+        assert!(
+            ms(listed_wall) <= ms(logged_at(&run.mcp_calls[0])),
+            "Zerto listed the tag after the MCP server received the call"
+        );
+        insert
+    }
+
+    #[test]
+    fn codex_checkpoint_is_tagged_with_the_call_id_and_listed_before_the_call_runs() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Codex, "jp-ubuntu").run();
+        let insert = listed_before_the_call(&env, &run);
+        assert!(
+            insert.tag.contains(&format!("| change={CALL_ID} |")),
+            "{insert:#?}"
+        );
+        let seen = run.model_saw_after(CALL_ID);
+        for needle in [
+            "rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu.",
+            &format!("rewind recover --vm jp-ubuntu --change {CALL_ID} --path <file>"),
+        ] {
+            assert!(
+                seen.contains(needle),
+                "{needle:?} not in:\n{seen}\n{}",
+                run.describe()
+            );
+        }
+    }
+
+    #[test]
+    fn codex_call_on_an_unknown_vm_is_refused_because_codex_cannot_ask() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Codex, "mail01").run();
+        assert_not_run(&run);
+        assert!(env.sim.inserts().is_empty());
+        assert_told(
+            &run,
+            &[
+                "is unknown to Zerto",
+                "Codex CLI cannot ask a human before a call",
+            ],
+        );
+    }
+
+    #[test]
+    fn gemini_checkpoint_is_listed_before_the_call_runs_and_the_user_sees_it() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Gemini, "jp-ubuntu").run();
+        let insert = listed_before_the_call(&env, &run);
+        // Gemini sends no call id: the change id is rewind's own.
+        assert!(insert.tag.contains("| change=rewind-"), "{insert:#?}");
+        assert!(
+            run.stderr
+                .contains("rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu."),
+            "the user was not shown the checkpoint\n{}",
+            run.describe()
+        );
+    }
+
+    #[test]
+    fn gemini_call_on_an_unknown_vm_is_refused_and_the_model_reads_why() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Gemini, "mail01").run();
+        assert_not_run(&run);
+        assert_told(
+            &run,
+            &[
+                "is unknown to Zerto",
+                "Gemini CLI cannot ask a human before a call",
+            ],
+        );
+    }
+
+    #[test]
+    fn copilot_checkpoint_is_listed_before_the_call_runs_and_the_model_gets_the_recover_command() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Copilot, "jp-ubuntu").run();
+        let insert = listed_before_the_call(&env, &run);
+        assert!(insert.tag.contains("| change=rewind-"), "{insert:#?}");
+        let seen = run.model_saw_after(CALL_ID);
+        for needle in [
+            "rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu.",
+            "rewind recover --vm jp-ubuntu --change rewind-",
+        ] {
+            assert!(
+                seen.contains(needle),
+                "{needle:?} not in:\n{seen}\n{}",
+                run.describe()
+            );
+        }
+    }
+
+    #[test]
+    fn copilot_call_on_an_unknown_vm_is_not_run_without_a_human() {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, AgentKind::Copilot, "mail01").run();
+        assert_not_run(&run);
+        assert_told(
+            &run,
+            &["unable to ask user for confirmation", "is unknown to Zerto"],
+        );
+    }
+}

@@ -43,7 +43,9 @@ fn the_plugin_hooks_are_the_entries_install_writes_with_rewind_from_path() {
     );
     // Nothing but those two events.
     assert_eq!(
-        plugin["hooks"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
+        plugin["hooks"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>()),
         Some(vec!["PreToolUse".to_owned(), "PostToolUse".to_owned()])
     );
 }

@@ -143,46 +143,67 @@ fn respell(spelling: Spelling, fixture: &[u8]) -> Vec<u8> {
             put("tool_name", json!(native));
             put("tool_input", input);
         }
-        Spelling::Cursor => {
-            put(
-                "conversation_id",
-                json!("c0501000-0000-4000-8000-000000000001"),
-            );
-            put(
-                "generation_id",
-                json!("9e0e0000-0000-4000-8000-000000000001"),
-            );
-            put("model", json!("claude-4-sonnet"));
-            put("cursor_version", json!("1.7.2"));
-            put("workspace_roots", json!(["/home/dev/ops"]));
-            put("user_email", json!("dev@example.com"));
-            put("transcript_path", Value::Null);
-            match (before, mcp, tool) {
-                (true, Some((_, name)), _) => {
-                    put("hook_event_name", json!("beforeMCPExecution"));
-                    put("tool_name", json!(name));
-                    put("tool_input", json!(input.to_string()));
-                    put("command", json!("npx -y mcp-server"));
-                }
-                (true, None, "Bash") => {
-                    put("hook_event_name", json!("beforeShellExecution"));
-                    put(
-                        "command",
-                        input.get("command").cloned().unwrap_or(Value::Null),
-                    );
-                    put("cwd", json!("/home/dev/ops"));
-                }
-                _ => {
-                    let event = if before { json!("preToolUse") } else { event };
-                    put("hook_event_name", event);
-                    put("tool_name", json!(native));
-                    put("tool_input", input);
-                    put("tool_use_id", id);
-                }
-            }
-        }
+        Spelling::Cursor => cursor(&mut out, event, before, mcp, tool, &native, input, id),
     }
     Value::Object(out).to_string().into_bytes()
+}
+
+/// The fixture's call as Cursor sends it: an MCP call as `beforeMCPExecution` (arguments as a
+/// JSON string, the server by its command, not its name), a shell call as
+/// `beforeShellExecution`, anything else as `preToolUse`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one call, each named"
+)]
+fn cursor(
+    out: &mut Map<String, Value>,
+    event: Value,
+    before: bool,
+    mcp: Option<(&str, &str)>,
+    tool: &str,
+    native: &str,
+    input: Value,
+    id: Value,
+) {
+    let mut put = |key: &str, value: Value| {
+        out.insert(key.to_owned(), value);
+    };
+    put(
+        "conversation_id",
+        json!("c0501000-0000-4000-8000-000000000001"),
+    );
+    put(
+        "generation_id",
+        json!("9e0e0000-0000-4000-8000-000000000001"),
+    );
+    put("model", json!("claude-4-sonnet"));
+    put("cursor_version", json!("1.7.2"));
+    put("workspace_roots", json!(["/home/dev/ops"]));
+    put("user_email", json!("dev@example.com"));
+    put("transcript_path", Value::Null);
+    match (before, mcp, tool) {
+        (true, Some((_, name)), _) => {
+            put("hook_event_name", json!("beforeMCPExecution"));
+            put("tool_name", json!(name));
+            put("tool_input", json!(input.to_string()));
+            put("command", json!("npx -y mcp-server"));
+        }
+        (true, None, "Bash") => {
+            put("hook_event_name", json!("beforeShellExecution"));
+            put(
+                "command",
+                input.get("command").cloned().unwrap_or(Value::Null),
+            );
+            put("cwd", json!("/home/dev/ops"));
+        }
+        _ => {
+            let event = if before { json!("preToolUse") } else { event };
+            put("hook_event_name", event);
+            put("tool_name", json!(native));
+            put("tool_input", input);
+            put("tool_use_id", id);
+        }
+    }
 }
 
 /// What one row became: the exit code, stdout as JSON, and stderr when it is the answer.
