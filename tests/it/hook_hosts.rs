@@ -250,7 +250,11 @@ fn every_row_in(spelling: Spelling) {
         rows.insert(name.to_owned(), outcome(&run));
         temps.push(regex_escape(&env.dir.path().display().to_string()));
     }
-    let mut filters: Vec<(&str, &str)> = vec![(r"127\.0\.0\.1:\d+", "127.0.0.1:[port]")];
+    // Gemini and Copilot send no call id: the change id rewind makes up names its process.
+    let mut filters: Vec<(&str, &str)> = vec![
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
+        (r"--change rewind-\d+", "--change rewind-[pid]"),
+    ];
     filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
     insta::with_settings!({ filters => filters, snapshot_suffix => spelling.host() }, {
         insta::assert_json_snapshot!(Value::Object(rows));
