@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use rewind::commands::install::{Invocation, host_timeout};
 use rewind::config::Config;
+use rewind::host::claude_code::settings;
 use serde_json::{Value, json};
 
 use crate::claude::{ClaudeCode, PermissionMode, text, tool_use};
@@ -28,18 +30,18 @@ fn the_plugin_hooks_are_the_entries_install_writes_with_rewind_from_path() {
     let manifest = read_json(".claude-plugin/plugin.json");
     assert_eq!(manifest["name"], "rewind");
     let plugin = read_json("hooks/hooks.json");
-    let binary = Path::new("rewind");
+    let run = Invocation::new(Path::new("rewind"), None);
     let before = &plugin["hooks"]["PreToolUse"][0];
-    assert_eq!(before["matcher"], rewind::commands::install::MATCHER);
+    assert_eq!(before["matcher"], settings::MATCHER);
     assert_eq!(
         before["hooks"][0],
-        rewind::commands::install::hook_entry(binary, None, &Config::defaults())
+        settings::pre_tool_use_handler(&run.command, &run.args, host_timeout(&Config::defaults()))
     );
     let after = &plugin["hooks"]["PostToolUse"][0];
-    assert_eq!(after["matcher"], rewind::commands::install::MATCHER);
+    assert_eq!(after["matcher"], settings::MATCHER);
     assert_eq!(
         after["hooks"][0],
-        rewind::commands::install::after_entry(binary, None)
+        settings::post_tool_use_handler(&run.command, &run.args)
     );
     // Nothing but those two events.
     assert_eq!(
