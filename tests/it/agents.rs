@@ -215,6 +215,8 @@ pub(crate) struct Agent {
     prompt: String,
     script: Vec<Value>,
     hook: Option<StandIn>,
+    /// A whole hooks file in the host's own format (a shipped snippet), instead of `hook`.
+    hooks_file: Option<Value>,
     env: Vec<(String, String)>,
     /// Whether the MCP server's tools run without asking (the user's own rules allow them).
     mcp_allowed: bool,
@@ -249,6 +251,7 @@ impl Agent {
             prompt: "Do the task.".to_owned(),
             script: Vec::new(),
             hook: None,
+            hooks_file: None,
             env: Vec::new(),
             mcp_allowed: true,
             timeout: Duration::from_secs(90),
@@ -286,6 +289,14 @@ impl Agent {
     /// The pre-tool-use hook, registered for every tool in the host's own hooks file.
     pub(crate) fn hook(mut self, hook: StandIn) -> Self {
         self.hook = Some(hook);
+        self
+    }
+
+    /// Installs a whole hooks file in the host's own format: for Codex `$CODEX_HOME/hooks.json`,
+    /// for Gemini its `hooks` key in `~/.gemini/settings.json`, for Copilot
+    /// `~/.copilot/hooks/rewind.json`.
+    pub(crate) fn hooks_file(mut self, file: Value) -> Self {
+        self.hooks_file = Some(file);
         self
     }
 
@@ -386,7 +397,9 @@ impl Agent {
         });
         let toml = toml::to_string(&config).expect("serialize config.toml");
         fs::write(codex_home.join("config.toml"), toml).expect("write config.toml");
-        if let Some(hook) = &self.hook {
+        if let Some(file) = &self.hooks_file {
+            write_json(&codex_home.join("hooks.json"), file);
+        } else if let Some(hook) = &self.hook {
             write_json(
                 &codex_home.join("hooks.json"),
                 &json!({"hooks": {"PreToolUse": [{
@@ -419,7 +432,9 @@ impl Agent {
                 "trust": self.mcp_allowed,
             }},
         });
-        if let Some(hook) = &self.hook {
+        if let Some(file) = &self.hooks_file {
+            settings["hooks"] = file["hooks"].clone();
+        } else if let Some(hook) = &self.hook {
             settings["hooks"] = json!({"BeforeTool": [{
                 "matcher": ".*",
                 "hooks": [{"type": "command", "command": hook.shell_line(), "timeout": hook.timeout_secs * 1000}],
@@ -454,7 +469,9 @@ impl Agent {
                 "tools": ["*"],
             }}}),
         );
-        if let Some(hook) = &self.hook {
+        if let Some(file) = &self.hooks_file {
+            write_json(&self.root.join("home/.copilot/hooks/rewind.json"), file);
+        } else if let Some(hook) = &self.hook {
             let event = if self.kind == AgentKind::CopilotPascal {
                 "PreToolUse"
             } else {

@@ -517,16 +517,24 @@ mod guarded {
             .expect("the rewind binary exists")
     }
 
-    fn host_name(kind: AgentKind) -> &'static str {
-        match kind {
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
-            AgentKind::Copilot | AgentKind::CopilotPascal => "copilot",
-        }
+    /// The shipped snippet for `kind` (`hooks/<host>.*.json`), with the real binary's path.
+    fn shipped_snippet(kind: AgentKind) -> Value {
+        let file = match kind {
+            AgentKind::Codex => "codex.hooks.json",
+            AgentKind::Gemini => "gemini.settings.json",
+            AgentKind::Copilot | AgentKind::CopilotPascal => "copilot.hooks.json",
+        };
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("hooks")
+            .join(file);
+        let text = fs::read_to_string(&path).expect("the shipped snippet");
+        let bin = path_str(&rewind_bin());
+        serde_json::from_str(&text.replace("/usr/local/bin/rewind", &bin))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
     /// `kind` asked to change the app config on `vm` with one MCP call, `rewind hook` installed
-    /// for every tool with the host timeout at the budget + 30 s.
+    /// from the shipped snippet (the host timeout at the default budget + 30 s).
     fn guarded_call_on(env: &TestEnv, kind: AgentKind, vm: &str) -> Agent {
         let mut agent = Agent::new(kind)
             .prompt(&format!("Change the app config on {vm}."))
@@ -538,11 +546,7 @@ mod guarded {
                 ),
                 say("Done."),
             ])
-            .hook(
-                StandIn::exec(rewind_bin())
-                    .args(["hook", "--host", host_name(kind)])
-                    .timeout_secs(BUDGET_SECS + 30),
-            );
+            .hooks_file(shipped_snippet(kind));
         // HOME and PATH stay the host's own; the hook inherits the rest.
         for (key, value) in env.command(&["hook"]).get_envs() {
             let key = key.to_str().expect("UTF-8 variable name");

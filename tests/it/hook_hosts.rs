@@ -280,3 +280,99 @@ fn every_decision_table_row_for_copilot() {
 fn every_decision_table_row_for_cursor() {
     every_row_in(Spelling::Cursor);
 }
+
+/// Every hook entry of a shipped snippet: `(event, handler)`, whether the host nests handlers
+/// in matcher groups (Codex, Gemini) or lists them flat (Copilot, Cursor).
+fn snippet_handlers(snippet: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for (event, entries) in snippet["hooks"].as_object().expect("a hooks object") {
+        for entry in entries.as_array().expect("a list per event") {
+            match entry["hooks"].as_array() {
+                Some(handlers) => out.extend(handlers.iter().map(|h| (event.clone(), h.clone()))),
+                None => out.push((event.clone(), entry.clone())),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_margin() {
+    let budget_plus_margin =
+        rewind::commands::install::host_timeout(&rewind::config::Config::defaults());
+    // (file, host, events before and after the call, timeout key, timeout unit per second)
+    let cases = [
+        (
+            "codex.hooks.json",
+            "codex",
+            ["PreToolUse", "PostToolUse"],
+            "timeout",
+            1,
+        ),
+        (
+            "gemini.settings.json",
+            "gemini",
+            ["BeforeTool", "AfterTool"],
+            "timeout",
+            1000,
+        ),
+        (
+            "copilot.hooks.json",
+            "copilot",
+            ["preToolUse", "postToolUse"],
+            "timeoutSec",
+            1,
+        ),
+        (
+            "cursor.hooks.json",
+            "cursor",
+            ["beforeMCPExecution", "afterMCPExecution"],
+            "timeout",
+            1,
+        ),
+    ];
+    for (file, host, [before, after], timeout_key, unit) in cases {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("hooks")
+            .join(file);
+        let snippet: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect(file))
+            .unwrap_or_else(|e| panic!("{file} is not JSON: {e}"));
+        let handlers = snippet_handlers(&snippet);
+        let events: Vec<&str> = handlers.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(events, [before, after], "{file}");
+        for (event, handler) in &handlers {
+            // Exec form where the host has one (Copilot), else one command line.
+            let line = match handler["exec"].as_str() {
+                Some(exec) => {
+                    let args: Vec<&str> = handler["args"]
+                        .as_array()
+                        .expect("args")
+                        .iter()
+                        .map(|a| a.as_str().expect("string args"))
+                        .collect();
+                    format!("{exec} {}", args.join(" "))
+                }
+                None => handler["command"].as_str().expect("a command").to_owned(),
+            };
+            assert_eq!(
+                line,
+                format!("/usr/local/bin/rewind hook --host {host}"),
+                "{file} {event}"
+            );
+            let timeout = handler[timeout_key].as_u64().expect("a timeout");
+            if event == before {
+                assert_eq!(timeout, budget_plus_margin * unit, "{file} {event}");
+            } else {
+                assert_eq!(timeout, 10 * unit, "{file} {event}");
+            }
+        }
+    }
+    let cursor: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/cursor.hooks.json"),
+        )
+        .expect("cursor snippet"),
+    )
+    .expect("JSON");
+    assert_eq!(cursor["hooks"]["beforeMCPExecution"][0]["failClosed"], true);
+}
