@@ -13,6 +13,8 @@ mod e2e_plugin;
 mod hook;
 mod hook_hosts;
 mod install;
+mod json;
+mod log;
 mod recover;
 mod scan;
 mod servers;
