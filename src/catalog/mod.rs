@@ -75,6 +75,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "builtin:vmware-aiops.toml",
         include_str!("../../catalogs/vmware-aiops.toml"),
     ),
+    (
+        "builtin:rewind.toml",
+        include_str!("../../catalogs/rewind.toml"),
+    ),
 ];
 
 /// Host tools that only touch the agent's own machine: they never reach a VM.
