@@ -29,6 +29,7 @@ pub mod hook;
 pub mod lockfile;
 pub mod recover;
 pub mod secret;
+pub mod shell;
 pub mod sim;
 pub mod tag;
 pub mod time;
