@@ -10,18 +10,8 @@ use serde_json::Value;
 
 use crate::deadline::Deadline;
 use crate::lockfile;
+use crate::secret;
 
-/// Argument keys whose values never reach the audit trail.
-const SECRET_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "key",
-    "credential",
-    "passphrase",
-    "auth",
-];
 /// Longest argument value kept in the summary.
 const VALUE_MAX: usize = 120;
 
@@ -130,9 +120,8 @@ pub fn summarise(args: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let lower = k.to_ascii_lowercase();
-                    let value = if SECRET_WORDS.iter().any(|w| lower.contains(w)) {
-                        Value::String(String::from("[redacted]"))
+                    let value = if secret::is_secret_key(k) {
+                        Value::String(String::from(secret::REDACTED))
                     } else {
                         summarise(v)
                     };
@@ -140,9 +129,16 @@ pub fn summarise(args: &Value) -> Value {
                 })
                 .collect(),
         ),
+        // An argument vector: a secret flag's value is the next item.
+        Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
+            secret::redact_args(items.iter().take(20).filter_map(Value::as_str))
+                .into_iter()
+                .map(|item| summarise(&Value::String(item)))
+                .collect(),
+        ),
         Value::Array(items) => Value::Array(items.iter().take(20).map(summarise).collect()),
         Value::String(s) => {
-            let text = redact_inline(s);
+            let text = secret::redact_text(s);
             if text.chars().count() > VALUE_MAX {
                 let cut: String = text.chars().take(VALUE_MAX).collect();
                 Value::String(format!("{cut}…"))
@@ -152,35 +148,6 @@ pub fn summarise(args: &Value) -> Value {
         }
         other => other.clone(),
     }
-}
-
-/// Redacts secrets written inline in a command: `password=x`, `--token x`, `--api-key=x`,
-/// `Bearer x`. Words are kept; only the values go.
-fn redact_inline(text: &str) -> String {
-    let secretish = |word: &str| {
-        let lower = word.to_ascii_lowercase();
-        SECRET_WORDS.iter().any(|w| lower.contains(w))
-    };
-    let mut out: Vec<String> = Vec::new();
-    let mut hide_next = false;
-    for word in text.split(' ') {
-        if hide_next && !word.is_empty() {
-            out.push(String::from("[redacted]"));
-            hide_next = false;
-            continue;
-        }
-        match word.split_once('=') {
-            Some((key, value)) if !value.is_empty() && secretish(key) => {
-                out.push(format!("{key}=[redacted]"));
-            }
-            _ => {
-                let flag = word.starts_with('-') && secretish(word) && !word.contains('=');
-                hide_next = flag || word.eq_ignore_ascii_case("bearer");
-                out.push(word.to_owned());
-            }
-        }
-    }
-    out.join(" ")
 }
 
 #[cfg(test)]
@@ -211,33 +178,54 @@ mod tests {
         );
     }
 
+    /// What once reached `audit.jsonl` verbatim, as the hook summarises tool arguments.
     #[test]
-    fn secrets_written_inline_in_commands_are_redacted() {
-        let cases = [
-            (
-                "mysql --password=Hunter2 -e 'select 1'",
-                "mysql --password=[redacted] -e 'select 1'",
-            ),
-            (
-                "deploy --api-token s3cr3t --env prod",
-                "deploy --api-token [redacted] --env prod",
-            ),
-            (
-                "PGPASSWORD=pw psql -h db01",
-                "PGPASSWORD=[redacted] psql -h db01",
-            ),
-            (
-                "curl -H 'Authorization: Bearer eyJabc' x",
-                "curl -H 'Authorization: Bearer [redacted] x",
-            ),
-            ("systemctl restart app", "systemctl restart app"),
+    fn the_audit_summary_keeps_no_secret() {
+        let mut cases = vec![
+            json!({"pw": "hunter2"}),
+            json!({"command": "mysql -phunter2"}),
+            json!({"command": "curl -u admin:hunter2 https://web01/api"}),
+            json!({"command": "sshpass -p hunter2 ssh web01 uptime"}),
+            json!({"script": "X=1\nDB_PASSWORD=hunter2"}),
+            json!({"command": "deploy --password\thunter2"}),
+            json!({"url": "https://admin:hunter2@web01.example/"}),
+            json!({"args": ["--token", "hunter2"]}),
+            json!({"env": {"MYSQL_PWD": "hunter2"}}),
+            json!({"options": [{"name": "x", "credentials": {"user": "a", "hunter2": 1}}]}),
         ];
-        for (command, expected) in cases {
-            assert_eq!(
-                summarise(&json!({ "command": command }))["command"],
-                expected
+        for key in [
+            "pw",
+            "pwd",
+            "passwd",
+            "pass",
+            "secret",
+            "token",
+            "apikey",
+            "api_key",
+            "auth",
+            "credential",
+            "credentials",
+            "private_key",
+        ] {
+            for value in [
+                json!("hunter2"),
+                json!(8_675_309),
+                json!(["hunter2"]),
+                json!({"v": "hunter2"}),
+            ] {
+                cases.push(json!({ key: value }));
+            }
+        }
+        for args in cases {
+            let summary = summarise(&args).to_string();
+            assert!(
+                !summary.contains("hunter2") && !summary.contains("8675309"),
+                "{args} -> {summary}"
             );
         }
+        let ordinary =
+            json!({"host": "passage01", "command": "ssh -p 2222 passage01 'cat /etc/passwd'"});
+        assert_eq!(summarise(&ordinary), ordinary);
     }
 
     #[test]

@@ -238,16 +238,8 @@ impl Config {
 
     /// Parses configuration text that came from `path`.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Config> {
-        // The message names the line and key but never quotes the line: it may hold a secret.
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let place = e.span().map_or_else(String::new, |span| {
-                let before = &text[..span.start.min(text.len())];
-                let line = before.matches('\n').count() + 1;
-                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                format!(" line {line} column {column}:")
-            });
-            anyhow::anyhow!("{}:{place} {}", path.display(), e.message().trim_end())
-        })?;
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{}", describe_toml_error(text, path, &e)))?;
         Self::from_raw(raw, Some(path))
     }
 
@@ -296,7 +288,7 @@ fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookC
         Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
             Duration::from_secs_f64(secs)
         }
-        Some(secs) => bail!("{name}: [hook] budget_secs = {secs} must be between 0 and 3600"),
+        Some(_) => bail!("{name}: [hook] budget_secs must be more than 0 and at most 3600"),
     };
     let defaults = HookConfig::default();
     Ok(HookConfig {
@@ -322,7 +314,7 @@ fn validate_zvm(
 ) -> anyhow::Result<ZvmConfig> {
     let url = z.url.trim_end_matches('/').to_owned();
     if !(url.starts_with("https://") || url.starts_with("http://")) {
-        bail!("{name}: [zvm] url {url:?} must start with https://");
+        bail!("{name}: [zvm] url must start with https://");
     }
     if url.contains('@') {
         bail!("{name}: [zvm] url must not carry credentials; use username and password_env");
@@ -365,6 +357,116 @@ fn validate_zvm(
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
         insecure_tls,
     })
+}
+
+/// Describes a TOML error by file, line, column and key, never by the value: the value may
+/// be a password written in the wrong type (`password = 8675309123`), and serde's own
+/// messages quote it (``invalid type: integer `8675309123` ``). The parser's syntax messages
+/// are fixed texts that name tokens, not input, so they are kept.
+pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Error) -> String {
+    let position = error.span().map(|span| span.start.min(text.len()));
+    let place = position.map_or_else(String::new, |at| {
+        let before = &text[..at];
+        let line = before.matches('\n').count() + 1;
+        let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+            .chars()
+            .count()
+            + 1;
+        format!(" line {line} column {column}:")
+    });
+    let file = path.display();
+    // What the parser could read names the key, even around a syntax error.
+    let (document, syntax) = toml::de::DeTable::parse_recoverable(text);
+    let found = position.and_then(|at| locate(document.get_ref(), at));
+    let key = found
+        .as_ref()
+        .map_or_else(String::new, |(key, _)| format!(" `{key}`"));
+    if !syntax.is_empty() {
+        let key = if key.is_empty() {
+            key
+        } else {
+            format!("{key}:")
+        };
+        return format!("{file}:{place}{key} {}", error.message().trim_end());
+    }
+    let kind = found.as_ref().and_then(|(_, kind)| *kind);
+    let message = error.message();
+    // The part after ", expected" describes what the program wants, not what the file says.
+    let expected = message
+        .split_once(", expected ")
+        .map(|(_, wanted)| format!(", expected {}", wanted.trim_end()));
+    let expected = expected.as_deref().unwrap_or_default();
+    let what = if message.starts_with("invalid type") {
+        let found = kind.map_or_else(String::new, |kind| format!(" (found {})", article(kind)));
+        format!("has the wrong type{found}{expected}")
+    } else if message.starts_with("unknown variant") {
+        format!("is not one of the accepted values{expected}")
+    } else if let Some(field) = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(field, _)| field)
+    {
+        format!("has an unknown key `{field}`{expected}")
+    } else if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(field, _)| field)
+    {
+        format!("is missing the key `{field}`")
+    } else {
+        let found = kind.map_or_else(String::new, |kind| format!(" (found {})", article(kind)));
+        format!("is not a valid value{found}{expected}")
+    };
+    if key.is_empty() {
+        format!("{file}:{place} the document {what}")
+    } else {
+        format!("{file}:{place}{key} {what}")
+    }
+}
+
+/// The dotted key whose key or value holds byte `at`, the deepest one, with the TOML type of
+/// its value.
+fn locate(table: &toml::de::DeTable<'_>, at: usize) -> Option<(String, Option<&'static str>)> {
+    for (key, value) in table {
+        let inside = |span: std::ops::Range<usize>| span.contains(&at) || span.start == at;
+        let name = key.get_ref().to_string();
+        if let Some((inner, kind)) = locate_value(value.get_ref(), at) {
+            return Some((format!("{name}.{inner}"), kind));
+        }
+        if inside(key.span()) {
+            return Some((name, None));
+        }
+        if inside(value.span()) {
+            return Some((name, Some(value.get_ref().type_str())));
+        }
+    }
+    None
+}
+
+fn locate_value(
+    value: &toml::de::DeValue<'_>,
+    at: usize,
+) -> Option<(String, Option<&'static str>)> {
+    match value {
+        toml::de::DeValue::Table(table) => locate(table, at),
+        toml::de::DeValue::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            locate_value(item.get_ref(), at)
+                .map(|(inner, kind)| (format!("{i}.{inner}"), kind))
+                .or_else(|| {
+                    item.span()
+                        .contains(&at)
+                        .then(|| (i.to_string(), Some(item.get_ref().type_str())))
+                })
+        }),
+        _ => None,
+    }
+}
+
+fn article(kind: &str) -> String {
+    match kind {
+        "integer" | "array" => format!("an {kind}"),
+        _ => format!("a {kind}"),
+    }
 }
 
 /// The catalog `rewind catalog add` writes when `[hook] catalogs` names none:
@@ -487,6 +589,101 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    /// Every TOML type, on secret keys and others, in every section: a rejected value never
+    /// appears in the message, which names file, line, column and key instead.
+    #[test]
+    fn no_error_quotes_a_value_of_any_type() {
+        let values = [
+            ("8675309123", "8675309123"),
+            ("-8675309123", "8675309123"),
+            ("0x8675309123", "8675309123"),
+            ("8675309.125", "8675309"),
+            ("8.675309e12", "8.675309"),
+            ("true", "true"),
+            ("false", "false"),
+            ("\"hunter2\"", "hunter2"),
+            ("'hunter2'", "hunter2"),
+            ("\"\"\"hunter2\"\"\"", "hunter2"),
+            ("1979-05-27T07:32:00Z", "1979"),
+            ("1979-05-27", "1979"),
+            ("07:32:00", "07:32"),
+            ("[\"hunter2\", 8675309123]", "hunter2"),
+            ("[8675309123]", "8675309123"),
+            ("{ a = \"hunter2\" }", "hunter2"),
+            ("{ a = 8675309123 }", "8675309123"),
+            ("hunter2", "hunter2"),
+            ("nan", "nan"),
+        ];
+        let places = [
+            ("zvm", "password"),
+            ("zvm", "url"),
+            ("zvm", "username"),
+            ("zvm", "password_env"),
+            ("zvm", "password_command"),
+            ("zvm", "client_id"),
+            ("zvm", "client_secret_env"),
+            ("zvm", "auth"),
+            ("zvm", "insecure_tls"),
+            ("zvm", "ca_cert"),
+            ("hook", "budget_secs"),
+            ("hook", "on_checkpoint"),
+            ("hook", "on_zvm_error"),
+            ("hook", "catalogs"),
+            ("hook", "builtin_catalogs"),
+            ("hook", "audit_log"),
+            ("vm_aliases", "web01"),
+        ];
+        let mut rejected = 0;
+        for (section, key) in places {
+            for (value, needle) in values {
+                let url = if key == "url" {
+                    String::new()
+                } else {
+                    String::from("url = \"https://zvm.example\"\n")
+                };
+                let zvm = if section == "zvm" {
+                    format!("[zvm]\n{url}{key} = {value}\n")
+                } else {
+                    format!("[{section}]\n{key} = {value}\n")
+                };
+                let Err(err) = parse(&zvm) else { continue };
+                rejected += 1;
+                let err = format!("{err:#}");
+                assert!(!err.contains(needle), "{section}.{key} = {value}: {err}");
+                assert!(err.contains("/etc/rewind/config.toml"), "{err}");
+                if !err.contains("must") && !err.contains("needs") {
+                    assert!(
+                        err.contains("line 2 column") || err.contains("line 3 column"),
+                        "{err}"
+                    );
+                    assert!(err.contains(key) || value.starts_with('{'), "{err}");
+                }
+            }
+        }
+        // The wrong types are the bulk: every key rejects most of them.
+        assert!(rejected > 200, "{rejected}");
+    }
+
+    #[test]
+    fn a_wrong_type_says_which_type_was_found_and_which_was_wanted() {
+        let err = format!(
+            "{:#}",
+            parse("[zvm]\nurl = \"https://z\"\npassword = 8675309123\n").expect_err("integer")
+        );
+        assert_eq!(
+            err,
+            "/etc/rewind/config.toml: line 3 column 12: `zvm.password` has the wrong type (found an integer), expected a string"
+        );
+        let err = format!(
+            "{:#}",
+            parse("[hook]\non_checkpoint = \"sometimes\"\n").expect_err("variant")
+        );
+        assert_eq!(
+            err,
+            "/etc/rewind/config.toml: line 2 column 17: `hook.on_checkpoint` is not one of the accepted values, expected `context` or `allow`"
+        );
     }
 
     #[test]

@@ -86,17 +86,18 @@ pub fn open_private(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// Writes `bytes` to `path` atomically (a private temporary file renamed over it).
+/// Writes `bytes` to `path` atomically: a temporary file beside it (created exclusively with
+/// mode 0600, so no planted link is followed), synced and renamed over `path`.
 pub fn write_private_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write as _;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    {
-        let mut file = open_private(&tmp)?;
-        file.set_len(0)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rewind-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,69 +1,16 @@
 //! Writing the restored file: through a fresh temporary file beside the destination, hashed
 //! as it is written, put in place only when complete, never over a file without `--force`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use sha2::{Digest as _, Sha256};
 
-/// A temporary file next to the destination, created fresh (never through a planted link)
-/// and removed when dropped unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
-    file: std::fs::File,
-    renamed: bool,
-}
-
-impl TempFile {
-    /// How many names are tried before giving up (each is taken only if nothing is there).
-    const ATTEMPTS: u32 = 32;
-
-    fn create(dir: &Path, name: &str) -> anyhow::Result<TempFile> {
-        for attempt in 0..Self::ATTEMPTS {
-            let path = dir.join(temp_name(name, attempt));
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    return Ok(TempFile {
-                        path,
-                        file,
-                        renamed: false,
-                    });
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create {}", path.display()));
-                }
-            }
-        }
-        bail!(
-            "cannot create a temporary file in {}: {} names were all taken",
-            dir.display(),
-            Self::ATTEMPTS
-        )
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if !self.renamed {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// The name of the temporary file for `name`, per attempt.
-fn temp_name(name: &str, attempt: u32) -> String {
-    format!(".{name}.rewind-{}-{attempt}", std::process::id())
-}
-
-/// Writes through a fresh temporary file that `fill` writes (it is told the file's path for
-/// messages), then syncs it and puts it in place with a rename (`force`) or a hard link that
-/// never replaces a file that appeared meanwhile. On any failure the temporary file is
-/// removed and the destination is untouched.
+/// Writes through a fresh temporary file beside the destination (created exclusively, mode
+/// 0600, so a planted link at its name is never followed) that `fill` writes (it is told the
+/// file's path for messages), then syncs it and puts it in place: over an existing file only
+/// with `force`, else never replacing a file that appeared meanwhile. On any failure the
+/// temporary file is removed and the destination is untouched.
 pub(super) fn write_atomically<T>(
     destination: &Path,
     force: bool,
@@ -79,19 +26,23 @@ pub(super) fn write_atomically<T>(
         .to_string_lossy()
         .into_owned();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut tmp = TempFile::create(dir, &name)?;
-    let value = fill(&mut tmp.file, &tmp.path)?;
-    tmp.file
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.rewind-"))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    let tmp_path = tmp.path().to_path_buf();
+    let value = fill(tmp.as_file_mut(), &tmp_path)?;
+    tmp.as_file()
         .sync_all()
-        .with_context(|| format!("cannot write {}", tmp.path.display()))?;
-    if force {
-        std::fs::rename(&tmp.path, destination)
-            .with_context(|| format!("cannot write {}", destination.display()))?;
-        tmp.renamed = true;
+        .with_context(|| format!("cannot write {}", tmp_path.display()))?;
+    let placed = if force {
+        tmp.persist(destination)
     } else {
-        std::fs::hard_link(&tmp.path, destination)
-            .with_context(|| format!("cannot write {}", destination.display()))?;
-    }
+        tmp.persist_noclobber(destination)
+    };
+    placed
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", destination.display()))?;
     Ok(value)
 }
 
@@ -131,6 +82,8 @@ impl<W: std::io::Write> std::io::Write for Hashing<'_, W> {
 mod tests {
     use std::io::Write as _;
 
+    use anyhow::bail;
+
     use super::*;
 
     fn write(dest: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
@@ -167,19 +120,21 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_planted_symlink_at_the_temporary_name_is_not_followed() {
+    fn a_planted_symlink_at_the_destination_is_never_written_through() {
         let dir = tempfile::tempdir().expect("tempdir");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, b"precious").expect("victim");
-        let planted = dir.path().join(temp_name("app.conf", 0));
-        std::os::unix::fs::symlink(&victim, &planted).expect("plant");
         let dest = dir.path().join("app.conf");
-        write(&dest, b"restored", false).expect("written under another name");
+        std::os::unix::fs::symlink(&victim, &dest).expect("plant");
+        assert!(
+            write(&dest, b"restored", false).is_err(),
+            "a link is a file there"
+        );
+        assert_eq!(std::fs::read(&victim).expect("victim"), b"precious");
+        // With --force the link itself is replaced, never its target.
+        write(&dest, b"restored", true).expect("forced");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"precious");
         assert_eq!(std::fs::read(&dest).expect("dest"), b"restored");
-        assert!(
-            std::fs::symlink_metadata(&planted).is_ok(),
-            "somebody else's file is left alone"
-        );
+        assert!(!std::fs::symlink_metadata(&dest).expect("dest").is_symlink());
     }
 }

@@ -248,31 +248,14 @@ pub(crate) fn parse_pairs(text: &str) -> Vec<(String, String)> {
 
 /// Decodes `%XX` escapes (and `+` as a space when `plus_is_space`); invalid escapes stay as they are.
 pub(crate) fn percent_decode(text: &str, plus_is_space: bool) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(hi), Some(lo)) => {
-                    out.push(hi * 16 + lo);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' if plus_is_space => out.push(b' '),
-            byte => out.push(byte),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(byte: u8) -> Option<u8> {
-    char::from(byte)
-        .to_digit(16)
-        .and_then(|d| u8::try_from(d).ok())
+    let text = if plus_is_space {
+        std::borrow::Cow::Owned(text.replace('+', " "))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    percent_encoding::percent_decode_str(&text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Base64 (standard, padded) or base64url (unpadded, `url_safe`).

@@ -68,24 +68,27 @@ fn load(cert_path: &Path, key_path: &Path) -> anyhow::Result<Arc<ServerConfig>> 
     Ok(Arc::new(config))
 }
 
+/// Writes `bytes` to `path` through a temporary file beside it, renamed over it when
+/// complete; `private` keeps it to the owner (mode 0600), else it is world-readable (0644).
 fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> anyhow::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
     #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
+    if !private {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(fs::Permissions::from_mode(0o644));
     }
     #[cfg(not(unix))]
     let _ = private;
-    let mut file = options
-        .open(&tmp)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut file = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
     file.write_all(bytes)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    drop(file);
-    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+        .with_context(|| format!("cannot write {}", file.path().display()))?;
+    file.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]

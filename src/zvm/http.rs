@@ -346,18 +346,16 @@ fn split_url(url: &str) -> Option<(&str, &str, u16, &str)> {
     Some((scheme, host, port, path))
 }
 
+/// What a query value keeps unescaped: RFC 3986's unreserved characters.
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encodes a query value.
 fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push_str(&crate::hex(&[b]).to_ascii_uppercase());
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(value, QUERY_VALUE).to_string()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::path::Path;
 use rewind::commands::install::{after_entry, hook_entry};
 use rewind::config::Config;
 
-use crate::support::{Setup, TestEnv};
+use crate::support::{Setup, TestEnv, hook_input};
 
 #[test]
 fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
@@ -233,5 +233,83 @@ fn the_readme_lists_every_command_of_the_help() {
             readme.contains(&format!("`rewind {command}")),
             "README lacks `rewind {command}`"
         );
+    }
+}
+
+/// A later catalog file beats an earlier one even where the earlier entry is more specific,
+/// in both directions (read-only over mutating and back), for `check` and the hook alike,
+/// and a user file beats the shipped catalogs.
+#[test]
+fn a_later_catalog_file_beats_an_earlier_more_specific_one() {
+    let env = TestEnv::start();
+    let first = env.path("first.toml");
+    let second = env.path("second.toml");
+    std::fs::write(
+        &first,
+        "[[mutating]]\nserver = \"fs\"\ntool = \"write_log\"\nvm_arg = [\"host\"]\n\n\
+         [[read_only]]\nserver = \"fs\"\ntool = \"read_config\"\n",
+    )
+    .expect("write");
+    std::fs::write(
+        &second,
+        "[[read_only]]\nserver = \"*\"\ntool = \"write_*\"\n\n\
+         [[mutating]]\nserver = \"*\"\ntool = \"read_*\"\nvm_arg = [\"host\"]\n\n\
+         [[read_only]]\nserver = \"ssh\"\ntool = \"*\"\n",
+    )
+    .expect("write");
+    let class = |tool: &str| {
+        let run = env.run(&["check", tool, "--input", r#"{"host":"jp-ubuntu"}"#], b"");
+        run.success();
+        let line = |prefix: &str| {
+            run.stdout
+                .lines()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        (line("class:"), line("entry:"))
+    };
+    let hook = |tool: &str, id: &str| {
+        env.hook(&hook_input(
+            tool,
+            &serde_json::json!({"host": "jp-ubuntu"}),
+            id,
+        ))
+    };
+    for (order, later, earlier) in [
+        ([&first, &second], "second.toml", "first.toml"),
+        ([&second, &first], "first.toml", "second.toml"),
+    ] {
+        env.write_config(&Setup {
+            hook: format!(
+                "budget_secs = 30\ncatalogs = [{:?}, {:?}]",
+                order[0].display().to_string(),
+                order[1].display().to_string()
+            ),
+            ..Setup::default()
+        });
+        let (write_class, write_entry) = class("mcp__fs__write_log");
+        let (read_class, read_entry) = class("mcp__fs__read_config");
+        if later == "second.toml" {
+            // The later file's wildcards beat the earlier file's exact names.
+            assert_eq!(write_class, "class:    read-only");
+            assert_eq!(read_class, "class:    mutating");
+            assert_eq!(hook("mcp__fs__write_log", "toolu_p1").stdout.trim(), "{}");
+            let guarded = hook("mcp__fs__read_config", "toolu_p2");
+            assert!(guarded.reason().contains("toolu_p2"), "{guarded:#?}");
+            // The user file's `ssh *` read-only beats the shipped, more specific `ssh exec`.
+            let (ssh_class, ssh_entry) = class("mcp__ssh__exec");
+            assert_eq!(ssh_class, "class:    read-only");
+            assert!(ssh_entry.contains(later), "{ssh_entry}");
+        } else {
+            assert_eq!(write_class, "class:    mutating");
+            assert_eq!(read_class, "class:    read-only");
+            assert_eq!(hook("mcp__fs__read_config", "toolu_p3").stdout.trim(), "{}");
+            let guarded = hook("mcp__fs__write_log", "toolu_p4");
+            assert!(guarded.reason().contains("toolu_p4"), "{guarded:#?}");
+        }
+        assert!(write_entry.contains(later), "{write_entry}");
+        assert!(read_entry.contains(later), "{read_entry}");
+        assert!(!read_entry.contains(earlier), "{read_entry}");
     }
 }

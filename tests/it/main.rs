@@ -2,6 +2,7 @@
 
 mod catalog;
 mod claude;
+mod config;
 mod demo;
 mod e2e;
 mod e2e_host;
