@@ -64,10 +64,18 @@ pub struct HookArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Tool name as the host sends it, e.g. `mcp__ssh__exec`.
-    pub tool: String,
+    #[arg(required_unless_present = "command")]
+    pub tool: Option<String>,
     /// The tool's arguments as a JSON object.
     #[arg(long, value_name = "JSON")]
     pub input: Option<String>,
+    /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
+    /// programs it runs, on which VMs, and whether that can change them.
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input"])]
+    pub command: Option<String>,
+    /// Read `--command` as PowerShell instead of bash.
+    #[arg(long, requires = "command")]
+    pub powershell: bool,
 }
 
 #[derive(Debug, Args)]

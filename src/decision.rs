@@ -87,7 +87,7 @@ pub enum Finding<'a> {
 /// Returns `None` for a mutating call with a VM, which needs the ZVM.
 pub fn classify_only(tool: &str, class: &Classification) -> Option<Decision> {
     match class {
-        Classification::Local | Classification::Shell | Classification::ReadOnly(_) => {
+        Classification::Local | Classification::Shell { .. } | Classification::ReadOnly(_) => {
             Some(Decision::None)
         }
         Classification::Unlisted => Some(Decision::Ask(format!(

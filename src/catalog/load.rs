@@ -7,6 +7,7 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use super::{Class, Entry, Platform};
+use crate::shell::Dialect;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +25,8 @@ struct RawEntry {
     tool: String,
     #[serde(default)]
     vm_arg: Vec<String>,
+    shell_arg: Option<String>,
+    shell: Option<Dialect>,
     platform: Option<Platform>,
     note: Option<String>,
 }
@@ -84,9 +87,28 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
             "{name}: server must not contain \"__\" (it separates server and tool in mcp__<server>__<tool>)"
         );
     }
+    match (&raw.shell_arg, class) {
+        (Some(_), Class::ReadOnly) => {
+            bail!("{name}: shell_arg is only read for mutating entries (the command decides)")
+        }
+        (Some(_), _) if !raw.vm_arg.is_empty() => {
+            bail!(
+                "{name}: give vm_arg or shell_arg, not both (with shell_arg the command names its targets)"
+            )
+        }
+        (Some(key), _) if key.trim().is_empty() || key == "/" => {
+            bail!("{name}: shell_arg {key:?} names no argument")
+        }
+        (None, _) if raw.shell.is_some() => {
+            bail!("{name}: shell is only read with shell_arg")
+        }
+        _ => {}
+    }
     match class {
-        Class::Mutating if raw.vm_arg.is_empty() => {
-            bail!("{name}: a mutating entry needs vm_arg (the argument keys naming the VM)")
+        Class::Mutating if raw.vm_arg.is_empty() && raw.shell_arg.is_none() => {
+            bail!(
+                "{name}: a mutating entry needs vm_arg (the argument keys naming the VM) or shell_arg (the argument holding a command)"
+            )
         }
         Class::ReadOnly if !raw.vm_arg.is_empty() => {
             bail!("{name}: vm_arg is only read for mutating entries")
@@ -106,6 +128,8 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         server: raw.server,
         tool: raw.tool,
         vm_arg: raw.vm_arg,
+        shell_arg: raw.shell_arg,
+        shell: raw.shell.unwrap_or(Dialect::Posix),
         platform: raw.platform.unwrap_or(Platform::Any),
         note: raw.note,
         origin: origin.to_owned(),

@@ -13,6 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::shell::Dialect;
+
 /// The catalogs shipped with `rewind`, in load order.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
@@ -22,6 +24,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "builtin:windows.toml",
         include_str!("../../catalogs/windows.toml"),
+    ),
+    (
+        "builtin:command-servers.toml",
+        include_str!("../../catalogs/command-servers.toml"),
     ),
 ];
 
@@ -51,9 +57,11 @@ const LOCAL_TOOLS: &[&str] = &[
     "ToolSearch",
 ];
 
-/// Host tools that run shell commands. Parsing them for remote targets is not built yet, so
-/// they are passed on with no decision (the installed matcher does not route them here).
-const SHELL_TOOLS: &[&str] = &["Bash", "PowerShell"];
+/// Host tools that run shell commands: their `command` is parsed for remote programs.
+const SHELL_TOOLS: &[(&str, Dialect)] = &[
+    ("Bash", Dialect::Posix),
+    ("PowerShell", Dialect::PowerShell),
+];
 
 /// What a catalog entry says about a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,6 +99,11 @@ pub struct Entry {
     pub tool: String,
     /// Keys (or `/json/pointers`) of the arguments naming the VM; first present wins.
     pub vm_arg: Vec<String>,
+    /// The argument (key or `/json/pointer`) holding a command string, for tools that run
+    /// one (Desktop Commander's `start_process.command`): it is parsed like a shell command.
+    pub shell_arg: Option<String>,
+    /// The language of that command string.
+    pub shell: Dialect,
     pub platform: Platform,
     pub note: Option<String>,
     /// The file (or `builtin:` name) the entry came from.
@@ -176,8 +189,14 @@ impl VmArg {
 pub enum Classification {
     /// A host tool that only touches the local machine.
     Local,
-    /// A host shell tool; remote targets in commands are not parsed yet.
-    Shell,
+    /// A tool that runs a command string (a host shell tool, or an entry with `shell_arg`):
+    /// the command decides, through [`crate::shell`]. `command` is `None` when the argument
+    /// is missing or not a string.
+    Shell {
+        command: Option<String>,
+        dialect: Dialect,
+        entry: Option<Entry>,
+    },
     ReadOnly(Entry),
     Mutating {
         entry: Entry,
@@ -229,8 +248,17 @@ impl Catalog {
             ToolName::Host(tool) if LOCAL_TOOLS.contains(&tool.as_str()) => {
                 return Classification::Local;
             }
-            ToolName::Host(tool) if SHELL_TOOLS.contains(&tool.as_str()) => {
-                return Classification::Shell;
+            ToolName::Host(tool)
+                if let Some((_, dialect)) = SHELL_TOOLS.iter().find(|(t, _)| t == tool) =>
+            {
+                return Classification::Shell {
+                    command: input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    dialect: *dialect,
+                    entry: None,
+                };
             }
             ToolName::Host(_) => return Classification::Unlisted,
             ToolName::Mcp { server, tool } => (server, tool),
@@ -243,6 +271,13 @@ impl Catalog {
         else {
             return Classification::Unlisted;
         };
+        if let Some(key) = &entry.shell_arg {
+            return Classification::Shell {
+                command: lookup(input, key).and_then(command_text),
+                dialect: entry.shell,
+                entry: Some(entry.clone()),
+            };
+        }
         match entry.class {
             Class::ReadOnly => Classification::ReadOnly(entry.clone()),
             Class::Mutating => Classification::Mutating {
@@ -253,14 +288,37 @@ impl Catalog {
     }
 }
 
+/// A command string, or an argv list quoted back into one.
+fn command_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(items) if !items.is_empty() => {
+            let words: Option<Vec<String>> = items
+                .iter()
+                .map(|w| {
+                    w.as_str()
+                        .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+                })
+                .collect();
+            words.map(|w| w.join(" "))
+        }
+        _ => None,
+    }
+}
+
+/// An argument by key, or by JSON pointer when the key starts with `/`.
+fn lookup<'a>(input: &'a Value, key: &str) -> Option<&'a Value> {
+    if key.starts_with('/') {
+        input.pointer(key)
+    } else {
+        input.get(key)
+    }
+}
+
 /// The first `vm_arg` key present in `input` with a usable value.
 fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
     keys.iter().find_map(|key| {
-        let value = if key.starts_with('/') {
-            input.pointer(key)
-        } else {
-            input.get(key)
-        }?;
+        let value = lookup(input, key)?;
         let text = match value {
             Value::String(s) => s.trim().to_owned(),
             // Several targets stay visible as a list ("a, b") rather than being skipped.

@@ -10,21 +10,31 @@ use crate::catalog::{self, Catalog, Class, Classification, ToolName};
 use crate::cli::{CatalogAddArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
 use crate::lockfile;
+use crate::shell::{self, Dialect, Outcome};
 
 /// `rewind check <tool> [--input JSON]`: how the hook would classify a call, without Zerto.
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
+    if let Some(command) = &args.command {
+        let dialect = if args.powershell {
+            Dialect::PowerShell
+        } else {
+            Dialect::Posix
+        };
+        return check_command(&config, command, dialect, "the command");
+    }
+    let tool = args.tool.as_deref().unwrap_or_default();
     let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
     let input: serde_json::Value = match &args.input {
         Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
         None => serde_json::json!({}),
     };
-    let name = ToolName::parse(&args.tool, None);
+    let name = ToolName::parse(tool, None);
     say(match &name {
         ToolName::Mcp { server, tool } => format!(
             "tool:     {} (MCP server {server:?}, tool {tool:?})",
-            args.tool
+            args.tool.as_deref().unwrap_or_default()
         ),
         ToolName::Host(tool) => format!("tool:     {tool} (a host tool)"),
     });
@@ -45,9 +55,24 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             say("class:    local (touches only this machine)");
             say("decision: none; the host's own rules apply");
         }
-        Classification::Shell => {
-            say("class:    shell (remote targets in commands are not parsed yet)");
-            say("decision: none; the host's own rules apply");
+        Classification::Shell {
+            command,
+            dialect,
+            entry,
+        } => {
+            if let Some(entry) = entry {
+                say(entry_line(entry));
+            }
+            match command {
+                Some(command) => {
+                    say("class:    runs a command, which decides:");
+                    return check_command(&config, command, *dialect, "the call");
+                }
+                None => {
+                    say("class:    runs a command, but its argument is missing or not a string");
+                    say("decision: ask");
+                }
+            }
         }
         Classification::ReadOnly(entry) => {
             say("class:    read-only");
@@ -82,6 +107,31 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
     Ok(())
 }
 
+/// `rewind check --command`: the hook's own analysis of a command, targets resolved
+/// (`ssh -G`, the inventory), Zerto not called.
+fn check_command(
+    config: &Config,
+    command: &str,
+    dialect: Dialect,
+    what: &str,
+) -> anyhow::Result<()> {
+    let until = std::time::Instant::now() + config.hook.budget;
+    let cwd = std::env::current_dir().ok();
+    let judgement = shell::judge(command, dialect, config, cwd.as_deref(), until)?;
+    for line in judgement.analysis.to_string().lines() {
+        say(clean(line));
+    }
+    say(match &judgement.outcome {
+        Outcome::NoDecision => format!("decision: none; {what} runs under the host's own rules"),
+        Outcome::Ask { part, why } => format!("decision: ask (`{}`: {})", clean(part), clean(why)),
+        Outcome::Checkpoint(vms) => format!(
+            "decision: checkpoint every VPG of {} in Zerto before {what} runs; deny if that fails, ask if Zerto does not know a VM",
+            clean(&vms.join(", "))
+        ),
+    });
+    Ok(())
+}
+
 /// `rewind catalog lint`: every catalog loads, or the errors are listed.
 pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
@@ -95,6 +145,34 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     for file in &config.hook.catalogs {
         let result = Catalog::load(false, std::slice::from_ref(file));
         failed += report(&file.display().to_string(), result);
+    }
+    let shell_files = config
+        .hook
+        .builtin_catalogs
+        .then(|| None)
+        .into_iter()
+        .chain(config.shell.catalogs.iter().map(Some));
+    for file in shell_files {
+        let (name, result) = match file {
+            None => (
+                shell::catalog::BUILTIN.0.to_owned(),
+                shell::ShellCatalog::builtin(),
+            ),
+            Some(path) => (
+                path.display().to_string(),
+                shell::ShellCatalog::load(false, std::slice::from_ref(path)),
+            ),
+        };
+        match result {
+            Ok(catalog) => say(format!(
+                "ok    {name} ({} programs)",
+                catalog.programs().len()
+            )),
+            Err(e) => {
+                say(format!("error {e:#}"));
+                failed += 1;
+            }
+        }
     }
     if failed > 0 {
         bail!("{failed} catalog(s) have errors");

@@ -15,8 +15,11 @@ use crate::lockfile;
 
 /// Seconds the host waits beyond the hook's budget before it gives up on the hook.
 pub const HOST_TIMEOUT_MARGIN_SECS: u64 = 30;
-/// Tools whose calls reach the hook: every MCP tool.
-pub const MATCHER: &str = "mcp__.*";
+/// Tools whose calls reach the hook: the shell tools (their commands are parsed for remote
+/// programs) and every MCP tool.
+pub const MATCHER: &str = "Bash|PowerShell|mcp__.*";
+/// The matcher earlier versions wrote; an install over it widens it to [`MATCHER`].
+const OLD_MATCHER: &str = "mcp__.*";
 
 /// `rewind install --host claude-code --scope user|project`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
@@ -170,13 +173,18 @@ pub fn merge(settings: &mut Value, event: &str, entry: &Value) -> anyhow::Result
         let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             continue;
         };
+        let mut ours = false;
         for handler in handlers.iter_mut() {
             if is_rewind_handler(handler) {
                 *handler = if placed { Value::Null } else { entry.clone() };
+                ours = !placed;
                 placed = true;
             }
         }
         handlers.retain(|h| !h.is_null());
+        if ours && group.get("matcher").and_then(Value::as_str) == Some(OLD_MATCHER) {
+            group["matcher"] = json!(MATCHER);
+        }
     }
     groups.retain(|g| {
         g.get("hooks")
@@ -265,6 +273,18 @@ mod tests {
         assert_eq!(groups[0]["matcher"], "mcp__ssh__.*");
         assert_eq!(groups[0]["hooks"][0]["command"], "/new/rewind");
         assert_eq!(groups[0]["hooks"][0]["onFailure"], "block");
+    }
+
+    #[test]
+    fn an_install_over_the_old_mcp_only_matcher_routes_the_shell_tools_too() {
+        let mut settings = json!({"hooks": {"PreToolUse": [
+            {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "/old/rewind", "args": ["hook"]}]}
+        ]}});
+        merge(&mut settings, "PreToolUse", &entry("/new/rewind")).expect("merge");
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["matcher"],
+            "Bash|PowerShell|mcp__.*"
+        );
     }
 
     #[test]

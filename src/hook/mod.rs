@@ -362,7 +362,7 @@ fn checkpoint_vm(
 fn class_name(class: &Classification) -> &'static str {
     match class {
         Classification::Local => "local",
-        Classification::Shell => "shell",
+        Classification::Shell { .. } => "shell",
         Classification::ReadOnly(_) => "read-only",
         Classification::Mutating { .. } => "mutating",
         Classification::Unlisted => "unlisted",

@@ -40,12 +40,13 @@ pub const MAX_BRACKETS: usize = 48;
 pub const MAX_TEXT: usize = 256 * 1024;
 
 /// Which language the command string is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Dialect {
     /// bash / POSIX sh (Claude Code's `Bash`, Desktop Commander, most MCP command servers).
     Posix,
     /// PowerShell (Claude Code's `PowerShell`, PowerShell.MCP, `pwsh -c`).
+    #[serde(rename = "powershell")]
     PowerShell,
 }
 
@@ -167,8 +168,8 @@ pub enum Verdict {
     ReadOnly,
     /// Remote work that can change these targets: checkpoint them first.
     Mutating(Vec<Target>),
-    /// Something could not be known: ask, saying what.
-    Unknown(String),
+    /// Something could not be known: ask, saying which part and why.
+    Unknown { part: String, why: String },
 }
 
 /// The analysis of one command string.
@@ -295,19 +296,31 @@ pub fn analyse(
     let mut findings = Vec::new();
     let result = programs::analyse_text(command, dialect, catalog, &mut walk, &mut findings);
     let verdict = match result {
-        Err(Unknown(reason)) => Verdict::Unknown(reason),
+        Err(Unknown(why)) => Verdict::Unknown {
+            part: clip(command),
+            why,
+        },
         Ok(()) => summarise(&findings),
     };
     Analysis { verdict, findings }
 }
 
+/// A command shortened for a message: its first line, at most 80 characters.
+pub fn clip(command: &str) -> String {
+    let line = command.lines().next().unwrap_or_default();
+    let mut clipped: String = line.chars().take(80).collect();
+    if clipped.len() < command.len() {
+        clipped.push('…');
+    }
+    clipped
+}
+
 fn summarise(findings: &[Finding]) -> Verdict {
     if let Some(f) = findings.iter().find(|f| f.unknown.is_some()) {
-        return Verdict::Unknown(format!(
-            "{}: {}",
-            f.program,
-            f.unknown.as_deref().unwrap_or_default()
-        ));
+        return Verdict::Unknown {
+            part: f.program.clone(),
+            why: f.unknown.clone().unwrap_or_default(),
+        };
     }
     let mut targets: Vec<Target> = Vec::new();
     for finding in findings.iter().filter(|f| f.class == Class::Mutating) {
@@ -348,7 +361,7 @@ impl fmt::Display for Analysis {
                 let names: Vec<String> = targets.iter().map(ToString::to_string).collect();
                 writeln!(f, "mutating: checkpoint {}", names.join(", "))?;
             }
-            Verdict::Unknown(reason) => writeln!(f, "unknown (ask): {reason}")?,
+            Verdict::Unknown { part, why } => writeln!(f, "unknown (ask): `{part}`: {why}")?,
         }
         for finding in &self.findings {
             let names: Vec<String> = finding.targets.iter().map(ToString::to_string).collect();
@@ -378,3 +391,67 @@ impl fmt::Display for Analysis {
 
 #[cfg(test)]
 mod tests;
+
+/// What the hook does with a command once its targets are resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Local, or remote work that only reads: no decision.
+    NoDecision,
+    /// Something could not be known: ask, saying which part and why.
+    Ask { part: String, why: String },
+    /// Checkpoint these VM references before the command runs.
+    Checkpoint(Vec<String>),
+}
+
+/// The analysis of a command and what follows from it: the one code path shared by the hook
+/// and `rewind check --command`.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub analysis: Analysis,
+    pub outcome: Outcome,
+}
+
+/// Analyses `command` with the configured shell catalogs and resolves the targets of its
+/// mutating work (`ssh -G`, the Ansible inventory) before `until`. `cwd` is the directory the
+/// command runs in. Errors are catalog errors (the hook denies on them).
+pub fn judge(
+    command: &str,
+    dialect: Dialect,
+    config: &crate::config::Config,
+    cwd: Option<&std::path::Path>,
+    until: Instant,
+) -> anyhow::Result<Judgement> {
+    let catalog = ShellCatalog::load(config.hook.builtin_catalogs, &config.shell.catalogs)?;
+    let analysis = analyse(command, dialect, &catalog, Some(until));
+    let outcome = match &analysis.verdict {
+        Verdict::Local | Verdict::ReadOnly => Outcome::NoDecision,
+        Verdict::Unknown { part, why } => Outcome::Ask {
+            part: part.clone(),
+            why: why.clone(),
+        },
+        Verdict::Mutating(targets) => {
+            let options = resolve::Options {
+                resolve_ssh_config: config.shell.resolve_ssh_config,
+                ansible_inventory: config.shell.ansible_inventory.clone(),
+                home: crate::config::home_dir(),
+                cwd: cwd.map(std::path::Path::to_path_buf),
+            };
+            match resolve::resolve(targets, &options, until) {
+                Ok(references) if references.is_empty() => Outcome::Ask {
+                    part: clip(command),
+                    why: String::from("names no target to checkpoint"),
+                },
+                Ok(references) => Outcome::Checkpoint(references),
+                Err(why) => Outcome::Ask {
+                    part: targets
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    why,
+                },
+            }
+        }
+    };
+    Ok(Judgement { analysis, outcome })
+}
