@@ -63,16 +63,12 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             if let Some(entry) = entry {
                 say(entry_line(entry));
             }
-            match command {
-                Some(command) => {
-                    say("class:    runs a command, which decides:");
-                    return check_command(&config, command, *dialect, "the call");
-                }
-                None => {
-                    say("class:    runs a command, but its argument is missing or not a string");
-                    say("decision: ask");
-                }
+            if let Some(command) = command {
+                say("class:    runs a command, which decides:");
+                return check_command(&config, command, *dialect, "the call");
             }
+            say("class:    runs a command, but its argument is missing or not a string");
+            say("decision: ask");
         }
         Classification::ReadOnly(entry) => {
             say("class:    read-only");
@@ -149,7 +145,7 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     let shell_files = config
         .hook
         .builtin_catalogs
-        .then(|| None)
+        .then_some(None)
         .into_iter()
         .chain(config.shell.catalogs.iter().map(Some));
     for file in shell_files {
