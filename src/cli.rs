@@ -190,6 +190,24 @@ pub enum CatalogCommand {
     List,
     /// Remember a tool in your own catalog.
     Add(CatalogAddArgs),
+    /// Ask your MCP servers for their tools: which catalog covers each, and a proposal for the rest.
+    Scan(CatalogScanArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogScanArgs {
+    /// Append the proposals to your catalog (a timestamped backup is kept).
+    #[arg(long)]
+    pub write: bool,
+    /// Seconds each server has to start and list its tools.
+    #[arg(long, default_value_t = 20, value_name = "SECS")]
+    pub timeout: u64,
+    /// The project whose servers to scan [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Scan the servers in this file (shaped like .mcp.json) instead of the host's.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub mcp_config: Vec<PathBuf>,
 }
 
 /// The class `rewind catalog add` records.

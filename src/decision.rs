@@ -94,6 +94,24 @@ pub fn classify_only(tool: &str, class: &Classification) -> Option<Decision> {
             "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
              Approve only if it cannot change a VM, or record it with `rewind catalog add`."
         ))),
+        Classification::Mutating {
+            entry:
+                Entry {
+                    ask: Some(why), ..
+                },
+            ..
+        } => Some(Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but which one cannot be known from the call ({why}), so no Zerto checkpoint was taken. \
+             Approve only if nothing on a VM needs rewinding."
+        ))),
+        Classification::Mutating { entry, vm: None } if !entry.session_arg.is_empty() => {
+            Some(Decision::Ask(format!(
+                "rewind: {tool} can change a VM, but none of its arguments {} names one, and no session it names was opened \
+                 earlier in this agent session (or the server has no [[server]] binding), so no Zerto checkpoint was taken. \
+                 Approve only if nothing on a VM needs rewinding.",
+                keys(entry)
+            )))
+        }
         Classification::Mutating { entry, vm: None } => Some(Decision::Ask(format!(
             "rewind: {tool} can change a VM, but none of its arguments {} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding.",
             keys(entry)
@@ -110,7 +128,15 @@ pub fn classify_only(tool: &str, class: &Classification) -> Option<Decision> {
 }
 
 fn keys(entry: &Entry) -> String {
-    let quoted: Vec<String> = entry.vm_arg.iter().map(|k| format!("`{k}`")).collect();
+    let quoted: Vec<String> = entry
+        .vm_arg
+        .iter()
+        .chain(&entry.session_arg)
+        .map(|k| format!("`{k}`"))
+        .collect();
+    if quoted.is_empty() {
+        return String::from("(none: the server is bound at start, and no [[server]] binds it)");
+    }
     format!("({})", quoted.join(", "))
 }
 

@@ -28,7 +28,9 @@ pub mod guard;
 pub mod hook;
 pub mod lockfile;
 pub mod recover;
+pub mod scan;
 pub mod secret;
+pub mod sessions;
 pub mod shell;
 pub mod sim;
 pub mod tag;
@@ -54,6 +56,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Catalog(CatalogCommand::List) => report(commands::catalog::list(config)),
         Command::Catalog(CatalogCommand::Add(args)) => {
             report(commands::catalog::add(config, &args))
+        }
+        Command::Catalog(CatalogCommand::Scan(args)) => {
+            report(commands::catalog::scan(config, &args))
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-use super::{Class, Entry, Platform};
+use super::{Class, Entry, Platform, ServerBinding, same_server};
 use crate::shell::Dialect;
 
 #[derive(Deserialize)]
@@ -16,6 +16,16 @@ struct RawCatalog {
     mutating: Vec<RawEntry>,
     #[serde(default)]
     read_only: Vec<RawEntry>,
+    #[serde(default)]
+    server: Vec<RawServer>,
+}
+
+/// `[[server]]`: a server started for one host.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    vm: String,
 }
 
 #[derive(Deserialize)]
@@ -29,10 +39,16 @@ struct RawEntry {
     shell: Option<Dialect>,
     platform: Option<Platform>,
     note: Option<String>,
+    #[serde(default)]
+    bound_at_start: bool,
+    opens_session: Option<String>,
+    #[serde(default)]
+    session_arg: Vec<String>,
+    ask: Option<String>,
 }
 
 /// Parses one catalog's text; `origin` names it in errors and in [`Entry::origin`].
-pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Entry>> {
+pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let raw: RawCatalog = toml::from_str(text)
         .map_err(|e| anyhow::anyhow!("catalog {origin}: {}", e.to_string().trim_end()))?;
     let mut entries = Vec::new();
@@ -48,7 +64,7 @@ pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Entry>> {
     for (i, a) in entries.iter().enumerate() {
         if let Some(b) = entries[i + 1..]
             .iter()
-            .find(|b| b.server == a.server && b.tool == a.tool)
+            .find(|b| same_server(&b.server, &a.server) && b.tool == a.tool)
         {
             bail!(
                 "catalog {origin}: server {:?} tool {:?} is listed twice ({} and {}); keep one",
@@ -59,11 +75,47 @@ pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<Vec<Entry>> {
             );
         }
     }
-    Ok(entries)
+    let servers = raw
+        .server
+        .into_iter()
+        .enumerate()
+        .map(|(index, server)| check_server(server, origin, index))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for (i, a) in servers.iter().enumerate() {
+        if servers[i + 1..]
+            .iter()
+            .any(|b| same_server(&a.name, &b.name))
+        {
+            bail!(
+                "catalog {origin}: [[server]] {:?} is bound twice; keep one",
+                a.name
+            );
+        }
+    }
+    Ok((entries, servers))
+}
+
+fn check_server(raw: RawServer, origin: &str, index: usize) -> anyhow::Result<ServerBinding> {
+    let at = format!(
+        "catalog {origin}: [[server]] #{} ({:?})",
+        index + 1,
+        raw.name
+    );
+    if raw.name.trim().is_empty() || raw.name.contains(['*', '?']) {
+        bail!("{at}: name must be one server's name, without wildcards");
+    }
+    if raw.vm.trim().is_empty() {
+        bail!("{at}: vm is empty; name the VM the server is started for");
+    }
+    Ok(ServerBinding {
+        name: raw.name,
+        vm: raw.vm.trim().to_owned(),
+        origin: origin.to_owned(),
+    })
 }
 
 /// Reads and parses a catalog file.
-pub(super) fn read(path: &Path) -> anyhow::Result<Vec<Entry>> {
+pub(super) fn read(path: &Path) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read catalog {}", path.display()))?;
     parse(&text, &path.display().to_string())
@@ -87,37 +139,48 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
             "{name}: server must not contain \"__\" (it separates server and tool in mcp__<server>__<tool>)"
         );
     }
-    match (&raw.shell_arg, class) {
-        (Some(_), Class::ReadOnly) => {
-            bail!("{name}: shell_arg is only read for mutating entries (the command decides)")
-        }
-        (Some(_), _) if !raw.vm_arg.is_empty() => {
-            bail!(
-                "{name}: give vm_arg or shell_arg, not both (with shell_arg the command names its targets)"
-            )
-        }
-        (Some(key), _) if key.trim().is_empty() || key == "/" => {
-            bail!("{name}: shell_arg {key:?} names no argument")
-        }
-        (None, _) if raw.shell.is_some() => {
-            bail!("{name}: shell is only read with shell_arg")
-        }
-        _ => {}
-    }
+    let opens = raw.opens_session.is_some();
+    check_shell_arg(&raw, class, &name)?;
     match class {
-        Class::Mutating if raw.vm_arg.is_empty() && raw.shell_arg.is_none() => {
+        Class::Mutating
+            if raw.vm_arg.is_empty()
+                && raw.session_arg.is_empty()
+                && !raw.bound_at_start
+                && raw.ask.is_none()
+                && raw.shell_arg.is_none() =>
+        {
             bail!(
-                "{name}: a mutating entry needs vm_arg (the argument keys naming the VM) or shell_arg (the argument holding a command)"
+                "{name}: a mutating entry needs vm_arg (the argument keys naming the VM), \
+                 session_arg (the argument naming a session an earlier call opened), bound_at_start = true, \
+                 shell_arg (the argument holding a command), or ask = \"why its VM cannot be known\""
             )
         }
-        Class::ReadOnly if !raw.vm_arg.is_empty() => {
-            bail!("{name}: vm_arg is only read for mutating entries")
+        Class::ReadOnly if raw.ask.is_some() => {
+            bail!("{name}: ask is only read for mutating entries")
+        }
+        Class::ReadOnly if !opens && (!raw.vm_arg.is_empty() || raw.bound_at_start) => {
+            bail!(
+                "{name}: vm_arg and bound_at_start are only read for mutating entries and for entries that open a session"
+            )
+        }
+        Class::ReadOnly if !raw.session_arg.is_empty() => {
+            bail!("{name}: session_arg is only read for mutating entries")
         }
         _ => {}
     }
-    for key in &raw.vm_arg {
+    if opens && raw.vm_arg.is_empty() && !raw.bound_at_start {
+        bail!(
+            "{name}: an entry that opens a session needs vm_arg or bound_at_start = true, to know which VM the session is on"
+        );
+    }
+    if let Some(key) = &raw.opens_session
+        && key.trim().is_empty()
+    {
+        bail!("{name}: opens_session is empty; name the argument that names the session");
+    }
+    for key in raw.vm_arg.iter().chain(&raw.session_arg) {
         if key.trim().is_empty() {
-            bail!("{name}: vm_arg has an empty key");
+            bail!("{name}: vm_arg or session_arg has an empty key");
         }
         if key.starts_with('/') && key.len() == 1 {
             bail!("{name}: vm_arg {key:?} is not a JSON pointer to a field");
@@ -132,7 +195,38 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         shell: raw.shell.unwrap_or(Dialect::Posix),
         platform: raw.platform.unwrap_or(Platform::Any),
         note: raw.note,
+        bound_at_start: raw.bound_at_start,
+        opens_session: raw.opens_session,
+        session_arg: raw.session_arg,
+        ask: raw.ask.filter(|a| !a.trim().is_empty()),
         origin: origin.to_owned(),
         file: 0,
     })
+}
+
+/// `shell_arg` (and its `shell`) stands alone: the command names the targets.
+fn check_shell_arg(raw: &RawEntry, class: Class, name: &str) -> anyhow::Result<()> {
+    let Some(key) = &raw.shell_arg else {
+        if raw.shell.is_some() {
+            bail!("{name}: shell is only read with shell_arg");
+        }
+        return Ok(());
+    };
+    if class == Class::ReadOnly {
+        bail!("{name}: shell_arg is only read for mutating entries (the command decides)");
+    }
+    if !raw.vm_arg.is_empty()
+        || !raw.session_arg.is_empty()
+        || raw.bound_at_start
+        || raw.ask.is_some()
+        || raw.opens_session.is_some()
+    {
+        bail!(
+            "{name}: shell_arg stands alone (the command names its targets): drop vm_arg, session_arg, bound_at_start, opens_session and ask"
+        );
+    }
+    if key.trim().is_empty() || key == "/" {
+        bail!("{name}: shell_arg {key:?} names no argument");
+    }
+    Ok(())
 }

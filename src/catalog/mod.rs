@@ -8,6 +8,7 @@
 
 mod load;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -15,15 +16,64 @@ use serde_json::Value;
 
 use crate::shell::Dialect;
 
-/// The catalogs shipped with `rewind`, in load order.
+/// The catalogs shipped with `rewind`, in load order: the generic shapes first, so that each
+/// server's own catalog after it wins for that server's tools.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
-        "builtin:linux.toml",
-        include_str!("../../catalogs/linux.toml"),
+        "builtin:generic.toml",
+        include_str!("../../catalogs/generic.toml"),
     ),
     (
-        "builtin:windows.toml",
-        include_str!("../../catalogs/windows.toml"),
+        "builtin:aap-mcp.toml",
+        include_str!("../../catalogs/aap-mcp.toml"),
+    ),
+    (
+        "builtin:aionda-mcp-ssh.toml",
+        include_str!("../../catalogs/aionda-mcp-ssh.toml"),
+    ),
+    (
+        "builtin:ansible-dev-tools.toml",
+        include_str!("../../catalogs/ansible-dev-tools.toml"),
+    ),
+    (
+        "builtin:bsahane-ansible-mcp.toml",
+        include_str!("../../catalogs/bsahane-ansible-mcp.toml"),
+    ),
+    (
+        "builtin:bvisible-ssh-manager.toml",
+        include_str!("../../catalogs/bvisible-ssh-manager.toml"),
+    ),
+    (
+        "builtin:classfang-ssh-mcp-server.toml",
+        include_str!("../../catalogs/classfang-ssh-mcp-server.toml"),
+    ),
+    (
+        "builtin:cursortouch-windows-mcp.toml",
+        include_str!("../../catalogs/cursortouch-windows-mcp.toml"),
+    ),
+    (
+        "builtin:inframcp-winrm.toml",
+        include_str!("../../catalogs/inframcp-winrm.toml"),
+    ),
+    (
+        "builtin:lightspeed-ssh-mcp.toml",
+        include_str!("../../catalogs/lightspeed-ssh-mcp.toml"),
+    ),
+    (
+        "builtin:muchiny-ssh-bridge.toml",
+        include_str!("../../catalogs/muchiny-ssh-bridge.toml"),
+    ),
+    (
+        "builtin:tarnover-sysoperator.toml",
+        include_str!("../../catalogs/tarnover-sysoperator.toml"),
+    ),
+    (
+        "builtin:tufantunc-ssh-mcp.toml",
+        include_str!("../../catalogs/tufantunc-ssh-mcp.toml"),
+    ),
+    (
+        "builtin:vmware-aiops.toml",
+        include_str!("../../catalogs/vmware-aiops.toml"),
     ),
     (
         "builtin:command-servers.toml",
@@ -106,6 +156,17 @@ pub struct Entry {
     pub shell: Dialect,
     pub platform: Platform,
     pub note: Option<String>,
+    /// The server is started for one host (`[[server]]` binds it): with no `vm_arg` in the
+    /// call, the call targets that host.
+    pub bound_at_start: bool,
+    /// The argument naming the session this call opens (`ssh_connect {name}`): the session is
+    /// remembered as being on this call's VM.
+    pub opens_session: Option<String>,
+    /// Arguments naming a session an earlier call opened (`ssh_exec {sessionName}`).
+    pub session_arg: Vec<String>,
+    /// Why the VM a call changes cannot be known from the call (the playbook's own `hosts:`, a
+    /// server-side group): such a call always asks, saying why.
+    pub ask: Option<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
     /// The position of that file in load order.
@@ -123,10 +184,24 @@ impl Entry {
     }
 }
 
-/// Every loaded entry, in load order.
+/// `[[server]] name = "prod-ssh"  vm = "web01"`: a server started for one host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerBinding {
+    /// The server's name as in `mcp__<server>__<tool>` (matched like entry servers).
+    pub name: String,
+    /// The VM the server acts on.
+    pub vm: String,
+    /// The file the binding came from.
+    pub origin: String,
+}
+
+/// Every loaded entry, in load order, and the server bindings (a later file's wins).
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     entries: Vec<Entry>,
+    servers: Vec<ServerBinding>,
+    /// How many files were appended (entries carry their file's number).
+    files: usize,
 }
 
 /// A tool name as the host sends it, split.
@@ -222,23 +297,40 @@ impl Catalog {
     }
 
     /// Adds one file's entries after those already loaded.
-    fn append(&mut self, mut entries: Vec<Entry>) {
-        let file = self.entries.last().map_or(0, |e| e.file + 1);
+    fn append(&mut self, (mut entries, servers): (Vec<Entry>, Vec<ServerBinding>)) {
+        self.files += 1;
         for entry in &mut entries {
-            entry.file = file;
+            entry.file = self.files;
         }
         self.entries.extend(entries);
+        self.servers.extend(servers);
     }
 
     /// Parses one catalog's text on its own (for tests and `catalog lint`).
     pub fn parse(text: &str, origin: &str) -> anyhow::Result<Catalog> {
+        let (entries, servers) = load::parse(text, origin)?;
         Ok(Catalog {
-            entries: load::parse(text, origin)?,
+            entries,
+            servers,
+            files: 1,
         })
     }
 
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// The `[[server]]` bindings, in load order.
+    pub fn servers(&self) -> &[ServerBinding] {
+        &self.servers
+    }
+
+    /// The VM a server is bound to, if a `[[server]]` names it (the latest file wins).
+    pub fn server_binding(&self, server: &str) -> Option<&ServerBinding> {
+        self.servers
+            .iter()
+            .rev()
+            .find(|b| same_server(&b.name, server))
     }
 
     /// Classifies a call: the deciding entry is the one from the latest file, then the most
@@ -266,7 +358,7 @@ impl Catalog {
         let Some(entry) = self
             .entries
             .iter()
-            .filter(|e| glob_match(&e.server, server) && glob_match(&e.tool, tool))
+            .filter(|e| server_match(&e.server, server) && glob_match(&e.tool, tool))
             .max_by_key(|e| (e.file, e.specificity(), e.class == Class::Mutating))
         else {
             return Classification::Unlisted;
@@ -306,7 +398,137 @@ fn command_text(value: &Value) -> Option<String> {
     }
 }
 
-/// An argument by key, or by JSON pointer when the key starts with `/`.
+/// Where a mutating call's VM comes from when none of its own `vm_arg` keys is present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    /// Not bound: the call's own arguments decide (or name nothing).
+    No,
+    /// The server's `[[server]]` binding, or the session an earlier call opened.
+    Vm(VmArg),
+    /// The call names a session (`key` = `name`) nobody remembers opening.
+    UnknownSession { key: String, name: String },
+}
+
+impl Catalog {
+    /// The VM a mutating call is bound to when it names none itself: the session its
+    /// `session_arg` names (looked up with `recall`), else its server's `[[server]]` binding.
+    /// A call that has any of its `vm_arg` keys is never bound: the first key present decides.
+    pub fn bound_target(
+        &self,
+        server: &str,
+        entry: &Entry,
+        input: &Value,
+        recall: &dyn Fn(&str) -> Option<String>,
+    ) -> Bound {
+        if entry.ask.is_some() || entry.vm_arg.iter().any(|key| lookup(input, key).is_some()) {
+            return Bound::No;
+        }
+        if let Some((key, value)) = entry
+            .session_arg
+            .iter()
+            .find_map(|key| lookup(input, key).map(|v| (key, v)))
+        {
+            let name = session_name(value).unwrap_or_default();
+            return match (!name.is_empty()).then(|| recall(&name)).flatten() {
+                Some(vm) => Bound::Vm(VmArg {
+                    key: format!("{key} (session {name:?} opened earlier)"),
+                    value: vm,
+                }),
+                None => Bound::UnknownSession {
+                    key: key.clone(),
+                    name,
+                },
+            };
+        }
+        match self.server_binding(server) {
+            Some(binding) => Bound::Vm(VmArg {
+                key: format!("[[server]] {}", binding.name),
+                value: binding.vm.clone(),
+            }),
+            None => Bound::No,
+        }
+    }
+
+    /// For a call whose entry opens a session: the session's name and the VM it is on (the
+    /// call's `vm_arg`, else its server's binding). `None` when either is missing.
+    pub fn session_opened(
+        &self,
+        server: &str,
+        entry: &Entry,
+        input: &Value,
+    ) -> Option<(String, String)> {
+        let key = entry.opens_session.as_deref()?;
+        let name = session_name(lookup(input, key)?)?;
+        let vm = if entry.vm_arg.iter().any(|k| lookup(input, k).is_some()) {
+            find_vm_arg(&entry.vm_arg, input)?.value
+        } else {
+            self.server_binding(server)?.vm.clone()
+        };
+        (!name.is_empty()).then_some((name, vm))
+    }
+}
+
+/// A user entry that makes shipped mutating tools read-only: legal, but it switches guarding
+/// off for them, so `catalog lint` and `doctor` name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    /// The user's read-only entry.
+    pub entry: Entry,
+    /// The shipped mutating entries it overrides, as `server tool`.
+    pub shipped: Vec<String>,
+}
+
+impl Shadow {
+    /// One line naming the entry and what it switches off.
+    pub fn describe(&self) -> String {
+        const SHOWN: usize = 5;
+        let mut names = self.shipped[..self.shipped.len().min(SHOWN)].join(", ");
+        if self.shipped.len() > SHOWN {
+            let _ = write!(names, ", and {} more", self.shipped.len() - SHOWN);
+        }
+        format!(
+            "{}: [[read_only]] server {:?} tool {:?} makes {} shipped mutating tool entr{} read-only, so the hook takes no checkpoint before them: {names}",
+            self.entry.origin,
+            self.entry.server,
+            self.entry.tool,
+            self.shipped.len(),
+            if self.shipped.len() == 1 { "y" } else { "ies" },
+        )
+    }
+}
+
+impl Catalog {
+    /// Read-only entries outside the shipped catalogs that override shipped mutating ones
+    /// (their server and tool patterns overlap; user files always load later, so they win).
+    pub fn shadows(&self) -> Vec<Shadow> {
+        let shipped: Vec<&Entry> = self
+            .entries
+            .iter()
+            .filter(|e| e.origin.starts_with("builtin:") && e.class == Class::Mutating)
+            .collect();
+        self.entries
+            .iter()
+            .filter(|e| !e.origin.starts_with("builtin:") && e.class == Class::ReadOnly)
+            .filter_map(|user| {
+                let hits: Vec<String> = shipped
+                    .iter()
+                    .filter(|s| {
+                        (server_match(&user.server, &s.server)
+                            || server_match(&s.server, &user.server))
+                            && (glob_match(&user.tool, &s.tool) || glob_match(&s.tool, &user.tool))
+                    })
+                    .map(|s| format!("{} {}", s.server, s.tool))
+                    .collect();
+                (!hits.is_empty()).then(|| Shadow {
+                    entry: user.clone(),
+                    shipped: hits,
+                })
+            })
+            .collect()
+    }
+}
+
+/// A key (or `/json/pointer`) in a tool call's arguments.
 fn lookup<'a>(input: &'a Value, key: &str) -> Option<&'a Value> {
     if key.starts_with('/') {
         input.pointer(key)
@@ -315,10 +537,23 @@ fn lookup<'a>(input: &'a Value, key: &str) -> Option<&'a Value> {
     }
 }
 
+/// A session name or id as a string: servers use names and numeric ids (a process id).
+fn session_name(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.trim().to_owned()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 /// The first `vm_arg` key present in `input` with a usable value.
 fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
     keys.iter().find_map(|key| {
-        let value = lookup(input, key)?;
+        let value = if key.starts_with('/') {
+            input.pointer(key)
+        } else {
+            input.get(key)
+        }?;
         let text = match value {
             Value::String(s) => s.trim().to_owned(),
             // Several targets stay visible as a list ("a, b") rather than being skipped.
@@ -335,6 +570,29 @@ fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
     })
 }
 
+/// A server name as compared: lower case, with `-`, `_` and every character Claude Code
+/// would turn into `_` (a dot, a space, a slash) as one and the same character.
+fn normalise_server(name: &str) -> String {
+    name.chars()
+        .map(|c| match c {
+            '*' | '?' => c,
+            c if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
+            _ => '-',
+        })
+        .collect()
+}
+
+/// Whether a catalog's server pattern matches a server name: globs, case-insensitively, with
+/// `-` and `_` the same (`ssh_manager` matches `ssh-manager`, `SSH-Manager` too).
+pub fn server_match(pattern: &str, server: &str) -> bool {
+    glob_match(&normalise_server(pattern), &normalise_server(server))
+}
+
+/// Whether two server names (or patterns) are the same once normalised.
+pub fn same_server(a: &str, b: &str) -> bool {
+    normalise_server(a) == normalise_server(b)
+}
+
 /// `*` matches any run of characters, `?` one; everything else literally, case-sensitively.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
@@ -342,12 +600,12 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        if pi < p.len() && p[pi] == '*' {
             star = Some((pi, ti));
             pi += 1;
+        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
         } else if let Some((sp, st)) = star {
             pi = sp + 1;
             ti = st + 1;
@@ -395,6 +653,9 @@ mod tests {
         assert!(!glob_match("write_*", "read_file"));
         assert!(!glob_match("exec", "exec2"));
         assert!(glob_match("*_file", "put_file"));
+        // A pattern against another pattern's text (lint compares entries this way).
+        assert!(glob_match("*", "*command*"));
+        assert!(glob_match("run*", "run*"));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `rewind check` and `rewind catalog lint|list|add`.
+//! `rewind check` and `rewind catalog lint|list|add|scan`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,9 +7,10 @@ use anyhow::{Context as _, bail};
 
 use super::{clean, say, warn_config};
 use crate::catalog::{self, Catalog, Class, Classification, ToolName};
-use crate::cli::{CatalogAddArgs, CheckArgs, ToolClassArg};
+use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
 use crate::lockfile;
+use crate::scan;
 use crate::shell::{self, Dialect, Outcome};
 
 /// `rewind check <tool> [--input JSON]`: how the hook would classify a call, without Zerto.
@@ -173,7 +174,84 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     if failed > 0 {
         bail!("{failed} catalog(s) have errors");
     }
+    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    for shadow in catalog.shadows() {
+        say(format!("warn  {}", shadow.describe()));
+    }
     Ok(())
+}
+
+/// `doctor`'s catalog findings beyond loading: user entries that switch guarding off for
+/// shipped mutating tools, and configured MCP servers whose tools no catalog covers (from
+/// the scan's cache when it is fresh, else by asking the servers). `(true, …)` passes,
+/// `(false, …)` warns.
+pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
+    let mut findings: Vec<(bool, String, String)> = catalog
+        .shadows()
+        .iter()
+        .map(|shadow| (false, String::from("catalog guard off"), shadow.describe()))
+        .collect();
+    let servers = match configured_servers(&[], None) {
+        Ok(servers) => servers,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
+    if servers.is_empty() {
+        return findings;
+    }
+    let reports = scan::scan(
+        &servers,
+        catalog,
+        std::time::Duration::from_secs(10),
+        &crate::config::cache_dir(),
+        Some(scan::CACHE_TTL),
+    );
+    let mut covered = 0;
+    for report in &reports {
+        let what = format!("mcp server {}", clean(&report.name));
+        match &report.tools {
+            Err(e) => findings.push((
+                false,
+                what,
+                format!(
+                    "could not list its tools ({}); run `rewind catalog scan`",
+                    clean(e)
+                ),
+            )),
+            Ok(tools) => {
+                let uncovered = report.uncovered();
+                if uncovered.is_empty() {
+                    covered += 1;
+                    continue;
+                }
+                let names: Vec<String> = uncovered.iter().take(5).map(|t| clean(&t.name)).collect();
+                findings.push((
+                    false,
+                    what,
+                    format!(
+                        "{} of its {} tools are in no catalog, so the hook asks before each ({}{}); run `rewind catalog scan`",
+                        uncovered.len(),
+                        tools.len(),
+                        names.join(", "),
+                        if uncovered.len() > names.len() { ", ..." } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    if covered > 0 {
+        findings.push((
+            true,
+            String::from("mcp servers"),
+            format!(
+                "{covered} of {} configured servers have every tool in a catalog",
+                reports.len()
+            ),
+        ));
+    }
+    findings
 }
 
 fn report(name: &str, result: anyhow::Result<Catalog>) -> usize {
@@ -267,4 +345,148 @@ pub fn add(config_path: Option<&Path>, args: &CatalogAddArgs) -> anyhow::Result<
 /// A TOML basic string.
 fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
+}
+
+/// The MCP servers to scan: the files named with `--mcp-config`, else the host's own
+/// configuration for the project.
+pub fn configured_servers(
+    mcp_config: &[std::path::PathBuf],
+    project: Option<&Path>,
+) -> anyhow::Result<Vec<scan::servers::Server>> {
+    if !mcp_config.is_empty() {
+        let mut servers = Vec::new();
+        for file in mcp_config {
+            servers.extend(scan::servers::from_file(file)?);
+        }
+        return Ok(servers);
+    }
+    let project = match project {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_dir().context("cannot tell the current directory")?,
+    };
+    scan::servers::claude_code(crate::config::home_dir().as_deref(), &project)
+}
+
+/// `rewind catalog scan`: every configured server's tools, the entry covering each, and a
+/// proposal for the rest; with `--write`, the proposals go into the user's catalog.
+pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    let servers = configured_servers(&args.mcp_config, args.project.as_deref())?;
+    if servers.is_empty() {
+        say("no MCP servers are configured (looked in ~/.claude.json and ./.mcp.json)");
+        return Ok(());
+    }
+    let reports = scan::scan(
+        &servers,
+        &catalog,
+        std::time::Duration::from_secs(args.timeout.max(1)),
+        &crate::config::cache_dir(),
+        None,
+    );
+    for server in &reports {
+        say(format!(
+            "server {} ({}) from {}",
+            clean(&server.name),
+            server.transport,
+            server.origin
+        ));
+        let tools = match &server.tools {
+            Ok(tools) => tools,
+            Err(e) => {
+                say(format!("  not scanned: {}", clean(e)));
+                continue;
+            }
+        };
+        for tool in tools {
+            say(tool_line(tool));
+        }
+    }
+    let uncovered: usize = reports.iter().map(|r| r.uncovered().len()).sum();
+    let failed = reports.iter().filter(|r| r.tools.is_err()).count();
+    say(format!(
+        "{} server(s), {uncovered} tool(s) in no catalog, {failed} server(s) not scanned",
+        reports.len()
+    ));
+    let stamp = crate::time::format_utc_millis(std::time::SystemTime::now());
+    let proposals = scan::proposals_toml(&reports, &stamp);
+    if !args.write {
+        if !proposals.is_empty() {
+            say("run again with --write to add the proposals to your catalog");
+        }
+        return Ok(());
+    }
+    if proposals.is_empty() {
+        say("nothing to write");
+        return Ok(());
+    }
+    write_proposals(&config, &proposals, &stamp)
+}
+
+fn tool_line(tool: &scan::ToolReport) -> String {
+    let name = clean(&tool.name);
+    if let (Some(class), Some(entry)) = (tool.class, &tool.entry) {
+        return format!("  {name:<28} {:<10} {entry}", class.to_string());
+    }
+    let Some(proposal) = &tool.proposal else {
+        return format!("  {name:<28} unlisted");
+    };
+    let mut line = match proposal.class {
+        Some(class) => format!("  {name:<28} unlisted   propose [[{class}]]"),
+        None => format!("  {name:<28} unlisted   no proposal"),
+    };
+    if proposal.class == Some(Class::Mutating) {
+        if !proposal.vm_arg.is_empty() {
+            let _ = write!(line, " vm_arg {}", proposal.vm_arg.join(", "));
+        } else if !proposal.session_arg.is_empty() {
+            let _ = write!(line, " session_arg {}", proposal.session_arg.join(", "));
+        } else {
+            line.push_str(" (no argument names a VM: it would ask)");
+        }
+    }
+    let _ = write!(line, " ({})", proposal.because);
+    if let Some(review) = &proposal.review {
+        let _ = write!(line, "\n  {:<28} REVIEW: {review}", "");
+    }
+    clean_lines(&line)
+}
+
+/// Control characters out, line breaks kept.
+fn clean_lines(text: &str) -> String {
+    text.split('\n').map(clean).collect::<Vec<_>>().join("\n")
+}
+
+/// Appends the proposals to the user's catalog, after a timestamped backup of it, and
+/// checks the result loads before replacing the file.
+fn write_proposals(config: &Config, proposals: &str, stamp: &str) -> anyhow::Result<()> {
+    let path = config
+        .hook
+        .user_catalog()
+        .context("no home directory and no [hook] catalogs: nowhere to write")?;
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let backup =
+                path.with_extension(format!("toml.{}.bak", stamp.replace([':', '.'], "-")));
+            lockfile::write_private_atomic(&backup, text.as_bytes())
+                .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+            say(format!("backup: {}", backup.display()));
+            text
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::from(
+            "# Your own tool catalog (written by `rewind catalog add` and `rewind catalog scan`; edit freely).\n",
+        ),
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    };
+    let updated = format!("{}\n{proposals}", existing.trim_end_matches('\n'));
+    Catalog::parse(&updated, &path.display().to_string()).context(
+        "the proposals do not fit your catalog (an entry for one of these tools is there already?)",
+    )?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    lockfile::write_private_atomic(&path, updated.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    say(format!("wrote the proposals to {}", path.display()));
+    Ok(())
 }

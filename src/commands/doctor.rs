@@ -63,14 +63,23 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     };
 
     match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
-        Ok(catalog) => checks.pass(
-            "catalogs",
-            format!(
-                "{} entries ({} user file(s))",
-                catalog.entries().len(),
-                config.hook.catalogs.len()
-            ),
-        ),
+        Ok(catalog) => {
+            checks.pass(
+                "catalogs",
+                format!(
+                    "{} entries ({} user file(s))",
+                    catalog.entries().len(),
+                    config.hook.catalogs.len()
+                ),
+            );
+            for (pass, what, detail) in super::catalog::doctor_findings(&catalog) {
+                if pass {
+                    checks.pass(&what, detail);
+                } else {
+                    checks.warn(&what, detail);
+                }
+            }
+        }
         Err(e) => checks.fail("catalogs", format!("{e:#}")),
     }
 

@@ -18,11 +18,12 @@ use std::time::{Duration, SystemTime};
 
 use self::claude_code::HookInput;
 use crate::audit::{self, AuditCheckpoint, Record};
-use crate::catalog::{Catalog, Classification, ToolName};
+use crate::catalog::{Bound, Catalog, Classification, ToolName};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard;
+use crate::sessions::Sessions;
 use crate::tag::Tag;
 use crate::zvm::Client;
 use crate::zvm::resolve::{self, Resolution};
@@ -238,9 +239,12 @@ fn decide(
             ));
         }
     };
-    let class = catalog.classify(
-        &ToolName::parse(tool, input.server_hint()),
-        &input.tool_input,
+    let name = ToolName::parse(tool, input.server_hint());
+    let class = bind(
+        &catalog,
+        &name,
+        catalog.classify(&name, &input.tool_input),
+        input,
     );
     facts.class = class_name(&class);
     if let Some(decision) = decision::classify_only(tool, &class) {
@@ -253,6 +257,46 @@ fn decide(
         return Decision::Deny(format!("rewind: internal error classifying {tool}"));
     };
     checkpoint_vm(input, &vm_arg.value, config, deadline, progress, facts)
+}
+
+/// Puts a call on the VM its server or an earlier session binds it to, when its arguments
+/// name none, and remembers the session a call opens. The store is only touched for entries
+/// that open or name sessions; a store that cannot be written makes the follow-up ask.
+fn bind(
+    catalog: &Catalog,
+    name: &ToolName,
+    class: Classification,
+    input: &HookInput,
+) -> Classification {
+    let ToolName::Mcp { server, .. } = name else {
+        return class;
+    };
+    let sessions = Sessions::in_dir(&config::state_dir());
+    let host_session = input.session_id.as_deref().unwrap_or_default();
+    let (Classification::ReadOnly(entry) | Classification::Mutating { entry, .. }) = &class else {
+        return class;
+    };
+    if let Some((session, vm)) = catalog.session_opened(server, entry, &input.tool_input)
+        && !host_session.is_empty()
+        && let Err(e) = sessions.remember(host_session, server, &session, &vm, SystemTime::now())
+    {
+        eprintln!("rewind: session {session:?} not remembered: {e:#}");
+    }
+    let Classification::Mutating { entry, vm: None } = class else {
+        return class;
+    };
+    let recall = |session: &str| {
+        (!host_session.is_empty())
+            .then(|| sessions.recall(host_session, server, session, SystemTime::now()))
+            .flatten()
+    };
+    match catalog.bound_target(server, &entry, &input.tool_input, &recall) {
+        Bound::Vm(vm) => Classification::Mutating {
+            entry,
+            vm: Some(vm),
+        },
+        Bound::No | Bound::UnknownSession { .. } => Classification::Mutating { entry, vm: None },
+    }
 }
 
 /// The mutating path: find the VM in Zerto, guard it, decide from what the ZVM said.

@@ -3,11 +3,17 @@
 // Dependency-free. It never touches a real host: every tools/call is logged and answered with a
 // text result, so a test can tell whether the agent host really ran the tool.
 //
-// Usage: node mcp-stub.mjs [--name NAME] [--flavor linux|windows]
+// Usage: node mcp-stub.mjs [--name NAME] [--flavor linux|windows|annotated]
 //   --name    server name reported in serverInfo and in the log (env MCP_STUB_NAME; default ssh)
 //   --flavor  which tools to expose (env MCP_STUB_FLAVOR; default linux):
 //               linux:   exec {host, command}, read_file {host, path}
 //               windows: run_powershell {host, script}, read_file {host, path}
+//               annotated: tools carrying MCP annotations, for `rewind catalog scan`:
+//                 show_status {host} (readOnlyHint), restart_service {hostname, service}
+//                 (destructiveHint), deploy_app {vm_name, artifact} (no annotation),
+//                 lookup {query} (no annotation), run_script {target_host, script}
+//                 (readOnlyHint, which its name and arguments contradict),
+//                 session_send {session_id, input} (readOnlyHint false)
 // Env MCP_STUB_LOG: JSONL file that gets one line per tools/call: {server, tool, arguments, id,
 // at_ms}, where at_ms is the wall-clock time the call arrived (Date.now(): whole milliseconds since
 // the Unix epoch), written before the call is answered.
@@ -65,9 +71,48 @@ const flavors = {
   ],
 };
 
+const str = (description) => ({ type: 'string', description });
+const objectOf = (properties, required) => ({ type: 'object', properties, required });
+flavors.annotated = [
+  {
+    name: 'show_status',
+    description: 'Show service status on a host',
+    inputSchema: objectOf({ host: hostProp }, ['host']),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'restart_service',
+    description: 'Restart a service',
+    inputSchema: objectOf({ hostname: str('FQDN'), service: str('unit name') }, ['hostname', 'service']),
+    annotations: { readOnlyHint: false, destructiveHint: true },
+  },
+  {
+    name: 'deploy_app',
+    description: 'Deploy an artifact to a VM',
+    inputSchema: objectOf({ vm_name: str('VM'), artifact: str('path') }, ['vm_name', 'artifact']),
+  },
+  {
+    name: 'lookup',
+    description: 'Look something up',
+    inputSchema: objectOf({ query: str('what to look up') }, ['query']),
+  },
+  {
+    name: 'run_script',
+    description: 'Run a script (claims to be read-only)',
+    inputSchema: objectOf({ target_host: str('host'), script: str('script') }, ['target_host', 'script']),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'session_send',
+    description: 'Send input to an open session',
+    inputSchema: objectOf({ session_id: str('session'), input: str('keys') }, ['session_id', 'input']),
+    annotations: { readOnlyHint: false },
+  },
+];
+
 const tools = flavors[flavor];
 if (!tools) {
-  process.stderr.write(`mcp-stub: unknown flavor ${flavor}; use linux or windows\n`);
+  process.stderr.write(`mcp-stub: unknown flavor ${flavor}; use linux, windows or annotated\n`);
   process.exit(2);
 }
 

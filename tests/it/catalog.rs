@@ -106,7 +106,7 @@ fn catalog_lint_fails_on_a_broken_user_catalog_naming_file_and_key() {
     let lint = env.run(&["catalog", "lint"], b"");
     lint.failure();
     assert!(
-        lint.stdout.contains("ok    builtin:linux.toml"),
+        lint.stdout.contains("ok    builtin:tufantunc-ssh-mcp.toml"),
         "{lint:#?}"
     );
     assert!(

@@ -293,3 +293,118 @@ fn the_fallback_is_an_earlier_untagged_checkpoint_the_zvm_lists() {
         assert!(at(fallback_at) < at(tagged_at), "{line}");
     }
 }
+
+/// A server started for one host (`[[server]]`) names no host in its calls: the checkpoint
+/// goes on the bound VM, and a call that does name one (v2's `profile`) goes there instead.
+#[test]
+fn a_server_bound_call_is_checkpointed_on_the_bound_vm() {
+    let env = TestEnv::start();
+    let catalog = env.path("catalog.toml");
+    std::fs::write(&catalog, "[[server]]\nname = \"ssh_mcp\"\nvm = \"db01\"\n")
+        .expect("write catalog");
+    env.write_config(&Setup {
+        hook: format!(
+            "budget_secs = 30\ncatalogs = [{:?}]",
+            catalog.display().to_string()
+        ),
+        ..Setup::default()
+    });
+    let run = env.hook(&hook_input(
+        "mcp__ssh-mcp__exec",
+        &json!({"command": "systemctl restart postgresql"}),
+        "toolu_bound_1",
+    ));
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    assert!(run.reason().contains("on VM db01"), "{run:#?}");
+    let run = env.hook(&hook_input(
+        "mcp__ssh-mcp__run-command",
+        &json!({"command": "reboot", "profile": "jp-ubuntu"}),
+        "toolu_bound_2",
+    ));
+    assert!(run.reason().contains("on VM jp-ubuntu"), "{run:#?}");
+    let tags: Vec<String> = env.sim.inserts().iter().map(|i| i.tag.clone()).collect();
+    assert!(!tags.is_empty(), "{tags:?}");
+    for tag in &tags {
+        assert!(
+            tag.contains("vm=db01 | change=toolu_bound_1")
+                || tag.contains("vm=jp-ubuntu | change=toolu_bound_2"),
+            "{tags:?}"
+        );
+    }
+    let before = tags.len();
+
+    // Without the binding, the same call has no VM and asks.
+    env.write_config(&Setup::default());
+    let run = env.hook(&hook_input(
+        "mcp__ssh-mcp__exec",
+        &json!({"command": "reboot"}),
+        "toolu_bound_3",
+    ));
+    assert_eq!(run.decision(), "ask", "{run:#?}");
+    assert_eq!(env.sim.inserts().len(), before);
+}
+
+/// `ssh_connect {name, host}` is read-only and remembered; the `ssh_exec {sessionName}` that
+/// follows is checkpointed on that host. A session never opened, or opened in another agent
+/// session, asks.
+#[test]
+fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
+    let env = TestEnv::start();
+    let connect = env.hook(&hook_input(
+        "mcp__ssh__ssh_connect",
+        &json!({"name": "s1", "host": "db01", "username": "root"}),
+        "toolu_conn_1",
+    ));
+    assert_eq!(connect.decision(), "none", "{connect:#?}");
+    assert!(connect.reason().is_empty(), "{connect:#?}");
+    assert!(env.sim.inserts().is_empty(), "connecting changes nothing");
+
+    let exec = env.hook(&hook_input(
+        "mcp__ssh__ssh_exec",
+        &json!({"sessionName": "s1", "command": "systemctl restart postgresql"}),
+        "toolu_exec_1",
+    ));
+    assert_eq!(exec.decision(), "none", "{exec:#?}");
+    assert!(exec.reason().contains("on VM db01"), "{exec:#?}");
+    let inserts = env.sim.inserts();
+    assert!(!inserts.is_empty());
+    for insert in &inserts {
+        assert!(
+            insert.tag.contains("vm=db01 | change=toolu_exec_1"),
+            "{}",
+            insert.tag
+        );
+    }
+
+    let unknown = env.hook(&hook_input(
+        "mcp__ssh__ssh_exec",
+        &json!({"sessionName": "s2", "command": "reboot"}),
+        "toolu_exec_2",
+    ));
+    assert_eq!(unknown.decision(), "ask", "{unknown:#?}");
+    assert!(
+        unknown.reason().contains("no session it names was opened"),
+        "{unknown:#?}"
+    );
+
+    let mut other_session: serde_json::Value = serde_json::from_slice(&hook_input(
+        "mcp__ssh__ssh_exec",
+        &json!({"sessionName": "s1", "command": "reboot"}),
+        "toolu_exec_3",
+    ))
+    .expect("json");
+    other_session["session_id"] = json!("another-agent-session");
+    let other = env.hook(&serde_json::to_vec(&other_session).expect("json"));
+    assert_eq!(other.decision(), "ask", "{other:#?}");
+    assert_eq!(env.sim.inserts().len(), inserts.len());
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(env.path("state/rewind/sessions.json"))
+            .expect("the session store")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

@@ -8,5 +8,7 @@ mod e2e;
 mod e2e_host;
 mod hook;
 mod recover;
+mod scan;
+mod servers;
 mod support;
 mod zerto;
