@@ -85,7 +85,11 @@ fn outcome(catalog: &Catalog, server: &str, tool: &str, input: &Value) -> String
     match catalog.classify(&name, input) {
         Classification::ReadOnly(_) => String::from("read_only"),
         Classification::Unlisted => String::from("unlisted"),
-        Classification::Local | Classification::Shell => String::from("host tool"),
+        Classification::Local => String::from("host tool"),
+        Classification::Shell { command, .. } => format!(
+            "runs a command: {}",
+            command.as_deref().unwrap_or("(missing)")
+        ),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => String::from("ask"),
         Classification::Mutating { entry, vm } => {
             let vm = vm.or_else(
