@@ -247,6 +247,40 @@ fn decide(
         input,
     );
     facts.class = class_name(&class);
+    if let Classification::Shell {
+        command, dialect, ..
+    } = &class
+    {
+        let Some(command) = command else {
+            return Decision::Ask(format!(
+                "rewind: {tool} gives no command to read, so what it runs cannot be known; no Zerto checkpoint was taken."
+            ));
+        };
+        set_progress(progress, String::from("reading the command"));
+        let until = std::time::Instant::now() + deadline.remaining();
+        let cwd = input.cwd.as_deref().map(Path::new);
+        let judgement = match crate::shell::judge(command, *dialect, config, cwd, until) {
+            Ok(judgement) => judgement,
+            Err(e) => {
+                return Decision::Deny(format!(
+                    "rewind: shell catalog error, so {tool} cannot be classified: {e:#}"
+                ));
+            }
+        };
+        return match judgement.outcome {
+            crate::shell::Outcome::NoDecision => Decision::None,
+            crate::shell::Outcome::Ask { part, why } => Decision::Ask(format!(
+                "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in the command: {why}. No Zerto checkpoint was taken; approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
+            )),
+            crate::shell::Outcome::Checkpoint(vms) if vms.len() == 1 => {
+                checkpoint_vm(input, &vms[0], config, deadline, progress, facts)
+            }
+            crate::shell::Outcome::Checkpoint(vms) => Decision::Ask(format!(
+                "rewind: {tool} changes several VMs ({}); one VM per call is checkpointed, so none was taken.",
+                vms.join(", ")
+            )),
+        };
+    }
     if let Some(decision) = decision::classify_only(tool, &class) {
         return decision;
     }

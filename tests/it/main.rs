@@ -6,6 +6,7 @@ mod config;
 mod demo;
 mod e2e;
 mod e2e_host;
+mod e2e_shell;
 mod hook;
 mod recover;
 mod scan;
