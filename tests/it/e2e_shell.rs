@@ -18,12 +18,10 @@ const UNPROTECTED: &str = "toolu_shell_unprotected";
 const READ: &str = "toolu_shell_read";
 const BUDGET_SECS: u64 = 5;
 
-#[test]
-fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
-    let env = TestEnv::with(Setup {
-        hook: format!("budget_secs = {BUDGET_SECS}"),
-        ..Setup::default()
-    });
+/// The scripted session: a change on jp-ubuntu, a reboot of mail01 (unknown to Zerto), a read
+/// on jp-ubuntu; `rewind hook` installed as `rewind install` writes it; a fake `ssh` first on
+/// `PATH`. Returns the run and the fake ssh's log (one `<ms> <arguments>` line per run).
+fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, std::path::PathBuf) {
     let mut cc = ClaudeCode::new()
         .prompt("Restart the app on jp-ubuntu, reboot mail01, then show jp-ubuntu's hostname.")
         .script([
@@ -85,6 +83,17 @@ fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
                 .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),
         )
         .run();
+
+    (run, log)
+}
+
+#[test]
+fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
+    let env = TestEnv::with(Setup {
+        hook: format!("budget_secs = {BUDGET_SECS}"),
+        ..Setup::default()
+    });
+    let (run, log) = run_session(&env);
 
     // What really ran: the change and the read, never the reboot of the unprotected VM.
     let runs = fs::read_to_string(&log).unwrap_or_default();
