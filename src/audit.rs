@@ -26,8 +26,9 @@ pub struct Record {
     pub change: Option<String>,
     pub tool: String,
     pub class: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vm: Option<String>,
+    /// Every VM the call reaches (Zerto's names once resolved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vms: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vpgs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -80,7 +81,7 @@ pub struct Filter<'a> {
 impl Filter<'_> {
     fn keeps(&self, r: &Record) -> bool {
         self.vm
-            .is_none_or(|vm| r.vm.as_deref().is_some_and(|v| v.eq_ignore_ascii_case(vm)))
+            .is_none_or(|vm| r.vms.iter().any(|v| v.eq_ignore_ascii_case(vm)))
             && self.change.is_none_or(|c| r.change.as_deref() == Some(c))
             && self.decision.is_none_or(|d| r.decision == d)
     }
@@ -238,7 +239,7 @@ mod tests {
             ("jp-ubuntu", "ask"),
         ] {
             let record = Record {
-                vm: Some(vm.into()),
+                vms: vec![vm.into()],
                 decision: decision.into(),
                 tool: "mcp__ssh__exec".into(),
                 ..Record::default()

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::host::Host;
+
 /// Pin a Zerto tagged checkpoint before an AI agent changes a VM, and pull files back from it.
 #[derive(Debug, Parser)]
 #[command(name = "rewind", version, about, max_term_width = 100)]
@@ -48,30 +50,32 @@ pub enum Command {
     Demo(DemoArgs),
 }
 
-/// Agent hosts whose pre-tool-use protocol `rewind hook` speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HostKind {
-    ClaudeCode,
-}
-
 #[derive(Debug, Args)]
 pub struct HookArgs {
-    /// The agent host calling the hook.
-    #[arg(long, value_enum, default_value_t = HostKind::ClaudeCode)]
-    pub host: HostKind,
+    /// The agent host calling the hook [default: recognised from the payload; refused when
+    /// it cannot be told].
+    #[arg(long, value_enum)]
+    pub host: Option<Host>,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Tool name as the host sends it, e.g. `mcp__ssh__exec`.
-    #[arg(required_unless_present = "command")]
+    #[arg(required_unless_present_any = ["payload", "command"])]
     pub tool: Option<String>,
     /// The tool's arguments as a JSON object.
-    #[arg(long, value_name = "JSON")]
+    #[arg(long, value_name = "JSON", conflicts_with = "payload")]
     pub input: Option<String>,
+    /// A whole hook payload, as the host writes it on the hook's stdin (`-` for stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "tool")]
+    pub payload: Option<PathBuf>,
+    /// The host whose dialect the payload or tool name is in [default: recognised from the
+    /// payload; claude-code for a tool name].
+    #[arg(long, value_enum)]
+    pub host: Option<Host>,
     /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
     /// programs it runs, on which VMs, and whether that can change them.
-    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input"])]
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input", "payload"])]
     pub command: Option<String>,
     /// Read `--command` as PowerShell instead of bash.
     #[arg(long, requires = "command")]
@@ -106,7 +110,10 @@ pub struct GuardArgs {
     pub change: Option<String>,
 }
 
+/// Which point to restore from is required: clap refuses the command line (exit 2) without
+/// one of `--change`, `--checkpoint` or `--before`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("point").required(true).multiple(false)))]
 pub struct RecoverArgs {
     /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
     #[arg(long)]
@@ -168,8 +175,8 @@ pub enum Scope {
 #[derive(Debug, Args)]
 pub struct InstallArgs {
     /// The agent host to install into.
-    #[arg(long, value_enum, default_value_t = HostKind::ClaudeCode)]
-    pub host: HostKind,
+    #[arg(long, value_enum, default_value_t = Host::ClaudeCode)]
+    pub host: Host,
     /// Which settings file to change.
     #[arg(long, value_enum, default_value_t = Scope::User)]
     pub scope: Scope,
@@ -282,5 +289,20 @@ mod tests {
     #[test]
     fn command_line_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn recover_without_a_restore_point_is_a_usage_error() {
+        let err = <super::Cli as clap::Parser>::try_parse_from([
+            "rewind", "recover", "--vm", "db01", "--path", "/etc/a",
+        ])
+        .expect_err("a restore point is required");
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        assert_eq!(err.exit_code(), i32::from(crate::exit::USAGE));
+        for point in [["--change", "toolu_1"], ["--checkpoint", "17"]] {
+            let mut args = vec!["rewind", "recover", "--vm", "db01", "--path", "/etc/a"];
+            args.extend(point);
+            assert!(<super::Cli as clap::Parser>::try_parse_from(args).is_ok());
+        }
     }
 }

@@ -10,10 +10,13 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
+use crate::deadline::Deadline;
 use crate::secret::Secret;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
+/// The most VMs one call may checkpoint before the hook asks instead (`[hook] max_vms`).
+pub const DEFAULT_MAX_VMS: usize = 16;
 
 /// Everything `rewind` reads from its configuration file.
 #[derive(Debug, Clone)]
@@ -75,33 +78,82 @@ impl std::fmt::Debug for SecretSource {
 
 impl SecretSource {
     /// Reads the secret: from the environment variable, or the first line the command prints.
-    pub fn resolve(&self) -> anyhow::Result<Secret> {
+    /// A command still running when `deadline` comes is killed with its whole process group
+    /// (a shell's children too), never left behind.
+    pub fn resolve(&self, deadline: &Deadline) -> anyhow::Result<Secret> {
         match self {
             Self::Env(name) => match std::env::var(name) {
                 Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
                 _ => bail!("environment variable {name} (named in [zvm] of the config) is not set"),
             },
-            Self::Command(command) => {
-                let output = Command::new("sh")
-                    .arg("-c")
-                    .arg(command)
-                    .stdin(std::process::Stdio::null())
-                    .output()
-                    .context("could not run password_command")?;
-                if !output.status.success() {
-                    bail!("password_command failed with {}", output.status);
-                }
-                let text = String::from_utf8(output.stdout)
-                    .context("password_command printed something that is not UTF-8")?;
-                let line = text.lines().next().unwrap_or_default().to_owned();
-                if line.is_empty() {
-                    bail!("password_command printed nothing");
-                }
-                Ok(Secret::new(line))
-            }
+            Self::Command(command) => run_password_command(command, deadline),
             Self::Literal(secret) => Ok(secret.clone()),
         }
     }
+}
+
+/// Runs `password_command` in its own process group and reads the first line it prints.
+fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Secret> {
+    use std::io::Read as _;
+    use std::os::unix::process::CommandExt as _;
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("could not run password_command")?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .context("could not read password_command's output")?;
+    // Read on a thread so that a command printing more than a pipe holds cannot stall.
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if deadline.sleep(Duration::from_millis(10)) => {}
+            Ok(None) | Err(_) => {
+                kill_group(&mut child);
+                bail!("password_command did not finish in time and was stopped");
+            }
+        }
+    };
+    // The shell may have left children holding the pipe: end them before reading.
+    kill_group(&mut child);
+    if !status.success() {
+        bail!("password_command failed with {status}");
+    }
+    let bytes = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("could not read password_command's output"))?;
+    let text =
+        String::from_utf8(bytes).context("password_command printed something that is not UTF-8")?;
+    let line = text.lines().next().unwrap_or_default().to_owned();
+    if line.is_empty() {
+        bail!("password_command printed nothing");
+    }
+    Ok(Secret::new(line))
+}
+
+/// Kills the process group `child` leads (it was started with `process_group(0)`), then
+/// reaps the child.
+fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// What the hook does and how long it may take.
@@ -114,6 +166,8 @@ pub struct HookConfig {
     pub catalogs: Vec<PathBuf>,
     pub builtin_catalogs: bool,
     pub audit_log: PathBuf,
+    /// The most VMs one call may checkpoint; a call naming more is an ask.
+    pub max_vms: usize,
 }
 
 impl Default for HookConfig {
@@ -129,6 +183,7 @@ impl Default for HookConfig {
                 .collect(),
             builtin_catalogs: true,
             audit_log: state_dir().join("audit.jsonl"),
+            max_vms: DEFAULT_MAX_VMS,
         }
     }
 }
@@ -213,6 +268,7 @@ struct RawHook {
     catalogs: Option<Vec<PathBuf>>,
     builtin_catalogs: Option<bool>,
     audit_log: Option<PathBuf>,
+    max_vms: Option<usize>,
 }
 
 impl Config {
@@ -340,8 +396,14 @@ fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookC
         }
         Some(_) => bail!("{name}: [hook] budget_secs must be more than 0 and at most 3600"),
     };
+    let max_vms = match hook.max_vms {
+        None => DEFAULT_MAX_VMS,
+        Some(n) if (1..=1000).contains(&n) => n,
+        Some(_) => bail!("{name}: [hook] max_vms must be between 1 and 1000"),
+    };
     let defaults = HookConfig::default();
     Ok(HookConfig {
+        max_vms,
         budget,
         on_checkpoint: hook.on_checkpoint.unwrap_or(defaults.on_checkpoint),
         on_zvm_error: hook.on_zvm_error.unwrap_or(defaults.on_zvm_error),
@@ -754,7 +816,7 @@ mod tests {
     #[test]
     fn missing_password_env_names_the_variable() {
         let err = SecretSource::Env("REWIND_TEST_SURELY_UNSET".into())
-            .resolve()
+            .resolve(&Deadline::after(Duration::from_secs(5)))
             .unwrap_err()
             .to_string();
         assert!(err.contains("REWIND_TEST_SURELY_UNSET"), "{err}");
@@ -763,9 +825,39 @@ mod tests {
     #[test]
     fn password_command_first_line() {
         let secret = SecretSource::Command("printf 's3cret\\nignored\\n'".into())
-            .resolve()
+            .resolve(&Deadline::after(Duration::from_secs(5)))
             .expect("runs");
         assert_eq!(secret.expose(), "s3cret");
+    }
+
+    #[test]
+    fn a_password_command_past_the_deadline_is_killed_with_its_children() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pids = dir.path().join("pids");
+        // The shell starts a child that would outlive it, then waits.
+        let command = format!(
+            "sleep 60 & echo $! > {p}; echo $$ >> {p}; wait",
+            p = pids.display()
+        );
+        let err = SecretSource::Command(command)
+            .resolve(&Deadline::after(Duration::from_millis(300)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("did not finish in time"), "{err}");
+        let text = std::fs::read_to_string(&pids).expect("pids written");
+        for pid in text.split_whitespace() {
+            // Reaped by us (the shell) or by init (its child) once killed: gone or a zombie.
+            let running = || {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+                !matches!(state, None | Some('Z' | 'X'))
+            };
+            let waited = std::time::Instant::now();
+            while running() && waited.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(!running(), "process {pid} still runs");
+        }
     }
 
     #[test]

@@ -1,30 +1,39 @@
-//! The decision table: what the hook answers for each kind of tool call. Pure: the facts go
-//! in (classification, VM resolution, guard report), one [`Decision`] comes out.
+//! The decision table: every answer the hook gives is a [`Finding`] turned into a
+//! [`Decision`] by [`decide`], here and nowhere else. Pure: facts in, one decision out.
 //!
-//! | the call                                          | decision                               |
-//! |---------------------------------------------------|----------------------------------------|
-//! | local host tool, or classified read-only          | none                                   |
-//! | mutating, checkpoint confirmed on every VPG       | none + context (or allow + context)    |
-//! | mutating, a VPG's checkpoint failed or never listed | deny, naming VPG, task, state, reason |
-//! | mutating, VM unknown to Zerto                     | ask: nothing to rewind to              |
-//! | mutating, the reference matches several VMs       | ask, listing the candidates            |
-//! | mutating, no VM in the arguments                  | ask                                    |
-//! | mutating, several targets in one argument         | ask                                    |
-//! | tool in no catalog                                | ask                                    |
-//! | ZVM unreachable, login refused, TLS untrusted     | deny (or ask: `on_zvm_error`)          |
-//! | catalog or configuration broken, internal error   | deny                                   |
-//! | stdin empty, not JSON, oversize, no tool name     | block: exit 2 + one stderr line        |
-//! | the hook's budget about to run out                | deny (the watchdog)                    |
+//! | finding                                              | decision                              |
+//! |------------------------------------------------------|---------------------------------------|
+//! | stdin empty, not JSON, oversize, no tool, host unknown | block: exit 2 + one stderr line     |
+//! | configuration broken                                 | deny                                  |
+//! | catalog broken                                       | deny                                  |
+//! | internal error or panic                              | deny                                  |
+//! | the hook's budget about to run out (the watchdog)    | deny                                  |
+//! | after the call (the tool already ran)                | none (audited as "ran")               |
+//! | an event the host's dialect does not know            | deny                                  |
+//! | local host tool, read-only, or no remote target      | none                                  |
+//! | tool in no catalog                                   | ask                                   |
+//! | mutating, no VM in the arguments, no binding         | ask                                   |
+//! | mutating, the catalog says the VM is not in the call | ask, saying why                       |
+//! | mutating, the deciding value cannot name a VM        | ask                                   |
+//! | mutating, a host pattern that needs an inventory     | ask, naming the part                  |
+//! | mutating, more VMs than `[hook] max_vms`             | ask                                   |
+//! | mutating, a VM unknown to Zerto                      | ask: nothing to rewind to             |
+//! | mutating, a reference matches several VMs            | ask, listing the candidates           |
+//! | ZVM unreachable, login refused, TLS untrusted        | deny (or ask: `on_zvm_error`)         |
+//! | other ZVM error before the guard                     | deny                                  |
+//! | checkpoint confirmed on every VPG of every VM        | none + context (or allow + context)   |
+//! | a VPG's checkpoint failed or never listed            | deny, naming VPG, task, state, reason |
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
-use crate::catalog::{Classification, Entry};
 use crate::config::{OnCheckpoint, OnZvmError};
-use crate::guard::GuardReport;
+use crate::guard::{GuardReport, VpgOutcome};
+use crate::host::Unreadable;
 use crate::zvm::ZvmError;
 use crate::zvm::resolve::Vm;
 
-/// The hook's answer to the host.
+/// The hook's answer to the host, in no host's words (each dialect renders it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// No opinion: the host's own permission rules apply.
@@ -68,91 +77,138 @@ impl Decision {
     }
 }
 
-/// What the hook found out about a mutating call on a VM.
+/// What the hook found out about a call: one variant per row of the table.
+#[derive(Debug)]
 pub enum Finding<'a> {
-    /// The reference matched no protected VM.
-    Unknown { reference: &'a str },
-    /// The reference matched several VMs.
-    Ambiguous {
+    /// stdin is not a call `rewind` can read.
+    BadInput(&'a Unreadable),
+    /// The configuration file is broken.
+    ConfigError(&'a str),
+    /// A catalog is broken.
+    CatalogError(&'a str),
+    /// A bug in rewind (a panic, a thread that could not start).
+    Internal(&'a str),
+    /// The watchdog's budget ran out while the worker was `doing` something.
+    BudgetSpent { budget: Duration, doing: &'a str },
+    /// The tool already ran.
+    AfterTheCall,
+    /// An event name the host's dialect does not know.
+    UnknownEvent(&'a str),
+    /// A local tool, a read-only one, or a command that reaches no remote host.
+    NoVmConcern,
+    /// The tool is in no catalog.
+    Unlisted,
+    /// A mutating call naming no VM; `looked_for` says where. With `sessions`, the entry
+    /// also reads a session an earlier call opened, and none was found.
+    NoVm { looked_for: &'a str, sessions: bool },
+    /// The catalog says which VM this tool changes cannot be known from its call (`ask`).
+    VmNotInCall { why: &'a str },
+    /// A mutating call whose deciding value cannot name a VM.
+    UnusableVm { source: &'a str, why: &'a str },
+    /// A mutating call naming hosts that cannot be known exactly.
+    Unknowable {
+        source: &'a str,
+        part: &'a str,
+        why: &'a str,
+    },
+    /// A mutating call naming more VMs than `[hook] max_vms`.
+    TooManyVms { count: usize, max: usize },
+    /// These references (of `of` targets) match no protected VM.
+    UnknownVm {
+        references: &'a [&'a str],
+        of: usize,
+    },
+    /// A reference matches several VMs.
+    AmbiguousVm {
         reference: &'a str,
         candidates: &'a [Vm],
     },
-    /// The ZVM could not be asked (before or during the guard).
-    ZvmError { vm: &'a str, error: &'a ZvmError },
+    /// The ZVM could not be asked before the guard; `vms` names the targets.
+    ZvmError { vms: &'a str, error: &'a ZvmError },
     /// The guard ran.
     Guarded(&'a GuardReport),
 }
 
-/// Decides for a call that needs no ZVM: local, shell, read-only, unlisted, or no VM found.
-/// Returns `None` for a mutating call with a VM, which needs the ZVM.
-pub fn classify_only(tool: &str, class: &Classification) -> Option<Decision> {
-    match class {
-        Classification::Local | Classification::Shell { .. } | Classification::ReadOnly(_) => {
-            Some(Decision::None)
-        }
-        Classification::Unlisted => Some(Decision::Ask(format!(
-            "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
-             Approve only if it cannot change a VM, or record it with `rewind catalog add`."
-        ))),
-        Classification::Mutating {
-            entry:
-                Entry {
-                    ask: Some(why), ..
-                },
-            ..
-        } => Some(Decision::Ask(format!(
-            "rewind: {tool} can change a VM, but which one cannot be known from the call ({why}), so no Zerto checkpoint was taken. \
-             Approve only if nothing on a VM needs rewinding."
-        ))),
-        Classification::Mutating { entry, vm: None } if !entry.session_arg.is_empty() => {
-            Some(Decision::Ask(format!(
-                "rewind: {tool} can change a VM, but none of its arguments {} names one, and no session it names was opened \
-                 earlier in this agent session (or the server has no [[server]] binding), so no Zerto checkpoint was taken. \
-                 Approve only if nothing on a VM needs rewinding.",
-                keys(entry)
-            )))
-        }
-        Classification::Mutating { entry, vm: None } => Some(Decision::Ask(format!(
-            "rewind: {tool} can change a VM, but none of its arguments {} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding.",
-            keys(entry)
-        ))),
-        Classification::Mutating { vm: Some(vm), .. } => vm.several().map(|targets| {
-            Decision::Ask(format!(
-                "rewind: {tool} names several targets in `{}` ({}); rewind checkpoints one VM per call, so none was taken. \
-                 Approve only if nothing on them needs rewinding, or make one call per VM.",
-                vm.key,
-                targets.join(", ")
-            ))
-        }),
-    }
-}
-
-fn keys(entry: &Entry) -> String {
-    let quoted: Vec<String> = entry
-        .vm_arg
-        .iter()
-        .chain(&entry.session_arg)
-        .map(|k| format!("`{k}`"))
-        .collect();
-    if quoted.is_empty() {
-        return String::from("(none: the server is bound at start, and no [[server]] binds it)");
-    }
-    format!("({})", quoted.join(", "))
-}
-
-/// How the hook answers once it knows the ZVM's side.
+/// How the hook answers where the configuration has a say.
 pub struct Policy {
     pub on_checkpoint: OnCheckpoint,
     pub on_zvm_error: OnZvmError,
 }
 
-/// Decides for a mutating call on a VM from what the ZVM said.
+impl Default for Policy {
+    /// The defaults of `[hook]`: context on a confirmed checkpoint, deny on ZVM trouble.
+    fn default() -> Self {
+        Self {
+            on_checkpoint: OnCheckpoint::Context,
+            on_zvm_error: OnZvmError::Deny,
+        }
+    }
+}
+
+/// The decision for a finding about a call to `tool` with change id `change`.
 pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
     match finding {
-        Finding::Unknown { reference } => Decision::Ask(format!(
-            "rewind: VM {reference:?} is unknown to Zerto, so there is no checkpoint to rewind to if {tool} goes wrong. Approve only if that is acceptable."
+        Finding::BadInput(why) => Decision::Block(why.to_string()),
+        Finding::ConfigError(error) => {
+            Decision::Deny(format!("rewind: configuration error: {error}"))
+        }
+        Finding::CatalogError(error) => Decision::Deny(format!(
+            "rewind: catalog error, so {tool} cannot be classified: {error}"
         )),
-        Finding::Ambiguous {
+        Finding::Internal(error) => Decision::Deny(format!(
+            "rewind: internal error ({error}); the call was not allowed"
+        )),
+        Finding::BudgetSpent { budget, doing } => Decision::Deny(format!(
+            "rewind: the hook's {} s budget ran out while {doing}; no confirmed checkpoint, so the call was not allowed",
+            budget.as_secs_f64(),
+        )),
+        Finding::AfterTheCall | Finding::NoVmConcern => Decision::None,
+        Finding::UnknownEvent(event) => Decision::Deny(format!(
+            "rewind: hook event {event:?} is not one this host sends before a tool call, so {tool} was not allowed; check the hook entry in the host's settings"
+        )),
+        Finding::Unlisted => Decision::Ask(format!(
+            "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
+             Approve only if it cannot change a VM, or record it with `rewind catalog add`."
+        )),
+        Finding::NoVm {
+            looked_for,
+            sessions: true,
+        } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but none of its arguments {looked_for} names one, and no session it names was opened \
+             earlier in this agent session (or the server has no [[server]] binding), so no Zerto checkpoint was taken. \
+             Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::VmNotInCall { why } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but which one cannot be known from the call ({why}), so no Zerto checkpoint was taken. \
+             Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::NoVm {
+            looked_for,
+            sessions: false,
+        } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but none of its arguments {looked_for} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::UnusableVm { source, why } => Decision::Ask(format!(
+            "rewind: {tool} can change a VM, but {source} {why}, so it names no VM and no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
+        )),
+        Finding::Unknowable { source, part, why } => Decision::Ask(format!(
+            "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in {source} {why}. No Zerto checkpoint was taken; \
+             approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
+        )),
+        Finding::TooManyVms { count, max } => Decision::Ask(format!(
+            "rewind: {tool} names {count} hosts, more than the {max} one call may checkpoint ([hook] max_vms); no Zerto checkpoint was taken. \
+             Approve only if nothing on them needs rewinding, or split the call."
+        )),
+        Finding::UnknownVm { references, of } => match references {
+            [reference] if *of == 1 => Decision::Ask(format!(
+                "rewind: VM {reference:?} is unknown to Zerto, so there is no checkpoint to rewind to if {tool} goes wrong. Approve only if that is acceptable."
+            )),
+            _ => Decision::Ask(format!(
+                "rewind: {tool} reaches {of} VMs, and Zerto knows none by {}, so there is nothing to rewind to there; no checkpoint was taken on any of them. Approve only if that is acceptable.",
+                quoted(references.iter().copied())
+            )),
+        },
+        Finding::AmbiguousVm {
             reference,
             candidates,
         } => {
@@ -166,77 +222,136 @@ pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) 
                 list.join(", ")
             ))
         }
-        Finding::ZvmError { vm, error } if error.is_connection_problem() => {
-            zvm_error(vm, &error.to_string(), policy)
+        Finding::ZvmError { vms, error } if error.is_connection_problem() => {
+            zvm_error(vms, &error.to_string(), policy)
         }
-        Finding::ZvmError { vm, error } => Decision::Deny(format!(
-            "rewind: no checkpoint of VM {vm:?} could be taken, so {tool} was not allowed: {error}"
+        Finding::ZvmError { vms, error } => Decision::Deny(format!(
+            "rewind: no checkpoint of {} could be taken, so {tool} was not allowed: {error}",
+            vm_words(vms)
         )),
-        Finding::Guarded(report) => {
-            if report.confirmed() {
-                let context = checkpoint_context(report, change);
-                match policy.on_checkpoint {
-                    OnCheckpoint::Context => Decision::Context(context),
-                    OnCheckpoint::Allow => Decision::Allow {
-                        reason: format!(
-                            "rewind: Zerto checkpoint confirmed on VM {}",
-                            report.vm.name
-                        ),
-                        context,
-                    },
-                }
-            } else if let Some(error) = report.only_zvm_error() {
-                zvm_error(&report.vm.name, &error.to_string(), policy)
-            } else {
-                Decision::Deny(refusal(report, tool))
-            }
-        }
+        Finding::Guarded(report) => guarded(report, tool, change, policy),
     }
 }
 
-fn zvm_error(vm: &str, error: &str, policy: &Policy) -> Decision {
-    let text = format!("rewind: could not ask Zerto for a checkpoint of VM {vm:?}: {error}");
+/// `VM "a"` for one VM, `VMs "a,b"` for several (names joined by commas).
+fn vm_words(vms: &str) -> String {
+    if vms.contains(',') {
+        format!("VMs {vms:?}")
+    } else {
+        format!("VM {vms:?}")
+    }
+}
+
+fn quoted<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items
+        .map(|i| format!("{i:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn names(report: &GuardReport) -> String {
+    report
+        .vms
+        .iter()
+        .map(|vm| vm.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn guarded(report: &GuardReport, tool: &str, change: &str, policy: &Policy) -> Decision {
+    if report.confirmed() {
+        let context = checkpoint_context(report, change);
+        match policy.on_checkpoint {
+            OnCheckpoint::Context => Decision::Context(context),
+            OnCheckpoint::Allow => Decision::Allow {
+                reason: format!(
+                    "rewind: Zerto checkpoint confirmed on {} {}",
+                    if report.vms.len() == 1 { "VM" } else { "VMs" },
+                    names(report)
+                ),
+                context,
+            },
+        }
+    } else if let Some(error) = report.only_zvm_error() {
+        let vms: Vec<&str> = report.vms.iter().map(|vm| vm.name.as_str()).collect();
+        zvm_error(&vms.join(","), &error.to_string(), policy)
+    } else {
+        Decision::Deny(refusal(report, tool))
+    }
+}
+
+fn zvm_error(vms: &str, error: &str, policy: &Policy) -> Decision {
+    let text = format!(
+        "rewind: could not ask Zerto for a checkpoint of {}: {error}",
+        vm_words(vms)
+    );
     match policy.on_zvm_error {
         OnZvmError::Deny => Decision::Deny(text),
         OnZvmError::Ask => Decision::Ask(text),
     }
 }
 
+/// How a VPG is named in a message: with the VMs it protects when the call reaches several.
+fn vpg_label(report: &GuardReport, vpg: &VpgOutcome) -> String {
+    if report.vms.len() == 1 {
+        format!("VPG {}", vpg.vpg.name)
+    } else {
+        let word = if vpg.vms.len() == 1 { "VM" } else { "VMs" };
+        format!("VPG {} ({word} {})", vpg.vpg.name, vpg.vms.join(", "))
+    }
+}
+
 /// The deny reason: every VPG that has no confirmed checkpoint, and why.
 fn refusal(report: &GuardReport, tool: &str) -> String {
-    let mut text = format!(
-        "rewind: Zerto did not confirm a checkpoint of VM {:?}, so {tool} was not allowed.",
-        report.vm.name
-    );
+    let mut text = match report.vms.as_slice() {
+        [vm] => format!(
+            "rewind: Zerto did not confirm a checkpoint of VM {:?}, so {tool} was not allowed.",
+            vm.name
+        ),
+        _ => format!(
+            "rewind: Zerto did not confirm a checkpoint of every VM this call reaches ({}), so {tool} was not allowed.",
+            names(report)
+        ),
+    };
     for vpg in &report.vpgs {
+        let label = vpg_label(report, vpg);
         match &vpg.result {
             Ok(tagged) => {
                 let _ = write!(
                     text,
-                    " VPG {}: checkpoint {} confirmed.",
-                    vpg.vpg.name, tagged.checkpoint.checkpoint_identifier
+                    " {label}: checkpoint {} confirmed.",
+                    tagged.checkpoint.checkpoint_identifier
                 );
             }
             Err(why) => {
-                let _ = write!(text, " VPG {}: {why}.", vpg.vpg.name);
+                let _ = write!(text, " {label}: {why}.");
             }
         }
     }
     text
 }
 
-/// The context the model receives when every VPG has a listed tagged checkpoint.
+/// The context the model receives when every VPG has a listed tagged checkpoint: every VM,
+/// VPG and checkpoint, and one recover command per VM.
 pub fn checkpoint_context(report: &GuardReport, change: &str) -> String {
-    let mut text = format!(
-        "rewind: Zerto checkpoint confirmed before this call on VM {}.",
-        report.vm.name
-    );
+    let mut text = match report.vms.as_slice() {
+        [vm] => format!(
+            "rewind: Zerto checkpoint confirmed before this call on VM {}.",
+            vm.name
+        ),
+        _ => format!(
+            "rewind: Zerto checkpoints confirmed before this call on VMs {}.",
+            names(report)
+        ),
+    };
     for vpg in &report.vpgs {
         let Ok(tagged) = &vpg.result else { continue };
         let _ = write!(
             text,
-            "\n- VPG {}: tagged checkpoint {} at {}",
-            vpg.vpg.name, tagged.checkpoint.checkpoint_identifier, tagged.checkpoint.time_stamp
+            "\n- {}: tagged checkpoint {} at {}",
+            vpg_label(report, vpg),
+            tagged.checkpoint.checkpoint_identifier,
+            tagged.checkpoint.time_stamp
         );
         match &tagged.previous {
             Some(previous) => {
@@ -255,11 +370,25 @@ pub fn checkpoint_context(report: &GuardReport, change: &str) -> String {
          Use the fallback only if the change reached the VM by another path before the tag was stamped \
          (cloud-protected VPGs stamp tags up to ~30 s after the request).",
     );
-    let _ = write!(
-        text,
-        "\nTo restore a file this call changes: rewind recover --vm {} --change {change} --path <file>",
-        report.vm.name
-    );
+    match report.vms.as_slice() {
+        [vm] => {
+            let _ = write!(
+                text,
+                "\nTo restore a file this call changes: rewind recover --vm {} --change {change} --path <file>",
+                vm.name
+            );
+        }
+        vms => {
+            text.push_str("\nTo restore a file this call changes, one command per VM:");
+            for vm in vms {
+                let _ = write!(
+                    text,
+                    "\n  rewind recover --vm {} --change {change} --path <file>",
+                    vm.name
+                );
+            }
+        }
+    }
     text
 }
 
@@ -290,16 +419,17 @@ mod tests {
                     id: format!("id-{n}"),
                     name: format!("vpg-{n}"),
                 },
+                vms: vec![String::from("db01")],
+                tag: Tag::new("a", "t", "db01", "c", SystemTime::UNIX_EPOCH),
                 result,
             })
             .collect();
         GuardReport {
-            vm: Vm {
+            vms: vec![Vm {
                 id: "vm-id".into(),
                 name: "db01".into(),
                 vpgs: vpgs.iter().map(|v| v.vpg.clone()).collect(),
-            },
-            tag: Tag::new("a", "t", "db01", "c", SystemTime::UNIX_EPOCH),
+            }],
             vpgs,
         }
     }
@@ -401,7 +531,7 @@ mod tests {
             message: "VPG is initializing".into(),
         };
         for error in [&setup, &refused] {
-            let finding = Finding::ZvmError { vm: "db01", error };
+            let finding = Finding::ZvmError { vms: "db01", error };
             assert!(
                 matches!(decide("t", "c", &finding, &soft), Decision::Deny(_)),
                 "{error}"
@@ -418,7 +548,7 @@ mod tests {
             detail: "refused".into(),
         };
         let finding = Finding::ZvmError {
-            vm: "db01",
+            vms: "db01",
             error: &down,
         };
         assert!(matches!(

@@ -1,7 +1,8 @@
-//! The guard: a tagged checkpoint on every VPG that protects a VM, confirmed as listed,
-//! under one deadline.
+//! The guard: a tagged checkpoint on every VPG that protects the VMs a call reaches,
+//! confirmed as listed, under one deadline.
 //!
-//! For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
+//! The VPGs of all the VMs are taken as one set (a VPG protecting two of them is tagged once,
+//! its tag naming both). For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
 //! that already exists, insert the tagged checkpoint (the answer is a task id, not a result),
 //! poll the task to a terminal state, refuse unless it Completed, then poll the checkpoint
 //! list until a row with exactly our tag appears. Waits follow the VPG's journal cadence:
@@ -26,6 +27,10 @@ const DEFAULT_CADENCE: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct VpgOutcome {
     pub vpg: VpgRef,
+    /// The names of the call's VMs this VPG protects.
+    pub vms: Vec<String>,
+    /// The tag inserted on this VPG.
+    pub tag: Tag,
     pub result: Result<Tagged, Refusal>,
 }
 
@@ -93,11 +98,12 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// What the guard did for one VM.
+/// What the guard did for the VMs of one call.
 #[derive(Debug)]
 pub struct GuardReport {
-    pub vm: Vm,
-    pub tag: Tag,
+    /// The VMs, in the order the call named them.
+    pub vms: Vec<Vm>,
+    /// Every VPG protecting any of them, once each.
     pub vpgs: Vec<VpgOutcome>,
 }
 
@@ -123,21 +129,46 @@ impl GuardReport {
         }
         first
     }
+
+    /// The outcomes of the VPGs that protect `vm`.
+    pub fn vpgs_of<'a>(&'a self, vm: &'a Vm) -> impl Iterator<Item = &'a VpgOutcome> + 'a {
+        self.vpgs
+            .iter()
+            .filter(move |outcome| vm.vpgs.iter().any(|v| v.id == outcome.vpg.id))
+    }
 }
 
-/// Inserts `tag` on every VPG of `vm` in parallel and waits until each is listed.
+/// Inserts a tag on every VPG of `vms` (each VPG once) in parallel and waits until each is
+/// listed. `tag_for` makes a VPG's tag from the names of the VMs it protects.
 pub fn guard(
     client: &Client,
-    vm: &Vm,
-    tag: &Tag,
+    vms: &[Vm],
+    tag_for: &dyn Fn(&str) -> Tag,
     lock_dir: &Path,
     deadline: &Deadline,
 ) -> GuardReport {
+    let mut plan: Vec<(VpgRef, Vec<String>)> = Vec::new();
+    for vm in vms {
+        for vpg in &vm.vpgs {
+            match plan.iter_mut().find(|(p, _)| p.id == vpg.id) {
+                Some((_, names)) => {
+                    if !names.contains(&vm.name) {
+                        names.push(vm.name.clone());
+                    }
+                }
+                None => plan.push((vpg.clone(), vec![vm.name.clone()])),
+            }
+        }
+    }
+    let tags: Vec<Tag> = plan
+        .iter()
+        .map(|(_, names)| tag_for(&names.join(",")))
+        .collect();
     let vpgs = std::thread::scope(|scope| {
-        let workers: Vec<_> = vm
-            .vpgs
+        let workers: Vec<_> = plan
             .iter()
-            .map(|vpg| {
+            .zip(&tags)
+            .map(|((vpg, _), tag)| {
                 let task = VpgGuard {
                     client,
                     vpg,
@@ -148,11 +179,13 @@ pub fn guard(
                 scope.spawn(move || task.run())
             })
             .collect();
-        vm.vpgs
-            .iter()
+        plan.iter()
+            .zip(&tags)
             .zip(workers)
-            .map(|(vpg, worker)| VpgOutcome {
+            .map(|(((vpg, names), tag), worker)| VpgOutcome {
                 vpg: vpg.clone(),
+                vms: names.clone(),
+                tag: tag.clone(),
                 result: worker.join().unwrap_or_else(|_| {
                     Err(Refusal::Internal(String::from(
                         "the guard of this VPG panicked",
@@ -162,8 +195,7 @@ pub fn guard(
             .collect()
     });
     GuardReport {
-        vm: vm.clone(),
-        tag: tag.clone(),
+        vms: vms.to_vec(),
         vpgs,
     }
 }

@@ -4,28 +4,36 @@
 //! Where things live:
 //! - [`hook`]: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
 //!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else).
-//! - [`decision`]: the decision table, pure.
+//! - [`host`]: each agent host's dialect: its stdin as one neutral `ToolCall`, one neutral
+//!   decision back in its words. Nothing past it knows which host is calling.
+//! - [`decision`]: the decision table, pure: every answer is a `Finding` through one `decide`.
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
-//! - [`guard`]: a tagged checkpoint on every VPG of a VM, confirmed as listed, under a deadline.
+//! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known.
+//! - [`guard`]: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
+//!   deadline.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
-//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`]: the
-//!   pieces they share.
+//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`],
+//!   [`console`] (the one stdout writer): the pieces they share.
 //!
-//! Exit codes: `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on stderr); the
-//! other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a usage error.
+//! Exit codes ([`exit`]): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
+//! stderr); the other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a
+//! usage error.
 
 pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod deadline;
 pub mod decision;
+pub mod exit;
 pub mod guard;
 pub mod hook;
+pub mod host;
 pub mod lockfile;
 pub mod recover;
 pub mod scan;
@@ -34,6 +42,7 @@ pub mod sessions;
 pub mod shell;
 pub mod sim;
 pub mod tag;
+pub mod targets;
 pub mod time;
 pub mod zvm;
 
@@ -45,7 +54,7 @@ use cli::{CatalogCommand, Cli, Command};
 pub fn run(cli: Cli) -> ExitCode {
     let config = cli.config.as_deref();
     match cli.command {
-        Command::Hook(_) => hook::run(config),
+        Command::Hook(args) => hook::run(args.host, config),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
         Command::Find(args) => report(commands::zerto::find(config, &args)),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
@@ -81,10 +90,10 @@ pub fn hex(bytes: &[u8]) -> String {
 /// Prints an operator-facing error with its cause chain; 0 on success, 1 on failure.
 fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => exit::code(exit::OK),
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            console::err(format!("error: {err:#}"));
+            exit::code(exit::FAILED)
         }
     }
 }

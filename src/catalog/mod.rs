@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::shell::Dialect;
+use crate::targets::Targets;
 
 /// The catalogs shipped with `rewind`, in load order: the generic shapes first, so that each
 /// server's own catalog after it wins for that server's tools.
@@ -174,6 +175,22 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Where a call's VM is looked for, for messages: `` (`host`, `sessionName`) ``.
+    pub fn looked_for(&self) -> String {
+        let quoted: Vec<String> = self
+            .vm_arg
+            .iter()
+            .chain(&self.session_arg)
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if quoted.is_empty() {
+            return String::from(
+                "(none: the server is bound at start, and no [[server]] binds it)",
+            );
+        }
+        format!("({})", quoted.join(", "))
+    }
+
     /// How specific the entry is: the characters of server and tool that are not wildcards.
     fn specificity(&self) -> usize {
         self.server
@@ -238,27 +255,6 @@ impl ToolName {
     }
 }
 
-/// Where a VM reference was found in a tool call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VmArg {
-    /// The `vm_arg` key or pointer that matched.
-    pub key: String,
-    pub value: String,
-}
-
-impl VmArg {
-    /// The targets named, when the argument names more than one (`"web01,db01"`, an array).
-    pub fn several(&self) -> Option<Vec<&str>> {
-        let parts: Vec<&str> = self
-            .value
-            .split([',', ';', ' '])
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .collect();
-        (parts.len() > 1).then_some(parts)
-    }
-}
-
 /// How a tool call is classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Classification {
@@ -273,9 +269,10 @@ pub enum Classification {
         entry: Option<Entry>,
     },
     ReadOnly(Entry),
+    /// A mutating entry decides; `targets` are the VMs its `vm_arg` names.
     Mutating {
         entry: Entry,
-        vm: Option<VmArg>,
+        targets: Targets,
     },
     /// In no catalog.
     Unlisted,
@@ -374,7 +371,12 @@ impl Catalog {
             Class::ReadOnly => Classification::ReadOnly(entry.clone()),
             Class::Mutating => Classification::Mutating {
                 entry: entry.clone(),
-                vm: find_vm_arg(&entry.vm_arg, input),
+                targets: match Targets::from_vm_arg(&entry.vm_arg, input) {
+                    Targets::Missing { .. } => Targets::Missing {
+                        looked_for: entry.looked_for(),
+                    },
+                    targets => targets,
+                },
             },
         }
     }
@@ -403,8 +405,9 @@ fn command_text(value: &Value) -> Option<String> {
 pub enum Bound {
     /// Not bound: the call's own arguments decide (or name nothing).
     No,
-    /// The server's `[[server]]` binding, or the session an earlier call opened.
-    Vm(VmArg),
+    /// The server's `[[server]]` binding, or the session an earlier call opened: the VM,
+    /// and where the binding comes from (for messages).
+    Vm { vm: String, source: String },
     /// The call names a session (`key` = `name`) nobody remembers opening.
     UnknownSession { key: String, name: String },
 }
@@ -430,10 +433,10 @@ impl Catalog {
         {
             let name = session_name(value).unwrap_or_default();
             return match (!name.is_empty()).then(|| recall(&name)).flatten() {
-                Some(vm) => Bound::Vm(VmArg {
-                    key: format!("{key} (session {name:?} opened earlier)"),
-                    value: vm,
-                }),
+                Some(vm) => Bound::Vm {
+                    vm,
+                    source: format!("`{key}` (session {name:?} opened earlier)"),
+                },
                 None => Bound::UnknownSession {
                     key: key.clone(),
                     name,
@@ -441,10 +444,10 @@ impl Catalog {
             };
         }
         match self.server_binding(server) {
-            Some(binding) => Bound::Vm(VmArg {
-                key: format!("[[server]] {}", binding.name),
-                value: binding.vm.clone(),
-            }),
+            Some(binding) => Bound::Vm {
+                vm: binding.vm.clone(),
+                source: format!("[[server]] {}", binding.name),
+            },
             None => Bound::No,
         }
     }
@@ -460,7 +463,11 @@ impl Catalog {
         let key = entry.opens_session.as_deref()?;
         let name = session_name(lookup(input, key)?)?;
         let vm = if entry.vm_arg.iter().any(|k| lookup(input, k).is_some()) {
-            find_vm_arg(&entry.vm_arg, input)?.value
+            // A session is on one host: a value naming several (or none) binds nothing.
+            match Targets::from_vm_arg(&entry.vm_arg, input) {
+                Targets::Exact(list) if list.len() == 1 => list[0].reference.clone(),
+                _ => return None,
+            }
         } else {
             self.server_binding(server)?.vm.clone()
         };
@@ -544,30 +551,6 @@ fn session_name(value: &Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
-}
-
-/// The first `vm_arg` key present in `input` with a usable value.
-fn find_vm_arg(keys: &[String], input: &Value) -> Option<VmArg> {
-    keys.iter().find_map(|key| {
-        let value = if key.starts_with('/') {
-            input.pointer(key)
-        } else {
-            input.get(key)
-        }?;
-        let text = match value {
-            Value::String(s) => s.trim().to_owned(),
-            // Several targets stay visible as a list ("a, b") rather than being skipped.
-            Value::Array(items) => {
-                let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
-                names?.join(", ")
-            }
-            _ => return None,
-        };
-        (!text.is_empty()).then(|| VmArg {
-            key: key.clone(),
-            value: text,
-        })
-    })
 }
 
 /// A server name as compared: lower case, with `-`, `_` and every character Claude Code
@@ -662,17 +645,14 @@ mod tests {
     fn shipped_catalogs_classify_common_shapes() {
         let cat = builtin();
         let exec = ToolName::parse("mcp__ssh__exec", None);
-        let Classification::Mutating { vm, .. } =
+        let Classification::Mutating { targets, .. } =
             cat.classify(&exec, &json!({"host": "jp-ubuntu", "command": "reboot"}))
         else {
             panic!("ssh exec is mutating");
         };
         assert_eq!(
-            vm,
-            Some(VmArg {
-                key: "host".into(),
-                value: "jp-ubuntu".into()
-            })
+            targets,
+            Targets::exact([String::from("jp-ubuntu")], "`host`")
         );
         assert!(matches!(
             cat.classify(&ToolName::parse("mcp__ssh__read_file", None), &json!({})),
@@ -683,7 +663,10 @@ mod tests {
                 &ToolName::parse("mcp__winrm__run_command", None),
                 &json!({"computer_name": "win2019-1"})
             ),
-            Classification::Mutating { vm: Some(_), .. }
+            Classification::Mutating {
+                targets: Targets::Exact(_),
+                ..
+            }
         ));
         assert_eq!(
             cat.classify(&ToolName::parse("Edit", None), &json!({})),
@@ -715,13 +698,16 @@ mod tests {
             matches!(log, Classification::ReadOnly(ref e) if e.origin == "b.toml"),
             "{log:?}"
         );
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__fs__write_file", None),
             &json!({"target": {"host": "db01"}, "host": "ignored"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm.map(|v| v.value), Some("db01".into()));
+        assert_eq!(
+            targets,
+            Targets::exact([String::from("db01")], "`/target/host`")
+        );
     }
 
     #[test]
@@ -781,30 +767,31 @@ mod tests {
         let play = ToolName::parse("mcp__ansible__run_playbook", None);
         for input in [
             json!({"limit": "web01,db01"}),
+            json!({"limit": "web01:db01"}),
             json!({"hosts": ["web01", "db01"]}),
         ] {
-            let Classification::Mutating { vm: Some(vm), .. } = cat.classify(&play, &input) else {
-                panic!("mutating with a VM: {input}");
+            let Classification::Mutating {
+                targets: Targets::Exact(list),
+                ..
+            } = cat.classify(&play, &input)
+            else {
+                panic!("mutating with exact targets: {input}");
             };
-            assert_eq!(vm.several(), Some(vec!["web01", "db01"]), "{input}");
+            let refs: Vec<&str> = list.iter().map(|t| t.reference.as_str()).collect();
+            assert_eq!(refs, ["web01", "db01"], "{input}");
         }
-        let one = VmArg {
-            key: "host".into(),
-            value: "root@jp-ubuntu:22".into(),
-        };
-        assert_eq!(one.several(), None);
     }
 
     #[test]
     fn mutating_call_without_the_vm_argument_has_no_vm() {
         let cat = builtin();
-        let Classification::Mutating { vm, .. } = cat.classify(
+        let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__ssh__exec", None),
             &json!({"command": "ls"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(vm, None);
+        assert!(matches!(targets, Targets::Missing { .. }), "{targets:?}");
     }
 
     #[test]

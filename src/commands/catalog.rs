@@ -9,11 +9,14 @@ use super::{clean, say, warn_config};
 use crate::catalog::{self, Catalog, Class, Classification, ToolName};
 use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
+use crate::hook;
+use crate::host::{self, Event, Host, ToolCall};
 use crate::lockfile;
 use crate::scan;
 use crate::shell::{self, Dialect, Outcome};
 
-/// `rewind check <tool> [--input JSON]`: how the hook would classify a call, without Zerto.
+/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
+/// decide on a call, without Zerto. The same classification code as the hook decides.
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -23,23 +26,89 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         } else {
             Dialect::Posix
         };
-        return check_command(&config, command, dialect, "the command");
+        return check_command(&config, command, dialect);
     }
-    let tool = args.tool.as_deref().unwrap_or_default();
-    let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
-    let input: serde_json::Value = match &args.input {
-        Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
-        None => serde_json::json!({}),
+    let call = match (&args.payload, &args.tool) {
+        (Some(path), _) => {
+            let bytes = if path == Path::new("-") {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+                    .context("cannot read the payload from stdin")?;
+                bytes
+            } else {
+                std::fs::read(path)
+                    .with_context(|| format!("cannot read payload {}", path.display()))?
+            };
+            match host::read(args.host, &bytes) {
+                Ok(call) => call,
+                Err((_, why)) => {
+                    say(format!("decision: block (exit 2): {why}"));
+                    return Ok(());
+                }
+            }
+        }
+        (None, Some(tool)) => {
+            let input: serde_json::Value = match &args.input {
+                Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
+                None => serde_json::json!({}),
+            };
+            ToolCall {
+                host: args.host.unwrap_or(Host::ClaudeCode),
+                session: None,
+                change: None,
+                tool: tool.clone(),
+                server: None,
+                input,
+                event: Event::BeforeTool,
+            }
+        }
+        (None, None) => bail!("name a tool or give --payload"),
     };
-    let name = ToolName::parse(tool, None);
+    let name = ToolName::parse(&call.tool, call.server.as_deref());
     say(match &name {
         ToolName::Mcp { server, tool } => format!(
             "tool:     {} (MCP server {server:?}, tool {tool:?})",
-            args.tool.as_deref().unwrap_or_default()
+            clean(&call.tool)
         ),
-        ToolName::Host(tool) => format!("tool:     {tool} (a host tool)"),
+        ToolName::Host(tool) => format!("tool:     {} (a host tool)", clean(tool)),
     });
-    let class = catalog.classify(&name, &input);
+    // What the catalogs say, for the reader; the decision below comes from the hook's code.
+    if call.event == Event::BeforeTool
+        && let Ok(catalog) = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)
+    {
+        explain(&catalog.classify(&name, &call.input));
+    }
+    let mut facts = hook::Facts::default();
+    match hook::plan(&call, &config, &mut facts) {
+        hook::Plan::Decided(decision) => say(format!(
+            "decision: {}{}",
+            decision.label(),
+            decision
+                .text()
+                .map(|t| format!(": {}", clean(t)))
+                .unwrap_or_default()
+        )),
+        hook::Plan::Guard(targets) => {
+            let source = targets
+                .first()
+                .map(|t| t.source.clone())
+                .unwrap_or_default();
+            let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
+            say(format!(
+                "{:<10}{} (argument {source})",
+                if refs.len() == 1 { "VM:" } else { "VMs:" },
+                refs.join(", ")
+            ));
+            say(
+                "decision: checkpoint every VPG of every VM named in Zerto first; deny if that fails, ask if Zerto does not know a VM",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The class and entry lines of `rewind check`.
+fn explain(class: &Classification) {
     let entry_line = |e: &catalog::Entry| {
         let note = e
             .note
@@ -51,67 +120,29 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             e.class, e.server, e.tool, e.origin
         )
     };
-    match &class {
-        Classification::Local => {
-            say("class:    local (touches only this machine)");
-            say("decision: none; the host's own rules apply");
-        }
-        Classification::Shell {
-            command,
-            dialect,
-            entry,
-        } => {
+    match class {
+        Classification::Local => say("class:    local (touches only this machine)"),
+        Classification::Shell { entry, .. } => {
             if let Some(entry) = entry {
                 say(entry_line(entry));
             }
-            if let Some(command) = command {
-                say("class:    runs a command, which decides:");
-                return check_command(&config, command, *dialect, "the call");
-            }
-            say("class:    runs a command, but its argument is missing or not a string");
-            say("decision: ask");
+            say("class:    runs a command: the command decides (see `rewind check --command`)");
         }
         Classification::ReadOnly(entry) => {
             say("class:    read-only");
             say(entry_line(entry));
-            say("decision: none; the host's own rules apply");
         }
-        Classification::Unlisted => {
-            say("class:    unlisted (in no catalog)");
-            say("decision: ask; record it with `rewind catalog add`");
-        }
-        Classification::Mutating { entry, vm } => {
+        Classification::Unlisted => say("class:    unlisted (in no catalog)"),
+        Classification::Mutating { entry, .. } => {
             say("class:    mutating");
             say(entry_line(entry));
-            if let Some(vm) = vm {
-                say(format!(
-                    "VM:       {} (argument `{}`)",
-                    clean(&vm.value),
-                    vm.key
-                ));
-                say(
-                    "decision: checkpoint every VPG of that VM in Zerto first; deny if that fails, ask if Zerto does not know the VM",
-                );
-            } else {
-                say(format!(
-                    "VM:       none found (looked for {})",
-                    entry.vm_arg.join(", ")
-                ));
-                say("decision: ask");
-            }
         }
     }
-    Ok(())
 }
 
 /// `rewind check --command`: the hook's own analysis of a command, targets resolved
 /// (`ssh -G`, the inventory), Zerto not called.
-fn check_command(
-    config: &Config,
-    command: &str,
-    dialect: Dialect,
-    what: &str,
-) -> anyhow::Result<()> {
+fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + config.hook.budget;
     let cwd = std::env::current_dir().ok();
     let judgement = shell::judge(command, dialect, config, cwd.as_deref(), until)?;
@@ -119,10 +150,12 @@ fn check_command(
         say(clean(line));
     }
     say(match &judgement.outcome {
-        Outcome::NoDecision => format!("decision: none; {what} runs under the host's own rules"),
+        Outcome::NoDecision => {
+            String::from("decision: none; the command runs under the host's own rules")
+        }
         Outcome::Ask { part, why } => format!("decision: ask (`{}`: {})", clean(part), clean(why)),
         Outcome::Checkpoint(vms) => format!(
-            "decision: checkpoint every VPG of {} in Zerto before {what} runs; deny if that fails, ask if Zerto does not know a VM",
+            "decision: checkpoint every VPG of {} in Zerto before the command runs; deny if that fails, ask if Zerto does not know a VM",
             clean(&vms.join(", "))
         ),
     });

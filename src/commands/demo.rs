@@ -52,11 +52,12 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     ));
 
     say("== The decision table: one tool call per row ==\n");
-    for (n, row) in rows().into_iter().enumerate() {
-        demo.row(n + 1, &row)?;
+    let rows = rows();
+    for (n, row) in rows.iter().enumerate() {
+        demo.row(n + 1, row)?;
     }
     demo.row_raw(
-        14,
+        rows.len() + 1,
         "stdin that is not JSON (the host sent garbage)",
         b"{\"tool_name\": \"mcp__ssh__exec\", \"tool_input\": {",
     )?;
@@ -156,7 +157,7 @@ impl<'a> Demo<'a> {
         let started = Instant::now();
         let mut child = self
             .command(config)
-            .arg("hook")
+            .args(["hook", "--host", "claude-code"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -362,6 +363,20 @@ fn rows() -> Vec<Row> {
             "mutating, a name two VMs share",
             "mcp__ssh__exec",
             exec("web"),
+            Variant::Normal,
+            None,
+        ),
+        row(
+            "mutating, an Ansible limit naming two VMs: every VPG of both confirmed",
+            "mcp__ansible__run_playbook",
+            json!({"playbook": "patch.yml", "limit": "jp-ubuntu:db01"}),
+            Variant::Normal,
+            None,
+        ),
+        row(
+            "mutating, a host pattern only an inventory can expand",
+            "mcp__ansible__run_playbook",
+            json!({"playbook": "patch.yml", "limit": "jp-ubuntu:!db01"}),
             Variant::Normal,
             None,
         ),

@@ -23,6 +23,12 @@ const OLD_MATCHER: &str = "mcp__.*";
 
 /// `rewind install --host claude-code --scope user|project`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    if args.host != crate::host::Host::ClaudeCode {
+        anyhow::bail!(
+            "rewind cannot install into {} yet: this build speaks only Claude Code's hook protocol",
+            args.host.name()
+        );
+    }
     let config = Config::discover(config_path)?;
     let settings = settings_path(args.scope)?;
     let binary = std::env::current_exe()

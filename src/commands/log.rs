@@ -38,7 +38,11 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
             r.time,
             r.decision,
             clean(&r.tool),
-            clean(r.vm.as_deref().unwrap_or("-")),
+            clean(&if r.vms.is_empty() {
+                String::from("-")
+            } else {
+                r.vms.join(",")
+            }),
             clean(r.change.as_deref().unwrap_or("-")),
             clean(&detail)
         ));

@@ -14,18 +14,14 @@ use crate::config::Config;
 use crate::zvm::Client;
 
 /// Prints one line of a command's output for a person.
-#[expect(
-    clippy::print_stdout,
-    reason = "the operator commands' single stdout writer"
-)]
 pub fn say(line: impl Display) {
-    println!("{line}");
+    crate::console::say(line);
 }
 
 /// Says the configuration's warnings on stderr, as every run must.
 pub fn warn_config(config: &Config) {
     for warning in &config.warnings {
-        eprintln!("warning: {warning}");
+        crate::console::err(format!("warning: {warning}"));
     }
 }
 

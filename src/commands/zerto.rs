@@ -128,17 +128,12 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         format!("manual-{secs}-{}", std::process::id())
     });
     let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
-    let tag = Tag::new(
-        &format!("cli/{user}"),
-        &args.action,
-        &vm.name,
-        &change,
-        SystemTime::now(),
-    );
+    let now = SystemTime::now();
+    let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
     let report = guard::guard(
         &client,
-        &vm,
-        &tag,
+        std::slice::from_ref(&vm),
+        &tag_for,
         &config::cache_dir().join("locks"),
         &deadline,
     );
@@ -146,7 +141,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         "VM {} ({}) tag: {}",
         clean(&vm.name),
         vm.id,
-        tag.as_str()
+        tag_for(&vm.name).as_str()
     ));
     let mut refused = Vec::new();
     for vpg in &report.vpgs {

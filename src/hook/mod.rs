@@ -1,12 +1,25 @@
 //! `rewind hook`: one tool call in, one decision out, always in time.
 //!
-//! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr, before
-//! the budget runs out: the work runs on a worker thread under `catch_unwind`, and the main
-//! thread is a watchdog that denies when the budget is spent. A timeout, a panic (exit 101)
-//! or output that is not JSON would let the call run unguarded on the real host.
-
-pub mod claude_code;
-mod output;
+//! The steps, in order:
+//!
+//! 1. Read stdin (bounded) and turn it into a neutral [`ToolCall`] through the host's dialect
+//!    ([`crate::host`]).
+//! 2. Load the configuration and classify the call ([`plan`]): pure CPU and local files, on
+//!    the main thread. Most calls end here (read-only, local, unlisted, no VM, a pattern that
+//!    cannot be known, …).
+//! 3. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
+//!    under `catch_unwind` while the main thread is a watchdog that denies when the budget is
+//!    spent.
+//! 4. Every decision is audited, the watchdog's too, then rendered in the host's dialect.
+//!
+//! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr: the
+//! whole of it runs under `catch_unwind`, and stderr is written only through
+//! [`crate::console::err`], which cannot panic. A timeout, a panic (exit 101) or output that is
+//! not JSON would let the call run unguarded on the real host.
+//!
+//! Stdin is read on the main thread before any watchdog exists: the hosts close it once the
+//! payload is written. A host that kept it open would hit its own timeout, which `rewind
+//! install` sets to fail closed.
 
 use std::io::Read as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -14,46 +27,112 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
-use self::claude_code::HookInput;
 use crate::audit::{self, AuditCheckpoint, Record};
-use crate::catalog::{Bound, Catalog, Classification, ToolName};
+use crate::catalog::{Bound, Catalog, Classification, Entry, ToolName};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard;
+use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
 use crate::sessions::Sessions;
+use crate::shell;
 use crate::tag::Tag;
+use crate::targets::{Target, Targets};
 use crate::zvm::Client;
-use crate::zvm::resolve::{self, Resolution};
+use crate::zvm::resolve::{self, Resolution, Vm};
 
-/// Time kept back from the budget for the worker to answer before the watchdog does.
+/// Time kept back from the watchdog's deadline for the worker to answer first.
 const WORKER_MARGIN: Duration = Duration::from_millis(500);
-/// Longest the audit append may wait for its lock.
-const AUDIT_WAIT: Duration = Duration::from_millis(500);
+/// Time kept back from the budget for the audit append, so that even the watchdog's deny
+/// is written before the budget ends.
+const AUDIT_ALLOWANCE: Duration = Duration::from_millis(300);
 
-/// What the worker shares with the watchdog: what it is doing (for the deny message) and the
-/// call it is deciding on (for the audit trail).
-#[derive(Default)]
+/// What the worker is doing, for the watchdog's deny message.
 pub struct Progress {
-    doing: String,
-    input: Option<HookInput>,
+    doing: Mutex<String>,
 }
 
 impl Progress {
-    fn starting(doing: &str) -> Arc<Mutex<Progress>> {
-        Arc::new(Mutex::new(Progress {
-            doing: doing.to_owned(),
-            input: None,
-        }))
+    /// Progress starting with `doing`.
+    pub fn starting(doing: &str) -> Arc<Progress> {
+        Arc::new(Progress {
+            doing: Mutex::new(doing.to_owned()),
+        })
+    }
+
+    fn set(&self, text: String) {
+        if let Ok(mut doing) = self.doing.lock() {
+            *doing = text;
+        }
+    }
+
+    fn doing(&self) -> String {
+        self.doing
+            .lock()
+            .map_or_else(|_| String::from("working"), |d| d.clone())
     }
 }
 
-/// Runs the hook as a process: stdin to decision, with the watchdog.
-pub fn run(config_path: Option<&Path>) -> ExitCode {
+/// What the hook found, for the audit trail.
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    /// An after-the-call payload: the tool ran.
+    pub ran: bool,
+    pub class: &'static str,
+    /// Every VM the call reaches (references until resolved, then Zerto's names).
+    pub vms: Vec<String>,
+    pub vpgs: Vec<String>,
+    pub checkpoints: Vec<AuditCheckpoint>,
+}
+
+/// The outcome of one hook call.
+#[derive(Debug)]
+pub struct Evaluation {
+    pub decision: Decision,
+    pub call: Option<ToolCall>,
+    pub facts: Facts,
+}
+
+/// What classification decides before any I/O.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Plan {
+    /// The answer, known without the ZVM.
+    Decided(Decision),
+    /// The call reaches exactly these VMs: the guard must run.
+    Guard(Vec<Target>),
+}
+
+/// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
+pub fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
-    let started = std::time::Instant::now();
+    let started = Instant::now();
+    let answered = catch_unwind(AssertUnwindSafe(|| answer(host, config_path, started)));
+    let rendered = match answered {
+        Ok(rendered) => rendered,
+        Err(panic) => {
+            let text = decision::decide(
+                "the call",
+                "",
+                &Finding::Internal(&panic_message(&*panic)),
+                &Policy::default(),
+            );
+            // A panic before the host was known still refuses: exit 2.
+            catch_unwind(|| host.unwrap_or(Host::ClaudeCode).render(&text))
+                .unwrap_or_else(|_| host::Rendered::block("rewind: internal error"))
+        }
+    };
+    rendered.emit()
+}
+
+/// Everything from stdin to the rendered answer (audited).
+fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> host::Rendered {
+    let mut stdin = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_INPUT as u64 + 1)
+        .read_to_end(&mut stdin);
     let (config, config_error) = match Config::discover_for_hook(config_path) {
         Ok(config) => (config, None),
         // Defaults keep the budget and the audit trail; the call itself is denied.
@@ -61,315 +140,340 @@ pub fn run(config_path: Option<&Path>) -> ExitCode {
     };
     // Said on every run; on exit 0 the host keeps stderr for its debug log.
     for warning in &config.warnings {
-        eprintln!("rewind: warning: {warning}");
+        crate::console::err(format!("rewind: warning: {warning}"));
     }
     // The budget counts from the start: reading the config is part of it.
     let deadline = Deadline::starting_at(started, config.hook.budget);
-    let progress = Progress::starting("reading the tool call");
-
-    let worker_progress = Arc::clone(&progress);
-    let worker_config = config.clone();
-    let evaluation = supervise(&deadline, &progress, move || {
-        let mut stdin = Vec::new();
-        let read = std::io::stdin()
-            .lock()
-            .take(claude_code::MAX_INPUT as u64 + 1)
-            .read_to_end(&mut stdin);
-        match (read, config_error) {
-            (Err(e), _) => Evaluation::answer(Decision::Block(format!(
-                "rewind: cannot read stdin ({e}); refusing the call"
-            ))),
-            (Ok(_), Some(_)) if claude_code::is_after_the_call(&stdin) => {
-                Evaluation::answer(Decision::None)
-            }
-            (Ok(_), Some(error)) => Evaluation {
-                decision: Decision::Deny(format!("rewind: configuration error: {error}")),
-                input: claude_code::parse(&stdin).ok(),
+    let (dialect, evaluation) = match read {
+        Err(e) => (
+            host,
+            Evaluation {
+                decision: Decision::Block(format!(
+                    "rewind: cannot read stdin ({e}); refusing the call"
+                )),
+                call: None,
                 facts: Facts::default(),
             },
-            (Ok(_), None) => evaluate(
-                &stdin,
-                &worker_config,
-                &deadline.shortened_by(WORKER_MARGIN),
-                &worker_progress,
+        ),
+        Ok(_) => match host::read(host, &stdin) {
+            Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
+            Ok(call) => (
+                Some(call.host),
+                evaluate_call(call, &config, config_error.as_deref(), &deadline),
             ),
-        }
-    });
-    let rendered = claude_code::render(&evaluation.decision);
-    record(&config, evaluation, &deadline);
-    output::emit(&rendered)
-}
-
-/// Runs `work` on a worker thread under `catch_unwind` while this thread watches the
-/// deadline: a panic becomes a deny with its message, and so does a worker that has not
-/// answered when the deadline comes (saying what it was doing).
-fn supervise(
-    deadline: &Deadline,
-    progress: &Arc<Mutex<Progress>>,
-    work: impl FnOnce() -> Evaluation + Send + 'static,
-) -> Evaluation {
-    let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name(String::from("hook"))
-        .spawn(move || {
-            // The watchdog may have answered already; nobody listens then.
-            let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
-        });
-    if let Err(e) = spawned {
-        return Evaluation::answer(Decision::Deny(format!(
-            "rewind: internal error: cannot start ({e})"
-        )));
-    }
-    match rx.recv_timeout(deadline.remaining()) {
-        Ok(Ok(done)) => done,
-        Ok(Err(panic)) => Evaluation::answer(Decision::Deny(format!(
-            "rewind: internal error ({}); the call was not allowed",
-            panic_message(&*panic)
-        ))),
-        Err(_) => {
-            let (doing, input) = progress.lock().map_or_else(
-                |_| (String::from("working"), None),
-                |p| (p.doing.clone(), p.input.clone()),
-            );
-            Evaluation {
-                decision: Decision::Deny(format!(
-                    "rewind: the hook's {} s budget ran out while {doing}; no confirmed checkpoint, so the call was not allowed",
-                    deadline.budget().as_secs_f64(),
-                )),
-                input,
-                facts: Facts::default(),
-            }
-        }
+        },
+    };
+    record(&config, &evaluation, &deadline);
+    match dialect {
+        Some(host) => host.render(&evaluation.decision),
+        None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| String::from("panic"))
-}
-
-/// What the worker found, for the decision and the audit trail.
-#[derive(Default)]
-struct Facts {
-    /// A PostToolUse call: the tool ran.
-    ran: bool,
-    class: &'static str,
-    vm: Option<String>,
-    vpgs: Vec<String>,
-    checkpoints: Vec<AuditCheckpoint>,
-}
-
-/// The outcome of one hook call.
-pub struct Evaluation {
-    pub decision: Decision,
-    pub input: Option<HookInput>,
-    facts: Facts,
-}
-
-impl Evaluation {
-    fn answer(decision: Decision) -> Self {
-        Self {
-            decision,
-            input: None,
-            facts: Facts::default(),
-        }
+fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
+    let finding = match unreadable {
+        Unreadable::AfterTheCall => Finding::AfterTheCall,
+        other => Finding::BadInput(other),
+    };
+    Evaluation {
+        decision: decision::decide("", "", &finding, &Policy::default()),
+        call: None,
+        facts: Facts::default(),
     }
 }
 
-/// Decides on raw stdin bytes: the whole hook minus process plumbing. The demo calls this.
-pub fn evaluate(
-    stdin: &[u8],
+/// Decides on one call: classification on this thread, the guard (if needed) under the
+/// watchdog.
+fn evaluate_call(
+    call: ToolCall,
     config: &Config,
+    config_error: Option<&str>,
     deadline: &Deadline,
-    progress: &Mutex<Progress>,
 ) -> Evaluation {
     let mut facts = Facts::default();
-    match claude_code::parse(stdin) {
-        Ok(input) => {
-            if let Ok(mut p) = progress.lock() {
-                p.input = Some(input.clone());
-            }
-            Evaluation {
-                decision: decide(&input, config, deadline, progress, &mut facts),
-                input: Some(input),
-                facts,
-            }
-        }
-        // After the call nothing can be refused: an odd PostToolUse payload gets no answer.
-        Err(_) if claude_code::is_after_the_call(stdin) => Evaluation::answer(Decision::None),
-        Err(e) => Evaluation {
-            decision: Decision::Block(e.to_string()),
-            input: None,
-            facts,
-        },
-    }
-}
-
-fn set_progress(progress: &Mutex<Progress>, text: String) {
-    if let Ok(mut p) = progress.lock() {
-        p.doing = text;
-    }
-}
-
-fn decide(
-    input: &HookInput,
-    config: &Config,
-    deadline: &Deadline,
-    progress: &Mutex<Progress>,
-    facts: &mut Facts,
-) -> Decision {
-    match input.hook_event_name.as_deref() {
-        None | Some("PreToolUse") => {}
-        // After the call: nothing to decide, but the audit trail notes that it ran.
-        Some("PostToolUse") => {
+    let plan = match config_error {
+        Some(_) if call.event == Event::AfterTool => {
             facts.ran = true;
-            return Decision::None;
+            Plan::Decided(Decision::None)
         }
-        Some(_) => return Decision::None,
+        Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
+        None => plan(&call, config, &mut facts),
+    };
+    let decision = match plan {
+        Plan::Decided(decision) => decision,
+        Plan::Guard(targets) => {
+            let progress = Progress::starting("starting the guard");
+            let worker_call = call.clone();
+            let worker_config = config.clone();
+            let worker_progress = Arc::clone(&progress);
+            let watchdog = deadline.shortened_by(AUDIT_ALLOWANCE);
+            let worker_deadline = watchdog.shortened_by(WORKER_MARGIN);
+            let guarded = supervise(&watchdog, &progress, move || {
+                let mut facts = Facts::default();
+                let decision = guard_targets(
+                    &worker_call,
+                    &targets,
+                    &worker_config,
+                    &worker_deadline,
+                    &worker_progress,
+                    &mut facts,
+                );
+                (decision, facts)
+            });
+            match guarded {
+                Supervised::Done((decision, worker_facts)) => {
+                    facts = Facts {
+                        class: facts.class,
+                        ..worker_facts
+                    };
+                    decision
+                }
+                Supervised::Failed(finding) => decide(&call, &finding.as_finding(), config),
+            }
+        }
+    };
+    Evaluation {
+        decision,
+        call: Some(call),
+        facts,
     }
-    let tool = input.tool();
+}
+
+fn policy(config: &Config) -> Policy {
+    Policy {
+        on_checkpoint: config.hook.on_checkpoint,
+        on_zvm_error: config.hook.on_zvm_error,
+    }
+}
+
+fn decide(call: &ToolCall, finding: &Finding<'_>, config: &Config) -> Decision {
+    decision::decide(&call.tool, &call.change_id(), finding, &policy(config))
+}
+
+/// Classifies a call without any I/O beyond reading the catalogs: the one code path behind
+/// both `rewind hook` and `rewind check`.
+pub fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
+    match &call.event {
+        Event::BeforeTool => {}
+        // After the call: nothing to decide, but the audit trail notes that it ran.
+        Event::AfterTool => {
+            facts.ran = true;
+            return Plan::Decided(decide(call, &Finding::AfterTheCall, config));
+        }
+        Event::Unknown(event) => {
+            return Plan::Decided(decide(call, &Finding::UnknownEvent(event), config));
+        }
+    }
     let catalog = match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
         Ok(catalog) => catalog,
         Err(e) => {
-            return Decision::Deny(format!(
-                "rewind: catalog error, so {tool} cannot be classified: {e:#}"
+            return Plan::Decided(decide(
+                call,
+                &Finding::CatalogError(&format!("{e:#}")),
+                config,
             ));
         }
     };
-    let name = ToolName::parse(tool, input.server_hint());
-    let class = bind(
-        &catalog,
-        &name,
-        catalog.classify(&name, &input.tool_input),
-        input,
-    );
+    let name = ToolName::parse(&call.tool, call.server.as_deref());
+    let class = catalog.classify(&name, &call.input);
     facts.class = class_name(&class);
-    if let Classification::Shell {
-        command, dialect, ..
-    } = &class
+    if let (
+        ToolName::Mcp { server, .. },
+        Classification::ReadOnly(entry) | Classification::Mutating { entry, .. },
+    ) = (&name, &class)
     {
-        let Some(command) = command else {
-            return Decision::Ask(format!(
-                "rewind: {tool} gives no command to read, so what it runs cannot be known; no Zerto checkpoint was taken."
-            ));
-        };
-        set_progress(progress, String::from("reading the command"));
-        let until = std::time::Instant::now() + deadline.remaining();
-        let cwd = input.cwd.as_deref().map(Path::new);
-        let judgement = match crate::shell::judge(command, *dialect, config, cwd, until) {
-            Ok(judgement) => judgement,
-            Err(e) => {
-                return Decision::Deny(format!(
-                    "rewind: shell catalog error, so {tool} cannot be classified: {e:#}"
-                ));
-            }
-        };
-        return match judgement.outcome {
-            crate::shell::Outcome::NoDecision => Decision::None,
-            crate::shell::Outcome::Ask { part, why } => Decision::Ask(format!(
-                "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in the command: {why}. No Zerto checkpoint was taken; approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
-            )),
-            crate::shell::Outcome::Checkpoint(vms) if vms.len() == 1 => {
-                checkpoint_vm(input, &vms[0], config, deadline, progress, facts)
-            }
-            crate::shell::Outcome::Checkpoint(vms) => Decision::Ask(format!(
-                "rewind: {tool} changes several VMs ({}); one VM per call is checkpointed, so none was taken.",
-                vms.join(", ")
-            )),
-        };
+        remember_session(&catalog, server, entry, call);
     }
-    if let Some(decision) = decision::classify_only(tool, &class) {
-        return decision;
+    match class {
+        Classification::Local | Classification::ReadOnly(_) => {
+            Plan::Decided(decide(call, &Finding::NoVmConcern, config))
+        }
+        Classification::Shell {
+            command, dialect, ..
+        } => shell_plan(call, command.as_deref(), dialect, config, facts),
+        Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
+        Classification::Mutating { entry, .. } if entry.ask.is_some() => {
+            let why = entry.ask.as_deref().unwrap_or_default();
+            Plan::Decided(decide(call, &Finding::VmNotInCall { why }, config))
+        }
+        Classification::Mutating { entry, targets } => {
+            let targets = match &name {
+                ToolName::Mcp { server, .. } => bind(&catalog, server, &entry, targets, call),
+                ToolName::Host(_) => targets,
+            };
+            match targets {
+                Targets::Missing { looked_for } if !entry.session_arg.is_empty() => {
+                    Plan::Decided(decide(
+                        call,
+                        &Finding::NoVm {
+                            looked_for: &looked_for,
+                            sessions: true,
+                        },
+                        config,
+                    ))
+                }
+                targets => decide_targets(call, targets, config, facts),
+            }
+        }
     }
-    let Classification::Mutating {
-        vm: Some(vm_arg), ..
-    } = &class
-    else {
-        return Decision::Deny(format!("rewind: internal error classifying {tool}"));
-    };
-    checkpoint_vm(input, &vm_arg.value, config, deadline, progress, facts)
 }
 
-/// Puts a call on the VM its server or an earlier session binds it to, when its arguments
-/// name none, and remembers the session a call opens. The store is only touched for entries
-/// that open or name sessions; a store that cannot be written makes the follow-up ask.
+/// Longest the shell classifier may spend (parsing, `ssh -G`, the inventory) before it asks.
+const SHELL_TIME_MAX: Duration = Duration::from_secs(10);
+
+/// A call that runs a command: the shell classifier finds its targets (the one code path
+/// `rewind check --command` shares), and they go through [`decide_targets`] like any other.
+fn shell_plan(
+    call: &ToolCall,
+    command: Option<&str>,
+    dialect: shell::Dialect,
+    config: &Config,
+    facts: &mut Facts,
+) -> Plan {
+    let Some(command) = command else {
+        return Plan::Decided(decide(
+            call,
+            &Finding::UnusableVm {
+                source: "its command argument",
+                why: "is missing or not a string",
+            },
+            config,
+        ));
+    };
+    let until = Instant::now() + (config.hook.budget / 4).min(SHELL_TIME_MAX);
+    let judgement = match shell::judge(command, dialect, config, None, until) {
+        Ok(judgement) => judgement,
+        Err(e) => {
+            return Plan::Decided(decide(
+                call,
+                &Finding::CatalogError(&format!("{e:#}")),
+                config,
+            ));
+        }
+    };
+    let source = format!("the command `{}`", shell::clip(command));
+    match judgement.outcome {
+        shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
+        shell::Outcome::Ask { part, why } => decide_targets(
+            call,
+            Targets::Unknowable {
+                source,
+                part,
+                why: format!("({why})"),
+            },
+            config,
+            facts,
+        ),
+        shell::Outcome::Checkpoint(vms) => {
+            decide_targets(call, Targets::exact(vms, &source), config, facts)
+        }
+    }
+}
+
+/// Remembers the session a call opens (`ssh_connect {name, host}`) as being on its VM. A
+/// store that cannot be written is said on stderr; the follow-up call then asks.
+fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolCall) {
+    let host_session = call.session.as_deref().unwrap_or_default();
+    if host_session.is_empty() {
+        return;
+    }
+    if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
+        && let Err(e) = Sessions::in_dir(&config::state_dir()).remember(
+            host_session,
+            server,
+            &session,
+            &vm,
+            SystemTime::now(),
+        )
+    {
+        crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
+    }
+}
+
+/// A mutating call naming no VM itself is put on the VM its server or an earlier session
+/// binds it to. Anything else is left as the call's own arguments said.
 fn bind(
     catalog: &Catalog,
-    name: &ToolName,
-    class: Classification,
-    input: &HookInput,
-) -> Classification {
-    let ToolName::Mcp { server, .. } = name else {
-        return class;
+    server: &str,
+    entry: &Entry,
+    targets: Targets,
+    call: &ToolCall,
+) -> Targets {
+    let Targets::Missing { .. } = targets else {
+        return targets;
     };
+    let host_session = call.session.as_deref().unwrap_or_default();
     let sessions = Sessions::in_dir(&config::state_dir());
-    let host_session = input.session_id.as_deref().unwrap_or_default();
-    let (Classification::ReadOnly(entry) | Classification::Mutating { entry, .. }) = &class else {
-        return class;
-    };
-    if let Some((session, vm)) = catalog.session_opened(server, entry, &input.tool_input)
-        && !host_session.is_empty()
-        && let Err(e) = sessions.remember(host_session, server, &session, &vm, SystemTime::now())
-    {
-        eprintln!("rewind: session {session:?} not remembered: {e:#}");
-    }
-    let Classification::Mutating { entry, vm: None } = class else {
-        return class;
-    };
     let recall = |session: &str| {
         (!host_session.is_empty())
             .then(|| sessions.recall(host_session, server, session, SystemTime::now()))
             .flatten()
     };
-    match catalog.bound_target(server, &entry, &input.tool_input, &recall) {
-        Bound::Vm(vm) => Classification::Mutating {
-            entry,
-            vm: Some(vm),
+    match catalog.bound_target(server, entry, &call.input, &recall) {
+        Bound::Vm { vm, source } => Targets::exact([vm], &source),
+        Bound::No | Bound::UnknownSession { .. } => Targets::Missing {
+            looked_for: entry.looked_for(),
         },
-        Bound::No | Bound::UnknownSession { .. } => Classification::Mutating { entry, vm: None },
     }
 }
 
-/// The mutating path: find the VM in Zerto, guard it, decide from what the ZVM said.
-fn checkpoint_vm(
-    input: &HookInput,
-    reference: &str,
+/// The decision table's side of "which VMs does this call reach": exact targets within
+/// `[hook] max_vms` go to the guard; anything else is decided here. Every classifier (a
+/// catalog's `vm_arg`, a server bound to one host, the shell parser) ends here.
+pub fn decide_targets(
+    call: &ToolCall,
+    targets: Targets,
+    config: &Config,
+    facts: &mut Facts,
+) -> Plan {
+    let max = config.hook.max_vms;
+    let decided = |finding: &Finding<'_>| Plan::Decided(decide(call, finding, config));
+    match targets {
+        Targets::Exact(list) => {
+            facts.vms = list.iter().map(|t| t.reference.clone()).collect();
+            if list.len() > max {
+                decided(&Finding::TooManyVms {
+                    count: list.len(),
+                    max,
+                })
+            } else {
+                Plan::Guard(list)
+            }
+        }
+        Targets::Missing { looked_for } => decided(&Finding::NoVm {
+            looked_for: &looked_for,
+            sessions: false,
+        }),
+        Targets::Unusable { source, why } => decided(&Finding::UnusableVm {
+            source: &source,
+            why: &why,
+        }),
+        Targets::Unknowable { source, part, why } => decided(&Finding::Unknowable {
+            source: &source,
+            part: &part,
+            why: &why,
+        }),
+    }
+}
+
+/// The mutating path: find every VM in Zerto, guard them all, decide from what the ZVM said.
+pub fn guard_targets(
+    call: &ToolCall,
+    targets: &[Target],
     config: &Config,
     deadline: &Deadline,
-    progress: &Mutex<Progress>,
+    progress: &Progress,
     facts: &mut Facts,
 ) -> Decision {
-    let tool = input.tool();
-    facts.vm = Some(reference.to_owned());
-    let policy = Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    };
-    let change = input
-        .tool_use_id
-        .clone()
-        .unwrap_or_else(|| format!("rewind-{}", std::process::id()));
-
+    let references: Vec<&str> = targets.iter().map(|t| t.reference.as_str()).collect();
+    facts.vms = references.iter().map(|r| (*r).to_owned()).collect();
+    let all = references.join(",");
     let zvm_error = |error: &crate::zvm::ZvmError| {
-        decision::decide(
-            tool,
-            &change,
-            &Finding::ZvmError {
-                vm: reference,
-                error,
-            },
-            &policy,
-        )
+        decide(call, &Finding::ZvmError { vms: &all, error }, config)
     };
     let zvm = match config.require_zvm() {
         Ok(zvm) => zvm,
-        Err(e) => {
-            let error = crate::zvm::ZvmError::Setup(format!("{e:#}"));
-            return zvm_error(&error);
-        }
+        Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
     };
     let cache = config::cache_dir();
     let client = match Client::new(zvm, &cache) {
@@ -377,47 +481,33 @@ fn checkpoint_vm(
         Err(e) => return zvm_error(&e),
     };
 
-    set_progress(progress, format!("looking up VM {reference:?} in Zerto"));
-    let vm = match resolve::resolve(&client, reference, &config.vm_aliases, deadline) {
-        Err(e) => return zvm_error(&e),
-        Ok(Resolution::Unknown { reference }) => {
-            return decision::decide(
-                tool,
-                &change,
-                &Finding::Unknown {
-                    reference: &reference,
-                },
-                &policy,
-            );
-        }
-        Ok(Resolution::Ambiguous {
-            reference,
-            candidates,
-        }) => {
-            return decision::decide(
-                tool,
-                &change,
-                &Finding::Ambiguous {
-                    reference: &reference,
-                    candidates: &candidates,
-                },
-                &policy,
-            );
-        }
-        Ok(Resolution::Found(vm)) => vm,
+    progress.set(match references.as_slice() {
+        [one] => format!("looking up VM {one:?} in Zerto"),
+        many => format!("looking up VMs {} in Zerto", many.join(", ")),
+    });
+    let vms = match resolve_targets(call, &client, &references, config, deadline) {
+        Ok(vms) => vms,
+        Err(decision) => return decision,
     };
-    facts.vm = Some(vm.name.clone());
-    facts.vpgs = vm.vpgs.iter().map(|v| v.name.clone()).collect();
+    facts.vms = vms.iter().map(|vm| vm.name.clone()).collect();
+    facts.vpgs = Vec::new();
+    for vm in &vms {
+        for vpg in &vm.vpgs {
+            if !facts.vpgs.contains(&vpg.name) {
+                facts.vpgs.push(vpg.name.clone());
+            }
+        }
+    }
 
-    set_progress(
-        progress,
-        format!(
-            "waiting for Zerto to list the tagged checkpoint of VM {}",
-            vm.name
-        ),
-    );
-    let tag = Tag::new(&input.agent(), tool, &vm.name, &change, SystemTime::now());
-    let report = guard::guard(&client, &vm, &tag, &cache.join("locks"), deadline);
+    progress.set(format!(
+        "waiting for Zerto to list the tagged checkpoint of VM {}",
+        facts.vms.join(", ")
+    ));
+    let agent = call.agent();
+    let change = call.change_id();
+    let now = SystemTime::now();
+    let tag_for = |names: &str| Tag::new(&agent, &call.tool, names, &change, now);
+    let report = guard::guard(&client, &vms, &tag_for, &cache.join("locks"), deadline);
     facts.checkpoints = report
         .vpgs
         .iter()
@@ -434,7 +524,127 @@ fn checkpoint_vm(
             })
         })
         .collect();
-    decision::decide(tool, &change, &Finding::Guarded(&report), &policy)
+    decide(call, &Finding::Guarded(&report), config)
+}
+
+/// Every reference as exactly one protected VM (duplicates merged), or the decision when one
+/// is unknown, ambiguous, or the ZVM cannot be asked.
+fn resolve_targets(
+    call: &ToolCall,
+    client: &Client,
+    references: &[&str],
+    config: &Config,
+    deadline: &Deadline,
+) -> Result<Vec<Vm>, Decision> {
+    let resolutions = resolve::resolve_all(client, references, &config.vm_aliases, deadline)
+        .map_err(|error| {
+            decide(
+                call,
+                &Finding::ZvmError {
+                    vms: &references.join(","),
+                    error: &error,
+                },
+                config,
+            )
+        })?;
+    let mut vms: Vec<Vm> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (reference, resolution) in references.iter().zip(&resolutions) {
+        match resolution {
+            Resolution::Found(vm) => {
+                if !vms.iter().any(|v| v.id == vm.id) {
+                    vms.push(vm.clone());
+                }
+            }
+            Resolution::Unknown { .. } => unknown.push(reference),
+            Resolution::Ambiguous {
+                reference,
+                candidates,
+            } => {
+                return Err(decide(
+                    call,
+                    &Finding::AmbiguousVm {
+                        reference,
+                        candidates,
+                    },
+                    config,
+                ));
+            }
+        }
+    }
+    if unknown.is_empty() {
+        Ok(vms)
+    } else {
+        Err(decide(
+            call,
+            &Finding::UnknownVm {
+                references: &unknown,
+                of: references.len(),
+            },
+            config,
+        ))
+    }
+}
+
+/// How supervised work ended.
+enum Supervised<T> {
+    Done(T),
+    Failed(Failure),
+}
+
+/// Why supervised work gave no answer.
+enum Failure {
+    Panicked(String),
+    CannotStart(String),
+    BudgetSpent { budget: Duration, doing: String },
+}
+
+impl Failure {
+    fn as_finding(&self) -> Finding<'_> {
+        match self {
+            Self::Panicked(message) | Self::CannotStart(message) => Finding::Internal(message),
+            Self::BudgetSpent { budget, doing } => Finding::BudgetSpent {
+                budget: *budget,
+                doing,
+            },
+        }
+    }
+}
+
+/// Runs `work` on a worker thread under `catch_unwind` while this thread watches the
+/// deadline: a panic, or a worker that has not answered when the deadline comes (saying
+/// what it was doing), is a failure the decision table denies.
+fn supervise<T: Send + 'static>(
+    deadline: &Deadline,
+    progress: &Progress,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Supervised<T> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(String::from("hook"))
+        .spawn(move || {
+            // The watchdog may have answered already; nobody listens then.
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(work)));
+        });
+    if let Err(e) = spawned {
+        return Supervised::Failed(Failure::CannotStart(format!("cannot start ({e})")));
+    }
+    match rx.recv_timeout(deadline.remaining()) {
+        Ok(Ok(done)) => Supervised::Done(done),
+        Ok(Err(panic)) => Supervised::Failed(Failure::Panicked(panic_message(&*panic))),
+        Err(_) => Supervised::Failed(Failure::BudgetSpent {
+            budget: deadline.budget(),
+            doing: progress.doing(),
+        }),
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| String::from("panic"))
 }
 
 fn class_name(class: &Classification) -> &'static str {
@@ -447,34 +657,33 @@ fn class_name(class: &Classification) -> &'static str {
     }
 }
 
-/// Appends the decision to the audit trail; a failure is said on stderr, never decisive.
-/// (stderr of an exit-0 hook only reaches the host's debug log.)
-fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
+/// Appends the decision to the audit trail, waiting at most [`AUDIT_ALLOWANCE`]; a failure is
+/// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
+/// log).
+fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
     let Evaluation {
         decision,
-        input,
+        call,
         facts,
     } = evaluation;
-    let input = input.as_ref();
+    let call = call.as_ref();
     let record = Record {
         time: crate::time::format_utc_millis(SystemTime::now()),
-        host: String::from("claude-code"),
-        session: input.and_then(|i| i.session_id.clone()),
-        change: input.and_then(|i| i.tool_use_id.clone()),
-        tool: input.map(|i| i.tool().to_owned()).unwrap_or_default(),
+        host: call.map(|c| c.host.name().to_owned()).unwrap_or_default(),
+        session: call.and_then(|c| c.session.clone()),
+        change: call.and_then(|c| c.change.clone()),
+        tool: call.map(|c| c.tool.clone()).unwrap_or_default(),
         class: facts.class.to_owned(),
-        vm: facts.vm,
-        vpgs: facts.vpgs,
-        checkpoints: facts.checkpoints,
+        vms: facts.vms.clone(),
+        vpgs: facts.vpgs.clone(),
+        checkpoints: facts.checkpoints.clone(),
         decision: if facts.ran { "ran" } else { decision.label() }.to_owned(),
         reason: decision.text().map(str::to_owned),
         duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
-        args: input
-            .map(|i| audit::summarise(&i.tool_input))
-            .unwrap_or_default(),
+        args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),
     };
     // On its own thread, waited for briefly: a hung file system must not hold the decision.
-    let wait = AUDIT_WAIT.min(deadline.remaining());
+    let wait = AUDIT_ALLOWANCE;
     let path = config.hook.audit_log.clone();
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
@@ -489,7 +698,21 @@ fn record(config: &Config, evaluation: Evaluation, deadline: &Deadline) {
         Err(e) => Err(e.into()),
     };
     if let Err(e) = outcome {
-        eprintln!("rewind: audit trail not written: {e:#}");
+        crate::console::err(format!("rewind: audit trail not written: {e:#}"));
+    }
+}
+
+/// Decides on raw stdin bytes as `host` would send them, with no process plumbing and no
+/// audit: the demo and tests call this.
+pub fn evaluate(
+    host: Option<Host>,
+    stdin: &[u8],
+    config: &Config,
+    deadline: &Deadline,
+) -> Evaluation {
+    match host::read(host, stdin) {
+        Err((_, unreadable)) => unreadable_evaluation(&unreadable),
+        Ok(call) => evaluate_call(call, config, None, deadline),
     }
 }
 
@@ -498,14 +721,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_panic_in_the_worker_is_a_deny_with_its_message() {
+    fn a_panic_in_the_worker_is_a_failure_with_its_message() {
         let progress = Progress::starting("");
         let deadline = Deadline::after(Duration::from_secs(10));
-        let evaluation = supervise(&deadline, &progress, || {
+        let outcome = supervise(&deadline, &progress, || -> () {
             panic!("catalog index out of range")
         });
+        let Supervised::Failed(failure) = outcome else {
+            panic!("failure expected");
+        };
         assert_eq!(
-            evaluation.decision,
+            decision::decide("t", "c", &failure.as_finding(), &Policy::default()),
             Decision::Deny(String::from(
                 "rewind: internal error (catalog index out of range); the call was not allowed"
             ))
@@ -516,11 +742,15 @@ mod tests {
     fn a_worker_past_the_deadline_is_a_deny_saying_what_it_was_doing() {
         let progress = Progress::starting("waiting for Zerto");
         let deadline = Deadline::after(Duration::from_millis(50));
-        let evaluation = supervise(&deadline, &progress, || {
+        let outcome = supervise(&deadline, &progress, || {
             std::thread::sleep(Duration::from_secs(5));
-            Evaluation::answer(Decision::None)
         });
-        let Decision::Deny(reason) = evaluation.decision else {
+        let Supervised::Failed(failure) = outcome else {
+            panic!("failure expected");
+        };
+        let Decision::Deny(reason) =
+            decision::decide("t", "c", &failure.as_finding(), &Policy::default())
+        else {
             panic!("deny expected");
         };
         assert!(

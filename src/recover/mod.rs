@@ -8,7 +8,7 @@ mod file;
 mod locate;
 
 use std::fmt::Write as _;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -116,9 +116,9 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
     let unmounted = unmount(&client, &session);
     match (&result, &unmounted) {
         (_, Ok(task)) => say(format!("unmounted:   session {session} (task {task})")),
-        (_, Err(e)) => eprintln!(
+        (_, Err(e)) => crate::console::err(format!(
             "warning: could not unmount session {session}: {e:#}\nhint: run `rewind flr end {session}`"
-        ),
+        )),
     }
     let (size, sha) = result?;
     unmounted?;
@@ -136,11 +136,6 @@ fn plan(
     args: &RecoverArgs,
     deadline: &Deadline,
 ) -> anyhow::Result<Plan> {
-    if args.change.is_none() && args.checkpoint.is_none() && args.before.is_none() {
-        bail!(
-            "say which point to restore from: --change <tool_use_id>, --checkpoint <id> or --before <time>"
-        );
-    }
     let before = args
         .before
         .as_deref()
@@ -284,8 +279,7 @@ fn confirm(yes: bool) -> anyhow::Result<()> {
             "nothing was mounted or written: no terminal to confirm on; pass --yes to restore without asking"
         );
     }
-    eprint!("Restore this file? [y/N] ");
-    let _ = std::io::stderr().flush();
+    crate::console::prompt("Restore this file? [y/N] ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
@@ -314,7 +308,7 @@ fn restore(
         deadline,
         interrupted,
     )?;
-    eprintln!("downloading {volume_path}");
+    crate::console::err(format!("downloading {volume_path}"));
     let url = client.flr_download_url(session, &volume_path, deadline)?;
     check_interrupt(interrupted)?;
     write_atomically(&plan.destination, args.force, |file, tmp| {
@@ -359,16 +353,19 @@ fn wait_for_mount(
             .unwrap_or_else(|| String::from("unknown"));
         match status.as_str() {
             "MountCompletedSuccessfully" => {
-                eprintln!("mounted in {:.1} s", started.elapsed().as_secs_f64());
+                crate::console::err(format!(
+                    "mounted in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                ));
                 return Ok(());
             }
             "MountFailed" => {
                 bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
             }
-            other => eprintln!(
+            other => crate::console::err(format!(
                 "mounting… {other} ({:.0} s)",
                 started.elapsed().as_secs_f64()
-            ),
+            )),
         }
         if !deadline.sleep(MOUNT_POLL) {
             bail!("the checkpoint was still mounting when the time ran out");
@@ -387,10 +384,10 @@ fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
         match client.flr_unmount(session, &deadline) {
             Ok(task) => break task,
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
-                eprintln!(
+                crate::console::err(format!(
                     "unmount refused ({e}); asking again in {} s",
                     pause.as_secs()
-                );
+                ));
                 if !deadline.sleep(pause) {
                     return Err(e.into());
                 }
@@ -420,37 +417,37 @@ fn end_unanswered_mount(client: &Client, plan: &Plan, known: Option<&[String]>) 
         plan.vm.id
     );
     let Some(known) = known else {
-        eprintln!(
+        crate::console::err(format!(
             "warning: the mount request got no answer, and the sessions of VM {} could not be listed before it, so none is ended here\n{hint}",
             clean(&plan.vm.name)
-        );
+        ));
         return;
     };
     let sessions = match client.flr_sessions(Some(&plan.vm.id), &deadline) {
         Ok(sessions) => sessions,
         Err(e) => {
-            eprintln!(
+            crate::console::err(format!(
                 "warning: the mount request got no answer, and looking for a session it may have created failed: {e}\n{hint}"
-            );
+            ));
             return;
         }
     };
     let orphans = unanswered_sessions(known, &sessions, &plan.vm.id, checkpoint);
     if orphans.is_empty() {
-        eprintln!(
+        crate::console::err(format!(
             "the mount request got no answer; no session of VM {} for checkpoint {checkpoint} was left behind",
             clean(&plan.vm.name)
-        );
+        ));
     }
     for id in orphans {
-        eprintln!(
+        crate::console::err(format!(
             "the mount request got no answer, but the ZVM created session {id}; unmounting it"
-        );
+        ));
         match unmount(client, &id) {
             Ok(task) => say(format!("unmounted:   session {id} (task {task})")),
-            Err(e) => eprintln!(
+            Err(e) => crate::console::err(format!(
                 "warning: could not unmount session {id}: {e:#}\nhint: run `rewind flr end {id}`"
-            ),
+            )),
         }
     }
 }

@@ -288,6 +288,20 @@ impl ShellCatalog {
             .any(|name| folded.contains(name.as_str()))
     }
 
+    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
+    pub fn first_mention(&self, text: &str) -> Option<&str> {
+        let folded: String = text
+            .chars()
+            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.mentions
+            .iter()
+            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name)))
+            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+            .map(|(_, name)| name.as_str())
+    }
+
     /// Whether a Windows command or cmdlet only reads.
     pub fn windows_read_only(&self, name: &str) -> bool {
         let lower = name.to_lowercase();

@@ -297,7 +297,9 @@ pub fn analyse(
     let result = programs::analyse_text(command, dialect, catalog, &mut walk, &mut findings);
     let verdict = match result {
         Err(Unknown(why)) => Verdict::Unknown {
-            part: clip(command),
+            part: catalog
+                .first_mention(command)
+                .map_or_else(|| clip(command), str::to_owned),
             why,
         },
         Ok(()) => summarise(&findings),

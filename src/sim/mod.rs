@@ -345,17 +345,13 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
     .context("cannot install the Ctrl-C handler")?;
     print_banner(&banner(&sim, args.time_scale, &summary));
     let _ = stop_rx.recv();
-    eprintln!("rewind sim: stopping");
+    crate::console::err("rewind sim: stopping");
     drop(sim);
     Ok(())
 }
 
-#[expect(
-    clippy::print_stdout,
-    reason = "`rewind sim` prints its banner for the user; this is the only place"
-)]
 fn print_banner(text: &str) {
-    println!("{text}");
+    crate::console::say(text);
 }
 
 fn inventory(scenario: &Scenario) -> String {

@@ -173,7 +173,7 @@ impl Auth {
                     return Ok(fresh);
                 }
                 if let Some(source) = &self.client_secret {
-                    let secret = source.resolve().map_err(setup)?;
+                    let secret = source.resolve(deadline).map_err(setup)?;
                     return self.keycloak(
                         http,
                         deadline,
@@ -183,7 +183,7 @@ impl Auth {
                         ],
                     );
                 }
-                let password = self.password.resolve().map_err(setup)?;
+                let password = self.password.resolve(deadline).map_err(setup)?;
                 self.keycloak(
                     http,
                     deadline,
@@ -256,7 +256,7 @@ impl Auth {
     }
 
     fn session(&self, http: &Http, deadline: &Deadline) -> Result<(Token, CacheFile), ZvmError> {
-        let password = self.password.resolve().map_err(setup)?;
+        let password = self.password.resolve(deadline).map_err(setup)?;
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             self.username,

@@ -60,6 +60,38 @@ pub fn resolve(
     Ok(match_rows(reference, &host, &rows))
 }
 
+/// Resolves several references with one `GET /v1/vms` for all of them (a vmIdentifier is
+/// looked up on its own, as [`resolve`] does). The answers come in the order given.
+pub fn resolve_all(
+    client: &Client,
+    references: &[&str],
+    aliases: &BTreeMap<String, String>,
+    deadline: &Deadline,
+) -> Result<Vec<Resolution>, ZvmError> {
+    if let [one] = references {
+        return Ok(vec![resolve(client, one, aliases, deadline)?]);
+    }
+    let hosts: Vec<String> = references
+        .iter()
+        .map(|r| apply_alias(&host_part(&apply_alias(r, aliases)), aliases))
+        .collect();
+    let all = if hosts.iter().any(|h| !looks_like_vm_identifier(h)) {
+        client.vms(None, deadline)?
+    } else {
+        Vec::new()
+    };
+    let mut answers = Vec::with_capacity(references.len());
+    for (reference, host) in references.iter().zip(&hosts) {
+        let answer = if looks_like_vm_identifier(host) {
+            resolve(client, reference, aliases, deadline)?
+        } else {
+            match_rows(reference, host, &all)
+        };
+        answers.push(answer);
+    }
+    Ok(answers)
+}
+
 /// Picks the VMs among `rows` that `host` names: exact id, name or IP first; the first
 /// label of an FQDN only when nothing matched exactly.
 pub fn match_rows(reference: &str, host: &str, rows: &[VmRow]) -> Resolution {

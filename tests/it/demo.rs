@@ -30,9 +30,9 @@ fn the_demo_runs_every_row_and_brings_the_file_back() {
         );
     }
     assert_eq!(
-        demo.stdout.matches("\n14. ").count(),
+        demo.stdout.matches("\n16. ").count(),
         1,
-        "all fourteen rows ran"
+        "all sixteen rows ran"
     );
     assert!(
         std::fs::read_dir(home.path())

@@ -5,7 +5,7 @@
 //! A fixture `tests/fixtures/hook/<case>.json` is stdin byte for byte; an optional
 //! `<case>.toml` beside it sets the scene: `faults` (simulator faults), `hook` (extra `[hook]`
 //! lines), `trust_ca = false`, `zvm = "down"`, `catalog` (a user catalog's text),
-//! `time_scale` (default 100).
+//! `time_scale` (default 100), `scenario` (a simulator scenario's text instead of the lab).
 //! `claude-code-2.1.332-sample.json` is the confirmed one-VPG row, with the payload the real
 //! Claude Code sent (captured by the end-to-end harness).
 
@@ -29,6 +29,7 @@ struct Scene {
     zvm: Option<String>,
     catalog: Option<String>,
     time_scale: Option<f64>,
+    scenario: Option<String>,
 }
 
 #[test]
@@ -38,6 +39,9 @@ fn every_decision_table_row() {
         let env = TestEnv::with(Setup {
             frozen: true,
             time_scale: scene.time_scale.unwrap_or(100.0),
+            scenario: scene.scenario.as_deref().map(|text| {
+                rewind::sim::Scenario::from_toml(text, "fixture scenario").expect("scenario")
+            }),
             ..Setup::default()
         });
         let mut hook = scene
@@ -291,6 +295,272 @@ fn the_fallback_is_an_earlier_untagged_checkpoint_the_zvm_lists() {
         assert_eq!(earlier.tag, None, "{line}");
         let at = |t: &str| rewind::time::parse_utc(t).expect("time");
         assert!(at(fallback_at) < at(tagged_at), "{line}");
+    }
+}
+
+/// Two VMs protected by one VPG: that VPG gets one insert, its tag naming both VMs and the
+/// change, and both VMs' recover commands find it.
+#[test]
+fn a_vpg_shared_by_two_vms_of_one_call_is_tagged_once() {
+    let scenario = rewind::sim::Scenario::from_toml(
+        r#"
+username = "admin"
+password = "zerto-sim"
+[[vm]]
+name = "app01"
+id = "d4a6a1d5-3c1e-4b8a-9f2d-7c3e616f0908.vm-301"
+ips = ["10.0.1.1"]
+guest_os = "linux"
+[[vm]]
+name = "app02"
+id = "d4a6a1d5-3c1e-4b8a-9f2d-7c3e616f0908.vm-302"
+ips = ["10.0.1.2"]
+guest_os = "linux"
+[[vpg]]
+name = "app-vpg"
+profile = "vsphere"
+vms = ["app01", "app02"]
+[[vpg]]
+name = "app02-extra"
+profile = "vsphere"
+vms = ["app02"]
+"#,
+        "test",
+    )
+    .expect("scenario");
+    let env = TestEnv::with(Setup {
+        scenario: Some(scenario),
+        ..Setup::default()
+    });
+    let run = env.hook(&hook_input(
+        "mcp__ansible__run_playbook",
+        &json!({"limit": "app01:app02,10.0.1.2"}),
+        "toolu_shared",
+    ));
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    let inserts = env.sim.inserts();
+    let mut per_vpg: Vec<&str> = inserts.iter().map(|i| i.vpg_name.as_str()).collect();
+    per_vpg.sort_unstable();
+    assert_eq!(per_vpg, ["app-vpg", "app02-extra"], "{inserts:#?}");
+    for insert in &inserts {
+        assert!(insert.tag.contains("change=toolu_shared"), "{insert:?}");
+    }
+    let shared = inserts
+        .iter()
+        .find(|i| i.vpg_name == "app-vpg")
+        .expect("shared");
+    assert!(shared.tag.contains("vm=app01,app02 |"), "{shared:?}");
+    for vm in ["app01", "app02"] {
+        let listed = env.run(&["checkpoints", vm, "--change", "toolu_shared"], b"");
+        listed.success();
+        assert!(
+            run.reason().contains(&format!(
+                "rewind recover --vm {vm} --change toolu_shared --path <file>"
+            )),
+            "{run:#?}"
+        );
+    }
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audit");
+    let record: Value = serde_json::from_str(audit.lines().last().expect("line")).expect("json");
+    assert_eq!(record["vms"], json!(["app01", "app02"]));
+    assert_eq!(record["vpgs"], json!(["app-vpg", "app02-extra"]));
+    assert_eq!(record["checkpoints"].as_array().map(Vec::len), Some(2));
+}
+
+/// Runs `rewind hook` with one of its output pipes closed by the reader before it writes.
+fn hook_with_closed(env: &TestEnv, stdin: &[u8], close_stdout: bool) -> (i32, String) {
+    use std::io::{Read as _, Write as _};
+    use std::process::Stdio;
+    let mut child = env
+        .command(&["hook"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut kept = String::new();
+    if close_stdout {
+        drop(child.stdout.take());
+    } else {
+        drop(child.stderr.take());
+    }
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin).expect("write stdin");
+    drop(input);
+    if close_stdout {
+        let _ = child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut kept);
+    } else {
+        let _ = child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_string(&mut kept);
+    }
+    let status = child.wait().expect("wait");
+    (status.code().unwrap_or(-1), kept)
+}
+
+/// stderr is a pipe whose reader is gone: every stderr write fails (EPIPE). The hook still
+/// answers on stdout with exit 0 (a config warning, an audit trail that cannot be written) or
+/// blocks with exit 2 (bad stdin); it never panics into exit 101.
+#[test]
+fn a_closed_stderr_never_turns_into_exit_101() {
+    let env = TestEnv::start();
+    // A warning on every run (TLS verification off) and an audit trail that cannot be written.
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    let config = config
+        .replace("[zvm]\n", "[zvm]\ninsecure_tls = true\n")
+        .lines()
+        .filter(|l| !l.starts_with("audit_log"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\naudit_log = \"/dev/null/audit.jsonl\"\n";
+    std::fs::write(&env.config, config).expect("config");
+
+    let read_only = hook_input(
+        "mcp__ssh__read_file",
+        &json!({"host": "jp-ubuntu"}),
+        "toolu_e1",
+    );
+    let (code, stdout) = hook_with_closed(&env, &read_only, false);
+    assert_eq!((code, stdout.trim()), (0, "{}"));
+
+    let mutating = hook_input("mcp__ssh__exec", &json!({"host": "jp-ubuntu"}), "toolu_e2");
+    let (code, stdout) = hook_with_closed(&env, &mutating, false);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("tagged checkpoint"), "{stdout}");
+
+    let (code, stdout) = hook_with_closed(&env, b"{not json", false);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+}
+
+/// stdout is closed before the decision is written: exit 2 (still a block for a host that
+/// reads the exit code), never 101.
+#[test]
+fn a_closed_stdout_is_exit_2() {
+    let env = TestEnv::start();
+    let call = hook_input(
+        "mcp__ssh__read_file",
+        &json!({"host": "jp-ubuntu"}),
+        "toolu_o1",
+    );
+    let (code, stderr) = hook_with_closed(&env, &call, true);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("could not write the decision"), "{stderr}");
+}
+
+/// A password command that hangs past the budget: the call is denied inside the budget, the
+/// deny is in the audit trail, and the command (with its children) is killed, not orphaned.
+#[test]
+fn a_spent_budget_is_audited_and_leaves_no_password_command_behind() {
+    let env = TestEnv::with(Setup {
+        hook: String::from("budget_secs = 2"),
+        ..Setup::default()
+    });
+    let pids = env.path("pids");
+    let config = std::fs::read_to_string(&env.config)
+        .expect("config")
+        .replace(
+            "password_env = \"REWIND_ZVM_PASSWORD\"",
+            &format!(
+                "password_command = \"sleep 60 & echo $! > {p}; echo $$ >> {p}; wait\"",
+                p = pids.display()
+            ),
+        );
+    std::fs::write(&env.config, config).expect("config");
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
+        "toolu_slow",
+    ));
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+    assert!(run.elapsed < Duration::from_secs(3), "{run:#?}");
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    let record: Value = serde_json::from_str(audit.lines().last().expect("line")).expect("json");
+    assert_eq!(record["decision"], "deny", "{record}");
+    assert_eq!(record["change"], "toolu_slow", "{record}");
+    let text = std::fs::read_to_string(&pids).expect("the command ran");
+    for pid in text.split_whitespace() {
+        crate::support::eventually(&format!("process {pid} to end"), || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(") ").next().and_then(|s| s.chars().next());
+            matches!(state, None | Some('Z' | 'X'))
+        });
+    }
+}
+
+/// `rewind check --payload` and the hook share one classification: for every fixture, what
+/// `check` says the hook will do is what the hook's snapshot shows it did.
+#[test]
+fn check_agrees_with_the_hook_on_every_fixture() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook");
+    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() > 20);
+    let env = TestEnv::start();
+    for fixture in fixtures {
+        let scene = scene_for(&fixture);
+        let mut hook = scene
+            .hook
+            .clone()
+            .unwrap_or_else(|| String::from("budget_secs = 30"));
+        if let Some(catalog) = &scene.catalog {
+            let file = env.path("catalog.toml");
+            std::fs::write(&file, catalog).expect("write catalog");
+            let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
+        }
+        env.write_config(&Setup {
+            hook,
+            ..Setup::default()
+        });
+        let name = fixture
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "tests/it/snapshots/it__hook__every_decision_table_row@{name}.snap"
+        ));
+        let text = std::fs::read_to_string(&snapshot).expect("snapshot");
+        let hook: Value =
+            serde_json::from_str(&text[text.find("\n{").expect("json")..]).expect("json");
+        let checked = env.run(&["check", "--payload", &fixture.display().to_string()], b"");
+        checked.success();
+        let said = checked
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("decision: "))
+            .unwrap_or_else(|| panic!("{name}: no decision line: {checked:#?}"))
+            .replace(&env.dir.path().display().to_string(), "[tmp]");
+        let specific = &hook["stdout"]["hookSpecificOutput"];
+        let reason = specific["permissionDecisionReason"]
+            .as_str()
+            .or_else(|| specific["additionalContext"].as_str())
+            .unwrap_or_default()
+            .replace(|c: char| c.is_control(), "\u{fffd}");
+        let label = specific["permissionDecision"].as_str().unwrap_or("none");
+        if let Some(line) = said.strip_prefix("block (exit 2): ") {
+            assert_eq!(hook["exit_code"], 2, "{name}");
+            assert_eq!(hook["stderr"], line, "{name}");
+        } else if said.starts_with("checkpoint every VPG") {
+            // The hook asked Zerto: its answer is a checkpoint, or came from the ZVM.
+            assert!(
+                reason.contains("Zerto") || reason.contains("ZVM") || reason.contains("budget"),
+                "{name}: {reason}"
+            );
+        } else if said == "none" {
+            assert_eq!(hook["stdout"], json!({}), "{name}");
+        } else {
+            assert_eq!(said, format!("{label}: {reason}"), "{name}");
+        }
     }
 }
 

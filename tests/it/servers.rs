@@ -13,6 +13,7 @@
 use std::path::Path;
 
 use rewind::catalog::{Bound, Catalog, Classification, ToolName};
+use rewind::targets::Targets;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -91,30 +92,33 @@ fn outcome(catalog: &Catalog, server: &str, tool: &str, input: &Value) -> String
             command.as_deref().unwrap_or("(missing)")
         ),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => String::from("ask"),
-        Classification::Mutating { entry, vm } => {
-            let vm = vm.or_else(
-                || match catalog.bound_target(server, &entry, input, &recall) {
-                    Bound::Vm(vm) => Some(vm),
-                    Bound::No | Bound::UnknownSession { .. } => None,
-                },
-            );
+        Classification::Mutating { entry, targets } => {
+            // (argument, VM): where the VM came from (without the quoting) and the VM.
+            let vm = match targets {
+                Targets::Exact(list) => list
+                    .first()
+                    .map(|t| (t.source.replace('`', ""), t.reference.clone())),
+                Targets::Missing { .. } => {
+                    match catalog.bound_target(server, &entry, input, &recall) {
+                        Bound::Vm { vm, source } => Some((source.replace('`', ""), vm)),
+                        Bound::No | Bound::UnknownSession { .. } => None,
+                    }
+                }
+                Targets::Unusable { .. } | Targets::Unknowable { .. } => None,
+            };
             match vm {
                 None => String::from("none"),
-                Some(vm) if vm.value == BOUND_VM => String::from("server"),
-                Some(vm) if vm.value == SESSION_VM => {
-                    format!("session:{}", vm.key.split(' ').next().unwrap_or_default())
+                Some((_, value)) if value == BOUND_VM => String::from("server"),
+                Some((key, value)) if value == SESSION_VM => {
+                    format!("session:{}", key.split(' ').next().unwrap_or_default())
                 }
-                Some(vm) => {
+                Some((key, value)) => {
                     assert!(
-                        vm.value.contains(&format!(
-                            "v-{}",
-                            vm.key.rsplit('/').next().unwrap_or_default()
-                        )),
-                        "{tool}: the VM {:?} did not come from argument {}",
-                        vm.value,
-                        vm.key
+                        value
+                            .contains(&format!("v-{}", key.rsplit('/').next().unwrap_or_default())),
+                        "{tool}: the VM {value:?} did not come from argument {key}",
                     );
-                    format!("mutating:{}", vm.key)
+                    format!("mutating:{key}")
                 }
             }
         }
@@ -202,7 +206,11 @@ fn server_names_match_whatever_case_and_separator_the_user_configured() {
         };
         let class = catalog.classify(&name, &json!({"hostAlias": "web01", "command": "ls"}));
         assert!(
-            matches!(class, Classification::Mutating { vm: Some(ref vm), .. } if vm.value == "web01"),
+            matches!(
+                class,
+                Classification::Mutating { targets: Targets::Exact(ref list), .. }
+                    if list[0].reference == "web01"
+            ),
             "{server}: {class:?}"
         );
     }

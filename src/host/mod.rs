@@ -1,0 +1,383 @@
+//! Agent hosts and their hook dialects: the only part of `rewind` that knows which host is
+//! calling.
+//!
+//! A dialect turns the bytes a host writes on the hook's stdin into one neutral [`ToolCall`],
+//! and one neutral [`Decision`] back into what that host reads (stdout JSON and an exit
+//! code). Everything past the dialect (classification, targets, the guard, the decision
+//! table, the audit trail) sees only those two types.
+//!
+//! # What a dialect provides
+//!
+//! A dialect is one module `host/<name>/protocol.rs` with three functions, wired in by one
+//! arm in each `match` of [`Host`] below:
+//!
+//! - `fingerprint(&serde_json::Map<String, Value>) -> bool`: whether a parsed payload is
+//!   unmistakably this host's (used by [`detect`] when `--host` is absent). Look at fields
+//!   only that host sends; never at the event name alone, since a wrong event must still
+//!   reach the dialect that can refuse it.
+//! - `read(&[u8]) -> Result<ToolCall, Unreadable>`: the payload as a call. Read only the exact
+//!   event names the host documents; any other event that names a tool becomes
+//!   [`Event::Unknown`] (the decision table denies it), a payload with no tool is
+//!   [`Unreadable::NoToolName`]. Tolerate unknown fields: hosts add them between versions.
+//! - `render(&Decision) -> Rendered`: the decision in the host's schema, with the exit code.
+//!   A host with no `ask` renders [`Decision::Ask`] as a deny whose reason says a human must
+//!   run or approve the call in a host that can ask. A host with no context channel puts the
+//!   checkpoint and the recover command of [`Decision::Context`] where it shows text to the
+//!   model (the reason) or the user (stderr on exit 0), and renders "no decision" the way that
+//!   host spells it. [`Decision::Block`] is always [`Rendered::block`]: exit 2, one line on
+//!   stderr.
+//!
+//! A host without a dialect yet is refused at [`Host::read`] (exit 2 with a line saying so),
+//! never passed.
+
+pub mod claude_code;
+
+use serde_json::Value;
+
+use crate::decision::Decision;
+
+/// Largest stdin accepted from any host; a larger payload is refused rather than truncated.
+pub const MAX_INPUT: usize = 1024 * 1024;
+
+/// The agent hosts `rewind hook --host` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Host {
+    /// Anthropic's Claude Code.
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    Codex,
+    /// Google's Gemini CLI.
+    Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Cursor (agent and CLI).
+    Cursor,
+}
+
+impl Host {
+    /// The name used in `--host`, checkpoint tags and the audit trail.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Copilot => "copilot",
+            Self::Cursor => "cursor",
+        }
+    }
+
+    /// Reads a payload in this host's dialect.
+    pub fn read(self, stdin: &[u8]) -> Result<ToolCall, Unreadable> {
+        match self {
+            Self::ClaudeCode => claude_code::protocol::read(stdin),
+            Self::Codex | Self::Gemini | Self::Copilot | Self::Cursor => {
+                Err(Unreadable::NoDialect(self))
+            }
+        }
+    }
+
+    /// Writes a decision in this host's dialect.
+    pub fn render(self, decision: &Decision) -> Rendered {
+        match self {
+            Self::ClaudeCode => claude_code::protocol::render(decision),
+            // Nothing can be said in a dialect that does not exist: refuse by exit code.
+            Self::Codex | Self::Gemini | Self::Copilot | Self::Cursor => {
+                Rendered::block(&decision.text().map_or_else(
+                    || format!("rewind: no {} dialect; refusing the call", self.name()),
+                    str::to_owned,
+                ))
+            }
+        }
+    }
+
+    /// Whether a parsed payload carries this host's fingerprint.
+    fn fingerprint(self, payload: &serde_json::Map<String, Value>) -> bool {
+        let has = |key: &str| payload.contains_key(key);
+        match self {
+            Self::ClaudeCode => claude_code::protocol::fingerprint(payload),
+            // Fingerprints of the hosts whose dialects are still to come, so that their
+            // payloads are named (and refused) rather than read as another host's.
+            Self::Cursor => {
+                has("cursor_version") || (has("conversation_id") && has("generation_id"))
+            }
+            Self::Codex => has("turn_id"),
+            Self::Gemini => {
+                payload.get("hook_event_name").and_then(Value::as_str) == Some("BeforeTool")
+                    || (has("timestamp") && has("transcript_path") && !has("permission_mode"))
+            }
+            Self::Copilot => has("toolName") || has("toolArgs"),
+        }
+    }
+}
+
+/// Which host wrote `stdin`, when `--host` is absent: the first whose fingerprint matches.
+/// `None` when the bytes are not a JSON object or no host's fingerprint matches.
+pub fn detect(stdin: &[u8]) -> Option<Host> {
+    if stdin.len() > MAX_INPUT {
+        // Too large to parse; only a Claude Code after-the-call payload is worth naming.
+        return claude_code::protocol::is_after_the_call(stdin).then_some(Host::ClaudeCode);
+    }
+    let Ok(Value::Object(payload)) = serde_json::from_slice::<Value>(stdin) else {
+        return None;
+    };
+    // Most specific first: Cursor and Copilot may run hooks configured for Claude Code.
+    [
+        Host::Cursor,
+        Host::Copilot,
+        Host::Codex,
+        Host::Gemini,
+        Host::ClaudeCode,
+    ]
+    .into_iter()
+    .find(|host| host.fingerprint(&payload))
+}
+
+/// When the host calls the hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Before the tool runs: the call to decide on.
+    BeforeTool,
+    /// After the tool ran: nothing to decide, the audit trail notes that it ran.
+    AfterTool,
+    /// An event name the dialect does not know, exactly as sent.
+    Unknown(String),
+}
+
+/// One tool call, in no host's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub host: Host,
+    /// The host's session id, if it sent one.
+    pub session: Option<String>,
+    /// The host's id for this call (`tool_use_id`): the change id in tags and recover.
+    pub change: Option<String>,
+    /// The tool name as the host sent it (`mcp__ssh__exec`, `Bash`).
+    pub tool: String,
+    /// The MCP server, when the host names it separately from the tool.
+    pub server: Option<String>,
+    /// The tool's arguments.
+    pub input: Value,
+    pub event: Event,
+}
+
+impl ToolCall {
+    /// `<host>/<first 8 characters of the session>`, the agent field of a checkpoint tag.
+    pub fn agent(&self) -> String {
+        let session: String = self
+            .session
+            .as_deref()
+            .unwrap_or("nosession")
+            .chars()
+            .take(8)
+            .collect();
+        format!("{}/{session}", self.host.name())
+    }
+
+    /// The change id, or one made up for this process when the host sent none.
+    pub fn change_id(&self) -> String {
+        self.change
+            .clone()
+            .unwrap_or_else(|| format!("rewind-{}", std::process::id()))
+    }
+}
+
+/// Why stdin is not a usable call (each is exit 2 with one line on stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    Empty,
+    TooLarge,
+    NotJson(String),
+    NoToolName,
+    /// No `--host`, and the payload matches no host's fingerprint.
+    UnknownHost,
+    /// The host has no dialect in this build.
+    NoDialect(Host),
+    /// A payload sent after the tool ran that cannot be read: nothing to decide.
+    AfterTheCall,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => f.write_str("rewind: empty hook input on stdin; refusing the call"),
+            Self::TooLarge => write!(
+                f,
+                "rewind: hook input is larger than {} KiB; refusing the call",
+                MAX_INPUT / 1024
+            ),
+            Self::NotJson(e) => {
+                write!(f, "rewind: hook input is not JSON ({e}); refusing the call")
+            }
+            Self::NoToolName => {
+                f.write_str("rewind: hook input has no tool_name; refusing the call")
+            }
+            Self::UnknownHost => f.write_str(
+                "rewind: cannot tell which agent host sent this hook input; refusing the call (install the hook with `--host`)",
+            ),
+            Self::NoDialect(host) => write!(
+                f,
+                "rewind: this build cannot read {} hook input yet; refusing the call",
+                host.name()
+            ),
+            Self::AfterTheCall => f.write_str("rewind: unreadable input after the call"),
+        }
+    }
+}
+
+/// Checks shared by every dialect before parsing: size and emptiness.
+pub fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
+    if stdin.len() > MAX_INPUT {
+        return Err(Unreadable::TooLarge);
+    }
+    if stdin.iter().all(u8::is_ascii_whitespace) {
+        return Err(Unreadable::Empty);
+    }
+    Ok(())
+}
+
+/// Reads stdin with `--host` when given, else with the dialect [`detect`] finds.
+pub fn read(host: Option<Host>, stdin: &[u8]) -> Result<ToolCall, (Option<Host>, Unreadable)> {
+    let host = match host {
+        Some(host) => host,
+        None => {
+            // Say what is wrong with the bytes before saying the host is unknown.
+            match (detect(stdin), precheck(stdin)) {
+                (Some(host), _) => host,
+                (None, Err(e)) => return Err((None, e)),
+                (None, Ok(())) => {
+                    return Err((
+                        None,
+                        match serde_json::from_slice::<Value>(stdin) {
+                            Err(e) => Unreadable::NotJson(short(&e.to_string())),
+                            Ok(_) => Unreadable::UnknownHost,
+                        },
+                    ));
+                }
+            }
+        }
+    };
+    host.read(stdin).map_err(|e| (Some(host), e))
+}
+
+/// A parse error cut to a length fit for one stderr line.
+pub(crate) fn short(text: &str) -> String {
+    text.chars().take(120).collect()
+}
+
+/// What the process writes and returns for a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub code: u8,
+}
+
+impl Rendered {
+    /// A JSON answer on stdout, exit 0.
+    pub fn json(value: &Value) -> Self {
+        Self {
+            stdout: Some(value.to_string()),
+            stderr: None,
+            code: crate::exit::OK,
+        }
+    }
+
+    /// Exit 2 with `text` folded onto one stderr line (hosts show only the first line).
+    pub fn block(text: &str) -> Self {
+        Self {
+            stdout: None,
+            stderr: Some(text.split_whitespace().collect::<Vec<_>>().join(" ")),
+            code: crate::exit::BLOCKED,
+        }
+    }
+
+    /// Writes the answer (through the one stdout writer) and returns the exit code. A stdout
+    /// nobody reads becomes exit 2, which still blocks if anything reads the exit code.
+    pub fn emit(&self) -> std::process::ExitCode {
+        if let Some(text) = &self.stdout
+            && crate::console::write_line(text).is_err()
+        {
+            crate::console::err("rewind: could not write the decision to stdout");
+            return crate::exit::code(crate::exit::BLOCKED);
+        }
+        if let Some(line) = &self.stderr {
+            crate::console::err(line);
+        }
+        crate::exit::code(self.code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_host_is_detected_from_its_own_fields() {
+        let cases = [
+            (
+                r#"{"session_id":"s","transcript_path":"/t","cwd":"/","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{},"tool_use_id":"toolu_1"}"#,
+                Some(Host::ClaudeCode),
+            ),
+            (
+                r#"{"conversation_id":"c","generation_id":"g","cursor_version":"1.7","hook_event_name":"preToolUse","tool_name":"Shell"}"#,
+                Some(Host::Cursor),
+            ),
+            (
+                r#"{"session_id":"s","transcript_path":"/t","cwd":"/","hook_event_name":"BeforeTool","timestamp":"2026","tool_name":"run_shell_command"}"#,
+                Some(Host::Gemini),
+            ),
+            (
+                r#"{"session_id":"s","turn_id":"t","model":"gpt","hook_event_name":"PreToolUse","tool_name":"Bash","permission_mode":"default","transcript_path":"/t"}"#,
+                Some(Host::Codex),
+            ),
+            (
+                r#"{"timestamp":1704614600000,"cwd":"/","toolName":"bash","toolArgs":"{}"}"#,
+                Some(Host::Copilot),
+            ),
+            (r#"{"tool_name":"mcp__ssh__exec","tool_input":{}}"#, None),
+            ("[1]", None),
+            ("not json", None),
+        ];
+        for (payload, host) in cases {
+            assert_eq!(detect(payload.as_bytes()), host, "{payload}");
+        }
+    }
+
+    #[test]
+    fn hosts_without_a_dialect_are_refused_not_passed() {
+        let claude_shaped = br#"{"session_id":"s","transcript_path":"/t","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{}}"#;
+        for host in [Host::Codex, Host::Gemini, Host::Copilot, Host::Cursor] {
+            let err = read(Some(host), claude_shaped).expect_err("no dialect");
+            assert_eq!(err, (Some(host), Unreadable::NoDialect(host)));
+            let rendered = host.render(&Decision::None);
+            assert_eq!(rendered.code, crate::exit::BLOCKED);
+            assert_eq!(rendered.stdout, None);
+        }
+    }
+
+    #[test]
+    fn without_host_an_unrecognisable_payload_is_refused() {
+        assert_eq!(
+            read(None, br#"{"tool_name":"mcp__ssh__exec"}"#),
+            Err((None, Unreadable::UnknownHost))
+        );
+        assert_eq!(read(None, b"  "), Err((None, Unreadable::Empty)));
+        assert!(matches!(
+            read(None, b"{nope"),
+            Err((None, Unreadable::NotJson(_)))
+        ));
+    }
+
+    #[test]
+    fn block_is_exit_2_with_one_stderr_line() {
+        let r = Rendered::block("a\nb");
+        assert_eq!(
+            r,
+            Rendered {
+                stdout: None,
+                stderr: Some("a b".into()),
+                code: 2
+            }
+        );
+    }
+}
