@@ -1,8 +1,10 @@
 //! Shell commands typed into an agent's shell tool: which remote machines they reach, and
 //! whether what they run there can change anything.
 //!
-//! The command is parsed, never grepped: [`posix`] (bash, with `brush-parser`; the choice is
-//! explained there) or [`powershell`] turn the text into simple commands; wrappers (`sudo`,
+//! The command is parsed, never grepped: `posix` (bash, with `brush-parser`: pure Rust, MIT,
+//! a real AST with here-documents and the pieces of each word, so `web01` is told from
+//! `$HOST`; tree-sitter-bash needs a C build and a grammar crate, `yash-syntax` is GPL-3 and
+//! cannot be linked) or [`powershell`] turn the text into simple commands; wrappers (`sudo`,
 //! `env`, `nohup`, `timeout`, `nice`, `time`, `exec`, `command`, `bash -c '…'`, `pwsh -c`) are
 //! looked through; each remote program named in the shell catalog ([`catalog`],
 //! `catalogs/shell.toml`) is read by its grammar ([`programs`]) into targets and a remote
