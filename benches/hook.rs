@@ -1,132 +1,201 @@
-//! Whole-process latency and peak memory of `rewind hook` on calls that need no network:
-//! a read-only tool and an unlisted tool, beside baseline processes measured in the same run
-//! (interleaved, so machine noise hits all of them alike).
+//! Whole-process cost of `rewind hook` on the calls that need no network (read-only, local
+//! and unlisted tools) and of `rewind --version`, against a floor measured in the same run:
+//! `benches/floor`, the least a Rust hook can do (read stdin, parse it with serde_json).
 //!
-//! `cargo bench --bench hook` (RUNS=n to change the sample count; default 300).
+//! Method: the wall time of `LOOP` (60) back-to-back runs from one `sh` loop, each case's
+//! loop right after the same loop of the floor binary, `ROUNDS` (7) rounds; the figure is
+//! the median over rounds, and the ratio the median of each round's case/floor ratio. One
+//! `sh` for the whole loop, so a shell's own start-up does not hide the difference. Peak
+//! resident memory comes from GNU time's `%M` (max over runs), beside the floor's.
+//!
+//! `cargo bench --bench hook`. Environment: `ROUNDS`, `LOOP`; `BEFORE=<path to another
+//! rewind binary>` measures that binary too, in the same rounds, for before/after figures.
+//! Goal: read-only, local and unlisted ≤ 1.2× the floor; peak RSS ≤ 4 MiB.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
 mod support;
 
-use std::process::Command;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use support::{median, ms, private, rewind, time};
+use support::{median, ms, private};
 
 const READ_ONLY: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__read_file","tool_input":{"host":"jp-ubuntu","path":"/etc/app.conf"},"tool_use_id":"toolu_1","mcp_server":{"name":"ssh"}}"#;
-const UNLISTED: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__weather__forecast","tool_input":{"city":"Oslo"},"tool_use_id":"toolu_2"}"#;
+const LOCAL: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/notes.txt"},"tool_use_id":"toolu_2"}"#;
+const UNLISTED: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__weather__forecast","tool_input":{"city":"Oslo"},"tool_use_id":"toolu_3"}"#;
 
-/// A named way to run one process and time it.
-type Case<'a> = (&'static str, Box<dyn Fn() -> Duration + 'a>);
+/// One measured command: the program, its arguments, the stdin file.
+struct Case {
+    name: String,
+    program: PathBuf,
+    args: Vec<&'static str>,
+    stdin: PathBuf,
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}
 
 fn main() {
-    let runs: usize = std::env::var("RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(300);
+    let rounds = env_number("ROUNDS", 7);
+    let runs = env_number("LOOP", 60);
     let home = tempfile::tempdir().expect("tempdir");
     let config = home.path().join("config.toml");
     std::fs::write(&config, "[hook]\nbudget_secs = 150\n").expect("config");
-
-    let hook = || {
-        let mut cmd = rewind();
-        private(&mut cmd, home.path(), &config);
-        cmd.arg("hook");
-        cmd
+    let stdin = |name: &str, bytes: &[u8]| {
+        let path = home.path().join(name);
+        std::fs::write(&path, bytes).expect("payload");
+        path
     };
-    let cases: Vec<Case<'_>> = vec![
-        (
-            "baseline: /bin/true",
-            Box::new(|| time(&mut Command::new("true"), b"", 0)),
-        ),
-        (
-            "baseline: cat (reads stdin)",
-            Box::new(|| time(&mut Command::new("cat"), READ_ONLY, 0)),
-        ),
-        (
-            "rewind --version",
-            Box::new(|| time(rewind().arg("--version"), b"", 0)),
-        ),
-        (
-            "rewind hook, read-only tool",
-            Box::new(|| time(&mut hook(), READ_ONLY, 0)),
-        ),
-        (
-            "rewind hook, unlisted tool",
-            Box::new(|| time(&mut hook(), UNLISTED, 0)),
-        ),
-    ];
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(runs); cases.len()];
-    for _ in 0..runs {
-        for (i, (_, case)) in cases.iter().enumerate() {
-            samples[i].push(case());
+    let (read_only, local, unlisted) = (
+        stdin("read-only.json", READ_ONLY),
+        stdin("local.json", LOCAL),
+        stdin("unlisted.json", UNLISTED),
+    );
+    let floor = build_floor();
+    let mut binaries = vec![(String::new(), PathBuf::from(env!("CARGO_BIN_EXE_rewind")))];
+    if let Some(before) = std::env::var_os("BEFORE") {
+        binaries.insert(0, (String::from("before: "), PathBuf::from(before)));
+    }
+    let mut cases = Vec::new();
+    for (label, binary) in &binaries {
+        for (what, args, input) in [
+            ("rewind --version", vec!["--version"], &read_only),
+            ("hook, read-only tool", vec!["hook"], &read_only),
+            ("hook, local tool", vec!["hook"], &local),
+            ("hook, unlisted tool", vec!["hook"], &unlisted),
+        ] {
+            cases.push(Case {
+                name: format!("{label}{what}"),
+                program: binary.clone(),
+                args,
+                stdin: input.clone(),
+            });
         }
     }
-    let medians: Vec<Duration> = samples.into_iter().map(median).collect();
-    let baseline = medians[0];
-    println!("whole-process wall time, median of {runs} interleaved runs");
-    for ((name, _), m) in cases.iter().zip(&medians) {
+    let floor_case = |input: &Path| Case {
+        name: String::from("floor"),
+        program: floor.clone(),
+        args: Vec::new(),
+        stdin: input.to_path_buf(),
+    };
+
+    let mut floors: Vec<Duration> = Vec::new();
+    let mut samples: Vec<Vec<(Duration, f64)>> = vec![Vec::new(); cases.len()];
+    for _ in 0..rounds {
+        for (i, case) in cases.iter().enumerate() {
+            let base = run_loop(&floor_case(&case.stdin), runs, home.path(), &config);
+            let took = run_loop(case, runs, home.path(), &config);
+            floors.push(base);
+            samples[i].push((took, took.as_secs_f64() / base.as_secs_f64()));
+        }
+    }
+    println!(
+        "wall time of {runs} back-to-back runs from one sh loop, median of {rounds} rounds, each after the floor's loop"
+    );
+    println!(
+        "  {:<36} {:>11}",
+        "floor (read stdin, parse JSON)",
+        ms(median(floors))
+    );
+    for (case, samples) in cases.iter().zip(samples) {
+        let time = median(samples.iter().map(|s| s.0).collect());
+        let mut ratios: Vec<f64> = samples.iter().map(|s| s.1).collect();
+        ratios.sort_by(f64::total_cmp);
         println!(
-            "  {name:<32} {:>10}   x{:.1} of /bin/true",
-            ms(*m),
-            m.as_secs_f64() / baseline.as_secs_f64()
+            "  {:<36} {:>11}   x{:.2} of the floor",
+            case.name,
+            ms(time),
+            ratios[ratios.len() / 2]
         );
     }
-
-    peak_memory(home.path(), &config);
+    peak_memory(&floor, &cases, home.path(), &config);
 }
 
-/// Peak resident memory, from GNU time's %M (KiB), when it is installed.
-fn peak_memory(home: &std::path::Path, config: &std::path::Path) {
-    let gnu_time = std::path::Path::new("/usr/bin/time");
-    if gnu_time.exists() {
-        let peak = |args: &[&str], stdin: &[u8], rewind_env: bool| -> u64 {
-            let mut cmd = Command::new(gnu_time);
-            cmd.args(["-f", "%M"]).args(args);
-            if rewind_env {
-                private(&mut cmd, home, config);
-            }
-            let out = {
-                use std::io::Write as _;
-                let mut child = cmd
-                    .stdin(std::process::Stdio::piped())
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .expect("time starts");
-                child
-                    .stdin
-                    .take()
-                    .expect("stdin")
-                    .write_all(stdin)
-                    .expect("write");
-                child.wait_with_output().expect("time ends")
-            };
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .and_then(|l| l.trim().parse().ok())
-                .expect("GNU time printed %M")
-        };
-        let bin = env!("CARGO_BIN_EXE_rewind");
-        let max_of = |f: &dyn Fn() -> u64| (0..20).map(|_| f()).max().unwrap_or(0);
-        println!("peak resident memory, max of 20 runs (GNU time %M)");
-        println!(
-            "  {:<32} {:>7} KiB",
-            "baseline: /bin/true",
-            max_of(&|| peak(&["true"], b"", false))
-        );
-        println!(
-            "  {:<32} {:>7} KiB",
-            "rewind hook, read-only tool",
-            max_of(&|| peak(&[bin, "hook"], READ_ONLY, true))
-        );
-        println!(
-            "  {:<32} {:>7} KiB",
-            "rewind hook, unlisted tool",
-            max_of(&|| peak(&[bin, "hook"], UNLISTED, true))
-        );
-    } else {
+/// Builds `benches/floor` in release mode beside this target directory; its path.
+fn build_floor() -> PathBuf {
+    let exe = Path::new(env!("CARGO_BIN_EXE_rewind"));
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the binary lives in target/<profile>/")
+        .join("floor");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/floor/Cargo.toml");
+    let status = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--quiet",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the floor binary did not build");
+    target.join("release/rewind-bench-floor")
+}
+
+/// The wall time of one `sh` loop running `case` `runs` times; fails loudly on a bad exit.
+fn run_loop(case: &Case, runs: usize, home: &Path, config: &Path) -> Duration {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"i=0; while [ "$i" -lt "$RUNS" ]; do "$@" < "$INPUT" > /dev/null 2>&1 || exit 9; i=$((i + 1)); done"#)
+        .arg("sh")
+        .arg(&case.program)
+        .args(&case.args)
+        .env("RUNS", runs.to_string())
+        .env("INPUT", &case.stdin)
+        .stdin(Stdio::null());
+    private(&mut cmd, home, config);
+    let started = Instant::now();
+    let status = cmd.status().expect("sh runs");
+    let took = started.elapsed();
+    assert!(status.success(), "{}: a run failed ({status})", case.name);
+    took
+}
+
+/// Peak resident memory, from GNU time's `%M` (KiB), max over runs, when it is installed.
+fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
+    let gnu_time = Path::new("/usr/bin/time");
+    if !gnu_time.exists() {
         println!("peak memory not measured: /usr/bin/time (GNU time) is not installed");
+        return;
+    }
+    let peak = |program: &Path, args: &[&str], input: &Path| -> u64 {
+        let mut cmd = Command::new(gnu_time);
+        cmd.args(["-f", "%M"])
+            .arg(program)
+            .args(args)
+            .stdin(std::fs::File::open(input).expect("stdin"))
+            .stdout(Stdio::null());
+        private(&mut cmd, home, config);
+        let out = cmd.output().expect("time runs");
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("GNU time printed %M")
+    };
+    let max_of = |f: &dyn Fn() -> u64| (0..10).map(|_| f()).max().unwrap_or(0);
+    let base = max_of(&|| peak(floor, &[], &cases[0].stdin));
+    println!("peak resident memory, max of 10 runs (GNU time %M)");
+    println!("  {:<36} {base:>7} KiB", "floor");
+    for case in cases {
+        let kib = max_of(&|| peak(&case.program, &case.args, &case.stdin));
+        #[expect(clippy::cast_precision_loss, reason = "KiB counts are small")]
+        let ratio = kib as f64 / base as f64;
+        println!(
+            "  {:<36} {kib:>7} KiB   x{ratio:.2} of the floor",
+            case.name
+        );
     }
 }

@@ -1,19 +1,29 @@
-//! The audit trail: one JSON line per hook decision, appended under a lock, read back by
-//! `rewind log`. Tool arguments are summarised and secret-looking keys redacted.
+//! The audit trail: one JSON line per hook decision, read back by `rewind log`. Tool
+//! arguments are summarised and secrets redacted ([`crate::secret`]).
+//!
+//! Each line is one `write(2)` to a file opened with `O_APPEND` (mode 0600, never through a
+//! symbolic link, in a directory only the user can write): the kernel moves to the end and
+//! writes in one step, so parallel hook processes never need a lock and never interleave.
+//! POSIX promises that atomicity only for pipes and up to `PIPE_BUF` (4096 bytes on Linux);
+//! on a local Linux file system (ext4, xfs, btrfs, tmpfs) a regular file's write holds the
+//! inode lock for the whole buffer, so longer lines stay whole too, but that is the kernel's
+//! behaviour, not a standard's. On NFS `O_APPEND` is emulated by the client and two machines
+//! appending at once can overwrite each other's lines: keep the audit trail on a local disk.
+//! A summary is bounded (values cut, lists and objects capped) so lines stay short.
 
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::secret;
 
 /// Longest argument value kept in the summary.
 const VALUE_MAX: usize = 120;
+/// Most items of a list, or keys of an object, kept in the summary.
+const ITEMS_MAX: usize = 20;
 
 /// One decision.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -51,22 +61,28 @@ pub struct AuditCheckpoint {
     pub fallback: Option<String>,
 }
 
-/// Appends a record to `path`, waiting at most `wait` for the lock.
-pub fn append(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()> {
-    let deadline = Deadline::after(wait);
-    let _guard = lockfile::lock(&path.with_extension("lock"), &deadline)?;
-    if let Some(dir) = path.parent() {
-        lockfile::create_private_dir(dir)?;
+/// Appends a record to `path` as one line in one write (see the module docs).
+pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        lockfile::create_private_dir(dir)
+            .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    // Decisions name hosts, commands and checkpoints: readable by the user alone.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
     let mut line = serde_json::to_vec(record)?;
     line.push(b'\n');
-    file.write_all(&line)?;
+    let mut file = lockfile::open_append_private(path)
+        .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
+    // One call: a regular file takes the whole buffer or fails (a full disk, a quota); a
+    // short count is reported, never completed by a second write another line could split.
+    let written = file
+        .write(&line)
+        .map_err(|e| anyhow::anyhow!("cannot write audit trail {}: {e}", path.display()))?;
+    if written != line.len() {
+        anyhow::bail!(
+            "audit trail {}: only {written} of {} bytes written",
+            path.display(),
+            line.len()
+        );
+    }
     Ok(())
 }
 
@@ -120,34 +136,37 @@ pub fn summarise(args: &Value) -> Value {
     match args {
         Value::Object(map) => Value::Object(
             map.iter()
+                .take(ITEMS_MAX)
                 .map(|(k, v)| {
                     let value = if secret::is_secret_key(k) {
                         Value::String(String::from(secret::REDACTED))
                     } else {
                         summarise(v)
                     };
-                    (k.clone(), value)
+                    (cut(k), value)
                 })
                 .collect(),
         ),
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            secret::redact_args(items.iter().take(20).filter_map(Value::as_str))
+            secret::redact_args(items.iter().take(ITEMS_MAX).filter_map(Value::as_str))
                 .into_iter()
                 .map(|item| summarise(&Value::String(item)))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().take(20).map(summarise).collect()),
-        Value::String(s) => {
-            let text = secret::redact_text(s);
-            if text.chars().count() > VALUE_MAX {
-                let cut: String = text.chars().take(VALUE_MAX).collect();
-                Value::String(format!("{cut}…"))
-            } else {
-                Value::String(text)
-            }
-        }
+        Value::Array(items) => Value::Array(items.iter().take(ITEMS_MAX).map(summarise).collect()),
+        Value::String(s) => Value::String(cut(&secret::redact_text(s))),
         other => other.clone(),
+    }
+}
+
+/// `text`, cut to [`VALUE_MAX`] characters with an ellipsis.
+fn cut(text: &str) -> String {
+    if text.chars().count() > VALUE_MAX {
+        let kept: String = text.chars().take(VALUE_MAX).collect();
+        format!("{kept}…")
+    } else {
+        text.to_owned()
     }
 }
 
@@ -244,7 +263,7 @@ mod tests {
                 tool: "mcp__ssh__exec".into(),
                 ..Record::default()
             };
-            append(&path, &record, Duration::from_secs(1)).expect("append");
+            append(&path, &record).expect("append");
         }
         let all = read(&path, &Filter::default()).expect("read");
         assert_eq!(all.len(), 3);
@@ -269,5 +288,76 @@ mod tests {
             .expect_err("corrupt")
             .to_string();
         assert!(err.contains("line 1"), "{err}");
+    }
+
+    fn long_record(writer: usize, n: usize) -> Record {
+        Record {
+            tool: format!("mcp__ssh__exec_{writer}_{n}"),
+            reason: Some("x".repeat(6000)),
+            decision: String::from("context"),
+            ..Record::default()
+        }
+    }
+
+    /// Parallel writers (each its own open file, as parallel hook processes are), lines
+    /// longer than PIPE_BUF: every line comes back whole, and no lock file is made.
+    #[test]
+    fn parallel_appends_never_interleave() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        std::thread::scope(|scope| {
+            for writer in 0..8 {
+                let path = &path;
+                scope.spawn(move || {
+                    for n in 0..40 {
+                        append(path, &long_record(writer, n)).expect("append");
+                    }
+                });
+            }
+        });
+        let records = read(&path, &Filter::default()).expect("every line parses");
+        assert_eq!(records.len(), 8 * 40);
+        let names: std::collections::BTreeSet<_> = records.iter().map(|r| &r.tool).collect();
+        assert_eq!(names.len(), 8 * 40, "no line lost or doubled");
+        let files = std::fs::read_dir(dir.path()).expect("dir").count();
+        assert_eq!(files, 1, "the audit trail alone, no lock file");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_symlink_does_not_redirect_the_append() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious\n").expect("victim");
+        let state = dir.path().join("state");
+        lockfile::create_private_dir(&state).expect("state");
+        let path = state.join("audit.jsonl");
+        std::os::unix::fs::symlink(&victim, &path).expect("plant");
+        let err = append(&path, &long_record(0, 0)).expect_err("a link is refused");
+        assert!(err.to_string().contains("audit.jsonl"), "{err}");
+        assert_eq!(std::fs::read(&victim).expect("victim"), b"precious\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_others_can_write_is_refused_and_an_old_public_file_made_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).expect("dir");
+        for mode in [0o770, 0o707, 0o777, 0o1777] {
+            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode))
+                .expect("chmod");
+            let err = append(&shared.join("audit.jsonl"), &Record::default()).expect_err("refused");
+            assert!(err.to_string().contains("group or others"), "{err}");
+            assert!(!shared.join("audit.jsonl").exists());
+        }
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let path = shared.join("audit.jsonl");
+        std::fs::write(&path, b"").expect("old file");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        append(&path, &Record::default()).expect("append");
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }

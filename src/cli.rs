@@ -37,8 +37,12 @@ pub enum Command {
     Flr(FlrCommand),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
     Install(InstallArgs),
+    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup).
+    Uninstall(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
     Doctor(DoctorArgs),
+    /// Show the certificate a ZVM presents and pin it in the configuration.
+    Trust(TrustArgs),
     /// Lint, list or extend the tool catalogs.
     #[command(subcommand)]
     Catalog(CatalogCommand),
@@ -168,8 +172,11 @@ pub enum FlrCommand {
 pub enum Scope {
     /// ~/.claude/settings.json
     User,
-    /// ./.claude/settings.json
+    /// ./.claude/settings.json, shared with everyone who clones the project: the entries
+    /// name `rewind` on PATH and pin no config (refused when rewind is not on PATH)
     Project,
+    /// ./.claude/settings.local.json, this machine only (not committed)
+    Local,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +187,15 @@ pub struct InstallArgs {
     /// Which settings file to change.
     #[arg(long, value_enum, default_value_t = Scope::User)]
     pub scope: Scope,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The ZVM's URL [default: the configured ZVM].
+    pub url: Option<String>,
+    /// Write the pin into the configuration without asking.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -273,6 +289,20 @@ pub struct SimArgs {
     /// Directory for the generated certificate (PEM) [default: a temporary directory].
     #[arg(long, value_name = "DIR")]
     pub cert_dir: Option<PathBuf>,
+    /// The shape of certificate to present, as ZVMs do.
+    #[arg(long, value_enum, default_value_t = SimCertificateArg::CaSigned)]
+    pub certificate: SimCertificateArg,
+}
+
+/// Certificate shapes `rewind sim` can present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimCertificateArg {
+    /// A leaf for localhost and 127.0.0.1 signed by a generated CA (trust the CA).
+    CaSigned,
+    /// One self-signed CA:TRUE certificate, as `openssl req -x509` makes.
+    SelfSignedCa,
+    /// A self-signed certificate for zvm.example only, not the address used.
+    OtherName,
 }
 
 #[derive(Debug, Args)]

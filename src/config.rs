@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 use crate::deadline::Deadline;
 use crate::secret::Secret;
+use crate::zvm::tls::Fingerprint;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
@@ -44,7 +45,10 @@ pub struct ZvmConfig {
     /// With a client secret, the Keycloak client-credentials grant is used instead of the
     /// password grant.
     pub client_secret: Option<SecretSource>,
+    /// A CA to verify against, or one self-signed certificate to pin.
     pub ca_cert: Option<PathBuf>,
+    /// The SHA-256 of the one certificate the ZVM may present.
+    pub tls_fingerprint: Option<Fingerprint>,
     pub insecure_tls: bool,
 }
 
@@ -165,7 +169,8 @@ pub struct HookConfig {
     /// User catalogs, loaded after the built-in ones; later entries win.
     pub catalogs: Vec<PathBuf>,
     pub builtin_catalogs: bool,
-    pub audit_log: PathBuf,
+    /// The audit trail; `None` when the user has no state directory (see [`state_dir`]).
+    pub audit_log: Option<PathBuf>,
     /// The most VMs one call may checkpoint; a call naming more is an ask.
     pub max_vms: usize,
 }
@@ -182,7 +187,7 @@ impl Default for HookConfig {
                 .into_iter()
                 .collect(),
             builtin_catalogs: true,
-            audit_log: state_dir().join("audit.jsonl"),
+            audit_log: state_dir().ok().map(|dir| dir.join("audit.jsonl")),
             max_vms: DEFAULT_MAX_VMS,
         }
     }
@@ -256,6 +261,7 @@ struct RawZvm {
     client_id: Option<String>,
     client_secret_env: Option<String>,
     ca_cert: Option<PathBuf>,
+    tls_fingerprint: Option<String>,
     insecure_tls: Option<bool>,
 }
 
@@ -414,7 +420,7 @@ fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookC
         builtin_catalogs: hook.builtin_catalogs.unwrap_or(defaults.builtin_catalogs),
         audit_log: hook
             .audit_log
-            .map_or(defaults.audit_log, |path| resolve_path(&path, base)),
+            .map_or(defaults.audit_log, |path| Some(resolve_path(&path, base))),
     })
 }
 
@@ -459,6 +465,18 @@ fn validate_zvm(
             "{name}: [zvm] insecure_tls = true: the ZVM's certificate is NOT verified; set ca_cert instead"
         ));
     }
+    let tls_fingerprint = match z.tls_fingerprint {
+        Some(text) => Some(
+            Fingerprint::parse(&text)
+                .map_err(|e| anyhow::anyhow!("{name}: [zvm] tls_fingerprint: {e}"))?,
+        ),
+        None => None,
+    };
+    if tls_fingerprint.is_some() && z.ca_cert.is_some() {
+        bail!(
+            "{name}: [zvm] set only one of ca_cert and tls_fingerprint: each says alone which certificate to trust"
+        );
+    }
     Ok(ZvmConfig {
         url,
         auth: z.auth.unwrap_or(AuthMode::Keycloak),
@@ -467,6 +485,7 @@ fn validate_zvm(
         client_id: z.client_id.unwrap_or_else(|| String::from("zerto-client")),
         client_secret: z.client_secret_env.map(SecretSource::Env),
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
+        tls_fingerprint,
         insecure_tls,
     })
 }
@@ -588,6 +607,16 @@ pub fn default_user_catalog() -> Option<PathBuf> {
 }
 
 impl HookConfig {
+    /// The audit trail's path, or why there is none.
+    pub fn audit_path(&self) -> anyhow::Result<&Path> {
+        match &self.audit_log {
+            Some(path) => Ok(path),
+            None => Err(state_dir()
+                .err()
+                .unwrap_or_else(|| anyhow::anyhow!("no audit trail is configured"))),
+        }
+    }
+
     /// Where `rewind catalog add` writes: the first configured catalog, or the default one.
     pub fn user_catalog(&self) -> Option<PathBuf> {
         self.catalogs.first().cloned().or_else(default_user_catalog)
@@ -616,24 +645,37 @@ pub fn home_dir() -> Option<PathBuf> {
 }
 
 /// Where shared, short-lived state lives (token cache, lock files):
-/// `$XDG_CACHE_HOME/rewind` or `~/.cache/rewind`.
-pub fn cache_dir() -> PathBuf {
-    xdg_dir("XDG_CACHE_HOME", ".cache")
+/// `$XDG_CACHE_HOME/rewind` or `~/.cache/rewind`, created with mode 0700 when missing and
+/// refused when another user owns it or group or others can write it. Never a shared
+/// temporary directory: with neither variable set there is none, and the error says so.
+pub fn cache_dir() -> anyhow::Result<PathBuf> {
+    let dir = xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")?;
+    crate::lockfile::create_private_dir(&dir)
+        .with_context(|| format!("cannot use {} for the token cache and locks", dir.display()))?;
+    Ok(dir)
 }
 
-/// Where the audit trail lives: `$XDG_STATE_HOME/rewind` or `~/.local/state/rewind`.
-pub fn state_dir() -> PathBuf {
-    xdg_dir("XDG_STATE_HOME", ".local/state")
+/// Where the audit trail lives: `$XDG_STATE_HOME/rewind` or `~/.local/state/rewind`. As
+/// [`cache_dir`], never a shared temporary directory.
+pub fn state_dir() -> anyhow::Result<PathBuf> {
+    xdg_dir("XDG_STATE_HOME", ".local/state", "audit trail")
 }
 
-fn xdg_dir(var: &str, fallback: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("rewind");
+/// `$<var>/rewind`, else `$HOME/<fallback>/rewind`. A relative `$<var>` is ignored, as the
+/// XDG base directory specification says.
+fn xdg_dir(var: &str, fallback: &str, what: &str) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
+    {
+        return Ok(dir.join("rewind"));
     }
-    home_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join(fallback)
-        .join("rewind")
+    match home_dir() {
+        Some(home) => Ok(home.join(fallback).join("rewind")),
+        None => bail!(
+            "no directory for rewind's {what}: neither ${var} nor $HOME is set, and rewind never falls back to a shared temporary directory"
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -60,7 +60,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
+        Command::Uninstall(args) => report(commands::install::uninstall(&args)),
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
+        Command::Trust(args) => report(commands::trust::trust(config, &args)),
         Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),
         Command::Catalog(CatalogCommand::List) => report(commands::catalog::list(config)),
         Command::Catalog(CatalogCommand::Add(args)) => {

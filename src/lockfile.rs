@@ -1,5 +1,11 @@
-//! Cross-process exclusive locks on files, acquired under a deadline. The hook runs one
+//! Cross-process exclusive locks on files, acquired under a deadline, and the private files
+//! and directories they (and the token cache and audit trail) live in. The hook runs one
 //! process per tool call, so this is how parallel calls take turns (per VPG, per token).
+//!
+//! Private means: directories created with mode 0700, and refused when another user owns
+//! them or group or others may write them (whoever can write there can replace our files);
+//! files created with mode 0600 and never opened through a symbolic link (`O_NOFOLLOW`), so
+//! a link planted at a lock, token or audit path cannot redirect the write.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -68,22 +74,101 @@ pub fn lock(path: &Path, deadline: &Deadline) -> Result<LockGuard, LockError> {
     }
 }
 
-/// Creates a directory (and parents) readable only by the user.
+/// Creates a directory (and missing parents) with mode 0700, or checks an existing one: it
+/// must be a directory owned by this user that neither group nor others can write.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    builder.create(dir)?;
+    check_private_dir(dir)
+}
+
+/// Refuses a directory another user owns or that group or others can write.
+#[cfg(unix)]
+fn check_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(dir)?;
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} {why}", dir.display()),
+        ))
+    };
+    if !meta.is_dir() {
+        return refuse(String::from("is not a directory"));
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return refuse(format!(
+            "belongs to user id {}, not to this user ({me}); rewind keeps its files only in the user's own directories",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "can be written by group or others (mode {:o}); run: chmod go-w {}",
+            meta.mode() & 0o7777,
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_private_dir(dir: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(dir)?.is_dir() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} is not a directory",
+            dir.display()
+        )))
+    }
+}
+
+/// Options for a private file: mode 0600 when created, and never through a symbolic link.
+fn private_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    options
 }
 
 /// Opens (creating if needed) a file readable and writable only by the user.
 pub fn open_private(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
+    private_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Opens (creating if needed) a private file for appending: every write goes to the end,
+/// positioned atomically by the kernel. A file that is group- or world-readable from an
+/// older version is made private.
+pub fn open_append_private(path: &Path) -> std::io::Result<File> {
+    let file = private_options().append(true).create(true).open(path)?;
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a regular file",
+                path.display()
+            )));
+        }
+        if meta.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(file)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it (created exclusively with

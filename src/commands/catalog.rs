@@ -234,11 +234,18 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     if servers.is_empty() {
         return findings;
     }
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            findings.push((false, String::from("mcp servers"), format!("{e:#}")));
+            return findings;
+        }
+    };
     let reports = scan::scan(
         &servers,
         catalog,
         std::time::Duration::from_secs(10),
-        &crate::config::cache_dir(),
+        &cache,
         Some(scan::CACHE_TTL),
     );
     let mut covered = 0;
@@ -415,7 +422,7 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
         &servers,
         &catalog,
         std::time::Duration::from_secs(args.timeout.max(1)),
-        &crate::config::cache_dir(),
+        &crate::config::cache_dir()?,
         None,
     );
     for server in &reports {

@@ -4,18 +4,21 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::bail;
-use serde_json::Value;
 
 use super::{clean, say};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Class};
 use crate::cli::{DoctorArgs, Scope};
-use crate::commands::install::{self, is_rewind_handler};
+use crate::commands::install;
 use crate::config::Config;
 use crate::deadline::Deadline;
+use crate::host::claude_code::settings::{self, Installed, POST_TOOL_USE, PRE_TOOL_USE};
 use crate::zvm::Client;
+use crate::zvm::tls::{self, ProbeError, Trust};
 
 /// Time allowed for the ZVM checks.
 const ZVM_BUDGET: Duration = Duration::from_secs(30);
+/// Time allowed to connect and finish the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Default)]
 struct Checks {
@@ -84,7 +87,7 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     }
 
     zvm_checks(&config, &mut checks);
-    hook_checks(&config, args.settings.as_deref(), &mut checks);
+    hook_checks(args.settings.as_deref(), &mut checks);
 
     say(format!(
         "{} passed, {} warnings, {} failed",
@@ -96,29 +99,69 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     Ok(())
 }
 
+/// The ZVM in order: reachable, TLS, login, API. Each stage is claimed only once it was
+/// shown, with a fresh handshake and a fresh login (the token cache is not used), and a
+/// failed stage ends the ZVM checks.
 fn zvm_checks(config: &Config, checks: &mut Checks) {
     let zvm = match config.require_zvm() {
         Ok(zvm) => zvm,
         Err(e) => return checks.fail("zvm", format!("{e:#}")),
     };
     checks.pass("zvm url", &zvm.url);
-    match (&zvm.ca_cert, zvm.insecure_tls) {
-        (_, true) => checks.warn("tls", "verification is OFF (insecure_tls = true)"),
-        (Some(ca), false) => checks.pass("tls", format!("verified against {}", ca.display())),
-        (None, false) => checks.pass("tls", "verified against the public web roots"),
+    let trust = match Trust::from_config(zvm) {
+        Ok(trust) => trust,
+        Err(e) => return checks.fail("tls", e.to_string()),
+    };
+    if zvm.url.starts_with("https://") {
+        match tls::handshake(&zvm.url, &trust, HANDSHAKE_TIMEOUT) {
+            Ok(_) => {
+                checks.pass("zvm reachable", "TCP connection made");
+                if matches!(trust, Trust::Anything) {
+                    checks.warn("tls", trust.describe());
+                } else {
+                    checks.pass("tls", trust.describe());
+                }
+            }
+            Err(ProbeError::Tls(detail)) => {
+                checks.pass("zvm reachable", "TCP connection made");
+                return checks.fail(
+                    "tls",
+                    format!(
+                        "{detail}; run `rewind trust {}` to see the certificate and pin it",
+                        zvm.url
+                    ),
+                );
+            }
+            Err(ProbeError::Unreachable(detail)) => {
+                return checks.fail(
+                    "zvm reachable",
+                    format!("{detail}; check [zvm] url, the port, and that this machine may reach the ZVM"),
+                );
+            }
+            Err(ProbeError::Url(detail)) => return checks.fail("zvm url", detail),
+        }
+    } else {
+        checks.warn("tls", "plain http: nothing is encrypted or verified");
     }
-    let client = match Client::new(zvm, &crate::config::cache_dir()) {
+    let cache = match crate::config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => return checks.fail("cache directory", format!("{e:#}")),
+    };
+    let client = match Client::new(zvm, &cache) {
         Ok(client) => client,
         Err(e) => return checks.fail("zvm client", e.to_string()),
     };
     let deadline = Deadline::after(ZVM_BUDGET);
-    if let Err(e) = client.authenticate(&deadline) {
+    if let Err(e) = client.fresh_login(&deadline) {
         return checks.fail("authentication", e.to_string());
     }
-    checks.pass("authentication", format!("logged in as {:?}", zvm.username));
+    checks.pass(
+        "authentication",
+        format!("logged in as {:?} (a fresh login)", zvm.username),
+    );
     match client.vms(None, &deadline) {
-        Ok(rows) => checks.pass("zvm reachable", format!("{} protected VM rows", rows.len())),
-        Err(e) => return checks.fail("zvm reachable", e.to_string()),
+        Ok(rows) => checks.pass("zvm api", format!("{} protected VM rows", rows.len())),
+        Err(e) => return checks.fail("zvm api", e.to_string()),
     }
     match client.vpgs(&deadline) {
         Ok(vpgs) => {
@@ -141,79 +184,165 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
     }
 }
 
-fn hook_checks(config: &Config, explicit: Option<&Path>, checks: &mut Checks) {
+/// The hook entries really installed: no kill switch, exactly one rewind entry per event
+/// across the settings files, a binary that exists, a matcher that covers every catalogued
+/// mutating tool, and a timeout above the budget of the config the entry itself reads.
+fn hook_checks(explicit: Option<&Path>, checks: &mut Checks) {
     let candidates: Vec<PathBuf> = match explicit {
         Some(path) => vec![path.to_path_buf()],
-        None => [Scope::User, Scope::Project]
+        None => [Scope::User, Scope::Project, Scope::Local]
             .into_iter()
-            .filter_map(|s| install::settings_path(s).ok())
+            .filter_map(|s| settings::path(s).ok())
             .collect(),
     };
-    let budget = config.hook.budget.as_secs_f64();
-    let mut found = false;
+    let mut found: Vec<(PathBuf, Installed)> = Vec::new();
     for path in candidates {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let settings: Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
+        let value = match settings::parse(&text, &path) {
+            Ok(value) => value,
             Err(e) => {
-                checks.fail("hook", format!("{} is not valid JSON: {e}", path.display()));
+                checks.fail("hook", format!("{e:#}"));
                 continue;
             }
         };
-        let rewind_handlers = |event: &str| -> Vec<Value> {
-            settings
-                .pointer(&format!("/hooks/{event}"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|g| g.get("hooks").and_then(Value::as_array))
-                .flatten()
-                .filter(|h| is_rewind_handler(h))
-                .cloned()
-                .collect()
-        };
-        let pre = rewind_handlers("PreToolUse");
-        if !pre.is_empty() && rewind_handlers("PostToolUse").is_empty() {
-            checks.warn(
+        let inspection = settings::inspect(&value);
+        if inspection.all_hooks_disabled {
+            checks.fail(
                 &format!("hook in {}", path.display()),
-                "no PostToolUse entry: the audit trail will not show which calls ran; run `rewind install`",
+                "\"disableAllHooks\": true: the host runs no hook at all, so nothing is guarded",
             );
         }
-        for handler in &pre {
-            found = true;
-            let what = format!("hook in {}", path.display());
-            let timeout = handler
-                .get("timeout")
-                .and_then(Value::as_f64)
-                .unwrap_or(600.0);
-            let blocks = handler.get("onFailure").and_then(Value::as_str) == Some("block");
-            let exec = handler.get("args").is_some();
-            let binary = handler
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if timeout <= budget {
-                checks.fail(&what, format!("timeout {timeout} s is not above the budget {budget} s: the host would cancel the hook and run the call unguarded"));
-            } else if !blocks {
-                checks.fail(
-                    &what,
-                    "onFailure is not \"block\": a crash or timeout would let the call through",
-                );
-            } else if !exec {
-                checks.warn(&what, "shell form: a profile script printing to stdout would corrupt decisions; reinstall with `rewind install`");
-            } else if !Path::new(binary).is_file() {
-                checks.fail(&what, format!("{binary} does not exist"));
-            } else {
-                checks.pass(
-                    &what,
-                    format!("timeout {timeout} s > budget {budget} s, onFailure block"),
-                );
-            }
+        found.extend(inspection.handlers.into_iter().map(|h| (path.clone(), h)));
+    }
+    let pre: Vec<&(PathBuf, Installed)> = found
+        .iter()
+        .filter(|(_, h)| h.event == PRE_TOOL_USE)
+        .collect();
+    if pre.is_empty() {
+        return checks.fail("hook", "no rewind hook installed; run `rewind install`");
+    }
+    for event in [PRE_TOOL_USE, POST_TOOL_USE] {
+        let places: Vec<String> = found
+            .iter()
+            .filter(|(_, h)| h.event == event)
+            .map(|(path, h)| format!("{} ({})", path.display(), h.command))
+            .collect();
+        if places.len() > 1 {
+            checks.fail(
+                &format!("hook {event}"),
+                format!(
+                    "{} rewind entries run for each call: {}; keep one (`rewind uninstall --scope …` removes a scope's)",
+                    places.len(),
+                    places.join(", ")
+                ),
+            );
         }
     }
-    if !found {
-        checks.fail("hook", "no rewind hook installed; run `rewind install`");
+    if !found.iter().any(|(_, h)| h.event == POST_TOOL_USE) {
+        checks.warn(
+            "hook",
+            "no PostToolUse entry: the audit trail will not show which calls ran; run `rewind install`",
+        );
     }
+    for (path, handler) in pre {
+        check_handler(path, handler, checks);
+    }
+}
+
+/// One PreToolUse entry, judged with the config it pins (or the one the hook would find).
+fn check_handler(path: &Path, handler: &Installed, checks: &mut Checks) {
+    let what = format!("hook in {}", path.display());
+    let program = if handler.args.is_some() {
+        handler.command.clone()
+    } else {
+        handler
+            .command
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let exists = if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
+        Path::new(&program).is_file()
+    } else {
+        install::find_on_path(&program).is_some()
+    };
+    if !exists {
+        return checks.fail(
+            &what,
+            format!("{program} does not exist: with onFailure block every matched call is blocked; run `rewind install` again"),
+        );
+    }
+    let config = match handler.pinned_config() {
+        Some(pinned) => Config::load(&pinned),
+        None => Config::discover_for_hook(None),
+    };
+    let config = match config {
+        Ok(config) => config,
+        Err(e) => {
+            return checks.fail(
+                &what,
+                format!("the config this entry reads does not load: {e:#}"),
+            );
+        }
+    };
+    let origin = config.origin.as_ref().map_or_else(
+        || String::from("no config file (defaults)"),
+        |p| p.display().to_string(),
+    );
+    let budget = config.hook.budget.as_secs_f64();
+    let timeout = handler.timeout.unwrap_or(settings::DEFAULT_TIMEOUT_SECS);
+    let mut problems = Vec::new();
+    if timeout <= budget {
+        problems.push(format!("timeout {timeout} s is not above the budget {budget} s of {origin}: the host would cancel the hook and run the call unguarded"));
+    }
+    if !handler.blocks_on_failure {
+        problems.push(String::from(
+            "onFailure is not \"block\": a crash or timeout would let the call through",
+        ));
+    }
+    match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
+        Ok(catalog) => {
+            let missed: Vec<String> = catalog
+                .entries()
+                .iter()
+                .filter(|e| e.class == Class::Mutating)
+                .map(|e| settings::mcp_tool_name(&sample(&e.server), &sample(&e.tool)))
+                .filter(|tool| !handler.matcher.matches(tool))
+                .collect();
+            if !missed.is_empty() {
+                problems.push(format!(
+                    "matcher {:?} does not cover catalogued mutating tools such as {}",
+                    handler.matcher_text.as_deref().unwrap_or("*"),
+                    missed
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        Err(e) => problems.push(format!("the catalogs of {origin} do not load: {e:#}")),
+    }
+    if !problems.is_empty() {
+        return checks.fail(&what, problems.join("; "));
+    }
+    if handler.args.is_none() {
+        checks.warn(&what, "shell form: a profile script printing to stdout would corrupt decisions; reinstall with `rewind install`");
+    } else {
+        checks.pass(
+            &what,
+            format!(
+                "{program}, config {origin}: timeout {timeout} s > budget {budget} s, onFailure block, matcher covers the catalogued tools"
+            ),
+        );
+    }
+}
+
+/// A concrete name a catalog glob matches (`write_*` → `write_x`, `*` → `x`).
+fn sample(glob: &str) -> String {
+    glob.replace(['*', '?'], "x")
 }

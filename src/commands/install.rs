@@ -1,331 +1,303 @@
-//! `rewind install`: merges the hook into Claude Code's settings without disturbing anything
-//! else. Idempotent (our entry is found and updated, never duplicated), a backup of the
-//! previous file is kept, and the entry is in exec form with `onFailure: "block"` and a
-//! timeout above the hook's budget.
+//! `rewind install` and `rewind uninstall`: put the hook's entries into an agent host's
+//! settings, or take exactly them out, without disturbing anything else.
+//!
+//! Every change keeps the previous file as a timestamped backup that is never overwritten,
+//! and the settings file keeps its mode. User and local scope pin this binary and the config
+//! found now by absolute path; project scope is shared with everyone who clones the project,
+//! so it names `rewind` on PATH and pins no config, or is refused with the reason.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use anyhow::{Context as _, bail};
-use serde_json::{Map, Value, json};
 
 use super::say;
 use crate::cli::{InstallArgs, Scope};
-use crate::config::{self, Config};
-use crate::lockfile;
+use crate::config::{Config, SecretSource};
+use crate::host::claude_code::settings::{self, POST_TOOL_USE, PRE_TOOL_USE};
 
 /// Seconds the host waits beyond the hook's budget before it gives up on the hook.
 pub const HOST_TIMEOUT_MARGIN_SECS: u64 = 30;
-/// Tools whose calls reach the hook: the shell tools (their commands are parsed for remote
-/// programs) and every MCP tool.
-pub const MATCHER: &str = "Bash|PowerShell|mcp__.*";
-/// The matcher earlier versions wrote; an install over it widens it to [`MATCHER`].
-const OLD_MATCHER: &str = "mcp__.*";
 
-/// `rewind install --host claude-code --scope user|project`.
-pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
-    if args.host != crate::host::Host::ClaudeCode {
-        anyhow::bail!(
-            "rewind cannot install into {} yet: this build speaks only Claude Code's hook protocol",
-            args.host.name()
-        );
-    }
-    let config = Config::discover(config_path)?;
-    let settings = settings_path(args.scope)?;
-    let binary = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .context("cannot tell where the rewind binary is")?;
-    // Pin the config found now by its absolute path: the hook then reads exactly this file,
-    // whatever directory the agent works in.
-    let config_arg = config_path
-        .or(config.origin.as_deref())
-        .map(std::fs::canonicalize)
-        .transpose()
-        .context("cannot resolve the config file's path")?;
-    let entry = hook_entry(&binary, config_arg.as_deref(), &config);
-    let after = after_entry(&binary, config_arg.as_deref());
-    let changed = merge_into_file(
-        &settings,
-        &[("PreToolUse", &entry), ("PostToolUse", &after)],
-    )?;
-    if changed {
-        say(format!(
-            "installed the rewind hook in {}",
-            settings.display()
-        ));
-    } else {
-        say(format!(
-            "the rewind hook in {} is already up to date",
-            settings.display()
-        ));
-    }
-    Ok(())
+/// How the host runs the hook: the program and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub command: String,
+    pub args: Vec<String>,
 }
 
-/// The settings file of a scope.
-pub fn settings_path(scope: Scope) -> anyhow::Result<PathBuf> {
-    Ok(match scope {
-        Scope::User => config::home_dir()
-            .context("$HOME is not set")?
-            .join(".claude/settings.json"),
-        Scope::Project => std::env::current_dir()?.join(".claude/settings.json"),
-    })
+impl Invocation {
+    /// `<binary> [--config <file>] hook`.
+    pub fn new(binary: &Path, config: Option<&Path>) -> Invocation {
+        let mut args = Vec::new();
+        if let Some(config) = config {
+            args.push(String::from("--config"));
+            args.push(config.display().to_string());
+        }
+        args.push(String::from("hook"));
+        Invocation {
+            command: binary.display().to_string(),
+            args,
+        }
+    }
 }
 
-/// The hook handler `rewind install` writes.
-pub fn hook_entry(binary: &Path, config: Option<&Path>, settings: &Config) -> Value {
-    let args = hook_args(config);
-    let budget = settings.hook.budget.as_secs_f64().ceil();
+/// The host's timeout for a hook with this configuration's budget.
+pub fn host_timeout(config: &Config) -> u64 {
+    let budget = config.hook.budget.as_secs_f64().ceil();
     // Budgets are at most an hour (checked when the config loads), so this cannot truncate.
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         reason = "bounded above"
     )]
-    let timeout = budget as u64 + HOST_TIMEOUT_MARGIN_SECS;
-    json!({
-        "type": "command",
-        "command": binary.display().to_string(),
-        "args": args,
-        "timeout": timeout,
-        "onFailure": "block",
-        "statusMessage": "rewind: Zerto checkpoint before a VM change",
-    })
+    let budget = budget as u64;
+    budget + HOST_TIMEOUT_MARGIN_SECS
 }
 
-/// `[--config <file>] hook`: the arguments both entries run the binary with.
-fn hook_args(config: Option<&Path>) -> Vec<Value> {
-    let mut args = Vec::new();
-    if let Some(config) = config {
-        args.push(Value::from("--config"));
-        args.push(Value::from(config.display().to_string()));
-    }
-    args.push(Value::from("hook"));
-    args
-}
-
-/// The PostToolUse handler: records in the audit trail that a call ran. It decides nothing,
-/// so a failure of it blocks nothing.
-pub fn after_entry(binary: &Path, config: Option<&Path>) -> Value {
-    json!({
-        "type": "command",
-        "command": binary.display().to_string(),
-        "args": hook_args(config),
-        "timeout": 10,
-    })
-}
-
-/// Merges handlers (event, entry) into the settings file; returns whether anything changed.
-/// The previous file is kept as `<name>.rewind-backup`.
-pub fn merge_into_file(path: &Path, entries: &[(&str, &Value)]) -> anyhow::Result<bool> {
-    let (mut settings, original) = match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let value: Value = serde_json::from_str(&text).with_context(|| {
-                format!("{} is not valid JSON; not touching it", path.display())
-            })?;
-            if !value.is_object() {
-                bail!("{} is not a JSON object; not touching it", path.display());
-            }
-            (value, Some(text))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (json!({}), None),
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+/// `rewind install --host claude-code --scope user|project|local`.
+pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    only_claude_code(args)?;
+    let config = Config::discover(config_path)?;
+    let path = settings::path(args.scope)?;
+    let mut warnings = Vec::new();
+    let invocation = if args.scope == Scope::Project {
+        portable_invocation(&path)?
+    } else {
+        let binary = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .context("cannot tell where the rewind binary is")?;
+        // Pin the config found now by its absolute path: the hook then reads exactly this
+        // file, whatever directory the agent works in.
+        let config_arg = config_path
+            .or(config.origin.as_deref())
+            .map(std::fs::canonicalize)
+            .transpose()
+            .context("cannot resolve the config file's path")?;
+        Invocation::new(&binary, config_arg.as_deref())
     };
-    for (event, entry) in entries {
-        merge(&mut settings, event, entry)?;
+    if args.scope == Scope::Project && config.origin.is_some() {
+        warnings.push(format!(
+            "project scope pins no config: each person's hook reads $REWIND_CONFIG or ~/.config/rewind/config.toml, not {}",
+            config.origin.as_deref().unwrap_or(Path::new("")).display()
+        ));
     }
-    let text = serde_json::to_string_pretty(&settings)? + "\n";
+    let timeout = host_timeout(&config);
+    let pre = settings::pre_tool_use_handler(&invocation.command, &invocation.args, timeout);
+    let post = settings::post_tool_use_handler(&invocation.command, &invocation.args);
+
+    let (original, mut value) = read_settings(&path)?;
+    settings::merge(&mut value, PRE_TOOL_USE, &pre)?;
+    settings::merge(&mut value, POST_TOOL_USE, &post)?;
+    let text = settings::render(&value)?;
+    let shown = format!("{} {}", invocation.command, invocation.args.join(" "));
     if original.as_deref() == Some(text.as_str()) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    if let Some(original) = &original {
-        let backup = backup_path(path);
-        std::fs::write(&backup, original)
-            .with_context(|| format!("cannot write the backup {}", backup.display()))?;
-    }
-    lockfile::write_private_atomic(path, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(true)
-}
-
-/// `settings.json` → `settings.json.rewind-backup`.
-pub fn backup_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".rewind-backup");
-    path.with_file_name(name)
-}
-
-/// Puts our handler into `hooks.<event>`: replaces an existing rewind handler in place, or
-/// adds a matcher group for MCP tools. Nothing else is touched.
-pub fn merge(settings: &mut Value, event: &str, entry: &Value) -> anyhow::Result<()> {
-    let root = settings
-        .as_object_mut()
-        .context("settings are not a JSON object")?;
-    let hooks = root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .context("\"hooks\" in the settings is not an object")?;
-    let groups = hooks
-        .entry(event)
-        .or_insert_with(|| Value::Array(Vec::new()))
-        .as_array_mut()
-        .with_context(|| format!("\"hooks.{event}\" in the settings is not an array"))?;
-    // Replace the first rewind handler in place (keeping the user's matcher), drop repeats.
-    let mut placed = false;
-    for group in groups.iter_mut() {
-        let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
-            continue;
-        };
-        let mut ours = false;
-        for handler in handlers.iter_mut() {
-            if is_rewind_handler(handler) {
-                *handler = if placed { Value::Null } else { entry.clone() };
-                ours = !placed;
-                placed = true;
-            }
-        }
-        handlers.retain(|h| !h.is_null());
-        if ours && group.get("matcher").and_then(Value::as_str) == Some(OLD_MATCHER) {
-            group["matcher"] = json!(MATCHER);
+        say(format!(
+            "the rewind hook in {} is already up to date",
+            path.display()
+        ));
+    } else {
+        let backup = write_with_backup(&path, original.as_deref(), &text)?;
+        say(format!("installed the rewind hook in {}", path.display()));
+        say(format!(
+            "  {PRE_TOOL_USE}: {shown} (timeout {timeout} s, onFailure block): decides before each call"
+        ));
+        say(format!(
+            "  {POST_TOOL_USE}: {shown} (timeout 10 s): records in the audit trail that a call ran"
+        ));
+        match backup {
+            Some(backup) => say(format!(
+                "  the previous file is kept as {}",
+                backup.display()
+            )),
+            None => say("  (a new file: nothing to back up)"),
         }
     }
-    groups.retain(|g| {
-        g.get("hooks")
-            .and_then(Value::as_array)
-            .is_none_or(|h| !h.is_empty())
-    });
-    if !placed {
-        groups.push(json!({ "matcher": MATCHER, "hooks": [entry] }));
+    warnings.extend(setup_warnings(&config));
+    for warning in warnings {
+        crate::console::err(format!("warning: {warning}"));
     }
     Ok(())
 }
 
-/// A handler that runs `rewind ... hook`.
-pub fn is_rewind_handler(handler: &Value) -> bool {
-    let command = handler
-        .get("command")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let program = command.split_whitespace().next().unwrap_or_default();
-    let runs_rewind = Path::new(program)
-        .file_name()
-        .is_some_and(|n| n == "rewind" || n == "rewind.exe");
-    let args_hook = handler
-        .get("args")
-        .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|v| v == "hook"));
-    runs_rewind && (args_hook || command.ends_with(" hook"))
+/// `rewind uninstall --scope …`: removes every rewind entry from that file, nothing else.
+pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
+    only_claude_code(args)?;
+    let path = settings::path(args.scope)?;
+    let (original, mut value) = read_settings(&path)?;
+    let Some(original) = original else {
+        say(format!(
+            "{} does not exist: nothing to remove",
+            path.display()
+        ));
+        return Ok(());
+    };
+    let removed = settings::remove(&mut value);
+    if removed == 0 {
+        say(format!(
+            "no rewind entry in {}: nothing changed",
+            path.display()
+        ));
+        return Ok(());
+    }
+    let text = settings::render(&value)?;
+    let backup = write_with_backup(&path, Some(&original), &text)?;
+    say(format!(
+        "removed {removed} rewind entr{} from {}",
+        if removed == 1 { "y" } else { "ies" },
+        path.display()
+    ));
+    if let Some(backup) = backup {
+        say(format!(
+            "  the previous file is kept as {}",
+            backup.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Other hosts' settings are not written by this build.
+fn only_claude_code(args: &InstallArgs) -> anyhow::Result<()> {
+    if args.host != crate::host::Host::ClaudeCode {
+        bail!(
+            "rewind cannot install into {} yet: this build speaks only Claude Code's hook protocol",
+            args.host.name()
+        );
+    }
+    Ok(())
+}
+
+/// Project scope: `rewind` found on PATH, or a refusal that says why and what to do.
+fn portable_invocation(path: &Path) -> anyhow::Result<Invocation> {
+    if find_on_path("rewind").is_none() {
+        bail!(
+            "--scope project writes {}, which is shared with everyone who clones the project, so it cannot name this machine's rewind binary; `rewind` is not on PATH here. Put rewind on PATH (cargo install --path .) and install again, or use --scope local (.claude/settings.local.json, this machine only)",
+            path.display()
+        );
+    }
+    Ok(Invocation {
+        command: String::from("rewind"),
+        args: vec![String::from("hook")],
+    })
+}
+
+/// The file a bare program name runs, searched on PATH.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// What a person must know after installing: no config, no password source.
+fn setup_warnings(config: &Config) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let Some(zvm) = &config.zvm else {
+        warnings.push(String::from(
+            "no configuration with a [zvm] section was found: every mutating call will be denied until one exists (see `rewind doctor`)",
+        ));
+        return warnings;
+    };
+    if let SecretSource::Env(var) = &zvm.password {
+        if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
+            warnings.push(format!(
+                "${var} is not set here: without it every mutating call will be denied"
+            ));
+        }
+        warnings.push(format!(
+            "${var} must be set in the environment the agent host runs in (the hook inherits it from there, not from this shell)"
+        ));
+    }
+    warnings
+}
+
+/// The file's text (when it exists) and its parsed settings (`{}` when it does not).
+fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Value)> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let value = settings::parse(&text, path)?;
+            Ok((Some(text), value))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((None, serde_json::Value::Object(serde_json::Map::new())))
+        }
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    }
+}
+
+/// Keeps `original` as a new backup (never overwriting one), then replaces the file keeping
+/// its mode. Returns the backup's path.
+fn write_with_backup(
+    path: &Path,
+    original: Option<&str>,
+    text: &str,
+) -> anyhow::Result<Option<PathBuf>> {
+    let backup = match original {
+        Some(original) => Some(keep_backup(path, original)?),
+        None => None,
+    };
+    super::replace_keeping_mode(path, text.as_bytes())?;
+    Ok(backup)
+}
+
+/// Writes `<file>.rewind-backup-<UTC time>` (with `-2`, `-3`… when taken), owner-only.
+pub fn keep_backup(path: &Path, contents: &str) -> anyhow::Result<PathBuf> {
+    use std::io::Write as _;
+    let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
+        .to_string()
+        .replace([':', '-'], "");
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    for n in 1..1000 {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let candidate = path.with_file_name(format!("{name}.rewind-backup-{stamp}{suffix}"));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        match options.open(&candidate) {
+            Ok(mut file) => {
+                file.write_all(contents.as_bytes())
+                    .with_context(|| format!("cannot write the backup {}", candidate.display()))?;
+                return Ok(candidate);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot write the backup {}", candidate.display()));
+            }
+        }
+    }
+    bail!("too many backups of {} this second", path.display())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn entry(path: &str) -> Value {
-        json!({"type": "command", "command": path, "args": ["hook"], "timeout": 180, "onFailure": "block"})
-    }
-
     #[test]
-    fn merging_twice_keeps_one_entry_and_everything_else() {
-        let mut settings = json!({
-            "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
-            "hooks": {
-                "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/lint-bash"}]}],
-                "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "log"}]}]
-            },
-            "model": "opus"
-        });
-        let before = settings.clone();
-        merge(
-            &mut settings,
-            "PreToolUse",
-            &entry("/opt/rewind/bin/rewind"),
-        )
-        .expect("merge");
-        let once = settings.clone();
-        merge(
-            &mut settings,
-            "PreToolUse",
-            &entry("/opt/rewind/bin/rewind"),
-        )
-        .expect("merge again");
-        assert_eq!(settings, once, "second install changes nothing");
-        let groups = settings["hooks"]["PreToolUse"].as_array().expect("array");
-        assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0], before["hooks"]["PreToolUse"][0]);
-        assert_eq!(groups[1]["matcher"], MATCHER);
-        assert_eq!(groups[1]["hooks"].as_array().map(Vec::len), Some(1));
-        for key in ["permissions", "model"] {
-            assert_eq!(settings[key], before[key]);
-        }
-        assert_eq!(
-            settings["hooks"]["PostToolUse"],
-            before["hooks"]["PostToolUse"]
-        );
-    }
-
-    #[test]
-    fn an_existing_rewind_handler_is_updated_in_place_under_the_users_matcher() {
-        let mut settings = json!({"hooks": {"PreToolUse": [
-            {"matcher": "mcp__ssh__.*", "hooks": [{"type": "command", "command": "/old/rewind", "args": ["hook"], "timeout": 60}]},
-            {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "/older/rewind hook"}]}
-        ]}});
-        merge(&mut settings, "PreToolUse", &entry("/new/rewind")).expect("merge");
-        let groups = settings["hooks"]["PreToolUse"].as_array().expect("array");
-        assert_eq!(groups.len(), 1, "{settings:#}");
-        assert_eq!(groups[0]["matcher"], "mcp__ssh__.*");
-        assert_eq!(groups[0]["hooks"][0]["command"], "/new/rewind");
-        assert_eq!(groups[0]["hooks"][0]["onFailure"], "block");
-    }
-
-    #[test]
-    fn an_install_over_the_old_mcp_only_matcher_routes_the_shell_tools_too() {
-        let mut settings = json!({"hooks": {"PreToolUse": [
-            {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "/old/rewind", "args": ["hook"]}]}
-        ]}});
-        merge(&mut settings, "PreToolUse", &entry("/new/rewind")).expect("merge");
-        assert_eq!(
-            settings["hooks"]["PreToolUse"][0]["matcher"],
-            "Bash|PowerShell|mcp__.*"
-        );
-    }
-
-    #[test]
-    fn the_file_is_backed_up_and_garbage_is_left_alone() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join(".claude/settings.json");
-        assert!(
-            merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))]).expect("new file")
-        );
-        assert!(
-            !backup_path(&path).exists(),
-            "nothing to back up for a new file"
-        );
-        assert!(!merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))]).expect("same"));
-        assert!(
-            merge_into_file(&path, &[("PreToolUse", &entry("/usr/bin/rewind"))]).expect("changed")
-        );
-        let backup = std::fs::read_to_string(backup_path(&path)).expect("backup");
-        assert!(backup.contains("/bin/rewind"));
-        std::fs::write(&path, "{ not json").expect("write");
-        let err = merge_into_file(&path, &[("PreToolUse", &entry("/bin/rewind"))])
-            .expect_err("refuses")
-            .to_string();
-        assert!(err.contains("not valid JSON"), "{err}");
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "{ not json");
-    }
-
-    #[test]
-    fn handler_timeout_is_budget_plus_margin_and_blocks_on_failure() {
+    fn handler_timeout_is_budget_plus_margin() {
         let config =
             Config::parse("[hook]\nbudget_secs = 150\n", Path::new("c.toml")).expect("config");
-        let handler = hook_entry(Path::new("/bin/rewind"), None, &config);
-        assert_eq!(handler["timeout"], 180);
-        assert_eq!(handler["onFailure"], "block");
-        assert_eq!(handler["args"], json!(["hook"]));
-        assert!(is_rewind_handler(&handler));
+        assert_eq!(host_timeout(&config), 180);
+        let inv = Invocation::new(Path::new("/bin/rewind"), Some(Path::new("/etc/r.toml")));
+        assert_eq!(inv.args, ["--config", "/etc/r.toml", "hook"]);
+    }
+
+    #[test]
+    fn every_backup_is_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("settings.json");
+        let first = keep_backup(&path, "one").expect("first");
+        let second = keep_backup(&path, "two").expect("second");
+        assert_ne!(first, second);
+        assert_eq!(std::fs::read_to_string(first).expect("first"), "one");
+        assert_eq!(std::fs::read_to_string(second).expect("second"), "two");
     }
 }

@@ -15,7 +15,8 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         change: args.change.as_deref(),
         decision: args.decision.as_deref(),
     };
-    let records = audit::read(&config.hook.audit_log, &filter)?;
+    let path = config.hook.audit_path()?;
+    let records = audit::read(path, &filter)?;
     for r in &records {
         if args.json {
             say(serde_json::to_string(r)?);
@@ -48,10 +49,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         ));
     }
     if records.is_empty() && !args.json {
-        say(format!(
-            "no matching decisions in {}",
-            config.hook.audit_log.display()
-        ));
+        say(format!("no matching decisions in {}", path.display()));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod install;
 pub mod log;
+pub mod trust;
 pub mod zerto;
 
 use std::fmt::Display;
@@ -28,7 +29,7 @@ pub fn warn_config(config: &Config) {
 /// A ZVM client from the configuration.
 pub fn client(config: &Config) -> anyhow::Result<Client> {
     let zvm = config.require_zvm()?;
-    Ok(Client::new(zvm, &crate::config::cache_dir())?)
+    Ok(Client::new(zvm, &crate::config::cache_dir()?)?)
 }
 
 /// Replaces control characters in text that came from elsewhere (the ZVM, a tool call)
@@ -37,4 +38,34 @@ pub fn clean(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { '\u{fffd}' } else { c })
         .collect()
+}
+
+/// Replaces a file's contents atomically (a temporary file beside it, renamed over it),
+/// keeping the original's permissions; a new file gets owner-only permissions.
+pub fn replace_keeping_mode(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write beside {}", path.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(tmp.path(), permissions)
+            .with_context(|| format!("cannot set the mode of {}", tmp.path().display()))?;
+    }
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
 }

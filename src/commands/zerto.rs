@@ -134,7 +134,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         &client,
         std::slice::from_ref(&vm),
         &tag_for,
-        &config::cache_dir().join("locks"),
+        &config::cache_dir()?.join("locks"),
         &deadline,
     );
     say(format!(

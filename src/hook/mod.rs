@@ -378,13 +378,9 @@ fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolC
         return;
     }
     if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
-        && let Err(e) = Sessions::in_dir(&config::state_dir()).remember(
-            host_session,
-            server,
-            &session,
-            &vm,
-            SystemTime::now(),
-        )
+        && let Err(e) = config::state_dir().and_then(|dir| {
+            Sessions::in_dir(&dir).remember(host_session, server, &session, &vm, SystemTime::now())
+        })
     {
         crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
     }
@@ -403,11 +399,13 @@ fn bind(
         return targets;
     };
     let host_session = call.session.as_deref().unwrap_or_default();
-    let sessions = Sessions::in_dir(&config::state_dir());
+    // Without a state directory nothing was remembered: the call then asks.
+    let sessions = config::state_dir().ok().map(|dir| Sessions::in_dir(&dir));
     let recall = |session: &str| {
-        (!host_session.is_empty())
-            .then(|| sessions.recall(host_session, server, session, SystemTime::now()))
-            .flatten()
+        sessions
+            .as_ref()
+            .filter(|_| !host_session.is_empty())
+            .and_then(|s| s.recall(host_session, server, session, SystemTime::now()))
     };
     match catalog.bound_target(server, entry, &call.input, &recall) {
         Bound::Vm { vm, source } => Targets::exact([vm], &source),
@@ -475,7 +473,12 @@ pub fn guard_targets(
         Ok(zvm) => zvm,
         Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
     };
-    let cache = config::cache_dir();
+    // No fallback to a shared directory: without the user's own, no token cache or lock,
+    // and a deny that says so.
+    let cache = match config::cache_dir() {
+        Ok(dir) => dir,
+        Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
+    };
     let client = match Client::new(zvm, &cache) {
         Ok(client) => client,
         Err(e) => return zvm_error(&e),
@@ -684,12 +687,12 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
     };
     // On its own thread, waited for briefly: a hung file system must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
-    let path = config.hook.audit_log.clone();
+    let path = config.hook.audit_path().map(Path::to_path_buf);
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(String::from("audit"))
         .spawn(move || {
-            let _ = tx.send(audit::append(&path, &record, wait));
+            let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
         });
     let outcome = match spawned {
         Ok(_) => rx

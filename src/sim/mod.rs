@@ -38,8 +38,9 @@ use serde::Serialize;
 
 pub use faults::{FailState, Fault};
 pub use scenario::Scenario;
+pub use tls::SimCertificate;
 
-use crate::cli::SimArgs;
+use crate::cli::{SimArgs, SimCertificateArg};
 use clock::Clock;
 use routes::SimApp;
 use scenario::AuthMode;
@@ -57,6 +58,8 @@ pub struct SimOptions {
     pub time_scale: f64,
     /// Where the certificate is kept (created when missing).
     pub cert_dir: PathBuf,
+    /// The certificate the simulator presents.
+    pub certificate: SimCertificate,
     /// Report every time as the scenario's start (deterministic snapshots); schedules still run.
     pub frozen_clock: bool,
 }
@@ -69,6 +72,7 @@ impl SimOptions {
             port: 0,
             time_scale: 1.0,
             cert_dir,
+            certificate: SimCertificate::default(),
             frozen_clock: false,
         }
     }
@@ -142,7 +146,7 @@ impl Sim {
                 opts.time_scale
             );
         }
-        let identity = tls::load_or_create(&opts.cert_dir)?;
+        let identity = tls::load_or_create(&opts.cert_dir, &opts.certificate)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).with_context(|| {
             format!(
                 "cannot listen on 127.0.0.1:{} (is another simulator running?)",
@@ -336,6 +340,11 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         port: args.port,
         time_scale: args.time_scale,
         cert_dir,
+        certificate: match args.certificate {
+            SimCertificateArg::CaSigned => SimCertificate::CaSignedLeaf,
+            SimCertificateArg::SelfSignedCa => SimCertificate::SelfSignedCa,
+            SimCertificateArg::OtherName => SimCertificate::OtherName,
+        },
         frozen_clock: false,
     })?;
     let (stop_tx, stop_rx) = std::sync::mpsc::channel();
@@ -378,16 +387,18 @@ fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
     let password = sim.password().replace('\'', r"'\''");
     format!(
         "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
-         CA certificate: {}\n\
+         Trust (ca_cert): {}\n\
          Credentials:    {} / {}\n\
          Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens\n\
          \n\
          VMs:\n{inventory}\n\
          \n\
-         Configuration for rewind:\n\
+         Configuration for rewind (e.g. ~/.config/rewind/config.toml):\n\
          \n\
          {}\n\
-         export REWIND_ZVM_PASSWORD='{password}'\n\
+         The password, in the environment of rewind and of the agent host:\n\
+         \n\
+         \x20 export REWIND_ZVM_PASSWORD='{password}'\n\
          \n\
          Press Ctrl-C to stop.",
         sim.ca_cert_path().display(),

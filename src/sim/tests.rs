@@ -849,3 +849,17 @@ fn with_a_frozen_clock_later_writes_still_follow_earlier_checkpoints() {
         b"renamed\n"
     );
 }
+
+#[test]
+fn the_banners_config_block_pastes_as_a_valid_config() {
+    let lab = lab(1.0);
+    let text = super::banner(&lab.sim, 1.0, "");
+    let block = text
+        .split_once("config.toml):\n\n")
+        .and_then(|(_, rest)| rest.split_once("\nThe password"))
+        .map(|(block, _)| block)
+        .expect("a config block");
+    assert!(!block.contains("export"), "{block}");
+    crate::config::Config::parse(block, std::path::Path::new("pasted.toml")).expect("valid");
+    assert!(text.contains("export REWIND_ZVM_PASSWORD="), "{text}");
+}

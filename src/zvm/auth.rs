@@ -2,11 +2,13 @@
 //!
 //! The hook runs one process per tool call and agents make calls in parallel; two processes
 //! fetching a Keycloak token at once raced into a 401 on a live ZVM. So the token lives in a
-//! file (mode 0600) keyed by URL, user and client, is reused until shortly before it expires,
-//! and is fetched or refreshed only under a file lock, by one process at a time.
+//! file (mode 0600) keyed by URL, user, client and a salted hash of the credential (so a
+//! changed or wrong password is never masked by a token the old one obtained), is reused
+//! until shortly before it expires, and is fetched or refreshed only under a file lock, by one
+//! process at a time.
 
-use std::path::PathBuf;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -52,20 +54,26 @@ struct CacheFile {
     refresh_expires_at: Option<u64>,
 }
 
-/// Obtains and caches credentials for one (URL, user, client).
+/// Obtains and caches credentials for one (URL, user, client, credential).
 pub(crate) struct Auth {
     pub(crate) mode: AuthMode,
     username: String,
     password: SecretSource,
     client_id: String,
     client_secret: Option<SecretSource>,
-    cache: PathBuf,
+    /// The cache key's parts that are not secret: URL, mode, user, client.
+    identity: Vec<u8>,
+    cache_dir: PathBuf,
+    /// The password or client secret, resolved once per process.
+    credential: OnceLock<Result<Secret, String>>,
+    /// The cache file, known once the credential is.
+    cache: OnceLock<PathBuf>,
     current: Mutex<Option<Token>>,
 }
 
 impl Auth {
-    pub(crate) fn new(config: &ZvmConfig, cache_dir: &std::path::Path) -> Auth {
-        let mut hash = Sha256::new();
+    pub(crate) fn new(config: &ZvmConfig, cache_dir: &Path) -> Auth {
+        let mut identity = Vec::new();
         for part in [
             config.url.as_str(),
             match config.auth {
@@ -75,19 +83,54 @@ impl Auth {
             config.username.as_str(),
             config.client_id.as_str(),
         ] {
-            hash.update(part.as_bytes());
-            hash.update([0]);
+            identity.extend_from_slice(part.as_bytes());
+            identity.push(0);
         }
-        let key = crate::hex(&hash.finalize()[..12]);
         Auth {
             mode: config.auth,
             username: config.username.clone(),
             password: config.password.clone(),
             client_id: config.client_id.clone(),
             client_secret: config.client_secret.clone(),
-            cache: cache_dir.join("tokens").join(format!("{key}.json")),
+            identity,
+            cache_dir: cache_dir.join("tokens"),
+            credential: OnceLock::new(),
+            cache: OnceLock::new(),
             current: Mutex::new(None),
         }
+    }
+
+    /// The password (or, with a client secret, that secret), resolved once.
+    fn credential(&self, deadline: &Deadline) -> Result<&Secret, ZvmError> {
+        self.credential
+            .get_or_init(|| {
+                self.client_secret
+                    .as_ref()
+                    .unwrap_or(&self.password)
+                    .resolve(deadline)
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(|e| ZvmError::Setup(e.clone()))
+    }
+
+    /// The cache file for this identity and credential: named by a hash of both, salted
+    /// with a random value kept beside the tokens, so the name reveals nothing about the
+    /// password.
+    fn cache_path(&self, deadline: &Deadline) -> Result<&Path, ZvmError> {
+        if let Some(path) = self.cache.get() {
+            return Ok(path);
+        }
+        let credential = self.credential(deadline)?;
+        let salt = salt(&self.cache_dir);
+        let mut hash = Sha256::new();
+        hash.update(salt);
+        hash.update(&self.identity);
+        hash.update(credential.expose().as_bytes());
+        let key = crate::hex(&hash.finalize()[..16]);
+        Ok(self
+            .cache
+            .get_or_init(|| self.cache_dir.join(format!("{key}.json"))))
     }
 
     /// A valid credential: this process's, the shared cache's, or a fresh login.
@@ -95,10 +138,16 @@ impl Auth {
         if let Some(token) = self.remembered() {
             return Ok(token);
         }
-        if let Some(token) = self.read_cache().and_then(|c| valid_token(&c)) {
+        if let Some(token) = self.read_cache(deadline)?.and_then(|c| valid_token(&c)) {
             return Ok(self.remember(token));
         }
         self.login_locked(http, deadline, None)
+    }
+
+    /// A login that neither reads nor writes the cache (for `doctor`: proof that the
+    /// configured credential works now).
+    pub(crate) fn fresh_login(&self, http: &Http, deadline: &Deadline) -> Result<(), ZvmError> {
+        self.login(http, deadline, None).map(|_| ())
     }
 
     /// The ZVM answered 401 to `rejected`: get a different credential (another process may
@@ -119,7 +168,8 @@ impl Auth {
         deadline: &Deadline,
         rejected: Option<&Token>,
     ) -> Result<Token, ZvmError> {
-        let lock_path = self.cache.with_extension("lock");
+        let cache = self.cache_path(deadline)?.to_path_buf();
+        let lock_path = cache.with_extension("lock");
         let _guard = lockfile::lock(&lock_path, deadline).map_err(|e| match e {
             lockfile::LockError::TimedOut { .. } => ZvmError::TimedOut {
                 method: "POST",
@@ -135,7 +185,7 @@ impl Auth {
                 ZvmError::Setup(format!("token cache: {other}"))
             }
         })?;
-        let cached = self.read_cache();
+        let cached = self.read_cache(deadline)?;
         if let Some(token) = cached.as_ref().and_then(valid_token)
             && Some(&token) != rejected
         {
@@ -145,12 +195,8 @@ impl Auth {
         let (token, file) = fresh;
         if let Ok(json) = serde_json::to_vec(&file) {
             // A cache that cannot be written costs a login per process, nothing more.
-            let _ = self
-                .cache
-                .parent()
-                .map(lockfile::create_private_dir)
-                .transpose()
-                .and_then(|_| lockfile::write_private_atomic(&self.cache, &json));
+            let _ = lockfile::create_private_dir(&self.cache_dir)
+                .and_then(|()| lockfile::write_private_atomic(&cache, &json));
         }
         Ok(self.remember(token))
     }
@@ -172,8 +218,8 @@ impl Auth {
                 {
                     return Ok(fresh);
                 }
-                if let Some(source) = &self.client_secret {
-                    let secret = source.resolve(deadline).map_err(setup)?;
+                if self.client_secret.is_some() {
+                    let secret = self.credential(deadline)?;
                     return self.keycloak(
                         http,
                         deadline,
@@ -183,7 +229,7 @@ impl Auth {
                         ],
                     );
                 }
-                let password = self.password.resolve(deadline).map_err(setup)?;
+                let password = self.credential(deadline)?;
                 self.keycloak(
                     http,
                     deadline,
@@ -256,7 +302,7 @@ impl Auth {
     }
 
     fn session(&self, http: &Http, deadline: &Deadline) -> Result<(Token, CacheFile), ZvmError> {
-        let password = self.password.resolve(deadline).map_err(setup)?;
+        let password = self.credential(deadline)?;
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             self.username,
@@ -301,9 +347,11 @@ impl Auth {
         }
     }
 
-    fn read_cache(&self) -> Option<CacheFile> {
-        let bytes = std::fs::read(&self.cache).ok()?;
-        serde_json::from_slice(&bytes).ok()
+    fn read_cache(&self, deadline: &Deadline) -> Result<Option<CacheFile>, ZvmError> {
+        let path = self.cache_path(deadline)?;
+        Ok(std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok()))
     }
 
     fn remembered(&self) -> Option<Token> {
@@ -329,9 +377,39 @@ fn response_ok(status: u16) -> bool {
     (200..300).contains(&status)
 }
 
-#[expect(clippy::needless_pass_by_value, reason = "used as map_err(setup)")]
-fn setup(e: anyhow::Error) -> ZvmError {
-    ZvmError::Setup(format!("{e:#}"))
+/// The random salt of the cache names in `dir`, created on first use (owner-only). When it
+/// cannot be kept, a fresh one each time costs only the sharing of tokens.
+fn salt(dir: &Path) -> [u8; 32] {
+    let path = dir.join("salt");
+    if let Ok(bytes) = std::fs::read(&path)
+        && let Ok(salt) = <[u8; 32]>::try_from(bytes.as_slice())
+    {
+        return salt;
+    }
+    let mut salt = [0_u8; 32];
+    if getrandom::getrandom(&mut salt).is_err() {
+        // No randomness: a fixed salt still keys by credential.
+        return salt;
+    }
+    let kept = lockfile::create_private_dir(dir).and_then(|()| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&path)?;
+        std::io::Write::write_all(&mut file, &salt)
+    });
+    match kept {
+        Ok(()) => salt,
+        // Another process made it first (or it cannot be written): use what is there.
+        Err(_) => std::fs::read(&path)
+            .ok()
+            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
+            .unwrap_or(salt),
+    }
 }
 
 fn token_of(file: &CacheFile) -> Token {

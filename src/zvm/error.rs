@@ -80,7 +80,8 @@ impl fmt::Display for ZvmError {
             } => write!(f, "ZVM unreachable: {method} {url}: {detail}"),
             Self::Tls { url, detail } => write!(
                 f,
-                "TLS certificate of {url} is not trusted ({detail}); point [zvm] ca_cert at the ZVM's PEM certificate"
+                "TLS certificate of {url} is not trusted ({detail}); run `rewind trust {}` to see the certificate and pin it, or point [zvm] ca_cert at the CA that signed it",
+                origin(url)
             ),
             Self::TimedOut { method, url } => {
                 write!(f, "ZVM did not answer in time: {method} {url}")
@@ -115,3 +116,12 @@ impl fmt::Display for ZvmError {
 }
 
 impl std::error::Error for ZvmError {}
+
+/// `scheme://host:port` of a URL, without its path.
+fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
+}

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use ureq::http::Response;
-use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{Connector as _, TcpConnector};
 use ureq::{Agent, Body};
 
 use super::DownloadError;
 use super::error::ZvmError;
+use super::tls::{TlsConnector, Trust, rustls_detail};
 use crate::config::ZvmConfig;
 use crate::deadline::Deadline;
 
@@ -52,27 +54,21 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    /// Builds the agent: verified TLS (the platform's web roots, or only `ca_cert` when set),
-    /// `insecure_tls` only when asked for, proxies from the environment ignored.
+    /// Builds the agent: TLS as [`Trust`] says (web roots, `ca_cert` roots, a pin, or
+    /// `insecure_tls` only when asked for), proxies from the environment ignored.
     pub(crate) fn new(config: &ZvmConfig) -> Result<Http, ZvmError> {
-        let roots = match &config.ca_cert {
-            Some(path) => RootCerts::new_with_certs(&read_pem_certs(path)?),
-            None => RootCerts::WebPki,
-        };
-        let tls = TlsConfig::builder()
-            .root_certs(roots)
-            .disable_verification(config.insecure_tls)
-            .build();
-        let agent: Agent = Agent::config_builder()
-            .tls_config(tls)
+        let connector =
+            ().chain(TcpConnector::default())
+                .chain(TlsConnector::new(&Trust::from_config(config)?)?);
+        let agent_config = Agent::config_builder()
             .proxy(None)
             .http_status_as_error(false)
             .max_redirects(0)
             .timeout_connect(Some(CONNECT_TIMEOUT))
             .user_agent(concat!("rewind/", env!("CARGO_PKG_VERSION")))
             .accept("application/json")
-            .build()
-            .into();
+            .build();
+        let agent = Agent::with_parts(agent_config, connector, DefaultResolver::default());
         Ok(Http {
             agent,
             base: config.url.clone(),
@@ -289,41 +285,14 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
 
 fn tls_detail(error: &ureq::Error) -> Option<String> {
     match error {
-        ureq::Error::Rustls(e) => Some(e.to_string()),
+        ureq::Error::Rustls(e) => Some(rustls_detail(e)),
         ureq::Error::Tls(e) => Some((*e).to_owned()),
         ureq::Error::Io(io) => io
             .get_ref()
             .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            .map(ToString::to_string),
+            .map(rustls_detail),
         _ => None,
     }
-}
-
-/// Reads every certificate of a PEM file; an error names the file.
-fn read_pem_certs(path: &std::path::Path) -> Result<Vec<Certificate<'static>>, ZvmError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        ZvmError::Setup(format!("cannot read [zvm] ca_cert {}: {e}", path.display()))
-    })?;
-    let mut certs = Vec::new();
-    for item in ureq::tls::parse_pem(&bytes) {
-        match item {
-            Ok(PemItem::Certificate(cert)) => certs.push(cert),
-            Ok(_) => {}
-            Err(e) => {
-                return Err(ZvmError::Setup(format!(
-                    "[zvm] ca_cert {} is not valid PEM: {e}",
-                    path.display()
-                )));
-            }
-        }
-    }
-    if certs.is_empty() {
-        return Err(ZvmError::Setup(format!(
-            "[zvm] ca_cert {} holds no certificate",
-            path.display()
-        )));
-    }
-    Ok(certs)
 }
 
 /// `scheme://host[:port]/path` into its parts, the port made explicit.
@@ -473,17 +442,5 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, DownloadError::Write(_)), "{err:?}");
-    }
-
-    #[test]
-    fn ca_cert_without_certificate_names_the_file() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("empty.pem");
-        std::fs::write(&path, "nothing here").expect("write");
-        let err = read_pem_certs(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("empty.pem") && err.contains("no certificate"),
-            "{err}"
-        );
     }
 }

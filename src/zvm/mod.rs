@@ -7,6 +7,7 @@ mod auth;
 mod error;
 mod http;
 pub mod resolve;
+pub mod tls;
 pub mod wire;
 
 use std::path::Path;
@@ -41,6 +42,12 @@ impl Client {
     /// Logs in (or reuses the cached token) without calling the API.
     pub fn authenticate(&self, deadline: &Deadline) -> Result<(), ZvmError> {
         self.auth.token(&self.http, deadline).map(|_| ())
+    }
+
+    /// Logs in now with the configured credential, neither reading nor writing the token
+    /// cache: proof that the credential works, not that a token once did.
+    pub fn fresh_login(&self, deadline: &Deadline) -> Result<(), ZvmError> {
+        self.auth.fresh_login(&self.http, deadline)
     }
 
     /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: one row per VM per VPG.

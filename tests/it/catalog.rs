@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use rewind::commands::install::{after_entry, hook_entry};
+use rewind::commands::install::{Invocation, host_timeout};
 use rewind::config::Config;
+use rewind::host::claude_code::settings;
 
 use crate::support::{Setup, TestEnv, hook_input};
 
@@ -125,15 +126,18 @@ fn the_shipped_snippet_is_what_install_writes() {
     )
     .expect("snippet is JSON");
     let group = &snippet["hooks"]["PreToolUse"][0];
-    assert_eq!(group["matcher"], rewind::commands::install::MATCHER);
-    let binary = Path::new("/usr/local/bin/rewind");
+    assert_eq!(group["matcher"], settings::MATCHER);
+    let run = Invocation::new(Path::new("/usr/local/bin/rewind"), None);
     assert_eq!(
         group["hooks"][0],
-        hook_entry(binary, None, &Config::defaults())
+        settings::pre_tool_use_handler(&run.command, &run.args, host_timeout(&Config::defaults()))
     );
     let after = &snippet["hooks"]["PostToolUse"][0];
-    assert_eq!(after["matcher"], rewind::commands::install::MATCHER);
-    assert_eq!(after["hooks"][0], after_entry(binary, None));
+    assert_eq!(after["matcher"], settings::MATCHER);
+    assert_eq!(
+        after["hooks"][0],
+        settings::post_tool_use_handler(&run.command, &run.args)
+    );
 }
 
 #[test]
@@ -193,7 +197,7 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     let partial = env.run(&["doctor"], b"");
     partial.success();
     assert!(
-        partial.stdout.contains("warn  hook in") && partial.stdout.contains("no PostToolUse entry"),
+        partial.stdout.contains("warn  hook: no PostToolUse entry"),
         "{partial:#?}"
     );
 
@@ -203,10 +207,8 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     });
     let tls = untrusted.run(&["doctor"], b"");
     tls.failure();
-    assert!(
-        tls.stdout.contains("FAIL  authentication: TLS certificate"),
-        "{tls:#?}"
-    );
+    assert!(tls.stdout.contains("FAIL  tls: "), "{tls:#?}");
+    assert!(!tls.stdout.contains("ok    tls"), "{tls:#?}");
 }
 
 /// Every command `rewind --help` lists is in the README's command table,

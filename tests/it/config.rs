@@ -1,7 +1,7 @@
 //! Configuration mistakes as the user meets them: in the hook's deny reason (which the model
 //! reads) and in `rewind doctor`.
 
-use crate::support::{TestEnv, hook_input};
+use crate::support::{self, TestEnv, hook_input};
 
 /// A password written in the wrong type is still a password: neither the hook's reason nor
 /// doctor's report may quote it; both name the file, line, column and key.
@@ -41,4 +41,91 @@ fn a_misspelled_password_is_never_quoted_by_the_hook_or_doctor() {
         assert!(!doctor.stdout.contains(secret), "{line}: {doctor:#?}");
         assert!(!doctor.stderr.contains(secret), "{line}: {doctor:#?}");
     }
+}
+
+/// A mutating call for the lab's protected VM.
+fn mutating(id: &str) -> Vec<u8> {
+    hook_input(
+        "mcp__ssh__exec",
+        &serde_json::json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
+        id,
+    )
+}
+
+/// Without `$HOME` (and no XDG variables) there is no directory of the user's own: the
+/// mutating call is denied saying so, never guarded from a shared temporary directory.
+#[test]
+fn without_home_a_mutating_call_is_denied_saying_why() {
+    let env = TestEnv::start();
+    let mut cmd = env.command(&["hook"]);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME");
+    let run = support::run(cmd, &mutating("toolu_nohome"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+    assert!(
+        run.reason()
+            .contains("neither $XDG_CACHE_HOME nor $HOME is set"),
+        "{run:#?}"
+    );
+    // A relative XDG directory is ignored, as the specification says.
+    let mut cmd = env.command(&["hook"]);
+    cmd.env_remove("HOME")
+        .env("XDG_CACHE_HOME", "cache")
+        .env_remove("XDG_STATE_HOME");
+    let run = support::run(cmd, &mutating("toolu_relative"));
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+}
+
+/// A cache or state directory that group or others can write (or another user owns) is
+/// refused: whoever writes there can swap the token cache, a lock or the audit trail.
+#[cfg(unix)]
+#[test]
+fn directories_others_can_write_are_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::start();
+    let cache = env.path("cache/rewind");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o775)).expect("chmod");
+    let run = env.hook(&mutating("toolu_shared_cache"));
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+    assert!(run.reason().contains("group or others"), "{run:#?}");
+    assert!(!cache.join("locks").exists(), "nothing created in it");
+
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let state = env.path("state");
+    std::fs::create_dir_all(&state).expect("state");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let run = env.hook(&mutating("toolu_shared_state"));
+    assert!(
+        run.reason().contains("toolu_shared_state"),
+        "guarded: {run:#?}"
+    );
+    assert!(
+        run.stderr.contains("audit trail not written") && run.stderr.contains("group or others"),
+        "{run:#?}"
+    );
+    let trail = std::fs::read_to_string(state.join("audit.jsonl")).unwrap_or_default();
+    assert!(!trail.contains("toolu_shared_state"), "{trail}");
+}
+
+/// A symbolic link planted where the audit trail goes does not redirect the append.
+#[cfg(unix)]
+#[test]
+fn a_planted_link_does_not_redirect_the_audit_trail() {
+    let env = TestEnv::start();
+    let victim = env.path("victim");
+    std::fs::write(&victim, b"precious\n").expect("victim");
+    let state = env.path("state");
+    std::fs::create_dir_all(&state).expect("state");
+    std::os::unix::fs::symlink(&victim, state.join("audit.jsonl")).expect("plant");
+    let run = env.hook(&hook_input(
+        "mcp__ssh__read_file",
+        &serde_json::json!({"host": "jp-ubuntu", "path": "/etc/hostname"}),
+        "toolu_link",
+    ));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains("audit trail not written"), "{run:#?}");
+    assert_eq!(std::fs::read(&victim).expect("victim"), b"precious\n");
 }

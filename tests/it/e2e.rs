@@ -237,7 +237,7 @@ fn a_hung_zvm_is_denied_by_rewind_within_its_budget_not_by_the_host_timeout() {
 }
 
 #[test]
-fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
+fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
     let env = rewind_env(Vec::new());
     // Claude Code 2.1.332 does not apply `permissions.allow` from the committed project
     // settings to this call (measured; the local and user settings files do), so the user's
@@ -250,7 +250,14 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
         "post-tool-use.sh",
         &format!("#!/bin/sh\ncat > '{}'\n", post_log.display()),
     );
-    let settings = cc.settings_path();
+    // The project's shared settings enable its MCP servers; install writes this machine's
+    // settings.local.json, which already holds the user's own hooks and permissions.
+    fs::write(
+        cc.settings_path(),
+        r#"{"enableAllProjectMcpServers": true}"#,
+    )
+    .expect("write the project's settings");
+    let settings = cc.settings_path().with_file_name("settings.local.json");
     let existing = json!({
         "enableAllProjectMcpServers": true,
         "permissions": {"allow": [TOOL, "Bash(ls:*)"], "deny": ["Read(./.env)"]},
@@ -263,7 +270,7 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
     fs::write(&settings, &original).expect("write the user's settings");
 
     let install = || {
-        let mut cmd = env.command(&["install", "--scope", "project"]);
+        let mut cmd = env.command(&["install", "--scope", "local"]);
         cmd.current_dir(cc.project_dir());
         let run = crate::support::run(cmd, b"");
         run.success();
@@ -273,8 +280,20 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
     let once = fs::read_to_string(&settings).expect("installed settings");
     assert!(install().contains("already up to date"));
     assert_eq!(fs::read_to_string(&settings).expect("settings"), once);
-    let backup = settings.with_file_name("settings.json.rewind-backup");
-    assert_eq!(fs::read_to_string(backup).expect("backup"), original);
+    let backups: Vec<_> = fs::read_dir(settings.parent().expect("dir"))
+        .expect("dir")
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("settings.local.json.rewind-backup-")
+        })
+        .collect();
+    assert_eq!(backups.len(), 1, "one change, one backup");
+    assert_eq!(
+        fs::read_to_string(backups[0].path()).expect("backup"),
+        original
+    );
 
     let installed: Value = serde_json::from_str(&once).expect("JSON");
     for key in ["enableAllProjectMcpServers", "permissions"] {
@@ -298,7 +317,10 @@ fn rewind_install_twice_into_existing_project_settings_guards_the_real_host() {
         .expect("PreToolUse");
     assert_eq!(pre.len(), 2, "{installed:#}");
     assert_eq!(pre[0], existing["hooks"]["PreToolUse"][0]);
-    assert_eq!(pre[1]["matcher"], rewind::commands::install::MATCHER);
+    assert_eq!(
+        pre[1]["matcher"],
+        rewind::host::claude_code::settings::MATCHER
+    );
     let entry = &pre[1]["hooks"][0];
     assert_eq!(pre[1]["hooks"].as_array().map(Vec::len), Some(1));
     assert_eq!(

@@ -7,7 +7,8 @@
 use std::fs;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rewind::commands::install::{HOST_TIMEOUT_MARGIN_SECS, MATCHER};
+use rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS;
+use rewind::host::claude_code::settings::MATCHER;
 use serde_json::json;
 
 use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};

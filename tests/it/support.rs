@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use rewind::sim::{Fault, Scenario, Sim, SimOptions};
+use rewind::sim::{Fault, Scenario, Sim, SimCertificate, SimOptions};
 use tempfile::TempDir;
 
 /// The simulator's fixed clock for deterministic snapshots.
@@ -31,6 +31,8 @@ pub(crate) struct Setup {
     pub(crate) password: Option<String>,
     /// Another scenario than the shipped lab.
     pub(crate) scenario: Option<Scenario>,
+    /// The certificate the simulator presents.
+    pub(crate) certificate: SimCertificate,
 }
 
 impl Default for Setup {
@@ -44,6 +46,7 @@ impl Default for Setup {
             faults: Vec::new(),
             password: None,
             scenario: None,
+            certificate: SimCertificate::default(),
         }
     }
 }
@@ -127,6 +130,7 @@ impl TestEnv {
         options.port = 0;
         options.time_scale = setup.time_scale;
         options.frozen_clock = setup.frozen;
+        options.certificate = setup.certificate.clone();
         let sim = Sim::start(options).expect("simulator starts");
         for fault in &setup.faults {
             sim.add_fault(fault.clone());

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rewind::sim::{FailState, Fault};
 
-use crate::support::{Run, Setup, TestEnv, closed_port_url};
+use crate::support::{Run, Setup, TestEnv, closed_port_url, hook_input};
 
 /// Runs `count` `rewind guard` processes on `vm` at once, changes `<prefix>-<n>`; all must
 /// succeed.
@@ -274,6 +274,47 @@ fn a_wrong_password_is_an_authentication_error_that_never_shows_the_password() {
     run.failure();
     assert!(run.stderr.contains("authentication refused"), "{run:#?}");
     assert!(!run.stderr.contains("s3cr3t-wrong-pw") && !run.stdout.contains("s3cr3t-wrong-pw"));
+}
+
+#[test]
+fn a_cached_token_never_hides_a_wrong_or_changed_password() {
+    let env = TestEnv::start();
+    env.run(&["find", "jp-ubuntu"], b"").success();
+    let logins = env.sim.stats().token_requests;
+    env.run(&["find", "jp-ubuntu"], b"").success();
+    assert_eq!(
+        env.sim.stats().token_requests,
+        logins,
+        "the token is shared"
+    );
+
+    env.write_config(&Setup {
+        password: Some("not-the-password".into()),
+        ..Setup::default()
+    });
+    let wrong = env.run(&["find", "jp-ubuntu"], b"");
+    wrong.failure();
+    assert!(
+        wrong.stderr.contains("authentication refused"),
+        "{wrong:#?}"
+    );
+    let hook = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &serde_json::json!({"host": "jp-ubuntu", "command": "touch /tmp/x"}),
+        "toolu_wrong_pw",
+    ));
+    assert_eq!(hook.decision(), "deny", "{hook:#?}");
+
+    // Back to the right password: the token it obtained is still good.
+    let refused = env.sim.stats().token_requests;
+    assert!(refused > logins, "the wrong password was tried for real");
+    env.write_config(&Setup::default());
+    env.run(&["find", "jp-ubuntu"], b"").success();
+    assert_eq!(
+        env.sim.stats().token_requests,
+        refused,
+        "the right one's token reused"
+    );
 }
 
 #[test]

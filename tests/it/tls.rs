@@ -1,0 +1,222 @@
+//! TLS over real HTTPS on 127.0.0.1 with the certificate shapes ZVMs present: a CA-signed leaf,
+//! a self-signed `CA:TRUE` certificate, one whose names miss the address used, and one made
+//! by `openssl req -x509` (a committed fixture: RSA 2048, `CA:TRUE`, SAN for 127.0.0.1).
+//! Each is trusted through `ca_cert` and through `tls_fingerprint`; a wrong pin is refused
+//! naming both fingerprints.
+
+use std::path::{Path, PathBuf};
+
+use rewind::sim::SimCertificate;
+use sha2::{Digest as _, Sha256};
+
+use crate::support::{Run, Setup, TestEnv};
+
+/// What `openssl x509 -noout -fingerprint -sha256 -in tests/fixtures/tls/openssl-appliance.pem`
+/// prints for the fixture.
+const OPENSSL_FINGERPRINT_LINE: &str = "sha256 Fingerprint=76:E9:39:37:BE:D2:F1:C2:1C:1A:48:DB:81:06:25:4A:26:E0:F6:48:67:D4:80:38:EA:D4:51:A1:4F:74:BB:1C";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tls")
+        .join(name)
+}
+
+fn openssl_appliance() -> SimCertificate {
+    SimCertificate::Files {
+        cert: fixture("openssl-appliance.pem"),
+        key: fixture("openssl-appliance-key.pem"),
+    }
+}
+
+fn env_presenting(certificate: SimCertificate) -> TestEnv {
+    TestEnv::with(Setup {
+        certificate,
+        ..Setup::default()
+    })
+}
+
+/// Writes a config whose `[zvm]` trusts the simulator through `tls_line` only.
+fn configure(env: &TestEnv, tls_line: &str) {
+    let zvm = env.sim.zvm_config_for(&env.sim.url(), false);
+    let text = format!(
+        "{zvm}{tls_line}\n[hook]\nbudget_secs = 30\naudit_log = {:?}\n",
+        env.path("state/audit.jsonl").display().to_string()
+    );
+    std::fs::write(&env.config, text).expect("write config");
+}
+
+/// `sha256:` and the upper-case hex with colons of the first certificate in a PEM file.
+fn fingerprint_of_pem(path: &Path) -> String {
+    let pem = std::fs::read_to_string(path).expect("pem");
+    let body: String = pem
+        .lines()
+        .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    let der = base64_decode(&body);
+    let hex: Vec<String> = Sha256::digest(&der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect();
+    format!("sha256:{}", hex.join(":"))
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .expect("base64")
+}
+
+/// The certificate the simulator presents (its first one).
+fn presented_pem(env: &TestEnv) -> PathBuf {
+    let trusted = env.sim.ca_cert_path();
+    let name = trusted.file_stem().expect("stem").to_string_lossy();
+    let server = trusted.with_file_name(format!("{name}-server.pem"));
+    if server.is_file() { server } else { trusted }
+}
+
+#[track_caller]
+fn assert_trusted(env: &TestEnv, how: &str) {
+    let run = env.run(&["find", "jp-ubuntu"], b"");
+    assert_eq!(run.code, 0, "{how}: {run:#?}");
+}
+
+#[track_caller]
+fn assert_refused(env: &TestEnv, how: &str) -> Run {
+    let run = env.run(&["find", "jp-ubuntu"], b"");
+    assert_ne!(run.code, 0, "{how}: {run:#?}");
+    assert!(run.stderr.contains("TLS"), "{how}: {run:#?}");
+    run
+}
+
+#[test]
+fn every_certificate_shape_is_trusted_through_ca_cert_and_through_its_fingerprint() {
+    for (shape, what) in [
+        (SimCertificate::CaSignedLeaf, "a CA-signed leaf"),
+        (
+            SimCertificate::SelfSignedCa,
+            "a self-signed CA:TRUE certificate",
+        ),
+        (SimCertificate::OtherName, "a certificate for another name"),
+        (openssl_appliance(), "an openssl req -x509 certificate"),
+    ] {
+        let env = env_presenting(shape);
+        let ca = env.sim.ca_cert_path();
+        configure(&env, &format!("ca_cert = {:?}", ca.display().to_string()));
+        assert_trusted(&env, &format!("{what} through ca_cert"));
+
+        let pin = fingerprint_of_pem(&presented_pem(&env));
+        configure(&env, &format!("tls_fingerprint = {pin:?}"));
+        assert_trusted(&env, &format!("{what} through tls_fingerprint {pin}"));
+
+        // Lower case without colons is the same pin.
+        let plain = format!("sha256:{}", pin[7..].replace(':', "").to_lowercase());
+        configure(&env, &format!("tls_fingerprint = {plain:?}"));
+        assert_trusted(&env, &format!("{what} through tls_fingerprint {plain}"));
+    }
+}
+
+#[test]
+fn openssl_fingerprint_output_pastes_as_is() {
+    let env = env_presenting(openssl_appliance());
+    let pasted = OPENSSL_FINGERPRINT_LINE.replace("sha256 Fingerprint=", "sha256:");
+    configure(&env, &format!("tls_fingerprint = {pasted:?}"));
+    assert_trusted(&env, "openssl's fingerprint after sha256:");
+    assert_eq!(
+        pasted,
+        fingerprint_of_pem(&fixture("openssl-appliance.pem")),
+        "the fixture is the certificate openssl fingerprinted"
+    );
+}
+
+#[test]
+fn a_wrong_pin_is_refused_naming_the_expected_and_the_presented_fingerprint() {
+    let env = env_presenting(SimCertificate::SelfSignedCa);
+    let presented = fingerprint_of_pem(&presented_pem(&env));
+    let expected = fingerprint_of_pem(&fixture("openssl-appliance.pem"));
+    assert_ne!(presented, expected);
+
+    configure(&env, &format!("tls_fingerprint = {expected:?}"));
+    let run = assert_refused(&env, "a fingerprint of another certificate");
+    assert!(
+        run.stderr.contains(&presented) && run.stderr.contains(&expected),
+        "both fingerprints: {run:#?}"
+    );
+    assert!(run.stderr.contains("tls_fingerprint"), "{run:#?}");
+
+    // The same through ca_cert: a self-signed certificate there is an exact pin.
+    let other = fixture("openssl-appliance.pem");
+    configure(
+        &env,
+        &format!("ca_cert = {:?}", other.display().to_string()),
+    );
+    let run = assert_refused(&env, "ca_cert holding another self-signed certificate");
+    assert!(
+        run.stderr.contains(&presented) && run.stderr.contains(&expected),
+        "both fingerprints: {run:#?}"
+    );
+}
+
+#[test]
+fn without_trust_settings_a_self_signed_appliance_is_refused() {
+    for shape in [SimCertificate::SelfSignedCa, openssl_appliance()] {
+        let env = env_presenting(shape);
+        configure(&env, "");
+        let run = assert_refused(&env, "no ca_cert, no tls_fingerprint");
+        assert!(run.stderr.contains("rewind trust"), "{run:#?}");
+    }
+}
+
+#[test]
+fn a_ca_keeps_its_name_checks_a_pin_replaces_them() {
+    let env = env_presenting(SimCertificate::CaSignedOtherName);
+    let ca = env.sim.ca_cert_path();
+    configure(&env, &format!("ca_cert = {:?}", ca.display().to_string()));
+    let run = assert_refused(&env, "a CA-signed leaf for another name");
+    assert!(run.stderr.contains("not valid for name"), "{run:#?}");
+
+    let pin = fingerprint_of_pem(&presented_pem(&env));
+    configure(&env, &format!("tls_fingerprint = {pin:?}"));
+    assert_trusted(&env, "the same leaf pinned");
+}
+
+#[test]
+fn trust_shows_the_certificate_and_pins_it_after_yes() {
+    let env = env_presenting(openssl_appliance());
+    configure(&env, "# the appliance's own certificate");
+    assert_refused(&env, "before trust");
+    let before = std::fs::read_to_string(&env.config).expect("config");
+
+    // No terminal and no --yes: shown, the line printed, nothing written.
+    let shown = env.run(&["trust"], b"");
+    shown.success();
+    for expected in [
+        "CN=zvm-appliance",
+        "DNS:zvm-appliance.local, IP:127.0.0.1",
+        "self-signed, CA:TRUE",
+        "2126-11-07",
+        &OPENSSL_FINGERPRINT_LINE.replace("sha256 Fingerprint=", "sha256:"),
+        "tls_fingerprint = \"sha256:76:E9:",
+    ] {
+        assert!(shown.stdout.contains(expected), "{expected}: {shown:#?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&env.config).expect("config"),
+        before
+    );
+
+    let pinned = env.run(&["trust", "--yes"], b"");
+    pinned.success();
+    assert!(
+        pinned.stdout.contains("wrote [zvm] tls_fingerprint"),
+        "{pinned:#?}"
+    );
+    let after = std::fs::read_to_string(&env.config).expect("config");
+    assert!(
+        after.contains("# the appliance's own certificate"),
+        "{after}"
+    );
+    assert_trusted(&env, "after rewind trust --yes");
+}
