@@ -328,7 +328,7 @@ mod tests {
         ])
         .expect_err("a restore point is required");
         assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
-        assert_eq!(err.exit_code(), i32::from(crate::exit::USAGE));
+        assert_eq!(err.exit_code(), i32::from(crate::exit::BLOCKED));
         for point in [["--change", "toolu_1"], ["--checkpoint", "17"]] {
             let mut args = vec!["rewind", "recover", "--vm", "db01", "--path", "/etc/a"];
             args.extend(point);

@@ -15,7 +15,7 @@ use std::io::Write as _;
     clippy::disallowed_methods,
     reason = "the single stdout writer the rest of the crate goes through"
 )]
-pub fn write_line(text: &str) -> std::io::Result<()> {
+pub(crate) fn write_line(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.write_all(b"\n")?;
@@ -24,19 +24,19 @@ pub fn write_line(text: &str) -> std::io::Result<()> {
 
 /// Prints one line of an operator command's output for a person. A closed stdout is not
 /// worth a panic: the line is dropped.
-pub fn say(text: impl std::fmt::Display) {
+pub(crate) fn say(text: impl std::fmt::Display) {
     let _ = write_line(&text.to_string());
 }
 
 /// Writes one line to stderr, ignoring every error (a closed or broken stderr).
-pub fn err(text: impl std::fmt::Display) {
+pub(crate) fn err(text: impl std::fmt::Display) {
     let mut stderr = std::io::stderr().lock();
     let _ = writeln!(stderr, "{text}");
     let _ = stderr.flush();
 }
 
 /// Writes `text` to stderr with no newline (a question waiting for an answer), ignoring errors.
-pub fn prompt(text: &str) {
+pub(crate) fn prompt(text: &str) {
     let mut stderr = std::io::stderr().lock();
     let _ = stderr.write_all(text.as_bytes());
     let _ = stderr.flush();

@@ -35,7 +35,7 @@ use crate::zvm::resolve::Vm;
 
 /// The hook's answer to the host, in no host's words (each dialect renders it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// No opinion: the host's own permission rules apply.
     None,
     /// No permission decision, but context for the model (a confirmed checkpoint).
@@ -53,7 +53,7 @@ pub enum Decision {
 
 impl Decision {
     /// The short name used in the audit trail and `rewind log --decision`.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Self::None => "none",
             Self::Context(_) => "context",
@@ -65,7 +65,7 @@ impl Decision {
     }
 
     /// The reason or context text, if any.
-    pub fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         match self {
             Self::None => None,
             Self::Context(text)
@@ -79,7 +79,7 @@ impl Decision {
 
 /// What the hook found out about a call: one variant per row of the table.
 #[derive(Debug)]
-pub enum Finding<'a> {
+pub(crate) enum Finding<'a> {
     /// stdin is not a call `rewind` can read.
     BadInput(&'a Unreadable),
     /// The configuration file is broken.
@@ -130,9 +130,9 @@ pub enum Finding<'a> {
 }
 
 /// How the hook answers where the configuration has a say.
-pub struct Policy {
-    pub on_checkpoint: OnCheckpoint,
-    pub on_zvm_error: OnZvmError,
+pub(crate) struct Policy {
+    pub(crate) on_checkpoint: OnCheckpoint,
+    pub(crate) on_zvm_error: OnZvmError,
 }
 
 impl Default for Policy {
@@ -146,7 +146,7 @@ impl Default for Policy {
 }
 
 /// The decision for a finding about a call to `tool` with change id `change`.
-pub fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
+pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
     match finding {
         Finding::BadInput(why) => Decision::Block(why.to_string()),
         Finding::ConfigError(error) => {
@@ -333,7 +333,7 @@ fn refusal(report: &GuardReport, tool: &str) -> String {
 
 /// The context the model receives when every VPG has a listed tagged checkpoint: every VM,
 /// VPG and checkpoint, and one recover command per VM.
-pub fn checkpoint_context(report: &GuardReport, change: &str) -> String {
+pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
     let mut text = match report.vms.as_slice() {
         [vm] => format!(
             "rewind: Zerto checkpoint confirmed before this call on VM {}.",
@@ -394,11 +394,9 @@ pub fn checkpoint_context(report: &GuardReport, change: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, SystemTime};
 
     use super::*;
     use crate::guard::{Refusal, Tagged, VpgOutcome};
-    use crate::tag::Tag;
     use crate::zvm::resolve::VpgRef;
     use crate::zvm::wire::{Checkpoint, TaskState};
 
@@ -420,7 +418,6 @@ mod tests {
                     name: format!("vpg-{n}"),
                 },
                 vms: vec![String::from("db01")],
-                tag: Tag::new("a", "t", "db01", "c", SystemTime::UNIX_EPOCH),
                 result,
             })
             .collect();
@@ -447,8 +444,6 @@ mod tests {
             checkpoint: checkpoint(id),
             task_id: "task".into(),
             previous: Some(checkpoint("1")),
-            attempts: 1,
-            cadence: Duration::from_secs(5),
         }
     }
 

@@ -12,16 +12,14 @@
 use std::process::ExitCode;
 
 /// Success; for the hook, a decision on stdout.
-pub const OK: u8 = 0;
+pub(crate) const OK: u8 = 0;
 /// An operator command failed; the reason is on stderr. Never used by the hook.
-pub const FAILED: u8 = 1;
-/// The hook blocked the call with one line on stderr, or the command line was wrong (clap's
-/// own usage errors exit 2 as well).
-pub const BLOCKED: u8 = 2;
-/// The same code, named for usage errors.
-pub const USAGE: u8 = BLOCKED;
+pub(crate) const FAILED: u8 = 1;
+/// The hook blocked the call with one line on stderr. A wrong command line exits 2 as well:
+/// clap's usage errors, `rewind recover` without a restore point among them.
+pub(crate) const BLOCKED: u8 = 2;
 
 /// The process status for one of the codes above.
-pub fn code(value: u8) -> ExitCode {
+pub(crate) fn code(value: u8) -> ExitCode {
     ExitCode::from(value)
 }

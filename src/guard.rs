@@ -25,31 +25,25 @@ const DEFAULT_CADENCE: Duration = Duration::from_secs(5);
 
 /// The outcome for one VPG.
 #[derive(Debug)]
-pub struct VpgOutcome {
-    pub vpg: VpgRef,
+pub(crate) struct VpgOutcome {
+    pub(crate) vpg: VpgRef,
     /// The names of the call's VMs this VPG protects.
-    pub vms: Vec<String>,
-    /// The tag inserted on this VPG.
-    pub tag: Tag,
-    pub result: Result<Tagged, Refusal>,
+    pub(crate) vms: Vec<String>,
+    pub(crate) result: Result<Tagged, Refusal>,
 }
 
 /// A tagged checkpoint that Zerto lists.
 #[derive(Debug, Clone)]
-pub struct Tagged {
-    pub checkpoint: Checkpoint,
-    pub task_id: String,
+pub(crate) struct Tagged {
+    pub(crate) checkpoint: Checkpoint,
+    pub(crate) task_id: String,
     /// The newest checkpoint that existed before this guard inserted its own.
-    pub previous: Option<Checkpoint>,
-    /// Inserts made (more than one when a concurrent insert made Zerto fail ours).
-    pub attempts: u32,
-    /// The VPG's journal cadence as seen in its history.
-    pub cadence: Duration,
+    pub(crate) previous: Option<Checkpoint>,
 }
 
 /// Why a VPG has no confirmed checkpoint.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// The insert task reached Failed or Stopped.
     TaskEnded {
         task_id: String,
@@ -100,23 +94,23 @@ impl std::fmt::Display for Refusal {
 
 /// What the guard did for the VMs of one call.
 #[derive(Debug)]
-pub struct GuardReport {
+pub(crate) struct GuardReport {
     /// The VMs, in the order the call named them.
-    pub vms: Vec<Vm>,
+    pub(crate) vms: Vec<Vm>,
     /// Every VPG protecting any of them, once each.
-    pub vpgs: Vec<VpgOutcome>,
+    pub(crate) vpgs: Vec<VpgOutcome>,
 }
 
 impl GuardReport {
     /// True when every VPG has a listed tagged checkpoint.
-    pub fn confirmed(&self) -> bool {
+    pub(crate) fn confirmed(&self) -> bool {
         !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
     }
 
     /// The ZVM error, when every VPG without a checkpoint failed only because the ZVM could
     /// not be asked (unreachable, TLS, authentication), not because Zerto refused or did not
     /// finish the checkpoint.
-    pub fn only_zvm_error(&self) -> Option<&ZvmError> {
+    pub(crate) fn only_zvm_error(&self) -> Option<&ZvmError> {
         let mut first = None;
         for vpg in &self.vpgs {
             match &vpg.result {
@@ -129,18 +123,11 @@ impl GuardReport {
         }
         first
     }
-
-    /// The outcomes of the VPGs that protect `vm`.
-    pub fn vpgs_of<'a>(&'a self, vm: &'a Vm) -> impl Iterator<Item = &'a VpgOutcome> + 'a {
-        self.vpgs
-            .iter()
-            .filter(move |outcome| vm.vpgs.iter().any(|v| v.id == outcome.vpg.id))
-    }
 }
 
 /// Inserts a tag on every VPG of `vms` (each VPG once) in parallel and waits until each is
 /// listed. `tag_for` makes a VPG's tag from the names of the VMs it protects.
-pub fn guard(
+pub(crate) fn guard(
     client: &Client,
     vms: &[Vm],
     tag_for: &dyn Fn(&str) -> Tag,
@@ -180,12 +167,10 @@ pub fn guard(
             })
             .collect();
         plan.iter()
-            .zip(&tags)
             .zip(workers)
-            .map(|(((vpg, names), tag), worker)| VpgOutcome {
+            .map(|((vpg, names), worker)| VpgOutcome {
                 vpg: vpg.clone(),
                 vms: names.clone(),
-                tag: tag.clone(),
                 result: worker.join().unwrap_or_else(|_| {
                     Err(Refusal::Internal(String::from(
                         "the guard of this VPG panicked",
@@ -239,10 +224,8 @@ impl VpgGuard<'_> {
         let (previous, cadence) = self.history()?;
         let since = previous.as_ref().map(|c| c.time_stamp.clone());
 
-        let mut attempts = 0;
         let mut retry_pause = Duration::from_secs(1);
         let task_id = loop {
-            attempts += 1;
             let task_id = self
                 .client
                 .insert_tagged_checkpoint(&self.vpg.id, self.tag, deadline)
@@ -276,8 +259,6 @@ impl VpgGuard<'_> {
             checkpoint,
             task_id,
             previous,
-            attempts,
-            cadence,
         })
     }
 

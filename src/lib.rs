@@ -2,23 +2,23 @@
 //! changes a virtual machine, and the operator's tools to restore files from it.
 //!
 //! Where things live:
-//! - [`hook`]: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
+//! - `hook`: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
 //!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else).
 //! - [`host`]: each agent host's dialect: its stdin as one neutral `ToolCall`, one neutral
 //!   decision back in its words. Nothing past it knows which host is calling.
-//! - [`decision`]: the decision table, pure: every answer is a `Finding` through one `decide`.
+//! - `decision`: the decision table, pure: every answer is a `Finding` through one `decide`.
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
 //! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known.
-//! - [`guard`]: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
+//! - `guard`: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
 //!   deadline.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`],
-//!   [`console`] (the one stdout writer): the pieces they share.
+//!   `console` (the one stdout writer): the pieces they share.
 //!
-//! Exit codes ([`exit`]): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
+//! Exit codes (`exit`): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
 //! stderr); the other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a
 //! usage error.
 
@@ -27,12 +27,12 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod console;
+pub(crate) mod console;
 pub mod deadline;
-pub mod decision;
-pub mod exit;
-pub mod guard;
-pub mod hook;
+pub(crate) mod decision;
+pub(crate) mod exit;
+pub(crate) mod guard;
+pub(crate) mod hook;
 pub mod host;
 pub mod lockfile;
 pub mod recover;

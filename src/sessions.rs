@@ -6,7 +6,8 @@
 //! {session_id}`, `open-session {name}` then `run-command {session}`. The follow-up names no
 //! host. When the hook sees the opening call (its catalog entry says `opens_session`), it
 //! remembers "this session name, on this server, in this host session, is on this VM"; the
-//! follow-up (its entry says `session_arg`) looks it up. Nothing remembered → the hook asks.
+//! follow-up (its entry says `session_arg`) looks it up. Nothing remembered, or the same name
+//! opened on two VMs, → the hook asks.
 //!
 //! The store is one small JSON file in the user's state directory, mode 0600, written
 //! atomically under a lock: at most [`MAX_SESSIONS`] records, each forgotten after
@@ -30,6 +31,8 @@ pub const TTL: Duration = Duration::from_secs(12 * 3600);
 /// The longest session name or VM reference remembered; longer ones are not (the follow-up
 /// asks), since a truncated name could match another session.
 const MAX_FIELD: usize = 256;
+/// The largest store file read: every record at its longest, with room for the JSON.
+const MAX_BYTES: u64 = (MAX_SESSIONS * (4 * MAX_FIELD + 64)) as u64;
 /// Longest wait for another hook process holding the store.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 
@@ -45,6 +48,10 @@ struct Remembered {
     vm: String,
     /// When it was opened, in seconds since the Unix epoch.
     at: u64,
+    /// The same name was opened again on another VM: which one the server kept is unknown
+    /// (a reconnect may have failed), so follow-ups ask until the record expires.
+    #[serde(default)]
+    ambiguous: bool,
 }
 
 /// The store file.
@@ -61,19 +68,30 @@ impl Sessions {
         }
     }
 
-    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm`. A later
-    /// record for the same session replaces the earlier one.
+    /// Remembers that `name` on `server`, in host session `host_session`, is on `vm` (`None`:
+    /// on no one known VM, which makes it ambiguous). The
+    /// same name opened again on the same VM refreshes the record; on another VM it makes the
+    /// session ambiguous (the server may have refused the second open and kept the first VM),
+    /// and follow-ups ask until it expires.
     pub fn remember(
         &self,
         host_session: &str,
         server: &str,
         name: &str,
-        vm: &str,
+        vm: Option<&str>,
         now: SystemTime,
     ) -> anyhow::Result<()> {
-        if [host_session, server, name, vm]
+        // No one VM (the opening call named several, or an unusable value): the session is
+        // remembered as ambiguous, so follow-ups ask.
+        let (vm, unknown) = match vm {
+            Some(vm) => (vm, false),
+            None => ("", true),
+        };
+        if [host_session, server, name]
             .iter()
             .any(|f| f.is_empty() || f.len() > MAX_FIELD)
+            || vm.len() > MAX_FIELD
+            || (vm.is_empty() && !unknown)
         {
             anyhow::bail!("session name or VM is empty or longer than {MAX_FIELD} bytes");
         }
@@ -85,17 +103,19 @@ impl Sessions {
             &Deadline::after(LOCK_WAIT),
         )?;
         let at = seconds(now);
-        let mut records: Vec<Remembered> = self
+        let (earlier, mut records): (Vec<Remembered>, Vec<Remembered>) = self
             .read()
             .into_iter()
-            .filter(|r| fresh(r, at) && !r.same_session(host_session, server, name))
-            .collect();
+            .filter(|r| fresh(r, at))
+            .partition(|r| r.same_session(host_session, server, name));
+        let ambiguous = unknown || earlier.iter().any(|r| r.ambiguous || r.vm != vm);
         records.push(Remembered {
             host_session: host_session.to_owned(),
             server: server.to_owned(),
             name: name.to_owned(),
             vm: vm.to_owned(),
             at,
+            ambiguous,
         });
         let excess = records.len().saturating_sub(MAX_SESSIONS);
         records.drain(..excess);
@@ -117,12 +137,17 @@ impl Sessions {
             .into_iter()
             .rev()
             .find(|r| fresh(r, at) && r.same_session(host_session, server, name))
+            .filter(|r| !r.ambiguous)
             .map(|r| r.vm)
     }
 
-    /// Every record, or none when the file is missing, too large or not ours.
+    /// Every record, or none when the file is missing, too large, not a plain file, or in a
+    /// directory that is not the user's own (anyone who can write there could plant one).
     fn read(&self) -> Vec<Remembered> {
-        const MAX_BYTES: u64 = (MAX_SESSIONS * (4 * MAX_FIELD + 64)) as u64;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        if lockfile::create_private_dir(dir).is_err() {
+            return Vec::new();
+        }
         let Ok(meta) = std::fs::symlink_metadata(&self.path) else {
             return Vec::new();
         };
@@ -163,7 +188,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Sessions::in_dir(dir.path());
         store
-            .remember("cc-1", "ssh", "s1", "web01", at(1000))
+            .remember("cc-1", "ssh", "s1", Some("web01"), at(1000))
             .expect("remember");
         assert_eq!(
             store.recall("cc-1", "ssh", "s1", at(1001)),
@@ -180,21 +205,43 @@ mod tests {
     }
 
     #[test]
-    fn reopening_a_session_replaces_it_and_old_ones_expire() {
+    fn reopening_a_session_elsewhere_makes_it_ambiguous_and_old_ones_expire() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Sessions::in_dir(dir.path());
-        store
-            .remember("cc", "ssh", "s1", "web01", at(1000))
-            .expect("1");
-        store
-            .remember("cc", "ssh", "s1", "db01", at(1010))
-            .expect("2");
+        let remember = |vm: &str, secs: u64| {
+            store
+                .remember("cc", "ssh", "s1", Some(vm), at(secs))
+                .expect("remember");
+        };
+        remember("web01", 1000);
+        remember("web01", 1005);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1006)),
+            Some("web01".into())
+        );
+        remember("db01", 1010);
         assert_eq!(
             store.recall("cc", "ssh", "s1", at(1011)),
+            None,
+            "web01 or db01: ask"
+        );
+        remember("db01", 1020);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1021)),
+            None,
+            "still ambiguous"
+        );
+        let later = 1020 + TTL.as_secs();
+        assert_eq!(store.recall("cc", "ssh", "s1", at(later)), None);
+        remember("db01", later);
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(later + 1)),
             Some("db01".into())
         );
-        let later = 1010 + TTL.as_secs();
-        assert_eq!(store.recall("cc", "ssh", "s1", at(later)), None);
+        store
+            .remember("cc", "ssh", "s1", None, at(later + 2))
+            .expect("opened on no one VM");
+        assert_eq!(store.recall("cc", "ssh", "s1", at(later + 3)), None);
     }
 
     #[test]
@@ -203,7 +250,7 @@ mod tests {
         let store = Sessions::in_dir(dir.path());
         for i in 0..MAX_SESSIONS + 10 {
             store
-                .remember("cc", "ssh", &format!("s{i}"), "web01", at(1000))
+                .remember("cc", "ssh", &format!("s{i}"), Some("web01"), at(1000))
                 .expect("remember");
         }
         assert_eq!(store.read().len(), MAX_SESSIONS);
@@ -225,8 +272,28 @@ mod tests {
         let long = "x".repeat(MAX_FIELD + 1);
         assert!(
             store
-                .remember("cc", "ssh", &long, "web01", at(1000))
+                .remember("cc", "ssh", &long, Some("web01"), at(1000))
                 .is_err()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_store_in_a_directory_others_can_write_is_not_believed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Sessions::in_dir(dir.path());
+        store
+            .remember("cc", "ssh", "s1", Some("web01"), at(1000))
+            .expect("remember");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        assert_eq!(store.recall("cc", "ssh", "s1", at(1001)), None);
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("chmod");
+        assert_eq!(
+            store.recall("cc", "ssh", "s1", at(1001)),
+            Some("web01".into())
         );
     }
 
@@ -237,7 +304,7 @@ mod tests {
         let store = Sessions::in_dir(dir.path());
         assert_eq!(store.recall("cc", "ssh", "s1", at(1000)), None);
         store
-            .remember("cc", "ssh", "s1", "web01", at(1000))
+            .remember("cc", "ssh", "s1", Some("web01"), at(1000))
             .expect("overwrites");
         assert_eq!(
             store.recall("cc", "ssh", "s1", at(1001)),

@@ -154,8 +154,18 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
     };
     let mut hosts = Vec::new();
     for chunk in split_outside_brackets(pattern, |c| c == ',' || c == ';' || c.is_whitespace()) {
-        if chunk.contains("://") {
-            // `ssh://user@host:port/path`: one reference.
+        if let Some((_, rest)) = chunk.split_once("://") {
+            // `ssh://user@host:port/path`: one reference, when it cannot be read as more.
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let host = authority
+                .rsplit_once('@')
+                .map_or(authority, |(_, host)| host);
+            if path.contains(':') || split_colons(host).len() != 1 {
+                return Err(unknowable(
+                    chunk,
+                    "is a URL that may name more than one host",
+                ));
+            }
             hosts.push(chunk.to_owned());
             continue;
         }
@@ -343,6 +353,8 @@ mod tests {
             ("db0?", "db0?"),
             ("~web\\d+", "~web\\d+"),
             ("*", "*"),
+            ("ssh://root@db01:22/x:web02", "ssh://root@db01:22/x:web02"),
+            ("ssh://db01:web02", "ssh://db01:web02"),
             ("web[x1:3]", "web[x1:3]"),
             ("web[1:3]x[1:2]", "web[1:3]x[1:2]"),
             ("web[0:99999]", "web[0:99999]"),

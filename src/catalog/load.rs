@@ -1,7 +1,8 @@
 //! Reading catalog files: the TOML as written (`Raw*`, unknown keys rejected), then checked
 //! into [`Entry`]s. Every error names the file and the entry.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
@@ -25,7 +26,29 @@ struct RawCatalog {
 #[serde(deny_unknown_fields)]
 struct RawServer {
     name: String,
-    vm: String,
+    vm: Option<String>,
+    ssh_mcp_config: Option<String>,
+}
+
+/// The part of tufantunc/ssh-mcp's own `config.toml` (v2) that says which host a profile is.
+#[derive(Deserialize)]
+struct SshMcpConfig {
+    #[serde(default)]
+    defaults: SshMcpDefaults,
+    #[serde(default)]
+    profiles: Vec<SshMcpProfile>,
+}
+
+#[derive(Deserialize, Default)]
+struct SshMcpDefaults {
+    #[serde(rename = "defaultProfile")]
+    default_profile: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SshMcpProfile {
+    name: String,
+    host: String,
 }
 
 #[derive(Deserialize)]
@@ -104,14 +127,61 @@ fn check_server(raw: RawServer, origin: &str, index: usize) -> anyhow::Result<Se
     if raw.name.trim().is_empty() || raw.name.contains(['*', '?']) {
         bail!("{at}: name must be one server's name, without wildcards");
     }
-    if raw.vm.trim().is_empty() {
-        bail!("{at}: vm is empty; name the VM the server is started for");
-    }
+    let profiles = match &raw.ssh_mcp_config {
+        Some(path) => Some(read_ssh_mcp_config(path, origin).with_context(|| at.clone())?),
+        None => None,
+    };
+    // An explicit vm wins; else the server's default profile (or its only one).
+    let vm = match (raw.vm.as_deref().map(str::trim), &profiles) {
+        (Some(""), _) => bail!("{at}: vm is empty; name the VM the server is started for"),
+        (Some(vm), _) => Some(vm.to_owned()),
+        (None, Some((map, default))) => default
+            .clone()
+            .or_else(|| {
+                (map.len() == 1)
+                    .then(|| map.keys().next().cloned())
+                    .flatten()
+            })
+            .and_then(|profile| map.get(&profile).cloned()),
+        (None, None) => bail!(
+            "{at}: say which VM the server is started for (vm), or where its own config is (ssh_mcp_config)"
+        ),
+    };
     Ok(ServerBinding {
         name: raw.name,
-        vm: raw.vm.trim().to_owned(),
+        vm,
+        profiles: profiles.map(|(map, _)| map),
         origin: origin.to_owned(),
     })
+}
+
+/// Reads tufantunc/ssh-mcp's `config.toml`: each profile's host, and the default profile.
+fn read_ssh_mcp_config(
+    path: &str,
+    origin: &str,
+) -> anyhow::Result<(BTreeMap<String, String>, Option<String>)> {
+    let path = if let Some(rest) = path.strip_prefix("~/") {
+        crate::config::home_dir()
+            .context("ssh_mcp_config starts with ~/ but there is no home directory")?
+            .join(rest)
+    } else {
+        // Relative to the catalog file that names it.
+        let path = PathBuf::from(path);
+        match Path::new(origin).parent() {
+            Some(dir) if path.is_relative() && !origin.starts_with("builtin:") => dir.join(path),
+            _ => path,
+        }
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read ssh_mcp_config {}", path.display()))?;
+    let config: SshMcpConfig = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}", crate::config::describe_toml_error(&text, &path, &e)))?;
+    let map: BTreeMap<String, String> = config
+        .profiles
+        .into_iter()
+        .map(|p| (p.name, p.host))
+        .collect();
+    Ok((map, config.defaults.default_profile))
 }
 
 /// Reads and parses a catalog file.

@@ -206,8 +206,12 @@ impl Entry {
 pub struct ServerBinding {
     /// The server's name as in `mcp__<server>__<tool>` (matched like entry servers).
     pub name: String,
-    /// The VM the server acts on.
-    pub vm: String,
+    /// The VM the server acts on when a call names none (`vm`, else the default profile of
+    /// the server's own config); `None` when neither says.
+    pub vm: Option<String>,
+    /// Profile name → host, from tufantunc/ssh-mcp's own `config.toml` (`ssh_mcp_config`):
+    /// a call's `profile` is read through it.
+    pub profiles: Option<std::collections::BTreeMap<String, String>>,
     /// The file the binding came from.
     pub origin: String,
 }
@@ -444,34 +448,76 @@ impl Catalog {
             };
         }
         match self.server_binding(server) {
-            Some(binding) => Bound::Vm {
-                vm: binding.vm.clone(),
-                source: format!("[[server]] {}", binding.name),
+            Some(ServerBinding {
+                name, vm: Some(vm), ..
+            }) => Bound::Vm {
+                vm: vm.clone(),
+                source: format!("[[server]] {name}"),
             },
-            None => Bound::No,
+            _ => Bound::No,
         }
     }
 
-    /// For a call whose entry opens a session: the session's name and the VM it is on (the
-    /// call's `vm_arg`, else its server's binding). `None` when either is missing.
+    /// A call's targets read through its server's own profiles (`ssh_mcp_config`): a
+    /// reference from the `profile` argument becomes that profile's host; a profile the file
+    /// does not have cannot be known. Other targets pass unchanged.
+    pub fn through_profiles(&self, server: &str, targets: Targets) -> Targets {
+        let Some(profiles) = self
+            .server_binding(server)
+            .and_then(|b| b.profiles.as_ref())
+        else {
+            return targets;
+        };
+        let Targets::Exact(list) = targets else {
+            return targets;
+        };
+        let mut mapped = Vec::with_capacity(list.len());
+        for target in list {
+            if target.source != "`profile`" {
+                mapped.push(target);
+                continue;
+            }
+            match profiles.get(&target.reference) {
+                Some(host) => mapped.push(crate::targets::Target {
+                    reference: host.clone(),
+                    source: format!("`profile` {:?} in the server's config", target.reference),
+                }),
+                None => {
+                    return Targets::Unknowable {
+                        source: target.source,
+                        part: target.reference,
+                        why: String::from("is no profile in the server's config.toml"),
+                    };
+                }
+            }
+        }
+        Targets::Exact(mapped)
+    }
+
+    /// For a call whose entry opens a session: the session's name and the one VM it is on
+    /// (the call's `vm_arg`, else its server's binding), or `None` for the VM when that is not
+    /// one exact VM. `None` when the call names no session.
     pub fn session_opened(
         &self,
         server: &str,
         entry: &Entry,
         input: &Value,
-    ) -> Option<(String, String)> {
+    ) -> Option<(String, Option<String>)> {
         let key = entry.opens_session.as_deref()?;
         let name = session_name(lookup(input, key)?)?;
+        if name.is_empty() {
+            return None;
+        }
         let vm = if entry.vm_arg.iter().any(|k| lookup(input, k).is_some()) {
             // A session is on one host: a value naming several (or none) binds nothing.
-            match Targets::from_vm_arg(&entry.vm_arg, input) {
-                Targets::Exact(list) if list.len() == 1 => list[0].reference.clone(),
-                _ => return None,
+            match self.through_profiles(server, Targets::from_vm_arg(&entry.vm_arg, input)) {
+                Targets::Exact(list) if list.len() == 1 => Some(list[0].reference.clone()),
+                _ => None,
             }
         } else {
-            self.server_binding(server)?.vm.clone()
+            self.server_binding(server).and_then(|b| b.vm.clone())
         };
-        (!name.is_empty()).then_some((name, vm))
+        Some((name, vm))
     }
 }
 
@@ -822,6 +868,14 @@ mod tests {
                 "unknown field `writes`",
             ),
             ("[[mutating]\n", "catalog bad.toml"),
+            (
+                "[[server]]\nname = \"ssh-mcp\"\n",
+                "say which VM the server is started for",
+            ),
+            (
+                "[[server]]\nname = \"ssh-mcp\"\nssh_mcp_config = \"/nonexistent/ssh-mcp/config.toml\"\n",
+                "cannot read ssh_mcp_config /nonexistent/ssh-mcp/config.toml",
+            ),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", Catalog::parse(text, "bad.toml").expect_err(text));

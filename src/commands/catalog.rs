@@ -215,9 +215,8 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
 }
 
 /// `doctor`'s catalog findings beyond loading: user entries that switch guarding off for
-/// shipped mutating tools, and configured MCP servers whose tools no catalog covers (from
-/// the scan's cache when it is fresh, else by asking the servers). `(true, …)` passes,
-/// `(false, …)` warns.
+/// shipped mutating tools, and configured MCP servers whose tools no catalog covers, from
+/// the last `catalog scan` (doctor starts no server). `(true, …)` passes, `(false, …)` warns.
 pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     let mut findings: Vec<(bool, String, String)> = catalog
         .shadows()
@@ -244,9 +243,8 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     let reports = scan::scan(
         &servers,
         catalog,
-        std::time::Duration::from_secs(10),
+        scan::Source::Cache(scan::CACHE_TTL),
         &cache,
-        Some(scan::CACHE_TTL),
     );
     let mut covered = 0;
     for report in &reports {
@@ -255,10 +253,7 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
             Err(e) => findings.push((
                 false,
                 what,
-                format!(
-                    "could not list its tools ({}); run `rewind catalog scan`",
-                    clean(e)
-                ),
+                format!("tools unknown: {}; run `rewind catalog scan`", clean(e)),
             )),
             Ok(tools) => {
                 let uncovered = report.uncovered();
@@ -421,9 +416,8 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
     let reports = scan::scan(
         &servers,
         &catalog,
-        std::time::Duration::from_secs(args.timeout.max(1)),
+        scan::Source::Servers(std::time::Duration::from_secs(args.timeout.max(1))),
         &crate::config::cache_dir()?,
-        None,
     );
     for server in &reports {
         say(format!(

@@ -50,13 +50,13 @@ const WORKER_MARGIN: Duration = Duration::from_millis(500);
 const AUDIT_ALLOWANCE: Duration = Duration::from_millis(300);
 
 /// What the worker is doing, for the watchdog's deny message.
-pub struct Progress {
+pub(crate) struct Progress {
     doing: Mutex<String>,
 }
 
 impl Progress {
     /// Progress starting with `doing`.
-    pub fn starting(doing: &str) -> Arc<Progress> {
+    pub(crate) fn starting(doing: &str) -> Arc<Progress> {
         Arc::new(Progress {
             doing: Mutex::new(doing.to_owned()),
         })
@@ -77,27 +77,27 @@ impl Progress {
 
 /// What the hook found, for the audit trail.
 #[derive(Debug, Default, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// An after-the-call payload: the tool ran.
-    pub ran: bool,
-    pub class: &'static str,
+    pub(crate) ran: bool,
+    pub(crate) class: &'static str,
     /// Every VM the call reaches (references until resolved, then Zerto's names).
-    pub vms: Vec<String>,
-    pub vpgs: Vec<String>,
-    pub checkpoints: Vec<AuditCheckpoint>,
+    pub(crate) vms: Vec<String>,
+    pub(crate) vpgs: Vec<String>,
+    pub(crate) checkpoints: Vec<AuditCheckpoint>,
 }
 
 /// The outcome of one hook call.
 #[derive(Debug)]
-pub struct Evaluation {
-    pub decision: Decision,
-    pub call: Option<ToolCall>,
-    pub facts: Facts,
+pub(crate) struct Evaluation {
+    pub(crate) decision: Decision,
+    pub(crate) call: Option<ToolCall>,
+    pub(crate) facts: Facts,
 }
 
 /// What classification decides before any I/O.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// The answer, known without the ZVM.
     Decided(Decision),
     /// The call reaches exactly these VMs: the guard must run.
@@ -105,29 +105,42 @@ pub enum Plan {
 }
 
 /// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
-pub fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
+pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
-    let answered = catch_unwind(AssertUnwindSafe(|| answer(host, config_path, started)));
+    // The dialect, once known, so that even a panic is answered in the host's words.
+    let dialect = std::cell::Cell::new(host);
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        answer(host, config_path, started, &dialect)
+    }));
     let rendered = match answered {
         Ok(rendered) => rendered,
         Err(panic) => {
-            let text = decision::decide(
+            let decision = decision::decide(
                 "the call",
                 "",
                 &Finding::Internal(&panic_message(&*panic)),
                 &Policy::default(),
             );
-            // A panic before the host was known still refuses: exit 2.
-            catch_unwind(|| host.unwrap_or(Host::ClaudeCode).render(&text))
-                .unwrap_or_else(|_| host::Rendered::block("rewind: internal error"))
+            // With no dialect known, or a dialect that panics too, refuse by exit code.
+            dialect
+                .get()
+                .and_then(|host| catch_unwind(|| host.render(&decision)).ok())
+                .unwrap_or_else(|| {
+                    host::Rendered::block(decision.text().unwrap_or("rewind: internal error"))
+                })
         }
     };
     rendered.emit()
 }
 
 /// Everything from stdin to the rendered answer (audited).
-fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> host::Rendered {
+fn answer(
+    host: Option<Host>,
+    config_path: Option<&Path>,
+    started: Instant,
+    dialect: &std::cell::Cell<Option<Host>>,
+) -> host::Rendered {
     let mut stdin = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -157,10 +170,13 @@ fn answer(host: Option<Host>, config_path: Option<&Path>, started: Instant) -> h
         ),
         Ok(_) => match host::read(host, &stdin) {
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
-            Ok(call) => (
-                Some(call.host),
-                evaluate_call(call, &config, config_error.as_deref(), &deadline),
-            ),
+            Ok(call) => {
+                dialect.set(Some(call.host));
+                (
+                    Some(call.host),
+                    evaluate_call(call, &config, config_error.as_deref(), &deadline),
+                )
+            }
         },
     };
     record(&config, &evaluation, &deadline);
@@ -252,7 +268,7 @@ fn decide(call: &ToolCall, finding: &Finding<'_>, config: &Config) -> Decision {
 
 /// Classifies a call without any I/O beyond reading the catalogs: the one code path behind
 /// both `rewind hook` and `rewind check`.
-pub fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
+pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
     match &call.event {
         Event::BeforeTool => {}
         // After the call: nothing to decide, but the audit trail notes that it ran.
@@ -377,9 +393,17 @@ fn remember_session(catalog: &Catalog, server: &str, entry: &Entry, call: &ToolC
     if host_session.is_empty() {
         return;
     }
+    // A session opened on no one exact VM is remembered as ambiguous: a follow-up asks even
+    // if the same name was opened on a known VM before.
     if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
         && let Err(e) = config::state_dir().and_then(|dir| {
-            Sessions::in_dir(&dir).remember(host_session, server, &session, &vm, SystemTime::now())
+            Sessions::in_dir(&dir).remember(
+                host_session,
+                server,
+                &session,
+                vm.as_deref(),
+                SystemTime::now(),
+            )
         })
     {
         crate::console::err(format!("rewind: session {session:?} not remembered: {e:#}"));
@@ -396,7 +420,7 @@ fn bind(
     call: &ToolCall,
 ) -> Targets {
     let Targets::Missing { .. } = targets else {
-        return targets;
+        return catalog.through_profiles(server, targets);
     };
     let host_session = call.session.as_deref().unwrap_or_default();
     // Without a state directory nothing was remembered: the call then asks.
@@ -418,7 +442,7 @@ fn bind(
 /// The decision table's side of "which VMs does this call reach": exact targets within
 /// `[hook] max_vms` go to the guard; anything else is decided here. Every classifier (a
 /// catalog's `vm_arg`, a server bound to one host, the shell parser) ends here.
-pub fn decide_targets(
+pub(crate) fn decide_targets(
     call: &ToolCall,
     targets: Targets,
     config: &Config,
@@ -455,7 +479,7 @@ pub fn decide_targets(
 }
 
 /// The mutating path: find every VM in Zerto, guard them all, decide from what the ZVM said.
-pub fn guard_targets(
+pub(crate) fn guard_targets(
     call: &ToolCall,
     targets: &[Target],
     config: &Config,
@@ -705,20 +729,6 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
     }
 }
 
-/// Decides on raw stdin bytes as `host` would send them, with no process plumbing and no
-/// audit: the demo and tests call this.
-pub fn evaluate(
-    host: Option<Host>,
-    stdin: &[u8],
-    config: &Config,
-    deadline: &Deadline,
-) -> Evaluation {
-    match host::read(host, stdin) {
-        Err((_, unreadable)) => unreadable_evaluation(&unreadable),
-        Ok(call) => evaluate_call(call, config, None, deadline),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,6 +749,23 @@ mod tests {
                 "rewind: internal error (catalog index out of range); the call was not allowed"
             ))
         );
+    }
+
+    #[test]
+    fn a_decision_made_when_the_budget_is_spent_is_still_audited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = Config::defaults();
+        let path = dir.path().join("audit.jsonl");
+        config.hook.audit_log = Some(path.clone());
+        let spent = Deadline::after(Duration::ZERO);
+        let evaluation = Evaluation {
+            decision: Decision::Deny(String::from("rewind: the hook's budget ran out")),
+            call: None,
+            facts: Facts::default(),
+        };
+        record(&config, &evaluation, &spent);
+        let audit = std::fs::read_to_string(&path).expect("audited");
+        assert!(audit.contains("budget ran out"), "{audit}");
     }
 
     #[test]

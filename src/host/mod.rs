@@ -1,33 +1,33 @@
 //! Agent hosts and their hook dialects: the only part of `rewind` that knows which host is
 //! calling.
 //!
-//! A dialect turns the bytes a host writes on the hook's stdin into one neutral [`ToolCall`],
-//! and one neutral [`Decision`] back into what that host reads (stdout JSON and an exit
+//! A dialect turns the bytes a host writes on the hook's stdin into one neutral `ToolCall`,
+//! and one neutral `Decision` back into what that host reads (stdout JSON and an exit
 //! code). Everything past the dialect (classification, targets, the guard, the decision
 //! table, the audit trail) sees only those two types.
 //!
 //! # What a dialect provides
 //!
 //! A dialect is one module `host/<name>/protocol.rs` with three functions, wired in by one
-//! arm in each `match` of [`Host`] below:
+//! arm in each `match` of `Host` below:
 //!
 //! - `fingerprint(&serde_json::Map<String, Value>) -> bool`: whether a parsed payload is
-//!   unmistakably this host's (used by [`detect`] when `--host` is absent). Look at fields
+//!   unmistakably this host's (used by `detect` when `--host` is absent). Look at fields
 //!   only that host sends; never at the event name alone, since a wrong event must still
 //!   reach the dialect that can refuse it.
 //! - `read(&[u8]) -> Result<ToolCall, Unreadable>`: the payload as a call. Read only the exact
 //!   event names the host documents; any other event that names a tool becomes
-//!   [`Event::Unknown`] (the decision table denies it), a payload with no tool is
-//!   [`Unreadable::NoToolName`]. Tolerate unknown fields: hosts add them between versions.
+//!   `Event::Unknown` (the decision table denies it), a payload with no tool is
+//!   `Unreadable::NoToolName`. Tolerate unknown fields: hosts add them between versions.
 //! - `render(&Decision) -> Rendered`: the decision in the host's schema, with the exit code.
-//!   A host with no `ask` renders [`Decision::Ask`] as a deny whose reason says a human must
+//!   A host with no `ask` renders `Decision::Ask` as a deny whose reason says a human must
 //!   run or approve the call in a host that can ask. A host with no context channel puts the
-//!   checkpoint and the recover command of [`Decision::Context`] where it shows text to the
+//!   checkpoint and the recover command of `Decision::Context` where it shows text to the
 //!   model (the reason) or the user (stderr on exit 0), and renders "no decision" the way that
-//!   host spells it. [`Decision::Block`] is always [`Rendered::block`]: exit 2, one line on
+//!   host spells it. `Decision::Block` is always `Rendered::block`: exit 2, one line on
 //!   stderr.
 //!
-//! A host without a dialect yet is refused at [`Host::read`] (exit 2 with a line saying so),
+//! A host without a dialect yet is refused at `Host::read` (exit 2 with a line saying so),
 //! never passed.
 
 pub mod claude_code;
@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::decision::Decision;
 
 /// Largest stdin accepted from any host; a larger payload is refused rather than truncated.
-pub const MAX_INPUT: usize = 1024 * 1024;
+pub(crate) const MAX_INPUT: usize = 1024 * 1024;
 
 /// The agent hosts `rewind hook --host` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -56,7 +56,7 @@ pub enum Host {
 
 impl Host {
     /// The name used in `--host`, checkpoint tags and the audit trail.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
@@ -67,7 +67,7 @@ impl Host {
     }
 
     /// Reads a payload in this host's dialect.
-    pub fn read(self, stdin: &[u8]) -> Result<ToolCall, Unreadable> {
+    pub(crate) fn read(self, stdin: &[u8]) -> Result<ToolCall, Unreadable> {
         match self {
             Self::ClaudeCode => claude_code::protocol::read(stdin),
             Self::Codex | Self::Gemini | Self::Copilot | Self::Cursor => {
@@ -77,7 +77,7 @@ impl Host {
     }
 
     /// Writes a decision in this host's dialect.
-    pub fn render(self, decision: &Decision) -> Rendered {
+    pub(crate) fn render(self, decision: &Decision) -> Rendered {
         match self {
             Self::ClaudeCode => claude_code::protocol::render(decision),
             // Nothing can be said in a dialect that does not exist: refuse by exit code.
@@ -112,7 +112,7 @@ impl Host {
 
 /// Which host wrote `stdin`, when `--host` is absent: the first whose fingerprint matches.
 /// `None` when the bytes are not a JSON object or no host's fingerprint matches.
-pub fn detect(stdin: &[u8]) -> Option<Host> {
+pub(crate) fn detect(stdin: &[u8]) -> Option<Host> {
     if stdin.len() > MAX_INPUT {
         // Too large to parse; only a Claude Code after-the-call payload is worth naming.
         return claude_code::protocol::is_after_the_call(stdin).then_some(Host::ClaudeCode);
@@ -134,7 +134,7 @@ pub fn detect(stdin: &[u8]) -> Option<Host> {
 
 /// When the host calls the hook.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// Before the tool runs: the call to decide on.
     BeforeTool,
     /// After the tool ran: nothing to decide, the audit trail notes that it ran.
@@ -145,24 +145,24 @@ pub enum Event {
 
 /// One tool call, in no host's words.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    pub host: Host,
+pub(crate) struct ToolCall {
+    pub(crate) host: Host,
     /// The host's session id, if it sent one.
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The host's id for this call (`tool_use_id`): the change id in tags and recover.
-    pub change: Option<String>,
+    pub(crate) change: Option<String>,
     /// The tool name as the host sent it (`mcp__ssh__exec`, `Bash`).
-    pub tool: String,
+    pub(crate) tool: String,
     /// The MCP server, when the host names it separately from the tool.
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// The tool's arguments.
-    pub input: Value,
-    pub event: Event,
+    pub(crate) input: Value,
+    pub(crate) event: Event,
 }
 
 impl ToolCall {
     /// `<host>/<first 8 characters of the session>`, the agent field of a checkpoint tag.
-    pub fn agent(&self) -> String {
+    pub(crate) fn agent(&self) -> String {
         let session: String = self
             .session
             .as_deref()
@@ -174,7 +174,7 @@ impl ToolCall {
     }
 
     /// The change id, or one made up for this process when the host sent none.
-    pub fn change_id(&self) -> String {
+    pub(crate) fn change_id(&self) -> String {
         self.change
             .clone()
             .unwrap_or_else(|| format!("rewind-{}", std::process::id()))
@@ -183,7 +183,7 @@ impl ToolCall {
 
 /// Why stdin is not a usable call (each is exit 2 with one line on stderr).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unreadable {
+pub(crate) enum Unreadable {
     Empty,
     TooLarge,
     NotJson(String),
@@ -225,7 +225,7 @@ impl std::fmt::Display for Unreadable {
 }
 
 /// Checks shared by every dialect before parsing: size and emptiness.
-pub fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
+pub(crate) fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
     if stdin.len() > MAX_INPUT {
         return Err(Unreadable::TooLarge);
     }
@@ -236,7 +236,10 @@ pub fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
 }
 
 /// Reads stdin with `--host` when given, else with the dialect [`detect`] finds.
-pub fn read(host: Option<Host>, stdin: &[u8]) -> Result<ToolCall, (Option<Host>, Unreadable)> {
+pub(crate) fn read(
+    host: Option<Host>,
+    stdin: &[u8],
+) -> Result<ToolCall, (Option<Host>, Unreadable)> {
     let host = match host {
         Some(host) => host,
         None => {
@@ -266,15 +269,15 @@ pub(crate) fn short(text: &str) -> String {
 
 /// What the process writes and returns for a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rendered {
-    pub stdout: Option<String>,
-    pub stderr: Option<String>,
-    pub code: u8,
+pub(crate) struct Rendered {
+    pub(crate) stdout: Option<String>,
+    pub(crate) stderr: Option<String>,
+    pub(crate) code: u8,
 }
 
 impl Rendered {
     /// A JSON answer on stdout, exit 0.
-    pub fn json(value: &Value) -> Self {
+    pub(crate) fn json(value: &Value) -> Self {
         Self {
             stdout: Some(value.to_string()),
             stderr: None,
@@ -283,7 +286,7 @@ impl Rendered {
     }
 
     /// Exit 2 with `text` folded onto one stderr line (hosts show only the first line).
-    pub fn block(text: &str) -> Self {
+    pub(crate) fn block(text: &str) -> Self {
         Self {
             stdout: None,
             stderr: Some(text.split_whitespace().collect::<Vec<_>>().join(" ")),
@@ -293,7 +296,7 @@ impl Rendered {
 
     /// Writes the answer (through the one stdout writer) and returns the exit code. A stdout
     /// nobody reads becomes exit 2, which still blocks if anything reads the exit code.
-    pub fn emit(&self) -> std::process::ExitCode {
+    pub(crate) fn emit(&self) -> std::process::ExitCode {
         if let Some(text) = &self.stdout
             && crate::console::write_line(text).is_err()
         {

@@ -66,13 +66,22 @@ impl ServerReport {
     }
 }
 
-/// Lists each server's tools (from the cache when `cache_ttl` allows) and classifies them.
+/// Where a scan gets each server's tools.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// Start (or connect to) every server, each within this time; the cache is refreshed.
+    Servers(Duration),
+    /// Only the cache, when no older than this: nothing is started (`doctor` runs in any
+    /// directory, and a project's `.mcp.json` is not its to execute).
+    Cache(Duration),
+}
+
+/// Lists each server's tools (from the servers or the cache) and classifies them.
 pub fn scan(
     servers: &[Server],
     catalog: &Catalog,
-    timeout: Duration,
+    source: Source,
     cache_dir: &Path,
-    cache_ttl: Option<Duration>,
 ) -> Vec<ServerReport> {
     let mut cache = Cache::read(cache_dir);
     let now = seconds(SystemTime::now());
@@ -80,29 +89,30 @@ pub fn scan(
         .iter()
         .map(|server| {
             let key = fingerprint(&server.transport);
-            let cached = cache_ttl.and_then(|ttl| {
-                cache
+            let tools = match source {
+                Source::Cache(ttl) => cache
                     .servers
                     .get(&server.name)
                     .filter(|c| c.fingerprint == key && now.saturating_sub(c.at) < ttl.as_secs())
                     .map(|c| c.tools.clone())
-            });
-            let tools = if let Some(tools) = cached {
-                Ok(tools)
-            } else {
-                let listed = client::list_tools(&server.transport, &Deadline::after(timeout))
-                    .map_err(|e| format!("{e:#}"));
-                if let Ok(tools) = &listed {
-                    cache.servers.insert(
-                        server.name.clone(),
-                        Cached {
-                            fingerprint: key,
-                            at: now,
-                            tools: tools.clone(),
-                        },
-                    );
+                    .ok_or_else(|| {
+                        String::from("not scanned since its configuration changed, or for a day")
+                    }),
+                Source::Servers(timeout) => {
+                    let listed = client::list_tools(&server.transport, &Deadline::after(timeout))
+                        .map_err(|e| format!("{e:#}"));
+                    if let Ok(tools) = &listed {
+                        cache.servers.insert(
+                            server.name.clone(),
+                            Cached {
+                                fingerprint: key,
+                                at: now,
+                                tools: tools.clone(),
+                            },
+                        );
+                    }
+                    listed
                 }
-                listed
             };
             ServerReport {
                 name: server.name.clone(),
@@ -119,7 +129,9 @@ pub fn scan(
             }
         })
         .collect();
-    cache.write(cache_dir);
+    if matches!(source, Source::Servers(_)) {
+        cache.write(cache_dir);
+    }
     reports
 }
 
@@ -157,6 +169,14 @@ pub fn proposals_toml(reports: &[ServerReport], stamp: &str) -> String {
             let Some(class) = proposal.class else {
                 continue;
             };
+            // A name no catalog entry could hold (white space, wildcards, `__`) stays unlisted.
+            let writable = |name: &str| {
+                !name.is_empty()
+                    && !name.contains(|c: char| c.is_whitespace() || "*?[]{}".contains(c))
+            };
+            if !writable(&tool.name) || !writable(&server.name) || server.name.contains("__") {
+                continue;
+            }
             let _ = write!(
                 text,
                 "\n# catalog scan {stamp}: {}",
@@ -266,4 +286,44 @@ impl Cache {
 
 fn seconds(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(server: &str, tools: &[&str]) -> ServerReport {
+        ServerReport {
+            name: server.to_owned(),
+            origin: String::from("test"),
+            transport: String::from("stdio: test"),
+            tools: Ok(tools
+                .iter()
+                .map(|name| ToolReport {
+                    name: (*name).to_owned(),
+                    class: None,
+                    entry: None,
+                    proposal: Some(propose::propose(&json!({
+                        "name": name,
+                        "inputSchema": {"properties": {"host": {"type": "string"}}},
+                        "annotations": {"destructiveHint": true}
+                    }))),
+                })
+                .collect()),
+        }
+    }
+
+    #[test]
+    fn names_no_catalog_entry_could_hold_get_no_proposal_and_the_rest_load() {
+        let text = proposals_toml(
+            &[
+                report("ops", &["restart", "two words", "glob*", ""]),
+                report("a__b", &["restart"]),
+            ],
+            "t",
+        );
+        assert_eq!(text.matches("[[mutating]]").count(), 1, "{text}");
+        let catalog = Catalog::parse(&text, "proposals").expect("the proposals load");
+        assert_eq!(catalog.entries()[0].vm_arg, ["host"]);
+    }
 }

@@ -678,3 +678,62 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+/// tufantunc/ssh-mcp v2 names a profile of its own config.toml; with `ssh_mcp_config` the
+/// hook reads that file: a profile becomes its host, no profile means the default profile,
+/// and a profile the file lacks asks.
+#[test]
+fn ssh_mcp_profiles_are_read_from_the_servers_own_config() {
+    let env = TestEnv::start();
+    let ssh_config = env.path("ssh-mcp.toml");
+    std::fs::write(
+        &ssh_config,
+        "[defaults]\ndefaultProfile = \"app\"\ncommandTimeoutMs = 60000\n\n\
+         [[profiles]]\nname = \"app\"\nhost = \"jp-ubuntu\"\nport = 22\nuser = \"deploy\"\n\n\
+         [[profiles]]\nname = \"database\"\nhost = \"db01\"\nauth = \"agent\"\n",
+    )
+    .expect("write");
+    let catalog = env.path("catalog.toml");
+    std::fs::write(
+        &catalog,
+        format!(
+            "[[server]]\nname = \"ssh-mcp\"\nssh_mcp_config = {:?}\n",
+            ssh_config.display().to_string()
+        ),
+    )
+    .expect("write catalog");
+    env.write_config(&Setup {
+        hook: format!(
+            "budget_secs = 30\ncatalogs = [{:?}]",
+            catalog.display().to_string()
+        ),
+        ..Setup::default()
+    });
+    let cases = [
+        (json!({"command": "reboot", "profile": "database"}), "db01"),
+        (json!({"command": "reboot"}), "jp-ubuntu"),
+    ];
+    for (i, (input, vm)) in cases.iter().enumerate() {
+        let id = format!("toolu_profile_{i}");
+        let run = env.hook(&hook_input("mcp__ssh-mcp__run-command", input, &id));
+        assert_eq!(run.decision(), "none", "{input}: {run:#?}");
+        assert!(
+            run.reason().contains(&format!("VM {vm}")),
+            "{input}: {run:#?}"
+        );
+        assert!(
+            env.sim
+                .inserts()
+                .iter()
+                .any(|i| i.tag.contains(&format!("vm={vm} | change={id}"))),
+            "{input}"
+        );
+    }
+    let unknown = env.hook(&hook_input(
+        "mcp__ssh-mcp__run-command",
+        &json!({"command": "reboot", "profile": "staging"}),
+        "toolu_profile_x",
+    ));
+    assert_eq!(unknown.decision(), "ask", "{unknown:#?}");
+    assert!(unknown.reason().contains("staging"), "{unknown:#?}");
+}

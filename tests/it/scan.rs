@@ -187,15 +187,30 @@ fn lint_and_doctor_name_a_user_entry_that_makes_shipped_mutating_tools_read_only
     );
 }
 
-/// `doctor` names a configured server whose tools no catalog covers, and passes a covered one.
+/// `doctor` names a configured server whose tools no catalog covers, and passes a covered one,
+/// from the last scan: it starts no server itself (a project's `.mcp.json` is not its to run).
 #[test]
 fn doctor_reports_configured_servers_no_catalog_covers() {
     let env = TestEnv::start();
+    let marker = env.path("started");
     let mcp = json!({"mcpServers": {
         "ssh": {"command": "node", "args": [stub(), "--name", "ssh"]},
-        "ops-tools": {"command": "node", "args": [stub(), "--flavor", "annotated"], "env": {"OPS_PASSWORD": SECRET}}
+        "ops-tools": {"command": "node", "args": [stub(), "--flavor", "annotated"], "env": {"OPS_PASSWORD": SECRET}},
+        "toucher": {"command": "touch", "args": [marker.display().to_string()]}
     }});
     std::fs::write(env.path(".mcp.json"), mcp.to_string()).expect("write");
+    let before = env.run(&["doctor"], b"");
+    assert!(!marker.exists(), "doctor started a server: {before:#?}");
+    assert!(
+        before
+            .stdout
+            .contains("warn  mcp server ops-tools: tools unknown: not scanned"),
+        "{before:#?}"
+    );
+    std::fs::remove_file(&marker).ok();
+    env.run(&["catalog", "scan", "--timeout", "60"], b"")
+        .success();
+    assert!(marker.exists(), "scan starts the servers");
     let doctor = env.run(&["doctor"], b"");
     assert!(!doctor.stdout.contains(SECRET), "{doctor:#?}");
     assert!(
@@ -207,7 +222,7 @@ fn doctor_reports_configured_servers_no_catalog_covers() {
     assert!(
         doctor
             .stdout
-            .contains("ok    mcp servers: 1 of 2 configured servers have every tool in a catalog"),
+            .contains("ok    mcp servers: 1 of 3 configured servers have every tool in a catalog"),
         "{doctor:#?}"
     );
 }

@@ -1,5 +1,5 @@
-//! Claude Code: the primary host. Its hook protocol lives in [`protocol`], its settings files
+//! Claude Code: the primary host. Its hook protocol lives in `protocol`, its settings files
 //! (where `rewind install` writes, what `doctor` reads back) in [`settings`].
 
-pub mod protocol;
+pub(crate) mod protocol;
 pub mod settings;
