@@ -384,7 +384,6 @@ mod tests {
         assert!(Matcher::new(Some(MATCHER)).matches("Bash"));
         assert!(Matcher::new(Some(MATCHER)).matches("PowerShell"));
         assert!(Matcher::new(Some(MATCHER)).matches("mcp__ssh__exec"));
-        assert!(!Matcher::new(Some(MATCHER)).matches("BashOutput"));
     }
 
     #[test]
