@@ -92,6 +92,10 @@ pub struct Filter<'a> {
     pub vm: Option<&'a str>,
     pub change: Option<&'a str>,
     pub decision: Option<&'a str>,
+    /// A session id, or the start of one.
+    pub session: Option<&'a str>,
+    /// Only records at or after this time.
+    pub since: Option<std::time::SystemTime>,
 }
 
 impl Filter<'_> {
@@ -100,6 +104,14 @@ impl Filter<'_> {
             .is_none_or(|vm| r.vms.iter().any(|v| v.eq_ignore_ascii_case(vm)))
             && self.change.is_none_or(|c| r.change.as_deref() == Some(c))
             && self.decision.is_none_or(|d| r.decision == d)
+            && self.session.is_none_or(|s| {
+                r.session
+                    .as_deref()
+                    .is_some_and(|own| !s.is_empty() && own.starts_with(s))
+            })
+            && self
+                .since
+                .is_none_or(|since| crate::time::parse_utc(&r.time).is_ok_and(|at| at >= since))
     }
 }
 

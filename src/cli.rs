@@ -52,6 +52,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Run the whole story against an in-process simulator: no configuration, no network.
     Demo(DemoArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -77,9 +79,12 @@ pub struct CheckArgs {
     /// payload; claude-code for a tool name].
     #[arg(long, value_enum)]
     pub host: Option<Host>,
+    /// Print one JSON document (shape in the README) instead of text.
+    #[arg(long)]
+    pub json: bool,
     /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
     /// programs it runs, on which VMs, and whether that can change them.
-    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input", "payload"])]
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input", "payload", "json"])]
     pub command: Option<String>,
     /// Read `--command` as PowerShell instead of bash.
     #[arg(long, requires = "command")]
@@ -90,6 +95,9 @@ pub struct CheckArgs {
 pub struct VmArgs {
     /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
     pub vm: String,
+    /// Print one JSON document (shape in the README) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -99,6 +107,15 @@ pub struct CheckpointsArgs {
     /// Only checkpoints tagged for this change (the host's tool_use_id).
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
+    /// Show the newest N checkpoints of each VPG.
+    #[arg(long, value_name = "N", default_value_t = 20, conflicts_with = "all")]
+    pub limit: usize,
+    /// Show every checkpoint.
+    #[arg(long)]
+    pub all: bool,
+    /// Print one JSON document (shape in the README) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -112,6 +129,12 @@ pub struct GuardArgs {
     /// Change id recorded in the tag [default: a fresh one].
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
+    /// Seconds to wait for every VPG's checkpoint [default: the configured hook budget].
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
+    /// Print one JSON document (shape in the README) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Which point to restore from is required: clap refuses the command line (exit 2) without
@@ -159,6 +182,9 @@ pub enum FlrCommand {
         /// Only sessions of this VM.
         #[arg(long)]
         vm: Option<String>,
+        /// Print one JSON document (shape in the README) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Unmount a File Level Restore session.
     End {
@@ -200,9 +226,12 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Settings file of the host to inspect [default: user, then project settings].
+    /// Settings file of the host to inspect [default: user, project and local settings].
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
+    /// Print one JSON document (shape in the README) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,7 +239,11 @@ pub enum CatalogCommand {
     /// Load every catalog and report errors.
     Lint,
     /// List every entry with the file it comes from.
-    List,
+    List {
+        /// Print one JSON document (shape in the README) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remember a tool in your own catalog.
     Add(CatalogAddArgs),
     /// Ask your MCP servers for their tools: which catalog covers each, and a proposal for the rest.
@@ -259,6 +292,46 @@ pub struct CatalogAddArgs {
     pub note: Option<String>,
 }
 
+/// The decisions the audit trail holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogDecision {
+    /// Read-only or no VM: no decision.
+    None,
+    /// A confirmed checkpoint, context for the model (also a `rewind guard` that confirmed).
+    Context,
+    /// A confirmed checkpoint, allowed (`on_checkpoint = "allow"`).
+    Allow,
+    /// Refused (also a `rewind guard` that failed).
+    Deny,
+    /// Left to a person.
+    Ask,
+    /// Blocked with exit 2 (unreadable input).
+    Block,
+    /// The call then ran (from the PostToolUse entry).
+    Ran,
+    /// A `rewind recover` that wrote the file.
+    Recovered,
+    /// A `rewind recover` that failed.
+    RecoverFailed,
+}
+
+impl LogDecision {
+    /// The word in the audit trail.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Context => "context",
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Ask => "ask",
+            Self::Block => "block",
+            Self::Ran => "ran",
+            Self::Recovered => "recovered",
+            Self::RecoverFailed => "recover-failed",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only decisions about this VM.
@@ -267,9 +340,15 @@ pub struct LogArgs {
     /// Only this change (tool_use_id).
     #[arg(long)]
     pub change: Option<String>,
-    /// Only this decision: none, allow, deny, ask or block.
-    #[arg(long)]
-    pub decision: Option<String>,
+    /// Only this decision.
+    #[arg(long, value_enum)]
+    pub decision: Option<LogDecision>,
+    /// Only entries from this host session (its session id, or the start of it).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only entries since this UTC time (ISO-8601) or this long ago (e.g. 2h, 30m, 1d).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
     /// Print the raw JSON lines.
     #[arg(long)]
     pub json: bool,
@@ -303,6 +382,13 @@ pub enum SimCertificateArg {
     SelfSignedCa,
     /// A self-signed certificate for zvm.example only, not the address used.
     OtherName,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -64,7 +64,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),
         Command::Trust(args) => report(commands::trust::trust(config, &args)),
         Command::Catalog(CatalogCommand::Lint) => report(commands::catalog::lint(config)),
-        Command::Catalog(CatalogCommand::List) => report(commands::catalog::list(config)),
+        Command::Catalog(CatalogCommand::List { json }) => {
+            report(commands::catalog::list(config, json))
+        }
         Command::Catalog(CatalogCommand::Add(args)) => {
             report(commands::catalog::add(config, &args))
         }
@@ -76,6 +78,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Recover(args) => report(recover::recover(config, &args)),
         Command::Flr(command) => report(recover::flr(config, &command)),
         Command::Demo(args) => report(commands::demo::demo(&args)),
+        Command::Completions(args) => report(commands::completions(args.shell)),
     }
 }
 

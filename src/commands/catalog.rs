@@ -42,6 +42,12 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             match host::read(args.host, &bytes) {
                 Ok(call) => call,
                 Err((_, why)) => {
+                    if args.json {
+                        return super::print_json(&serde_json::json!({
+                            "tool": null, "class": null, "entry": null,
+                            "decision": "block", "reason": why.to_string(), "targets": [],
+                        }));
+                    }
                     say(format!("decision: block (exit 2): {why}"));
                     return Ok(());
                 }
@@ -65,6 +71,9 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         (None, None) => bail!("name a tool or give --payload"),
     };
     let name = ToolName::parse(&call.tool, call.server.as_deref());
+    if args.json {
+        return check_json(&call, &name, &config);
+    }
     say(match &name {
         ToolName::Mcp { server, tool } => format!(
             "tool:     {} (MCP server {server:?}, tool {tool:?})",
@@ -94,8 +103,14 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .map(|t| t.source.clone())
                 .unwrap_or_default();
             let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
+            // `key` for an argument; a binding names itself (`[[server]] prod-ssh`).
+            let from = if source.starts_with('`') {
+                format!("argument {source}")
+            } else {
+                source
+            };
             say(format!(
-                "{:<10}{} (argument {source})",
+                "{:<10}{} ({from})",
                 if refs.len() == 1 { "VM:" } else { "VMs:" },
                 refs.join(", ")
             ));
@@ -105,6 +120,48 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         }
     }
     Ok(())
+}
+
+/// `rewind check --json`: the same facts as one document.
+fn check_json(call: &ToolCall, name: &ToolName, config: &Config) -> anyhow::Result<()> {
+    let (class, entry) = if call.event == Event::BeforeTool
+        && let Ok(catalog) = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)
+    {
+        let entry_json = |e: &catalog::Entry| serde_json::json!({"class": e.class.to_string(), "server": e.server, "tool": e.tool, "from": e.origin});
+        match catalog.classify(name, &call.input) {
+            Classification::Local => ("local", None),
+            Classification::Shell { entry, .. } => ("shell", entry.as_ref().map(entry_json)),
+            Classification::ReadOnly(e) => ("read-only", Some(entry_json(&e))),
+            Classification::Unlisted => ("unlisted", None),
+            Classification::Mutating { entry, .. } => ("mutating", Some(entry_json(&entry))),
+        }
+    } else {
+        ("unknown", None)
+    };
+    let mut facts = hook::Facts::default();
+    let (decision, reason, targets) = match hook::plan(call, config, &mut facts) {
+        hook::Plan::Decided(decision) => (
+            decision.label().to_owned(),
+            decision.text().map(str::to_owned),
+            Vec::new(),
+        ),
+        hook::Plan::Guard(targets) => (
+            String::from("checkpoint"),
+            None,
+            targets
+                .iter()
+                .map(|t| serde_json::json!({"vm": t.reference, "argument": t.source}))
+                .collect(),
+        ),
+    };
+    super::print_json(&serde_json::json!({
+        "tool": call.tool,
+        "class": class,
+        "entry": entry,
+        "decision": decision,
+        "reason": reason,
+        "targets": targets,
+    }))
 }
 
 /// The class and entry lines of `rewind check`.
@@ -306,10 +363,22 @@ fn report(name: &str, result: anyhow::Result<Catalog>) -> usize {
 }
 
 /// `rewind catalog list`: every entry, in load order (later ones win).
-pub fn list(config_path: Option<&Path>) -> anyhow::Result<()> {
+pub fn list(config_path: Option<&Path>, json: bool) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
     let catalog = Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs)?;
+    if json {
+        return super::print_json(&serde_json::json!({
+            "entries": catalog.entries().iter().map(|e| serde_json::json!({
+                "class": e.class.to_string(),
+                "server": e.server,
+                "tool": e.tool,
+                "vm_arg": e.vm_arg,
+                "note": e.note,
+                "from": e.origin,
+            })).collect::<Vec<_>>(),
+        }));
+    }
     say(format!(
         "{:<10} {:<14} {:<16} {:<40} FROM",
         "CLASS", "SERVER", "TOOL", "VM_ARG"

@@ -25,28 +25,70 @@ struct Checks {
     passed: usize,
     warned: usize,
     failed: usize,
+    /// Collect for one JSON document instead of printing lines.
+    json: bool,
+    items: Vec<serde_json::Value>,
 }
 
 impl Checks {
+    fn record(&mut self, status: &str, what: &str, detail: &str) {
+        let detail = clean(detail);
+        if self.json {
+            self.items
+                .push(serde_json::json!({"status": status, "check": what, "detail": detail}));
+        } else {
+            let label = match status {
+                "ok" => "ok   ",
+                "warn" => "warn ",
+                _ => "FAIL ",
+            };
+            say(format!("{label} {what}: {detail}"));
+        }
+    }
+
     fn pass(&mut self, what: &str, detail: impl AsRef<str>) {
         self.passed += 1;
-        say(format!("ok    {what}: {}", detail.as_ref()));
+        self.record("ok", what, detail.as_ref());
     }
 
     fn warn(&mut self, what: &str, detail: impl AsRef<str>) {
         self.warned += 1;
-        say(format!("warn  {what}: {}", detail.as_ref()));
+        self.record("warn", what, detail.as_ref());
     }
 
     fn fail(&mut self, what: &str, detail: impl AsRef<str>) {
         self.failed += 1;
-        say(format!("FAIL  {what}: {}", detail.as_ref()));
+        self.record("fail", what, detail.as_ref());
+    }
+
+    /// The summary line, or the whole JSON document.
+    fn finish(&self) -> anyhow::Result<()> {
+        if self.json {
+            super::print_json(&serde_json::json!({
+                "checks": self.items,
+                "passed": self.passed,
+                "warnings": self.warned,
+                "failed": self.failed,
+            }))?;
+        } else {
+            say(format!(
+                "{} passed, {} warnings, {} failed",
+                self.passed, self.warned, self.failed
+            ));
+        }
+        if self.failed > 0 {
+            bail!("{} check(s) failed", self.failed);
+        }
+        Ok(())
     }
 }
 
 /// Runs every check; fails when any check failed.
 pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<()> {
-    let mut checks = Checks::default();
+    let mut checks = Checks {
+        json: args.json,
+        ..Checks::default()
+    };
     let config = match Config::discover(config_path) {
         Ok(config) => {
             let origin = config.origin.as_ref().map_or_else(
@@ -61,7 +103,7 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
         }
         Err(e) => {
             checks.fail("config", format!("{e:#}"));
-            bail!("{} check(s) failed", checks.failed);
+            return checks.finish();
         }
     };
 
@@ -89,14 +131,7 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     zvm_checks(&config, &mut checks);
     hook_checks(args.settings.as_deref(), &mut checks);
 
-    say(format!(
-        "{} passed, {} warnings, {} failed",
-        checks.passed, checks.warned, checks.failed
-    ));
-    if checks.failed > 0 {
-        bail!("{} check(s) failed", checks.failed);
-    }
-    Ok(())
+    checks.finish()
 }
 
 /// The ZVM in order: reachable, TLS, login, API. Each stage is claimed only once it was

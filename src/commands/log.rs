@@ -4,16 +4,19 @@ use std::path::Path;
 
 use super::{clean, say};
 use crate::audit::{self, Filter};
-use crate::cli::LogArgs;
+use crate::cli::{LogArgs, LogDecision};
 use crate::config::Config;
 
 /// Prints the decisions that pass the filters, oldest first.
 pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
+    let since = args.since.as_deref().map(since).transpose()?;
     let filter = Filter {
         vm: args.vm.as_deref(),
         change: args.change.as_deref(),
-        decision: args.decision.as_deref(),
+        decision: args.decision.map(LogDecision::as_str),
+        session: args.session.as_deref(),
+        since,
     };
     let path = config.hook.audit_path()?;
     let records = audit::read(path, &filter)?;
@@ -52,4 +55,19 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         say(format!("no matching decisions in {}", path.display()));
     }
     Ok(())
+}
+
+/// `--since`: an ISO-8601 UTC time, or a duration ago (`2h`, `30m`, `1d`).
+fn since(text: &str) -> anyhow::Result<std::time::SystemTime> {
+    if let Ok(time) = crate::time::parse_utc(text) {
+        return Ok(time);
+    }
+    let ago = humantime::parse_duration(text).map_err(|_| {
+        anyhow::anyhow!(
+            "--since {text:?}: give an ISO-8601 UTC time (2026-03-02T09:00:00Z) or a duration ago (2h, 30m, 1d)"
+        )
+    })?;
+    std::time::SystemTime::now()
+        .checked_sub(ago)
+        .ok_or_else(|| anyhow::anyhow!("--since {text:?} is too long ago"))
 }

@@ -69,3 +69,24 @@ pub fn replace_keeping_mode(path: &std::path::Path, bytes: &[u8]) -> anyhow::Res
         .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
 }
+
+/// `rewind completions <shell>`: the completion script on stdout.
+pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    use clap::CommandFactory as _;
+    let mut script = Vec::new();
+    clap_complete::generate(
+        shell,
+        &mut crate::cli::Cli::command(),
+        "rewind",
+        &mut script,
+    );
+    let text = String::from_utf8(script)?;
+    crate::console::write_line(text.trim_end())?;
+    Ok(())
+}
+
+/// Prints one JSON document on stdout (the `--json` output of a command).
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    crate::console::write_line(&serde_json::to_string_pretty(value)?)?;
+    Ok(())
+}

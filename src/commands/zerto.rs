@@ -4,8 +4,10 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
+use serde_json::json;
 
 use super::{clean, client, say, warn_config};
+use crate::audit;
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
@@ -55,6 +57,12 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     let client = client(&config)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
     let vm = find_vm(&client, &config, &args.vm, &deadline)?;
+    if args.json {
+        return super::print_json(&json!({
+            "vm": {"name": vm.name, "id": vm.id},
+            "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+        }));
+    }
     say(format!("{} ({})", clean(&vm.name), vm.id));
     for vpg in &vm.vpgs {
         say(format!("  VPG {} ({})", clean(&vpg.name), vpg.id));
@@ -62,7 +70,7 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `rewind checkpoints <vm> [--change ID]`.
+/// `rewind checkpoints <vm> [--change ID] [--limit N | --all] [--json]`.
 pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -70,15 +78,10 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
     let deadline = Deadline::after(LOOKUP_BUDGET);
     let vm = find_vm(&client, &config, &args.vm, &deadline)?;
     let mut found = 0;
+    let mut vpgs_json = Vec::new();
     for vpg in &vm.vpgs {
         let rows = client.checkpoints(&vpg.id, None, &deadline)?;
-        say(format!(
-            "VPG {} ({}): {} checkpoints",
-            clean(&vpg.name),
-            vpg.id,
-            rows.len()
-        ));
-        let shown: Vec<_> = rows
+        let matching: Vec<_> = rows
             .iter()
             .filter(|c| match &args.change {
                 Some(change) => c
@@ -88,13 +91,43 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 None => true,
             })
             .collect();
-        let skip = if args.change.is_none() {
-            shown.len().saturating_sub(20)
+        let keep = if args.all || args.change.is_some() {
+            matching.len()
         } else {
-            0
+            args.limit.min(matching.len())
         };
-        for c in &shown[skip..] {
-            found += 1;
+        let shown = &matching[matching.len() - keep..];
+        found += shown.len();
+        if args.json {
+            vpgs_json.push(json!({
+                "name": vpg.name,
+                "id": vpg.id,
+                "total": rows.len(),
+                "shown": shown.len(),
+                "checkpoints": shown.iter().map(|c| json!({
+                    "id": c.checkpoint_identifier,
+                    "time": c.time_stamp,
+                    "tag": c.tag,
+                })).collect::<Vec<_>>(),
+            }));
+            continue;
+        }
+        let what = match &args.change {
+            Some(change) => format!(
+                "{} of {} checkpoints tagged change={}",
+                shown.len(),
+                rows.len(),
+                clean(change)
+            ),
+            None if shown.len() < rows.len() => format!(
+                "the newest {} of {} checkpoints (--all shows every one)",
+                shown.len(),
+                rows.len()
+            ),
+            None => format!("{} checkpoints", rows.len()),
+        };
+        say(format!("VPG {} ({}): {what}", clean(&vpg.name), vpg.id));
+        for c in shown {
             say(format!(
                 "  {:>10}  {}  {}",
                 c.checkpoint_identifier,
@@ -102,6 +135,12 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 c.tag.as_deref().map(clean).unwrap_or_default()
             ));
         }
+    }
+    if args.json {
+        super::print_json(&json!({
+            "vm": {"name": vm.name, "id": vm.id},
+            "vpgs": vpgs_json,
+        }))?;
     }
     if let Some(change) = &args.change
         && found == 0
@@ -118,8 +157,15 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
+    let budget = match args.budget {
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
+            Duration::from_secs_f64(secs)
+        }
+        Some(secs) => bail!("--budget {secs}: give seconds between 0 and 3600"),
+        None => config.hook.budget,
+    };
     let client = client(&config)?;
-    let deadline = Deadline::after(config.hook.budget);
+    let deadline = Deadline::after(budget);
     let vm = find_vm(&client, &config, &args.vm, &deadline)?;
     let change = args.change.clone().unwrap_or_else(|| {
         let secs = SystemTime::now()
@@ -130,6 +176,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
     let now = SystemTime::now();
     let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
+    let progress = Progress::start(&vm, budget);
     let report = guard::guard(
         &client,
         std::slice::from_ref(&vm),
@@ -137,31 +184,27 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         &config::cache_dir()?.join("locks"),
         &deadline,
     );
-    say(format!(
-        "VM {} ({}) tag: {}",
-        clean(&vm.name),
-        vm.id,
-        tag_for(&vm.name).as_str()
-    ));
-    let mut refused = Vec::new();
-    for vpg in &report.vpgs {
-        match &vpg.result {
-            Ok(tagged) => {
-                say(format!(
-                    "  VPG {}: checkpoint {} at {} (task {})",
-                    clean(&vpg.vpg.name),
-                    tagged.checkpoint.checkpoint_identifier,
-                    tagged.checkpoint.time_stamp,
-                    tagged.task_id
-                ));
-                if let Some(previous) = &tagged.previous {
-                    say(format!(
-                        "    fallback: checkpoint {} at {} (newest before the guard)",
-                        previous.checkpoint_identifier, previous.time_stamp
-                    ));
-                }
-            }
-            Err(why) => refused.push(format!("VPG {}: {why}", clean(&vpg.vpg.name))),
+    progress.stop();
+    let tag = tag_for(&vm.name);
+    let (vpgs_json, lines, refused) = outcome(&report);
+    audit_guard(&config, &vm, &report, &change, &tag, &refused, now);
+    if args.json {
+        super::print_json(&json!({
+            "vm": {"name": vm.name, "id": vm.id},
+            "change": change,
+            "tag": tag.as_str(),
+            "confirmed": refused.is_empty(),
+            "vpgs": vpgs_json,
+        }))?;
+    } else {
+        say(format!(
+            "VM {} ({}) tag: {}",
+            clean(&vm.name),
+            vm.id,
+            clean(tag.as_str())
+        ));
+        for line in lines {
+            say(line);
         }
     }
     if !refused.is_empty() {
@@ -171,9 +214,178 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             refused.join("\n  ")
         );
     }
-    say(format!(
-        "recover with: rewind recover --vm {} --change {change} --path <file>",
-        clean(&vm.name)
-    ));
+    if !args.json {
+        say(format!(
+            "recover with: rewind recover --vm {} --change {change} --path <file>",
+            clean(&vm.name)
+        ));
+    }
     Ok(())
+}
+
+/// Each VPG's result as JSON, as lines for a person, and the refusals.
+fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
+    let mut refused = Vec::new();
+    let mut vpgs_json = Vec::new();
+    let mut lines = Vec::new();
+    for vpg in &report.vpgs {
+        match &vpg.result {
+            Ok(tagged) => {
+                vpgs_json.push(json!({
+                    "name": vpg.vpg.name,
+                    "id": vpg.vpg.id,
+                    "checkpoint": {"id": tagged.checkpoint.checkpoint_identifier, "time": tagged.checkpoint.time_stamp},
+                    "task": tagged.task_id,
+                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.checkpoint_identifier, "time": p.time_stamp})),
+                    "error": null,
+                }));
+                lines.push(format!(
+                    "  VPG {}: checkpoint {} at {} (task {})",
+                    clean(&vpg.vpg.name),
+                    tagged.checkpoint.checkpoint_identifier,
+                    tagged.checkpoint.time_stamp,
+                    tagged.task_id
+                ));
+                if let Some(previous) = &tagged.previous {
+                    lines.push(format!(
+                        "    fallback: checkpoint {} at {} (newest before the guard)",
+                        previous.checkpoint_identifier, previous.time_stamp
+                    ));
+                }
+            }
+            Err(why) => {
+                vpgs_json.push(json!({
+                    "name": vpg.vpg.name,
+                    "id": vpg.vpg.id,
+                    "checkpoint": null,
+                    "task": null,
+                    "fallback": null,
+                    "error": why.to_string(),
+                }));
+                refused.push(format!("VPG {}: {why}", clean(&vpg.vpg.name)));
+            }
+        }
+    }
+    (vpgs_json, lines, refused)
+}
+
+/// Records a `rewind guard` run in the audit trail, like a hook decision: `context` when
+/// every VPG confirmed, `deny` otherwise.
+fn audit_guard(
+    config: &Config,
+    vm: &Vm,
+    report: &guard::GuardReport,
+    change: &str,
+    tag: &Tag,
+    refused: &[String],
+    started: SystemTime,
+) {
+    let checkpoints = report
+        .vpgs
+        .iter()
+        .filter_map(|v| {
+            v.result.as_ref().ok().map(|t| audit::AuditCheckpoint {
+                vpg: v.vpg.name.clone(),
+                id: t.checkpoint.checkpoint_identifier.clone(),
+                time: t.checkpoint.time_stamp.clone(),
+                fallback: t.previous.as_ref().map(|p| p.checkpoint_identifier.clone()),
+            })
+        })
+        .collect();
+    let record = audit::Record {
+        time: crate::time::format_utc_millis(started),
+        host: String::from("cli"),
+        session: None,
+        change: Some(change.to_owned()),
+        tool: String::from("rewind guard"),
+        class: String::from("guard"),
+        vms: vec![vm.name.clone()],
+        vpgs: vm.vpgs.iter().map(|v| v.name.clone()).collect(),
+        checkpoints,
+        decision: String::from(if refused.is_empty() {
+            "context"
+        } else {
+            "deny"
+        }),
+        reason: Some(if refused.is_empty() {
+            format!("tag {}", tag.as_str())
+        } else {
+            refused.join("; ")
+        }),
+        duration_ms: u64::try_from(
+            SystemTime::now()
+                .duration_since(started)
+                .unwrap_or_default()
+                .as_millis(),
+        )
+        .unwrap_or(u64::MAX),
+        args: serde_json::Value::Null,
+    };
+    if let Err(e) = config
+        .hook
+        .audit_path()
+        .and_then(|path| audit::append(path, &record))
+    {
+        crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
+    }
+}
+
+/// A line on stderr while the guard waits: on a terminal one live line rewritten every
+/// second, otherwise a plain line every 15 seconds, each with the time spent and the budget.
+struct Progress {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(vm: &Vm, budget: Duration) -> Progress {
+        use std::io::IsTerminal as _;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let on_terminal = std::io::stderr().is_terminal();
+        let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
+        let what = format!(
+            "inserting and confirming a tagged checkpoint on {} VPG(s) of {} ({})",
+            vpgs.len(),
+            clean(&vm.name),
+            vpgs.join(", ")
+        );
+        let started = std::time::Instant::now();
+        let thread = std::thread::spawn(move || {
+            let period = if on_terminal { 1 } else { 15 };
+            let mut ticks = 0_u64;
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                ticks += 1;
+                if !ticks.is_multiple_of(period * 5) {
+                    continue;
+                }
+                let line = format!(
+                    "rewind guard: {what}: {} s of at most {} s (a cloud VPG's tag lists after about two minutes)",
+                    started.elapsed().as_secs(),
+                    budget.as_secs()
+                );
+                if on_terminal {
+                    crate::console::prompt(&format!("\r\x1b[2K{line}"));
+                } else {
+                    crate::console::err(line);
+                }
+            }
+            if on_terminal && started.elapsed() >= Duration::from_secs(1) {
+                crate::console::prompt("\r\x1b[2K");
+            }
+        });
+        Progress {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }

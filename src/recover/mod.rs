@@ -480,24 +480,35 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
     let client = client(&config)?;
     let deadline = Deadline::after(Duration::from_secs(60));
     match command {
-        FlrCommand::List { vm } => {
+        FlrCommand::List { vm, json } => {
             let vm_id = match vm {
                 Some(reference) => Some(find_vm(&client, &config, reference, &deadline)?.id),
                 None => None,
             };
             let sessions = client.flr_sessions(vm_id.as_deref(), &deadline)?;
+            if *json {
+                return crate::commands::print_json(&serde_json::json!({
+                    "sessions": sessions.iter().map(|s| serde_json::json!({
+                        "id": s.flr_session_identifier,
+                        "status": s.flr_session_status,
+                        "vm": s.vm_identifier,
+                        "checkpoint": s.checkpoint_identifier,
+                        "mounted": s.mount_time,
+                    })).collect::<Vec<_>>(),
+                }));
+            }
             if sessions.is_empty() {
                 say("no File Level Restore sessions");
             }
             for s in sessions {
-                say(format!(
+                say(clean(&format!(
                     "{}  {}  vm {}  checkpoint {}  mounted {}",
                     s.flr_session_identifier,
                     s.flr_session_status.as_deref().unwrap_or("?"),
                     s.vm_identifier.as_deref().unwrap_or("?"),
                     s.checkpoint_identifier.as_deref().unwrap_or("?"),
                     s.mount_time.as_deref().unwrap_or("?")
-                ));
+                )));
             }
         }
         FlrCommand::End { id } => {

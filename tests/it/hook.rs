@@ -679,6 +679,39 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
     }
 }
 
+/// `--host` fixes the dialect: a host this build has no dialect for is refused with exit 2 and
+/// a line saying so, whatever the payload. Without `--host`, a payload no host's fingerprint
+/// matches is refused the same way; Claude Code's is recognised.
+#[test]
+fn hosts_without_a_dialect_and_unrecognisable_payloads_are_blocked() {
+    let env = TestEnv::start();
+    let call = hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
+        "toolu_h1",
+    );
+    for host in ["codex", "gemini", "copilot", "cursor"] {
+        let run = env.run(&["hook", "--host", host], &call);
+        assert_eq!(run.code, 2, "{host}: {run:#?}");
+        assert_eq!(
+            run.stderr.trim(),
+            format!("rewind: this build cannot read {host} hook input yet; refusing the call"),
+        );
+        assert!(run.stdout.is_empty(), "{run:#?}");
+    }
+    let bare = br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{"host":"jp-ubuntu"}}"#;
+    let run = env.hook(bare);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains("cannot tell which agent host"),
+        "{run:#?}"
+    );
+    assert!(env.sim.inserts().is_empty());
+    let run = env.run(&["hook", "--host", "claude-code"], bare);
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    assert!(run.reason().contains("tagged checkpoint"), "{run:#?}");
+}
+
 /// tufantunc/ssh-mcp v2 names a profile of its own config.toml; with `ssh_mcp_config` the
 /// hook reads that file: a profile becomes its host, no profile means the default profile,
 /// and a profile the file lacks asks.

@@ -10,6 +10,8 @@ mod e2e_host;
 mod e2e_shell;
 mod hook;
 mod install;
+mod json;
+mod log;
 mod recover;
 mod scan;
 mod servers;

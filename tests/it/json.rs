@@ -1,0 +1,145 @@
+//! `--json` output: one document per command, in stable shapes (documented in the README).
+//! The simulator's clock is frozen, so ids and times are the same on every run; what the
+//! machine varies (the port, the temporary directory) is filtered after its shape is checked.
+
+use serde_json::Value;
+
+use crate::support::{Setup, TestEnv};
+
+fn frozen() -> TestEnv {
+    TestEnv::with(Setup {
+        frozen: true,
+        ..Setup::default()
+    })
+}
+
+/// Runs `rewind <args>`, checks stdout is one JSON document, and snapshots it.
+#[track_caller]
+fn snapshot(env: &TestEnv, name: &str, args: &[&str]) -> Value {
+    let run = env.run(args, b"");
+    let value: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not one JSON document ({e}): {run:#?}"));
+    let temp = regex::escape(&env.dir.path().display().to_string());
+    insta::with_settings!({
+        filters => vec![
+            (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
+            (temp.as_str(), "[tmp]"),
+            (r"manual-\d+-\d+", "manual-[id]"),
+            (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[time]"),
+        ],
+    }, {
+        insta::assert_snapshot!(name, serde_json::to_string_pretty(&value).expect("JSON"));
+    });
+    value
+}
+
+#[test]
+fn find_checkpoints_and_guard_speak_json() {
+    let env = frozen();
+    let found = snapshot(&env, "find", &["find", "jp-ubuntu", "--json"]);
+    assert_eq!(found["vm"]["name"], "jp-ubuntu");
+
+    let guarded = snapshot(
+        &env,
+        "guard",
+        &[
+            "guard",
+            "--vm",
+            "jp-ubuntu",
+            "--change",
+            "toolu_json",
+            "--json",
+        ],
+    );
+    assert_eq!(guarded["confirmed"], true);
+    // The run is in the audit trail, like a hook decision.
+    let log = env.run(
+        &[
+            "log",
+            "--change",
+            "toolu_json",
+            "--decision",
+            "context",
+            "--json",
+        ],
+        b"",
+    );
+    let record: Value = serde_json::from_str(log.stdout.trim()).expect("one audit line");
+    assert_eq!(record["tool"], "rewind guard");
+    assert_eq!(
+        record["checkpoints"][0]["id"],
+        guarded["vpgs"][0]["checkpoint"]["id"]
+    );
+
+    let listed = snapshot(
+        &env,
+        "checkpoints_change",
+        &[
+            "checkpoints",
+            "jp-ubuntu",
+            "--change",
+            "toolu_json",
+            "--json",
+        ],
+    );
+    assert_eq!(listed["vpgs"][0]["shown"], 1);
+
+    let limited = env.run(&["checkpoints", "jp-ubuntu", "--limit", "3", "--json"], b"");
+    let limited: Value = serde_json::from_str(&limited.stdout).expect("JSON");
+    let vpg = &limited["vpgs"][0];
+    assert_eq!(vpg["shown"], 3);
+    assert_eq!(vpg["checkpoints"].as_array().map(Vec::len), Some(3));
+    assert!(vpg["total"].as_u64().expect("total") > 3, "{limited:#}");
+    let text = env.run(&["checkpoints", "jp-ubuntu", "--limit", "3"], b"");
+    assert!(
+        text.stdout
+            .contains(&format!("the newest 3 of {} checkpoints", vpg["total"])),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn doctor_catalog_check_and_flr_speak_json() {
+    let env = frozen();
+    let doctor = env.run(&["doctor", "--json"], b"");
+    let doctor: Value = serde_json::from_str(&doctor.stdout).expect("doctor JSON");
+    assert!(doctor["checks"].as_array().is_some_and(|c| !c.is_empty()));
+    for check in doctor["checks"].as_array().into_iter().flatten() {
+        assert!(
+            matches!(check["status"].as_str(), Some("ok" | "warn" | "fail")),
+            "{check}"
+        );
+        assert!(
+            check["check"].is_string() && check["detail"].is_string(),
+            "{check}"
+        );
+    }
+    assert_eq!(
+        doctor["failed"].as_u64(),
+        Some(
+            doctor["checks"]
+                .as_array()
+                .map_or(0, |c| c.iter().filter(|c| c["status"] == "fail").count()
+                    as u64)
+        )
+    );
+
+    snapshot(
+        &env,
+        "check_mutating",
+        &[
+            "check",
+            "mcp__ssh__exec",
+            "--input",
+            r#"{"host":"jp-ubuntu","command":"reboot"}"#,
+            "--json",
+        ],
+    );
+    snapshot(&env, "flr_list", &["flr", "list", "--json"]);
+    let list = env.run(&["catalog", "list", "--json"], b"");
+    let list: Value = serde_json::from_str(&list.stdout).expect("catalog JSON");
+    let first = &list["entries"][0];
+    for key in ["class", "server", "tool", "vm_arg", "note", "from"] {
+        assert!(first.get(key).is_some(), "{key}: {first}");
+    }
+}
