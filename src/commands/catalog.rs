@@ -415,6 +415,25 @@ pub fn add(config_path: Option<&Path>, args: &CatalogAddArgs) -> anyhow::Result<
         ToolClassArg::Mutating => Class::Mutating,
         ToolClassArg::ReadOnly => Class::ReadOnly,
     };
+    if class == Class::Mutating && args.vm_arg.is_empty() {
+        bail!(
+            "`rewind catalog add mutating` needs --vm-arg KEY: the argument of the tool that names the VM (e.g. --vm-arg host); nothing was written"
+        );
+    }
+    if let Ok(current) = Catalog::parse(&existing, &path.display().to_string())
+        && let Some(same) = current
+            .entries()
+            .iter()
+            .find(|e| e.server == args.server && e.tool == args.tool)
+    {
+        bail!(
+            "server {:?} tool {:?} is already in {} as [[{}]]; edit that file to change it; nothing was written",
+            args.server,
+            args.tool,
+            path.display(),
+            same.class
+        );
+    }
     let mut entry = format!(
         "\n[[{class}]]\nserver = {}\ntool = {}\n",
         toml_string(&args.server),

@@ -39,7 +39,19 @@ pub fn find_vm(
         } => {
             let list: Vec<String> = candidates
                 .iter()
-                .map(|vm| format!("  {} ({})", clean(&vm.name), vm.id))
+                .map(|vm| {
+                    let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
+                    format!(
+                        "  {} ({}), VPG {}",
+                        clean(&vm.name),
+                        vm.id,
+                        if vpgs.is_empty() {
+                            String::from("none")
+                        } else {
+                            vpgs.join(", ")
+                        }
+                    )
+                })
                 .collect();
             bail!(
                 "{reference:?} matches {} VMs; name one by its vmIdentifier:\n{}",

@@ -187,6 +187,8 @@ pub(crate) enum Unreadable {
     Empty,
     TooLarge,
     NotJson(String),
+    /// JSON, but not an object (`[1,2]`, `"text"`, `42`): names what it is.
+    NotObject(&'static str),
     NoToolName,
     /// No `--host`, and the payload matches no host's fingerprint.
     UnknownHost,
@@ -208,6 +210,10 @@ impl std::fmt::Display for Unreadable {
             Self::NotJson(e) => {
                 write!(f, "rewind: hook input is not JSON ({e}); refusing the call")
             }
+            Self::NotObject(kind) => write!(
+                f,
+                "rewind: hook input is {kind}, not a JSON object; refusing the call"
+            ),
             Self::NoToolName => {
                 f.write_str("rewind: hook input has no tool_name; refusing the call")
             }
@@ -252,6 +258,9 @@ pub(crate) fn read(
                         None,
                         match serde_json::from_slice::<Value>(stdin) {
                             Err(e) => Unreadable::NotJson(short(&e.to_string())),
+                            Ok(value) if !value.is_object() => {
+                                Unreadable::NotObject(json_kind(&value))
+                            }
                             Ok(_) => Unreadable::UnknownHost,
                         },
                     ));
@@ -260,6 +269,18 @@ pub(crate) fn read(
         }
     };
     host.read(stdin).map_err(|e| (Some(host), e))
+}
+
+/// What a JSON value that is not an object is, in words.
+pub(crate) fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "a JSON array",
+        Value::String(_) => "a JSON string",
+        Value::Number(_) => "a JSON number",
+        Value::Bool(_) => "a JSON boolean",
+        Value::Null => "JSON null",
+        Value::Object(_) => "a JSON object",
+    }
 }
 
 /// A parse error cut to a length fit for one stderr line.

@@ -111,7 +111,10 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
             return Err(e).context("File Level Restore could not mount the checkpoint");
         }
     };
-    say(format!("mounted:     session {session}"));
+    say(format!(
+        "session:     {} (mount requested)",
+        clean(&session)
+    ));
     let result = restore(&client, &plan, &session, args, &deadline, &interrupted);
     let unmounted = unmount(&client, &session);
     match (&result, &unmounted) {
@@ -340,6 +343,7 @@ fn wait_for_mount(
     interrupted: &AtomicBool,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
+    let mut last = String::new();
     loop {
         check_interrupt(interrupted)?;
         let Some(state) = client.flr_session(session, deadline)? else {
@@ -353,8 +357,8 @@ fn wait_for_mount(
             .unwrap_or_else(|| String::from("unknown"));
         match status.as_str() {
             "MountCompletedSuccessfully" => {
-                crate::console::err(format!(
-                    "mounted in {:.1} s",
+                say(format!(
+                    "mounted:     in {:.1} s",
                     started.elapsed().as_secs_f64()
                 ));
                 return Ok(());
@@ -362,10 +366,15 @@ fn wait_for_mount(
             "MountFailed" => {
                 bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
             }
-            other => crate::console::err(format!(
-                "mounting… {other} ({:.0} s)",
-                started.elapsed().as_secs_f64()
-            )),
+            other if other != last => {
+                crate::console::err(format!(
+                    "mounting: {} ({:.0} s)",
+                    clean(other),
+                    started.elapsed().as_secs_f64()
+                ));
+                other.clone_into(&mut last);
+            }
+            _ => {}
         }
         if !deadline.sleep(MOUNT_POLL) {
             bail!("the checkpoint was still mounting when the time ran out");
@@ -383,6 +392,16 @@ fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let task = loop {
         match client.flr_unmount(session, &deadline) {
             Ok(task) => break task,
+            // A refusal for a session the ZVM does not list is final: asking again cannot help.
+            Err(e)
+                if e.status().is_some_and(|s| (400..500).contains(&s))
+                    && matches!(client.flr_session(session, &deadline), Ok(None)) =>
+            {
+                bail!(
+                    "the ZVM has no File Level Restore session {}: {e}; `rewind flr list` shows the sessions there are",
+                    clean(session)
+                );
+            }
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
                 crate::console::err(format!(
                     "unmount refused ({e}); asking again in {} s",

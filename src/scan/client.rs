@@ -150,6 +150,8 @@ impl Stdio_ {
     }
 
     fn stop(mut self) {
+        // End of input first: a server that spawned its own child (npx, uvx) exits with it.
+        drop(self.child.stdin.take());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -287,5 +289,94 @@ impl Exchange for Http {
         let deadline = Deadline::after(std::time::Duration::from_secs(5));
         self.post(&json!({"jsonrpc": "2.0", "method": method}), &deadline)
             .map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A streamable-HTTP MCP server in miniature: answers `initialize` as JSON with a session
+    /// id, accepts the notification, and answers `tools/list` as an event stream, checking
+    /// that the session id and the configured header come back.
+    fn serve(listener: &TcpListener) {
+        let mut handled = 0;
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut out = stream;
+        while handled < 3 {
+            let mut headers = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).expect("read") == 0 {
+                    // The client opened another connection.
+                    let (stream, _) = listener.accept().expect("accept");
+                    reader = BufReader::new(stream.try_clone().expect("clone"));
+                    out = stream;
+                    continue;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                headers.push(line.to_ascii_lowercase());
+            }
+            let length: usize = headers
+                .iter()
+                .find_map(|h| h.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().expect("length"));
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).expect("body");
+            let message: Value = serde_json::from_slice(&body).expect("json");
+            assert!(
+                headers
+                    .iter()
+                    .any(|h| h.starts_with("authorization: bearer t0ken"))
+            );
+            let (kind, extra, reply) = match message["method"].as_str() {
+                Some("initialize") => (
+                    "application/json",
+                    "Mcp-Session-Id: s-42\r\n",
+                    json!({"jsonrpc": "2.0", "id": message["id"], "result": {"protocolVersion": PROTOCOL}}).to_string(),
+                ),
+                Some("notifications/initialized") => ("application/json", "", String::new()),
+                Some("tools/list") => {
+                    assert!(headers.iter().any(|h| h.starts_with("mcp-session-id: s-42")));
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [{"name": "vm_power_off"}]}});
+                    ("text/event-stream", "", format!("event: message\ndata: {answer}\n\n"))
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            handled += 1;
+            let status = if reply.is_empty() {
+                "202 Accepted"
+            } else {
+                "200 OK"
+            };
+            write!(
+                out,
+                "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\n{extra}Content-Length: {}\r\n\r\n{reply}",
+                reply.len()
+            )
+            .expect("write");
+        }
+    }
+
+    #[test]
+    fn lists_tools_over_streamable_http_with_its_session_and_headers() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let server = std::thread::spawn(move || serve(&listener));
+        let transport = Transport::Http {
+            url,
+            headers: [(String::from("Authorization"), String::from("Bearer t0ken"))].into(),
+        };
+        let tools =
+            list_tools(&transport, &Deadline::after(Duration::from_secs(20))).expect("tools");
+        assert_eq!(tools, [json!({"name": "vm_power_off"})]);
+        server.join().expect("server");
     }
 }

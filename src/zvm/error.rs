@@ -77,7 +77,10 @@ impl fmt::Display for ZvmError {
                 method,
                 url,
                 detail,
-            } => write!(f, "ZVM unreachable: {method} {url}: {detail}"),
+            } => write!(
+                f,
+                "ZVM unreachable: {method} {url}: {detail}; check [zvm] url (host and port) and that this machine can reach the ZVM"
+            ),
             Self::Tls { url, detail } => write!(
                 f,
                 "TLS certificate of {url} is not trusted ({detail}); run `rewind trust {}` to see the certificate and pin it, or point [zvm] ca_cert at the CA that signed it",
@@ -92,7 +95,7 @@ impl fmt::Display for ZvmError {
                 detail,
             } => write!(
                 f,
-                "ZVM authentication refused: POST {url}: HTTP {status}: {detail}"
+                "ZVM authentication refused: POST {url}: HTTP {status}: {detail}; check [zvm] username and client_id, and the password that password_env or password_command gives"
             ),
             Self::Status {
                 method,

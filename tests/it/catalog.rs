@@ -87,7 +87,10 @@ fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
         b"",
     );
     twice.failure();
-    assert!(twice.stderr.contains("listed twice"), "{twice:#?}");
+    assert!(
+        twice.stderr.contains("is already in") && !twice.stderr.contains("listed twice"),
+        "a duplicate is named as such, not as a broken file: {twice:#?}"
+    );
     env.run(&["catalog", "lint"], b"").success();
 }
 
@@ -314,4 +317,41 @@ fn a_later_catalog_file_beats_an_earlier_more_specific_one() {
         assert!(read_entry.contains(later), "{read_entry}");
         assert!(!read_entry.contains(earlier), "{read_entry}");
     }
+}
+
+#[test]
+fn catalog_add_names_the_missing_flag_and_a_duplicate() {
+    let env = TestEnv::start();
+    let missing = env.run(
+        &[
+            "catalog", "add", "mutating", "--server", "foo", "--tool", "bar",
+        ],
+        b"",
+    );
+    missing.failure();
+    assert!(missing.stderr.contains("--vm-arg"), "{missing:#?}");
+    env.run(
+        &[
+            "catalog", "add", "mutating", "--server", "foo", "--tool", "bar", "--vm-arg", "host",
+        ],
+        b"",
+    )
+    .success();
+    let twice = env.run(
+        &[
+            "catalog",
+            "add",
+            "read-only",
+            "--server",
+            "foo",
+            "--tool",
+            "bar",
+        ],
+        b"",
+    );
+    twice.failure();
+    assert!(
+        twice.stderr.contains("already in") && twice.stderr.contains("nothing was written"),
+        "{twice:#?}"
+    );
 }

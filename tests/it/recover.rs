@@ -396,3 +396,64 @@ fn a_mount_request_without_an_answer_looks_for_the_session_it_may_have_made() {
     assert!(run.stdout.contains("unmounted:"), "{run:#?}");
     assert_nothing_mounted(&env);
 }
+
+#[test]
+fn flr_end_of_an_unknown_session_says_so_at_once() {
+    let env = crate::support::TestEnv::start();
+    let run = env.run(&["flr", "end", "no-such-session"], b"");
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("no File Level Restore session no-such-session")
+            || run.stderr.contains("404"),
+        "{run:#?}"
+    );
+    let unmounts = env
+        .sim
+        .stats()
+        .by_route
+        .iter()
+        .filter(|(route, _)| route.starts_with("DELETE"))
+        .map(|(_, n)| *n)
+        .sum::<u64>();
+    assert_eq!(unmounts, 1, "a permanent refusal is not asked again");
+}
+
+#[test]
+fn recover_says_mounted_only_after_the_mount_and_each_status_once() {
+    let env = crate::support::TestEnv::start();
+    env.run(
+        &["guard", "--vm", "jp-ubuntu", "--change", "toolu_mnt"],
+        b"",
+    )
+    .success();
+    let out = env.path("out");
+    std::fs::create_dir_all(&out).expect("out");
+    let run = env.run(
+        &[
+            "recover",
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_mnt",
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--yes",
+        ],
+        b"",
+    );
+    run.success();
+    let mounted = run.stdout.find("mounted:").expect("mounted");
+    let requested = run.stdout.find("(mount requested)").expect("requested");
+    assert!(mounted > requested, "{run:#?}");
+    let statuses: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("mounting: "))
+        .collect();
+    let mut unique = statuses.clone();
+    unique.dedup();
+    assert_eq!(statuses, unique, "each status once: {run:#?}");
+}

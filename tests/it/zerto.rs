@@ -188,6 +188,10 @@ fn unknown_ambiguous_ip_and_identifier_references() {
             "candidates listed: {ambiguous:#?}"
         );
     }
+    assert!(
+        ambiguous.stderr.matches(", VPG ").count() >= 2,
+        "each candidate with its VPGs: {ambiguous:#?}"
+    );
 
     for reference in [
         "10.0.0.11",
@@ -273,6 +277,10 @@ fn a_wrong_password_is_an_authentication_error_that_never_shows_the_password() {
     let run = env.run(&["guard", "--vm", "jp-ubuntu"], b"");
     run.failure();
     assert!(run.stderr.contains("authentication refused"), "{run:#?}");
+    assert!(
+        run.stderr.contains("check [zvm] username"),
+        "says what to check: {run:#?}"
+    );
     assert!(!run.stderr.contains("s3cr3t-wrong-pw") && !run.stdout.contains("s3cr3t-wrong-pw"));
 }
 

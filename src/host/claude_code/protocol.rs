@@ -55,7 +55,14 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
     let input: HookInput = match serde_json::from_slice(bytes) {
         Ok(input) => input,
         Err(_) if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
-        Err(e) => return Err(Unreadable::NotJson(short(&e.to_string()))),
+        Err(e) => {
+            return Err(match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(value) if !value.is_object() => {
+                    Unreadable::NotObject(crate::host::json_kind(&value))
+                }
+                _ => Unreadable::NotJson(short(&e.to_string())),
+            });
+        }
     };
     let tool = match input.tool_name {
         Some(name) if !name.trim().is_empty() => name,
@@ -182,6 +189,14 @@ mod tests {
             read(b"{nope").unwrap_err(),
             Unreadable::NotJson(_)
         ));
+        assert_eq!(
+            read(b"[1,2]").unwrap_err(),
+            Unreadable::NotObject("a JSON array")
+        );
+        assert_eq!(
+            read(b"\"mcp__ssh__exec\"").unwrap_err(),
+            Unreadable::NotObject("a JSON string")
+        );
         assert_eq!(
             read(&vec![b' '; MAX_INPUT + 1]).unwrap_err(),
             Unreadable::TooLarge
