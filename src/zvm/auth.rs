@@ -391,16 +391,14 @@ fn salt(dir: &Path) -> [u8; 32] {
         // No randomness: a fixed salt still keys by credential.
         return salt;
     }
+    // Written whole under a temporary name, then linked into place only if no salt is there
+    // yet: a process reading at the same moment sees no salt or all of it, never a partial
+    // one that would key its cache differently (and cost the shared login).
     let kept = lockfile::create_private_dir(dir).and_then(|()| {
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&path)?;
-        std::io::Write::write_all(&mut file, &salt)
+        let mut tmp = tempfile::Builder::new().prefix(".salt-").tempfile_in(dir)?;
+        std::io::Write::write_all(&mut tmp, &salt)?;
+        tmp.persist_noclobber(&path).map_err(|e| e.error)?;
+        Ok(())
     });
     match kept {
         Ok(()) => salt,
