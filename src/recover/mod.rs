@@ -206,7 +206,7 @@ fn plan(
         );
     }
     let Some((vpg, checkpoint)) = chosen else {
-        return Err(no_checkpoint(&vm, args, &tagged));
+        return Err(no_checkpoint(&vm, args, &tagged, &audited(config, args)));
     };
 
     let name = guest_file_name(&args.path)
@@ -235,8 +235,21 @@ fn names(vpgs: &[VpgRef]) -> String {
 }
 
 /// The error for a point that matches no checkpoint, listing the tagged ones that exist.
-fn no_checkpoint(vm: &Vm, args: &RecoverArgs, tagged: &[(String, Checkpoint)]) -> anyhow::Error {
-    let what = if let Some(change) = &args.change {
+fn no_checkpoint(
+    vm: &Vm,
+    args: &RecoverArgs,
+    tagged: &[(String, Checkpoint)],
+    audited: &[String],
+) -> anyhow::Error {
+    let what = if let Some(change) = &args.change
+        && !audited.is_empty()
+    {
+        format!(
+            "the checkpoint of change={change} on VM {} (checkpoint {}, in the audit trail) is no longer in Zerto's list: it has aged out of the journal (or the VPG was re-synced)",
+            vm.name,
+            audited.join(", ")
+        )
+    } else if let Some(change) = &args.change {
         format!("no checkpoint of VM {} is tagged change={change}", vm.name)
     } else if let Some(id) = &args.checkpoint {
         format!("VM {} has no checkpoint {id}", vm.name)
@@ -263,6 +276,26 @@ fn no_checkpoint(vm: &Vm, args: &RecoverArgs, tagged: &[(String, Checkpoint)]) -
         }
     }
     anyhow::anyhow!(text)
+}
+
+/// The checkpoint ids the audit trail holds for `--change`, if any (an unreadable trail is
+/// nothing to say).
+fn audited(config: &Config, args: &RecoverArgs) -> Vec<String> {
+    let Some(change) = &args.change else {
+        return Vec::new();
+    };
+    let Ok(path) = config.hook.audit_path() else {
+        return Vec::new();
+    };
+    let filter = crate::audit::Filter {
+        change: Some(change),
+        ..crate::audit::Filter::default()
+    };
+    crate::audit::read(path, &filter)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|r| r.checkpoints.into_iter().map(|c| c.id))
+        .collect()
 }
 
 /// The file name of a Linux or Windows guest path.

@@ -457,3 +457,38 @@ fn recover_says_mounted_only_after_the_mount_and_each_status_once() {
     unique.dedup();
     assert_eq!(statuses, unique, "each status once: {run:#?}");
 }
+
+#[test]
+fn a_tagged_checkpoint_the_audit_trail_knows_but_zerto_no_longer_lists_aged_out() {
+    let env = crate::support::TestEnv::start();
+    let audit = env.path("state/audit.jsonl");
+    std::fs::create_dir_all(audit.parent().expect("dir")).expect("dir");
+    std::fs::write(
+        &audit,
+        r#"{"time":"2026-03-02T09:00:00.000Z","host":"claude-code","change":"toolu_gone","tool":"mcp__ssh__exec","class":"mutating","vms":["jp-ubuntu"],"checkpoints":[{"vpg":"jp-ubuntu-vpg","id":"999","time":"2026-03-02T09:00:00Z"}],"decision":"context","duration_ms":5}
+"#,
+    )
+    .expect("audit");
+    let out = env.path("out");
+    std::fs::create_dir_all(&out).expect("out");
+    let run = env.run(
+        &[
+            "recover",
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_gone",
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--yes",
+        ],
+        b"",
+    );
+    run.failure();
+    assert!(
+        run.stderr.contains("aged out of the journal") && run.stderr.contains("999"),
+        "{run:#?}"
+    );
+}
