@@ -35,6 +35,8 @@ pub enum Command {
     /// File Level Restore sessions: list them, or end one a crash left mounted.
     #[command(subcommand)]
     Flr(FlrCommand),
+    /// Serve the checkpoint and restore tools to an agent over MCP (stdio).
+    Mcp(McpArgs),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
     Install(InstallArgs),
     /// Remove exactly rewind's entries from an agent host's settings (keeps a backup).
@@ -193,6 +195,13 @@ pub enum FlrCommand {
     },
 }
 
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// How long a plan from `recover_plan` stays valid for `recover_file`.
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub plan_ttl: humantime::Duration,
+}
+
 /// Where `rewind install` writes the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Scope {
@@ -313,6 +322,12 @@ pub enum LogDecision {
     Recovered,
     /// A `rewind recover` that failed.
     RecoverFailed,
+    /// An MCP tool call (`rewind mcp`) that answered.
+    Ok,
+    /// An MCP tool call refused before it acted (`recover_file` unconfirmed, a stale plan).
+    Refused,
+    /// An MCP tool call that failed.
+    Error,
 }
 
 impl LogDecision {
@@ -328,6 +343,9 @@ impl LogDecision {
             Self::Ran => "ran",
             Self::Recovered => "recovered",
             Self::RecoverFailed => "recover-failed",
+            Self::Ok => "ok",
+            Self::Refused => "refused",
+            Self::Error => "error",
         }
     }
 }

@@ -390,7 +390,7 @@ fn is_concurrent_insert(reason: &str) -> bool {
 }
 
 /// The median gap between consecutive checkpoint times, bounded to 1 s..15 min.
-fn cadence_of(times: &[SystemTime]) -> Duration {
+pub(crate) fn cadence_of(times: &[SystemTime]) -> Duration {
     let mut gaps: Vec<Duration> = times
         .windows(2)
         .filter_map(|w| w[1].duration_since(w[0]).ok())

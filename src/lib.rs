@@ -13,6 +13,8 @@
 //!   deadline.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
+//! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
+//!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`],
@@ -35,6 +37,7 @@ pub(crate) mod guard;
 pub(crate) mod hook;
 pub mod host;
 pub mod lockfile;
+pub mod mcp;
 pub mod recover;
 pub mod scan;
 pub mod secret;
@@ -59,6 +62,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Find(args) => report(commands::zerto::find(config, &args)),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
+        Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
         Command::Uninstall(args) => report(commands::install::uninstall(&args)),
         Command::Doctor(args) => report(commands::doctor::doctor(config, &args)),

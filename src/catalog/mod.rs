@@ -80,6 +80,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "builtin:command-servers.toml",
         include_str!("../../catalogs/command-servers.toml"),
     ),
+    (
+        "builtin:rewind.toml",
+        include_str!("../../catalogs/rewind.toml"),
+    ),
 ];
 
 /// Host tools that only touch the agent's own machine: they never reach a VM.

@@ -19,6 +19,7 @@ use anyhow::{Context as _, bail};
 use crate::cli::{FlrCommand, RecoverArgs};
 use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
 use crate::config::Config;
+use crate::console::err;
 use crate::deadline::Deadline;
 use crate::tag;
 use crate::zvm::resolve::{Vm, VpgRef};
@@ -40,12 +41,40 @@ const UNMOUNT_ATTEMPTS: u32 = 5;
 const UNMOUNT_RETRY: Duration = Duration::from_secs(2);
 
 /// The checkpoint and file a recover will restore.
-struct Plan {
-    vm: Vm,
-    vpg: VpgRef,
-    checkpoint: Checkpoint,
-    guest_path: String,
-    destination: PathBuf,
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub vm: Vm,
+    pub vpg: VpgRef,
+    pub checkpoint: Checkpoint,
+    pub guest_path: String,
+    pub destination: PathBuf,
+}
+
+/// What a restore reports while it runs, for the caller to show.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The mount request was accepted: this session now exists and will be unmounted.
+    Mounted { session: String },
+    /// The session is still mounting (its FLR status, seconds since the mount request).
+    Mounting { status: String, secs: u64 },
+    /// The checkpoint is mounted and browsable.
+    MountReady { secs: f64 },
+    /// The file was found at this volume path and is being downloaded.
+    Downloading { volume_path: String },
+    /// A session was unmounted (ours, or one an unanswered mount request created).
+    Unmounted { session: String, task: String },
+    /// A session could not be unmounted; somebody must end it.
+    NotUnmounted { session: String, error: String },
+}
+
+/// The file a restore wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    pub session: String,
+    pub size: u64,
+    pub sha256: String,
+    /// The Zerto task that unmounted the session.
+    pub unmount_task: String,
 }
 
 /// `rewind recover`.
@@ -90,50 +119,110 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context(
         "cannot catch Ctrl-C, so an interrupted restore could leave the checkpoint mounted",
     )?;
+    let restored = restore_plan(
+        &client,
+        &plan,
+        args.volume.as_deref(),
+        args.force,
+        &deadline,
+        &interrupted,
+        &mut |step| match step {
+            Step::Mounted { session } => {
+                say(format!(
+                    "session:     {} (mount requested)",
+                    clean(&session)
+                ));
+            }
+            Step::Mounting { status, secs } => {
+                err(format!("mounting: {} ({secs} s)", clean(&status)));
+            }
+            Step::MountReady { secs } => say(format!("mounted:     in {secs:.1} s")),
+            Step::Downloading { volume_path } => err(format!("downloading {volume_path}")),
+            Step::Unmounted { session, task } => {
+                say(format!("unmounted:   session {session} (task {task})"));
+            }
+            Step::NotUnmounted { session, error } => err(format!(
+                "warning: could not unmount session {session}: {error}\nhint: run `rewind flr end {session}`"
+            )),
+        },
+    )?;
+    say(format!(
+        "restored:    {} ({} bytes, sha256 {})",
+        plan.destination.display(),
+        restored.size,
+        restored.sha256
+    ));
+    Ok(())
+}
 
+/// Mounts the plan's checkpoint, writes the file to `plan.destination`, and unmounts on every
+/// way out: success, error, and `interrupted` (checked between steps and while mounting).
+/// Reports each step to `report`; writes nothing to stdout.
+pub fn restore_plan(
+    client: &Client,
+    plan: &Plan,
+    volume: Option<&str>,
+    force: bool,
+    deadline: &Deadline,
+    interrupted: &AtomicBool,
+    report: &mut dyn FnMut(Step),
+) -> anyhow::Result<Restored> {
     // The sessions of this VM before the mount, so that a mount request left unanswered can
     // be told apart from somebody else's restore of the same checkpoint.
     let known: Option<Vec<String>> = client
-        .flr_sessions(Some(&plan.vm.id), &deadline)
+        .flr_sessions(Some(&plan.vm.id), deadline)
         .ok()
         .map(|list| list.into_iter().map(|s| s.flr_session_identifier).collect());
     let session = match client.flr_mount(
         &plan.vpg.id,
         &plan.vm.id,
         &plan.checkpoint.checkpoint_identifier,
-        &deadline,
+        deadline,
     ) {
         Ok(session) => session,
         Err(e) => {
             if matches!(e, ZvmError::TimedOut { .. } | ZvmError::Unreachable { .. }) {
-                end_unanswered_mount(&client, &plan, known.as_deref());
+                end_unanswered_mount(client, plan, known.as_deref(), report);
             }
             return Err(e).context("File Level Restore could not mount the checkpoint");
         }
     };
-    say(format!(
-        "session:     {} (mount requested)",
-        clean(&session)
-    ));
-    let result = restore(&client, &plan, &session, args, &deadline, &interrupted);
-    let unmounted = unmount(&client, &session);
-    match (&result, &unmounted) {
-        (_, Ok(task)) => say(format!("unmounted:   session {session} (task {task})")),
-        (_, Err(e)) => crate::console::err(format!(
-            "warning: could not unmount session {session}: {e:#}\nhint: run `rewind flr end {session}`"
-        )),
+    report(Step::Mounted {
+        session: session.clone(),
+    });
+    let result = restore(
+        client,
+        plan,
+        &session,
+        volume,
+        force,
+        deadline,
+        interrupted,
+        report,
+    );
+    let unmounted = unmount(client, &session);
+    match &unmounted {
+        Ok(task) => report(Step::Unmounted {
+            session: session.clone(),
+            task: task.clone(),
+        }),
+        Err(e) => report(Step::NotUnmounted {
+            session: session.clone(),
+            error: format!("{e:#}"),
+        }),
     }
-    let (size, sha) = result?;
-    unmounted?;
-    say(format!(
-        "restored:    {} ({size} bytes, sha256 {sha})",
-        plan.destination.display()
-    ));
-    Ok(())
+    let (size, sha256) = result?;
+    let unmount_task = unmounted?;
+    Ok(Restored {
+        session,
+        size,
+        sha256,
+        unmount_task,
+    })
 }
 
 /// Finds the VM, VPG, checkpoint and destination, refusing early what cannot work.
-fn plan(
+pub fn plan(
     client: &Client,
     config: &Config,
     args: &RecoverArgs,
@@ -299,7 +388,7 @@ fn audited(config: &Config, args: &RecoverArgs) -> Vec<String> {
 }
 
 /// The file name of a Linux or Windows guest path.
-fn guest_file_name(path: &str) -> Option<&str> {
+pub fn guest_file_name(path: &str) -> Option<&str> {
     path.rsplit(['/', '\\'])
         .next()
         .filter(|n| !n.is_empty() && *n != "." && *n != "..")
@@ -327,27 +416,35 @@ fn confirm(yes: bool) -> anyhow::Result<()> {
 
 /// With the session mounted: wait for the mount, find the file, stream it to the destination.
 /// Returns the size and SHA-256 of what was written.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the restore's inputs, each used once; a struct would only rename them"
+)]
 fn restore(
     client: &Client,
     plan: &Plan,
     session: &str,
-    args: &RecoverArgs,
+    volume: Option<&str>,
+    force: bool,
     deadline: &Deadline,
     interrupted: &AtomicBool,
+    report: &mut dyn FnMut(Step),
 ) -> anyhow::Result<(u64, String)> {
-    wait_for_mount(client, session, deadline, interrupted)?;
+    wait_for_mount(client, session, deadline, interrupted, report)?;
     let volume_path = locate(
         client,
         session,
         &plan.guest_path,
-        args.volume.as_deref(),
+        volume,
         deadline,
         interrupted,
     )?;
-    crate::console::err(format!("downloading {volume_path}"));
+    report(Step::Downloading {
+        volume_path: volume_path.clone(),
+    });
     let url = client.flr_download_url(session, &volume_path, deadline)?;
     check_interrupt(interrupted)?;
-    write_atomically(&plan.destination, args.force, |file, tmp| {
+    write_atomically(&plan.destination, force, |file, tmp| {
         let mut out = Hashing::new(file);
         let size = client
             .download_to(&url, &mut out, deadline)
@@ -374,6 +471,7 @@ fn wait_for_mount(
     session: &str,
     deadline: &Deadline,
     interrupted: &AtomicBool,
+    report: &mut dyn FnMut(Step),
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut last = String::new();
@@ -390,21 +488,19 @@ fn wait_for_mount(
             .unwrap_or_else(|| String::from("unknown"));
         match status.as_str() {
             "MountCompletedSuccessfully" => {
-                say(format!(
-                    "mounted:     in {:.1} s",
-                    started.elapsed().as_secs_f64()
-                ));
+                report(Step::MountReady {
+                    secs: started.elapsed().as_secs_f64(),
+                });
                 return Ok(());
             }
             "MountFailed" => {
                 bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
             }
             other if other != last => {
-                crate::console::err(format!(
-                    "mounting: {} ({:.0} s)",
-                    clean(other),
-                    started.elapsed().as_secs_f64()
-                ));
+                report(Step::Mounting {
+                    status: other.to_owned(),
+                    secs: started.elapsed().as_secs(),
+                });
                 other.clone_into(&mut last);
             }
             _ => {}
@@ -418,7 +514,7 @@ fn wait_for_mount(
 /// Unmounts under its own budget (the main one may be spent) and returns the task id. A
 /// refused unmount (a mount still in progress, a busy ZVM) is asked for again a few times;
 /// a session the ZVM does not know is not.
-fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
+pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
     let mut pause = UNMOUNT_RETRY;
     let mut attempt = 1;
@@ -461,7 +557,12 @@ fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
 
 /// After a mount request that got no answer: the ZVM may have created the session anyway, so
 /// unmount any session of this VM and checkpoint that was not there before (`known`).
-fn end_unanswered_mount(client: &Client, plan: &Plan, known: Option<&[String]>) {
+fn end_unanswered_mount(
+    client: &Client,
+    plan: &Plan,
+    known: Option<&[String]>,
+    report: &mut dyn FnMut(Step),
+) {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
     let checkpoint = &plan.checkpoint.checkpoint_identifier;
     let hint = format!(
@@ -496,10 +597,11 @@ fn end_unanswered_mount(client: &Client, plan: &Plan, known: Option<&[String]>) 
             "the mount request got no answer, but the ZVM created session {id}; unmounting it"
         ));
         match unmount(client, &id) {
-            Ok(task) => say(format!("unmounted:   session {id} (task {task})")),
-            Err(e) => crate::console::err(format!(
-                "warning: could not unmount session {id}: {e:#}\nhint: run `rewind flr end {id}`"
-            )),
+            Ok(task) => report(Step::Unmounted { session: id, task }),
+            Err(e) => report(Step::NotUnmounted {
+                session: id,
+                error: format!("{e:#}"),
+            }),
         }
     }
 }

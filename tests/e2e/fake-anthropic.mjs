@@ -13,6 +13,9 @@
 // A turn may also be {"type": "multi", "blocks": [turn, turn, ...]} for one answer with several
 // blocks (e.g. two tool calls at once). A tool_use without an id gets toolu_e2e_NN.
 // Once the script is exhausted every further main request gets the text "(script exhausted)".
+// A value anywhere in a tool_use input may be {"$capture": "REGEX"}: it becomes the first group
+// (or the whole match) of REGEX in the newest tool_result the request carries that matches it,
+// so a later call can use what an earlier one returned (e.g. an id a server made up).
 //
 // A "main" request is a POST /v1/messages that offers tools: that is the agent loop. Anything
 // else Claude Code asks the model (title generation, quota probes, summaries: requests without
@@ -77,18 +80,49 @@ function log(file, record) {
   appendFileSync(join(logDir, file), `${JSON.stringify({ ...record, at_ms: Date.now() })}\n`);
 }
 
+// The text of every tool_result in a request, newest first.
+function toolResults(body) {
+  const texts = [];
+  for (const message of body.messages ?? []) {
+    for (const block of Array.isArray(message.content) ? message.content : []) {
+      if (block.type !== 'tool_result') continue;
+      const content = block.content;
+      texts.push(typeof content === 'string'
+        ? content
+        : (content ?? []).map((c) => (typeof c.text === 'string' ? c.text : '')).join('\n'));
+    }
+  }
+  return texts.reverse();
+}
+
+// Replaces {"$capture": REGEX} values in a tool input with what REGEX finds in a tool result.
+function resolveCaptures(value, body) {
+  if (Array.isArray(value)) return value.map((v) => resolveCaptures(v, body));
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && keys[0] === '$capture') {
+    const regex = new RegExp(value.$capture);
+    for (const text of toolResults(body)) {
+      const match = regex.exec(text);
+      if (match) return match[1] ?? match[0];
+    }
+    throw new Error(`no tool_result matches ${value.$capture}`);
+  }
+  return Object.fromEntries(keys.map((k) => [k, resolveCaptures(value[k], body)]));
+}
+
 // Turns one script turn into the content blocks of an assistant message.
-function blocksOf(turn) {
+function blocksOf(turn, body) {
   switch (turn.type) {
     case 'text':
       return [{ type: 'text', text: String(turn.text ?? '') }];
     case 'tool_use': {
       toolIdCounter += 1;
       const id = turn.id ?? `toolu_e2e_${String(toolIdCounter).padStart(2, '0')}`;
-      return [{ type: 'tool_use', id, name: turn.name, input: turn.input ?? {} }];
+      return [{ type: 'tool_use', id, name: turn.name, input: resolveCaptures(turn.input ?? {}, body) }];
     }
     case 'multi':
-      return turn.blocks.flatMap(blocksOf);
+      return turn.blocks.flatMap((b) => blocksOf(b, body));
     default:
       throw new Error(`unknown turn type ${JSON.stringify(turn.type)}`);
   }
@@ -191,7 +225,7 @@ function handle(req, res, raw) {
       nextTurn += 1;
       let blocks;
       try {
-        blocks = blocksOf(turn);
+        blocks = blocksOf(turn, body);
       } catch (err) {
         sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `fake script: ${err.message}` } });
         return;

@@ -217,6 +217,8 @@ pub(crate) struct ClaudeCode {
     script: Vec<Value>,
     hooks: Vec<Hook>,
     mcp_servers: Vec<(String, McpFlavor)>,
+    /// Other stdio MCP servers, as `.mcp.json` entries.
+    stdio_servers: Vec<(String, Value)>,
     settings: serde_json::Map<String, Value>,
     env: Vec<(String, String)>,
     mode: PermissionMode,
@@ -248,6 +250,7 @@ impl ClaudeCode {
             script: Vec::new(),
             hooks: Vec::new(),
             mcp_servers: vec![("ssh".to_owned(), McpFlavor::Linux)],
+            stdio_servers: Vec::new(),
             settings: serde_json::Map::new(),
             env: Vec::new(),
             mode: PermissionMode::Default,
@@ -295,6 +298,25 @@ impl ClaudeCode {
     /// Adds another MCP stub server (the `ssh` one is always there).
     pub(crate) fn mcp_server(mut self, name: &str, flavor: McpFlavor) -> Self {
         self.mcp_servers.push((name.to_owned(), flavor));
+        self
+    }
+
+    /// Adds a real stdio MCP server (e.g. `rewind mcp`) as `name` in `.mcp.json`.
+    pub(crate) fn mcp_stdio(
+        mut self,
+        name: &str,
+        command: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+    ) -> Self {
+        let env: serde_json::Map<String, Value> = env
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        self.stdio_servers.push((
+            name.to_owned(),
+            json!({"type": "stdio", "command": command, "args": args, "env": env}),
+        ));
         self
     }
 
@@ -415,7 +437,7 @@ impl ClaudeCode {
 
     fn write_project(&self, logs: &Path) {
         let stub = e2e_dir().join("mcp-stub.mjs");
-        let servers: serde_json::Map<String, Value> = self
+        let mut servers: serde_json::Map<String, Value> = self
             .mcp_servers
             .iter()
             .map(|(name, flavor)| {
@@ -432,6 +454,7 @@ impl ClaudeCode {
                 (name.clone(), server)
             })
             .collect();
+        servers.extend(self.stdio_servers.iter().cloned());
         write_json(
             &self.project_dir().join(".mcp.json"),
             &json!({"mcpServers": servers}),

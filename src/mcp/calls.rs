@@ -1,0 +1,690 @@
+//! What each tool does, on a blocking thread: the same library calls (and the same error
+//! reasons) as the command line, with results as the tools' typed outputs.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context as _, bail};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::plans::Plans;
+use super::tools::{
+    CheckpointOut, CheckpointVmArgs, CheckpointVmOut, DEFAULT_LIMIT, FindVmArgs, FindVmOut,
+    FlrEndArgs, FlrEndOut, FlrSessionOut, FlrSessionsArgs, FlrSessionsOut, GuardedVpg,
+    ListCheckpointsArgs, ListCheckpointsOut, MAX_LIMIT, RecoverFileArgs, RecoverFileOut,
+    RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
+};
+use crate::audit::AuditCheckpoint;
+use crate::cli::RecoverArgs;
+use crate::commands::zerto::find_vm;
+use crate::config::{self, Config};
+use crate::deadline::Deadline;
+use crate::decision::{self, Decision, Finding, Policy};
+use crate::guard::{self, GuardReport, VpgOutcome};
+use crate::recover::{self, Step};
+use crate::tag::{self, Tag};
+use crate::zvm::resolve::{self, Resolution, Vm};
+use crate::zvm::wire::Checkpoint;
+use crate::zvm::{Client, ZvmError};
+
+/// Time allowed for a lookup tool.
+const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
+/// Longest a `recover_file` may take (mounting a large VM can take minutes).
+const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
+/// How far back `find_vm` looks to measure a VPG's cadence.
+const CADENCE_WINDOW: Duration = Duration::from_secs(30 * 60);
+
+/// What one call needs besides its arguments.
+pub(super) struct Call<'a> {
+    pub config_path: Option<&'a Path>,
+    /// `mcp/<client name>`: the agent in a checkpoint's tag.
+    pub agent: &'a str,
+    /// The change id `checkpoint_vm` tags with.
+    pub change: &'a str,
+    pub plans: &'a Plans,
+    /// Set when the client cancels the call or the server is closing.
+    pub interrupted: &'a AtomicBool,
+    /// Progress for the client.
+    pub progress: &'a (dyn Fn(String) + Sync),
+}
+
+/// What a call found, for the audit trail.
+#[derive(Debug, Default)]
+pub(super) struct Facts {
+    pub change: Option<String>,
+    pub vms: Vec<String>,
+    pub vpgs: Vec<String>,
+    pub checkpoints: Vec<AuditCheckpoint>,
+    /// The hook's decision label, for `checkpoint_vm`.
+    pub decision: Option<&'static str>,
+}
+
+/// A tool's answer: structured content, and whether it is an error for the model.
+#[derive(Debug)]
+pub(super) struct Answer {
+    pub value: Value,
+    pub is_error: bool,
+    /// The text the model reads first.
+    pub text: String,
+}
+
+impl Answer {
+    fn ok(value: &impl Serialize, text: String) -> anyhow::Result<Answer> {
+        Ok(Answer {
+            value: serde_json::to_value(value)?,
+            is_error: false,
+            text,
+        })
+    }
+}
+
+/// Runs tool `name` with `args` (already a JSON object).
+pub(super) fn run(
+    name: &str,
+    args: Value,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    match name {
+        "find_vm" => find(&parse(args)?, call, facts),
+        "list_checkpoints" => list_checkpoints(&parse(args)?, call, facts),
+        "checkpoint_vm" => checkpoint_vm(parse(args)?, call, facts),
+        "recover_plan" => recover_plan(parse(args)?, call, facts),
+        "recover_file" => recover_file(&parse(args)?, call, facts),
+        "flr_sessions" => flr_sessions(&parse(args)?, call),
+        "flr_end" => flr_end(&parse(args)?, call),
+        other => bail!("no tool {other:?}"),
+    }
+}
+
+/// Arguments into their type, or an error naming the field that is wrong.
+fn parse<T: serde::de::DeserializeOwned>(args: Value) -> anyhow::Result<T> {
+    serde_json::from_value(args).map_err(|e| anyhow::anyhow!("invalid arguments: {e}"))
+}
+
+fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Client)> {
+    let config = Config::discover(call.config_path)?;
+    for warning in &config.warnings {
+        crate::console::err(format!("rewind: warning: {warning}"));
+    }
+    let client = crate::commands::client(&config)?;
+    Ok((config, client))
+}
+
+fn vm_out(vm: &Vm) -> VmOut {
+    VmOut {
+        name: vm.name.clone(),
+        id: vm.id.clone(),
+    }
+}
+
+fn checkpoint_out(c: &Checkpoint) -> CheckpointOut {
+    CheckpointOut {
+        id: c.checkpoint_identifier.clone(),
+        time: c.time_stamp.clone(),
+        tag: c.tag.clone(),
+        change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
+    }
+}
+
+fn note_vm(facts: &mut Facts, vm: &Vm) {
+    facts.vms = vec![vm.name.clone()];
+    facts.vpgs = vm.vpgs.iter().map(|v| v.name.clone()).collect();
+}
+
+fn find(args: &FindVmArgs, call: &Call<'_>, facts: &mut Facts) -> anyhow::Result<Answer> {
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
+    note_vm(facts, &vm);
+    let since = crate::zvm::query_time(SystemTime::now() - CADENCE_WINDOW);
+    let vpgs = vm
+        .vpgs
+        .iter()
+        .map(|vpg| {
+            let mut out = VpgHealth {
+                name: vpg.name.clone(),
+                id: vpg.id.clone(),
+                status: None,
+                health: None,
+                actual_rpo_secs: None,
+                cadence_secs: None,
+                protected_site: None,
+                recovery_site: None,
+                newest_checkpoint: None,
+                error: None,
+            };
+            let mut errors = Vec::new();
+            match client.vpg(&vpg.id, &deadline) {
+                Ok(detail) => {
+                    out.status = detail.status;
+                    out.health = detail.status_description;
+                    out.actual_rpo_secs = detail.actual_rpo;
+                    out.protected_site = detail.protected_site_name;
+                    out.recovery_site = detail.recovery_site_name;
+                }
+                Err(e) => errors.push(e.to_string()),
+            }
+            match client.checkpoints(&vpg.id, Some(&since), &deadline) {
+                Ok(rows) => {
+                    let mut times: Vec<SystemTime> = rows
+                        .iter()
+                        .filter_map(|c| crate::time::parse_utc(&c.time_stamp).ok())
+                        .collect();
+                    times.sort();
+                    if times.len() > 1 {
+                        out.cadence_secs = Some(guard::cadence_of(&times).as_secs());
+                    }
+                    out.newest_checkpoint = rows
+                        .iter()
+                        .max_by_key(|c| crate::time::parse_utc(&c.time_stamp).ok())
+                        .map(checkpoint_out);
+                }
+                Err(e) => errors.push(e.to_string()),
+            }
+            if !errors.is_empty() {
+                out.error = Some(errors.join("; "));
+            }
+            out
+        })
+        .collect::<Vec<_>>();
+    let mut text = format!("VM {} ({})", vm.name, vm.id);
+    for v in &vpgs {
+        let _ = write!(
+            text,
+            "\n  VPG {} ({}): {}{}",
+            v.name,
+            v.id,
+            v.health.as_deref().unwrap_or("health unknown"),
+            v.cadence_secs
+                .map(|s| format!(", a checkpoint every ~{s} s"))
+                .unwrap_or_default()
+        );
+    }
+    Answer::ok(
+        &FindVmOut {
+            vm: vm_out(&vm),
+            vpgs,
+        },
+        text,
+    )
+}
+
+fn list_checkpoints(
+    args: &ListCheckpointsArgs,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        bail!("invalid arguments: limit must be between 1 and {MAX_LIMIT}, not {limit}");
+    }
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
+    note_vm(facts, &vm);
+    facts.change.clone_from(&args.change);
+    let mut vpgs = Vec::new();
+    let mut found = 0;
+    for vpg in &vm.vpgs {
+        let rows = client.checkpoints(&vpg.id, None, &deadline)?;
+        let total = rows.len();
+        let shown: Vec<&Checkpoint> = rows
+            .iter()
+            .filter(|c| {
+                args.change.as_deref().is_none_or(|change| {
+                    c.tag
+                        .as_deref()
+                        .is_some_and(|t| tag::is_for_change(t, change))
+                })
+            })
+            .collect();
+        let skip = shown.len().saturating_sub(limit);
+        found += shown.len() - skip;
+        vpgs.push(VpgCheckpoints {
+            vpg: vpg.name.clone(),
+            vpg_id: vpg.id.clone(),
+            total,
+            checkpoints: shown[skip..].iter().map(|c| checkpoint_out(c)).collect(),
+        });
+    }
+    if let Some(change) = &args.change
+        && found == 0
+    {
+        bail!("no checkpoint of VM {} is tagged change={change}", vm.name);
+    }
+    let mut text = format!("VM {} ({}): {found} checkpoints shown", vm.name, vm.id);
+    for v in &vpgs {
+        for c in &v.checkpoints {
+            let _ = write!(
+                text,
+                "\n  {}  {}  {}  {}",
+                v.vpg,
+                c.id,
+                c.time,
+                c.tag.as_deref().unwrap_or_default()
+            );
+        }
+    }
+    Answer::ok(
+        &ListCheckpointsOut {
+            vm: vm_out(&vm),
+            vpgs,
+        },
+        text,
+    )
+}
+
+/// `confirmed`, `denied` or `ask`: the hook's decision in the words of a tool result.
+fn label(decision: &Decision) -> &'static str {
+    match decision {
+        Decision::Context(_) | Decision::Allow { .. } | Decision::None => "confirmed",
+        Decision::Deny(_) | Decision::Block(_) => "denied",
+        Decision::Ask(_) => "ask",
+    }
+}
+
+fn checkpoint_vm(
+    args: CheckpointVmArgs,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    let mut references = match (args.vm, args.vms) {
+        (Some(vm), None) => vec![vm],
+        (None, Some(vms)) if !vms.is_empty() => vms,
+        (Some(_), Some(_)) => bail!("invalid arguments: give `vm` or `vms`, not both"),
+        _ => bail!("invalid arguments: name the VM to checkpoint in `vm` (or several in `vms`)"),
+    };
+    let mut seen = std::collections::HashSet::new();
+    references.retain(|r| seen.insert(r.clone()));
+    if references.iter().any(|r| r.trim().is_empty()) {
+        bail!("invalid arguments: a VM reference is empty");
+    }
+    if args.reason.trim().is_empty() {
+        bail!("invalid arguments: `reason` must say what is about to happen");
+    }
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(config.hook.budget);
+    let change = call.change;
+    facts.change = Some(change.to_owned());
+    facts.vms.clone_from(&references);
+    let (decision, report) =
+        guard_vms(&args.reason, &references, &config, &client, call, &deadline);
+    let vpgs: Vec<GuardedVpg> = report
+        .as_ref()
+        .map(|(report, tags)| report.vpgs.iter().zip(tags).map(guarded_vpg).collect())
+        .unwrap_or_default();
+    if let Some((report, _)) = &report {
+        facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
+        facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
+        facts.checkpoints = vpgs
+            .iter()
+            .filter_map(|v| {
+                let c = v.checkpoint.as_ref()?;
+                Some(AuditCheckpoint {
+                    vpg: v.vpg.clone(),
+                    id: c.id.clone(),
+                    time: c.time.clone(),
+                    fallback: v.fallback.as_ref().map(|f| f.id.clone()),
+                })
+            })
+            .collect();
+    }
+    facts.decision = Some(decision.label());
+    let reason = decision.text().unwrap_or_default().to_owned();
+    let out = CheckpointVmOut {
+        decision: label(&decision).to_owned(),
+        change: change.to_owned(),
+        reason: reason.clone(),
+        vms: report
+            .as_ref()
+            .map(|(r, _)| r.vms.iter().map(vm_out).collect())
+            .unwrap_or_default(),
+        vpgs,
+    };
+    let text = format!("decision: {}; change id: {change}\n{reason}", out.decision);
+    let mut answer = Answer::ok(&out, text)?;
+    answer.is_error = out.decision != "confirmed";
+    Ok(answer)
+}
+
+/// The hook's mutating path for `references`: resolve every VM, guard them all under one
+/// deadline, and decide by the same table. The report, and the tag of each of its VPGs, are
+/// there when the guard ran.
+fn guard_vms(
+    reason: &str,
+    references: &[String],
+    config: &Config,
+    client: &Client,
+    call: &Call<'_>,
+    deadline: &Deadline,
+) -> (Decision, Option<(GuardReport, Vec<String>)>) {
+    let policy = Policy {
+        on_checkpoint: config.hook.on_checkpoint,
+        on_zvm_error: config.hook.on_zvm_error,
+    };
+    let step = format!("the step {reason:?}");
+    let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
+    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
+    let locks = match config::cache_dir() {
+        Ok(dir) => dir.join("locks"),
+        Err(e) => {
+            let error = ZvmError::Setup(format!("{e:#}"));
+            let all = refs.join(",");
+            let finding = Finding::ZvmError {
+                vms: &all,
+                error: &error,
+            };
+            return (decide(&finding), None);
+        }
+    };
+    (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
+    let resolutions = match resolve::resolve_all(client, &refs, &config.vm_aliases, deadline) {
+        Ok(resolutions) => resolutions,
+        Err(error) => {
+            let all = refs.join(",");
+            return (
+                decide(&Finding::ZvmError {
+                    vms: &all,
+                    error: &error,
+                }),
+                None,
+            );
+        }
+    };
+    let mut vms: Vec<Vm> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (reference, resolution) in refs.iter().zip(&resolutions) {
+        match resolution {
+            Resolution::Found(vm) => {
+                if !vms.iter().any(|v| v.id == vm.id) {
+                    vms.push(vm.clone());
+                }
+            }
+            Resolution::Unknown { .. } => unknown.push(reference),
+            Resolution::Ambiguous {
+                reference,
+                candidates,
+            } => {
+                let finding = Finding::AmbiguousVm {
+                    reference,
+                    candidates,
+                };
+                return (decide(&finding), None);
+            }
+        }
+    }
+    if !unknown.is_empty() {
+        let finding = Finding::UnknownVm {
+            references: &unknown,
+            of: refs.len(),
+        };
+        return (decide(&finding), None);
+    }
+    let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
+    (call.progress)(format!(
+        "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
+        names.join(", ")
+    ));
+    let now = SystemTime::now();
+    let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
+    let report = guard::guard(client, &vms, &tag_for, &locks, deadline);
+    let decision = decide(&Finding::Guarded(&report));
+    (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
+    // The guard tags each VPG for the names of the VMs it protects, joined by commas.
+    let tags = report
+        .vpgs
+        .iter()
+        .map(|v| tag_for(&v.vms.join(",")).as_str().to_owned())
+        .collect();
+    (decision, Some((report, tags)))
+}
+
+fn guarded_vpg((outcome, tag): (&VpgOutcome, &String)) -> GuardedVpg {
+    let (checkpoint, fallback, error) = match &outcome.result {
+        Ok(tagged) => (
+            Some(checkpoint_out(&tagged.checkpoint)),
+            tagged.previous.as_ref().map(checkpoint_out),
+            None,
+        ),
+        Err(why) => (None, None, Some(why.to_string())),
+    };
+    GuardedVpg {
+        vpg: outcome.vpg.name.clone(),
+        vms: outcome.vms.clone(),
+        tag: tag.clone(),
+        checkpoint,
+        fallback,
+        error,
+    }
+}
+
+fn recover_plan(
+    args: RecoverPlanArgs,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    let points = [&args.change, &args.checkpoint, &args.before]
+        .iter()
+        .filter(|p| p.is_some())
+        .count();
+    if points > 1 {
+        bail!("invalid arguments: give one of `change`, `checkpoint` or `before`, not several");
+    }
+    if points == 0 {
+        bail!(
+            "invalid arguments: say which point to restore from: `change` (a change id), `checkpoint` (an id) or `before` (a UTC time)"
+        );
+    }
+    let file_name = recover::guest_file_name(&args.path)
+        .with_context(|| format!("guest path {:?} names no file", args.path))?
+        .to_owned();
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let cli = RecoverArgs {
+        vm: args.vm,
+        path: args.path,
+        change: args.change,
+        checkpoint: args.checkpoint,
+        before: args.before,
+        vpg: args.vpg,
+        volume: args.volume,
+        // The destination is decided when the plan runs; a plan only reads.
+        out: std::env::temp_dir().join(format!("rewind-plan-{}", uuid::Uuid::new_v4().simple())),
+        yes: false,
+        force: false,
+    };
+    let plan = recover::plan(&client, &config, &cli, &deadline)?;
+    note_vm(facts, &plan.vm);
+    facts.vpgs = vec![plan.vpg.name.clone()];
+    let checkpoint = checkpoint_out(&plan.checkpoint);
+    facts.change.clone_from(&checkpoint.change);
+    let mut confirm_ids = vec![checkpoint.id.clone()];
+    confirm_ids.extend(checkpoint.change.clone());
+    let plan_id = call.plans.add(
+        plan.clone(),
+        cli.volume.clone(),
+        file_name.clone(),
+        confirm_ids.clone(),
+    );
+    let text = format!(
+        "plan {plan_id}: restore {} of VM {} from checkpoint {} at {} (VPG {}{}). Show this to the person; \
+         recover_file needs this plan id, confirm: true and confirm_id typed by them ({}). Valid for {} s.",
+        plan.guest_path,
+        plan.vm.name,
+        checkpoint.id,
+        checkpoint.time,
+        plan.vpg.name,
+        checkpoint
+            .tag
+            .as_deref()
+            .map(|t| format!(", tag {t}"))
+            .unwrap_or_default(),
+        confirm_ids.join(" or "),
+        call.plans.ttl().as_secs()
+    );
+    Answer::ok(
+        &RecoverPlanOut {
+            plan_id,
+            expires_in_secs: call.plans.ttl().as_secs(),
+            vm: vm_out(&plan.vm),
+            vpg: plan.vpg.name.clone(),
+            checkpoint,
+            path: plan.guest_path.clone(),
+            file_name,
+            confirm_ids,
+        },
+        text,
+    )
+}
+
+fn recover_file(
+    args: &RecoverFileArgs,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    if !args.confirm {
+        bail!(
+            "refused: recover_file needs `confirm: true` after a person has read the plan; nothing was mounted or written"
+        );
+    }
+    let pending = call
+        .plans
+        .get(&args.plan_id)
+        .map_err(|e| anyhow::anyhow!("refused: {e}"))?;
+    note_vm(facts, &pending.plan.vm);
+    facts.vpgs = vec![pending.plan.vpg.name.clone()];
+    let typed = args
+        .confirm_id
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or_default();
+    if !pending.confirm_ids.iter().any(|id| id == typed) {
+        bail!(
+            "refused: `confirm_id` must be one of the ids plan {} names ({}), typed by the person approving; nothing was mounted or written",
+            args.plan_id,
+            pending.confirm_ids.join(" or ")
+        );
+    }
+    let out_dir = match &args.out {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_dir().context("cannot tell the working directory")?,
+    };
+    if !out_dir.is_dir() {
+        bail!(
+            "refused: output directory {} does not exist",
+            out_dir.display()
+        );
+    }
+    let destination = out_dir.join(&pending.file_name);
+    if destination.exists() {
+        bail!(
+            "refused: {} already exists and is never overwritten; choose another `out`",
+            destination.display()
+        );
+    }
+    if !call.plans.take(&args.plan_id) {
+        bail!("refused: plan {} is already running or ran", args.plan_id);
+    }
+    let mut plan = pending.plan;
+    plan.destination = destination;
+    let (_, client) = setup(call)?;
+    let deadline = Deadline::after(RECOVER_BUDGET);
+    let restored = recover::restore_plan(
+        &client,
+        &plan,
+        pending.volume.as_deref(),
+        false,
+        &deadline,
+        call.interrupted,
+        &mut |step| {
+            let text = match step {
+                Step::Mounted { session } => format!("mounted: FLR session {session}"),
+                Step::Mounting { status, secs } => format!("mounting… {status} ({secs} s)"),
+                Step::MountReady { secs } => format!("mounted in {secs:.1} s"),
+                Step::Downloading { volume_path } => format!("downloading {volume_path}"),
+                Step::Unmounted { session, task } => {
+                    format!("unmounted FLR session {session} (task {task})")
+                }
+                Step::NotUnmounted { session, error } => {
+                    crate::console::err(format!(
+                        "rewind: could not unmount FLR session {session}: {error}; run `rewind flr end {session}`"
+                    ));
+                    format!("could not unmount FLR session {session}: {error}")
+                }
+            };
+            (call.progress)(text);
+        },
+    )?;
+    let text = format!(
+        "restored {} ({} bytes, sha256 {}); FLR session {} unmounted",
+        plan.destination.display(),
+        restored.size,
+        restored.sha256,
+        restored.session
+    );
+    Answer::ok(
+        &RecoverFileOut {
+            destination: plan.destination.display().to_string(),
+            size: restored.size,
+            sha256: restored.sha256,
+            session: restored.session,
+            unmount_task: restored.unmount_task,
+        },
+        text,
+    )
+}
+
+fn flr_sessions(args: &FlrSessionsArgs, call: &Call<'_>) -> anyhow::Result<Answer> {
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let vm_id = match &args.vm {
+        Some(reference) => Some(find_vm(&client, &config, reference, &deadline)?.id),
+        None => None,
+    };
+    let sessions: Vec<FlrSessionOut> = client
+        .flr_sessions(vm_id.as_deref(), &deadline)?
+        .into_iter()
+        .map(|s| FlrSessionOut {
+            id: s.flr_session_identifier,
+            status: s.flr_session_status,
+            vm_id: s.vm_identifier,
+            vpg_id: s.vpg_identifier,
+            checkpoint_id: s.checkpoint_identifier,
+            mount_time: s.mount_time,
+        })
+        .collect();
+    let text = if sessions.is_empty() {
+        String::from("no File Level Restore sessions")
+    } else {
+        sessions
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}  {}  vm {}  checkpoint {}",
+                    s.id,
+                    s.status.as_deref().unwrap_or("?"),
+                    s.vm_id.as_deref().unwrap_or("?"),
+                    s.checkpoint_id.as_deref().unwrap_or("?")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    Answer::ok(&FlrSessionsOut { sessions }, text)
+}
+
+fn flr_end(args: &FlrEndArgs, call: &Call<'_>) -> anyhow::Result<Answer> {
+    let (_, client) = setup(call)?;
+    let task = recover::unmount(&client, &args.session)?;
+    Answer::ok(
+        &FlrEndOut {
+            session: args.session.clone(),
+            unmount_task: task.clone(),
+        },
+        format!("unmounted FLR session {} (task {task})", args.session),
+    )
+}
