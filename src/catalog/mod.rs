@@ -301,6 +301,34 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// Loads what classifying one call needs: every user file (a broken one is an error
+    /// whatever the call), and of the shipped catalogs only those naming a server pattern
+    /// that matches `server` (none for a host tool, `server` = `None`). The hook starts once
+    /// per call, and most calls touch one server: the other shipped files are not parsed.
+    /// Entries keep the file positions [`Catalog::load`] gives them, so precedence is the same.
+    pub fn load_for(
+        server: Option<&str>,
+        builtin: bool,
+        files: &[impl AsRef<Path>],
+    ) -> anyhow::Result<Catalog> {
+        let mut catalog = Catalog::default();
+        if builtin {
+            for (name, text) in BUILTIN {
+                if server.is_some_and(|server| {
+                    server_patterns(text).any(|pattern| server_match(pattern, server))
+                }) {
+                    catalog.append(load::parse(text, name)?);
+                } else {
+                    catalog.files += 1;
+                }
+            }
+        }
+        for file in files {
+            catalog.append(load::read(file.as_ref())?);
+        }
+        Ok(catalog)
+    }
+
     /// Adds one file's entries after those already loaded.
     fn append(&mut self, (mut entries, servers): (Vec<Entry>, Vec<ServerBinding>)) {
         self.files += 1;
@@ -621,6 +649,17 @@ pub fn server_match(pattern: &str, server: &str) -> bool {
     glob_match(&normalise_server(pattern), &normalise_server(server))
 }
 
+/// The server patterns a shipped catalog names (`server = "…"` of entries, `name = "…"` of
+/// `[[server]]` bindings), read line by line without parsing the TOML: enough to know which
+/// files a call's server needs. A test holds it equal to what the parser reads.
+fn server_patterns(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        let quoted = value.trim_start().strip_prefix('"')?;
+        matches!(key.trim(), "server" | "name").then(|| quoted.split('"').next().unwrap_or(quoted))
+    })
+}
+
 /// Whether two server names (or patterns) are the same once normalised.
 pub fn same_server(a: &str, b: &str) -> bool {
     normalise_server(a) == normalise_server(b)
@@ -886,5 +925,66 @@ mod tests {
             assert!(err.contains("bad.toml"), "{err}");
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+    }
+
+    /// The line scan that decides which shipped files a call needs reads exactly the server
+    /// patterns the parser reads, file by file.
+    #[test]
+    fn the_quick_server_scan_agrees_with_the_parser() {
+        for (name, text) in BUILTIN {
+            let parsed = Catalog::parse(text, name).expect("shipped catalog parses");
+            let mut from_parser: Vec<&str> = parsed
+                .entries()
+                .iter()
+                .map(|e| e.server.as_str())
+                .chain(parsed.servers().iter().map(|b| b.name.as_str()))
+                .collect();
+            let mut scanned: Vec<&str> = server_patterns(text).collect();
+            from_parser.sort_unstable();
+            from_parser.dedup();
+            scanned.sort_unstable();
+            scanned.dedup();
+            assert_eq!(scanned, from_parser, "{name}");
+        }
+    }
+
+    /// Loading only what a call's server needs classifies every shipped (server, tool) and
+    /// some unknown ones exactly as loading everything does, precedence included.
+    #[test]
+    fn loading_for_one_server_classifies_as_loading_all() {
+        let none: &[&str] = &[];
+        let all = Catalog::load(true, none).expect("all");
+        let mut calls: Vec<(String, String)> = all
+            .entries()
+            .iter()
+            .map(|e| (e.server.replace('*', "x"), e.tool.replace(['*', '?'], "x")))
+            .collect();
+        calls.extend(
+            [
+                ("ssh", "exec"),
+                ("SSH_Manager", "ssh_execute"),
+                ("weather", "forecast"),
+                ("x", "y"),
+            ]
+            .map(|(a, b)| (a.to_owned(), b.to_owned())),
+        );
+        let input = json!({"host": "web01", "hosts": ["a", "b"], "command": "uptime"});
+        for (server, tool) in calls {
+            let name = ToolName::Mcp {
+                server: server.clone(),
+                tool: tool.clone(),
+            };
+            let some = Catalog::load_for(Some(&server), true, none).expect("some");
+            assert_eq!(
+                format!("{:?}", some.classify(&name, &input)),
+                format!("{:?}", all.classify(&name, &input)),
+                "{server} {tool}"
+            );
+        }
+        let host = Catalog::load_for(None, true, none).expect("host tools");
+        assert!(
+            host.entries().is_empty(),
+            "a host tool parses no shipped file"
+        );
     }
 }

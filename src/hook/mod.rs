@@ -280,17 +280,22 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
             return Plan::Decided(decide(call, &Finding::UnknownEvent(event), config));
         }
     }
-    let catalog = match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
-        Ok(catalog) => catalog,
-        Err(e) => {
-            return Plan::Decided(decide(
-                call,
-                &Finding::CatalogError(&format!("{e:#}")),
-                config,
-            ));
-        }
-    };
     let name = ToolName::parse(&call.tool, call.server.as_deref());
+    let server = match &name {
+        ToolName::Mcp { server, .. } => Some(server.as_str()),
+        ToolName::Host(_) => None,
+    };
+    let catalog =
+        match Catalog::load_for(server, config.hook.builtin_catalogs, &config.hook.catalogs) {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                return Plan::Decided(decide(
+                    call,
+                    &Finding::CatalogError(&format!("{e:#}")),
+                    config,
+                ));
+            }
+        };
     let class = catalog.classify(&name, &call.input);
     facts.class = class_name(&class);
     if let (

@@ -14,6 +14,7 @@ mod install;
 mod json;
 mod log;
 mod mcp;
+mod props;
 mod recover;
 mod scan;
 mod servers;

@@ -1,0 +1,381 @@
+//! The property suite: generated hook calls against the simulator, run through the real
+//! binary, with simulator faults rotating. Whatever the input, the hook:
+//!
+//! - exits 0 or 2 and nothing else;
+//! - on exit 0 prints exactly one JSON object;
+//! - answers with context or allow only when every protected VM named in the deciding value
+//!   has a listed tag carrying this call's change id on each of its VPGs;
+//! - never answers `{}` to a call the shipped catalogs classify as mutating.
+//!
+//! `cargo test --test it props` runs 200 cases (each one process; `PROPTEST_CASES` changes
+//! the number). Run it longer with e.g.
+//! `PROPTEST_CASES=5000 cargo test --release --test it props`. A failing case is shrunk and
+//! its seed kept in `tests/it/proptest-regressions/`, which is committed so it is run first
+//! from then on.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
+use rewind::catalog::{Catalog, Classification, ToolName};
+use rewind::sim::{FailState, Fault};
+use serde_json::{Value, json};
+
+use crate::support::{Setup, TestEnv};
+
+/// The lab's protected VMs (a unique name each) and their VPGs.
+const LAB: &[(&str, &[&str])] = &[
+    ("jp-ubuntu", &["jp-ubuntu-vpg"]),
+    ("db01", &["db01-local", "db01-azure"]),
+    ("win2019-1", &["win2019-aws"]),
+];
+
+/// Tool names as hosts send them: mutating, read-only, local, shell, unlisted.
+const TOOLS: &[&str] = &[
+    "mcp__ssh-mcp__exec",
+    "mcp__ssh__exec",
+    "mcp__ssh-manager__ssh_execute",
+    "mcp__ssh__write_file",
+    "mcp__ssh__read_file",
+    "mcp__ansible-mcp__run_playbook",
+    "mcp__winrm__run_command",
+    "mcp__vmware-aiops__vm_power_off",
+    "mcp__weather__forecast",
+    "Read",
+    "Edit",
+    "Bash",
+];
+
+/// Keys a VM may hide under.
+const VM_KEYS: &[&str] = &[
+    "host", "hostname", "server", "vm", "target", "limit", "hosts",
+];
+
+/// Event names: the real one, near misses, other hosts' and nonsense.
+const EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PreToolUse",
+    "PreToolUse",
+    "preToolUse",
+    "PreToolUse ",
+    "",
+    "BeforeTool",
+    "PostToolUse",
+    "pre_tool_use",
+];
+
+/// Look-alikes and spellings of a tool name.
+fn spell(tool: &str, how: u8) -> String {
+    match how % 8 {
+        0..=2 => tool.to_owned(),
+        3 => tool.to_uppercase(),
+        4 => format!(" {tool}\t"),
+        5 => tool.replacen("__", "___", 1),
+        // Cyrillic `ѕ` for `s`: looks the same, is another tool.
+        6 => tool.replacen('s', "\u{455}", 1),
+        _ => format!("{tool}__extra"),
+    }
+}
+
+/// A VM value of any JSON type: names, patterns, lists, and the wrong types.
+fn vm_value() -> impl Strategy<Value = Value> {
+    let name = prop::sample::select(vec![
+        "jp-ubuntu",
+        "db01",
+        "win2019-1",
+        "web",
+        "nosuchvm",
+        "JP-UBUNTU",
+        "root@jp-ubuntu",
+        "jp-ubuntu:22",
+        "jp-ubuntu.lab",
+        "jp-ubuntu.lab:db01",
+        "jp-ubuntu,db01",
+        "jp-ubuntu:!db01",
+        "jp-ubuntu:&prod",
+        "web*",
+        "all",
+        "@hosts.txt",
+        "db[01:02]",
+        "~jp.*",
+        "",
+        " ",
+    ]);
+    prop_oneof![
+        4 => name.clone().prop_map(|n| json!(n)),
+        1 => prop::collection::vec(name.clone(), 0..4).prop_map(|v| json!(v)),
+        1 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::from),
+        1 => any::<i64>().prop_map(Value::from),
+        1 => any::<f64>().prop_map(|f| json!(f)),
+        1 => name.prop_map(|n| json!({"name": n})),
+        1 => Just(json!(["jp-ubuntu", null])),
+    ]
+}
+
+prop_compose! {
+    fn call()(
+        tool in prop::sample::select(TOOLS),
+        how in any::<u8>(),
+        event in prop::sample::select(EVENTS),
+        keys in prop::collection::vec((prop::sample::select(VM_KEYS), vm_value()), 0..3),
+        command in prop::sample::select(vec!["uptime", "rm -rf /tmp/x", "ssh db01 reboot", ""]),
+        id in 0_u32..1_000_000,
+        // A third of the calls are well formed, so the guard runs and its answers are checked.
+        clean in prop::sample::select(vec![None, None, Some(0_usize), Some(1), Some(2), Some(3)]),
+    ) -> (Value, String) {
+        let (tool, event, keys) = match clean {
+            None => (spell(tool, how), event, keys),
+            Some(n) => {
+                let vms: Vec<Value> = match n {
+                    0 => vec![json!("jp-ubuntu")],
+                    1 => vec![json!("db01")],
+                    2 => vec![json!(["jp-ubuntu", "db01"])],
+                    _ => vec![json!("jp-ubuntu,db01")],
+                };
+                (String::from("mcp__ssh__exec"), "PreToolUse", vms.into_iter().map(|v| ("host", v)).collect())
+            }
+        };
+        let mut input = serde_json::Map::new();
+        for (key, value) in keys {
+            input.insert(key.to_owned(), value);
+        }
+        input.insert("command".into(), json!(command));
+        let change = format!("toolu_prop{id}");
+        let server = tool.strip_prefix("mcp__").and_then(|r| r.split("__").next()).map(str::to_owned);
+        let mut payload = json!({
+            "session_id": "5e55i0n0-0000-4000-8000-00000000prop",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": "/tmp",
+            "hook_event_name": event,
+            "tool_name": tool,
+            "tool_input": Value::Object(input),
+            "tool_use_id": change,
+        });
+        if let Some(server) = server {
+            payload["mcp_server"] = json!({"name": server});
+        }
+        (payload, change)
+    }
+}
+
+/// A byte-level mutation of a payload: flips, cuts, insertions.
+fn mutate(bytes: &[u8], edits: &[(usize, u8, u8)]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for &(at, kind, byte) in edits {
+        if out.is_empty() {
+            out.push(byte);
+            continue;
+        }
+        let at = at % out.len();
+        match kind % 4 {
+            0 => out[at] ^= byte | 1,
+            1 => out.truncate(at),
+            2 => out.insert(at, byte),
+            _ => {
+                out.remove(at);
+            }
+        }
+    }
+    out
+}
+
+/// The faults one case may run under: mostly none, and the quick ones more often than the
+/// ones that wait for the budget.
+fn fault(n: usize) -> Option<Fault> {
+    match n % 48 {
+        0 | 24 => Some(Fault::Status {
+            route: "*".into(),
+            status: 503,
+            times: Some(2),
+        }),
+        2 | 26 => Some(Fault::InsertFails {
+            vpg: "jp-ubuntu-vpg".into(),
+            state: FailState::Failed,
+            reason: "simulated".into(),
+        }),
+        3 | 27 => Some(Fault::InsertBusy {
+            vpg: "db01-local".into(),
+            times: 1,
+        }),
+        4 | 28 => Some(Fault::Status {
+            route: "POST /v1/vpgs/*".into(),
+            status: 500,
+            times: Some(1),
+        }),
+        // These wait for the budget: rarer.
+        1 => Some(Fault::Drop {
+            route: "GET /v1/vms*".into(),
+        }),
+        5 => Some(Fault::TagNeverListed {
+            vpg: "db01-azure".into(),
+        }),
+        6 if n % 96 == 6 => Some(Fault::Hang {
+            route: "GET /v1/tasks/*".into(),
+        }),
+        _ => None,
+    }
+}
+
+/// The lab VMs a value names: its strings split at pattern separators, `user@`, `:port` and
+/// domain suffixes, compared without case.
+fn named_vms(value: &Value) -> Vec<&'static str> {
+    let mut texts = Vec::new();
+    collect_strings(value, &mut texts);
+    LAB.iter()
+        .map(|(vm, _)| *vm)
+        .filter(|vm| {
+            texts.iter().any(|text| {
+                text.split([',', ':', ';', ' ', '@', '&', '!'])
+                    .map(|part| part.split('.').next().unwrap_or(part))
+                    .any(|part| part.eq_ignore_ascii_case(vm))
+            })
+        })
+        .collect()
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Whether the shipped catalogs classify this call as mutating.
+fn is_mutating(catalog: &Catalog, payload: &Value) -> bool {
+    let Some(tool) = payload["tool_name"].as_str() else {
+        return false;
+    };
+    let name = ToolName::parse(
+        tool,
+        payload.pointer("/mcp_server/name").and_then(Value::as_str),
+    );
+    matches!(
+        catalog.classify(&name, &payload["tool_input"]),
+        Classification::Mutating { .. }
+    )
+}
+
+/// Every protected VM the call's arguments name has a listed tag carrying `change` on each
+/// of its VPGs; else which one has none.
+fn tags_listed(env: &TestEnv, payload: &Value, change: &str) -> Result<(), String> {
+    for key in VM_KEYS {
+        let Some(value) = payload["tool_input"].get(*key) else {
+            continue;
+        };
+        for vm in named_vms(value) {
+            let vpgs = LAB
+                .iter()
+                .find(|(name, _)| *name == vm)
+                .map(|l| l.1)
+                .unwrap_or_default();
+            for vpg in vpgs {
+                let tagged = env.sim.checkpoints(vpg).iter().any(|cp| {
+                    cp.tag
+                        .as_deref()
+                        .is_some_and(|t| t.contains(&format!("change={change}")))
+                });
+                if !tagged {
+                    return Err(format!("{vm} on {vpg} has no listed tag for {change}"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_hook_holds_its_invariants_on_generated_calls() {
+    let env = TestEnv::with(Setup {
+        hook: String::from("budget_secs = 2"),
+        ..Setup::default()
+    });
+    let none: &[&str] = &[];
+    let catalog = Catalog::load(true, none).expect("shipped catalogs");
+    let case = AtomicUsize::new(0);
+    // What the cases reached: exit 2, a release (context or allow), a refusal (deny or ask).
+    let (blocked, released_count, refused) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/it/proptest-regressions/props.txt"
+        )))),
+        ..ProptestConfig::default()
+    });
+    let edits = prop::collection::vec((any::<usize>(), any::<u8>(), any::<u8>()), 0..4);
+    runner
+        .run(
+            &(call(), edits, any::<bool>()),
+            |((payload, change), edits, mutated)| {
+                let n = case.fetch_add(1, Ordering::Relaxed);
+                env.sim.clear_faults();
+                if let Some(fault) = fault(n) {
+                    env.sim.add_fault(fault);
+                }
+                let clean = serde_json::to_vec(&payload).expect("json");
+                let stdin = if mutated && !edits.is_empty() {
+                    mutate(&clean, &edits)
+                } else {
+                    clean.clone()
+                };
+                let run = env.hook(&stdin);
+                prop_assert!(
+                    run.code == 0 || run.code == 2,
+                    "exit {}: {run:#?}",
+                    run.code
+                );
+                if run.code == 2 {
+                    blocked.fetch_add(1, Ordering::Relaxed);
+                    prop_assert_eq!(run.stderr.trim().lines().count(), 1, "{:#?}", run);
+                    return Ok(());
+                }
+                let answer: Value = serde_json::from_str(&run.stdout).map_err(|e| {
+                    TestCaseError::fail(format!("stdout is not one JSON value ({e}): {run:#?}"))
+                })?;
+                prop_assert!(answer.is_object(), "{run:#?}");
+                if stdin != clean {
+                    return Ok(());
+                }
+                let output = &answer["hookSpecificOutput"];
+                let decision = output["permissionDecision"].as_str();
+                let released = decision == Some("allow")
+                    || (decision.is_none() && output.get("additionalContext").is_some());
+                if matches!(decision, Some("deny" | "ask")) {
+                    refused.fetch_add(1, Ordering::Relaxed);
+                }
+                if released {
+                    released_count.fetch_add(1, Ordering::Relaxed);
+                    tags_listed(&env, &payload, &change)
+                        .map_err(|e| TestCaseError::fail(format!("{e}: {run:#?}")))?;
+                }
+                let event = payload["hook_event_name"].as_str().unwrap_or_default();
+                if event != "PostToolUse" && is_mutating(&catalog, &payload) {
+                    prop_assert!(
+                        answer != json!({}),
+                        "a mutating call got {{}}: {payload} {run:#?}"
+                    );
+                }
+                Ok(())
+            },
+        )
+        .expect("the hook's invariants hold");
+    let counts = [&blocked, &released_count, &refused].map(|c| c.load(Ordering::Relaxed));
+    // With enough cases the generators reach every kind of answer.
+    if case.load(Ordering::Relaxed) >= 100 {
+        assert!(
+            counts.iter().all(|&c| c > 0),
+            "exit 2, released, refused: {counts:?}"
+        );
+    }
+}
