@@ -31,6 +31,11 @@
 //! never passed.
 
 pub mod claude_code;
+pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod gemini;
+mod names;
 
 use serde_json::Value;
 
@@ -70,9 +75,10 @@ impl Host {
     pub(crate) fn read(self, stdin: &[u8]) -> Result<ToolCall, Unreadable> {
         match self {
             Self::ClaudeCode => claude_code::protocol::read(stdin),
-            Self::Codex | Self::Gemini | Self::Copilot | Self::Cursor => {
-                Err(Unreadable::NoDialect(self))
-            }
+            Self::Codex => codex::protocol::read(stdin),
+            Self::Gemini => gemini::protocol::read(stdin),
+            Self::Copilot => copilot::protocol::read(stdin),
+            Self::Cursor => cursor::protocol::read(stdin),
         }
     }
 
@@ -80,32 +86,21 @@ impl Host {
     pub(crate) fn render(self, decision: &Decision) -> Rendered {
         match self {
             Self::ClaudeCode => claude_code::protocol::render(decision),
-            // Nothing can be said in a dialect that does not exist: refuse by exit code.
-            Self::Codex | Self::Gemini | Self::Copilot | Self::Cursor => {
-                Rendered::block(&decision.text().map_or_else(
-                    || format!("rewind: no {} dialect; refusing the call", self.name()),
-                    str::to_owned,
-                ))
-            }
+            Self::Codex => codex::protocol::render(decision),
+            Self::Gemini => gemini::protocol::render(decision),
+            Self::Copilot => copilot::protocol::render(decision),
+            Self::Cursor => cursor::protocol::render(decision),
         }
     }
 
     /// Whether a parsed payload carries this host's fingerprint.
     fn fingerprint(self, payload: &serde_json::Map<String, Value>) -> bool {
-        let has = |key: &str| payload.contains_key(key);
         match self {
             Self::ClaudeCode => claude_code::protocol::fingerprint(payload),
-            // Fingerprints of the hosts whose dialects are still to come, so that their
-            // payloads are named (and refused) rather than read as another host's.
-            Self::Cursor => {
-                has("cursor_version") || (has("conversation_id") && has("generation_id"))
-            }
-            Self::Codex => has("turn_id"),
-            Self::Gemini => {
-                payload.get("hook_event_name").and_then(Value::as_str) == Some("BeforeTool")
-                    || (has("timestamp") && has("transcript_path") && !has("permission_mode"))
-            }
-            Self::Copilot => has("toolName") || has("toolArgs"),
+            Self::Cursor => cursor::protocol::fingerprint(payload),
+            Self::Codex => codex::protocol::fingerprint(payload),
+            Self::Gemini => gemini::protocol::fingerprint(payload),
+            Self::Copilot => copilot::protocol::fingerprint(payload),
         }
     }
 }
@@ -192,8 +187,6 @@ pub(crate) enum Unreadable {
     NoToolName,
     /// No `--host`, and the payload matches no host's fingerprint.
     UnknownHost,
-    /// The host has no dialect in this build.
-    NoDialect(Host),
     /// A payload sent after the tool ran that cannot be read: nothing to decide.
     AfterTheCall,
 }
@@ -219,11 +212,6 @@ impl std::fmt::Display for Unreadable {
             }
             Self::UnknownHost => f.write_str(
                 "rewind: cannot tell which agent host sent this hook input; refusing the call (install the hook with `--host`)",
-            ),
-            Self::NoDialect(host) => write!(
-                f,
-                "rewind: this build cannot read {} hook input yet; refusing the call",
-                host.name()
             ),
             Self::AfterTheCall => f.write_str("rewind: unreadable input after the call"),
         }
@@ -368,15 +356,44 @@ mod tests {
     }
 
     #[test]
-    fn hosts_without_a_dialect_are_refused_not_passed() {
-        let claude_shaped = br#"{"session_id":"s","transcript_path":"/t","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{}}"#;
-        for host in [Host::Codex, Host::Gemini, Host::Copilot, Host::Cursor] {
-            let err = read(Some(host), claude_shaped).expect_err("no dialect");
-            assert_eq!(err, (Some(host), Unreadable::NoDialect(host)));
-            let rendered = host.render(&Decision::None);
-            assert_eq!(rendered.code, crate::exit::BLOCKED);
-            assert_eq!(rendered.stdout, None);
+    fn the_recorded_payload_of_every_host_is_detected_as_that_host() {
+        let cases = [
+            (
+                r#"{"session_id":"01a22fd1","turn_id":"01a22fd1-4e18","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"PreToolUse","model":"gpt-e2e","permission_mode":"bypassPermissions","tool_name":"mcp__ssh__exec","tool_input":{"host":"jp-ubuntu"},"tool_use_id":"call_e2e_01"}"#,
+                Host::Codex,
+            ),
+            (
+                r#"{"session_id":"1f041d3f","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T04:18:12.553Z","tool_name":"mcp_ssh_exec","tool_input":{"host":"jp-ubuntu"},"mcp_context":{"server_name":"ssh","tool_name":"exec"}}"#,
+                Host::Gemini,
+            ),
+            (
+                r#"{"sessionId":"959e7020","timestamp":1796098717577,"cwd":"/p","toolName":"ssh-exec","toolArgs":{"host":"jp-ubuntu"}}"#,
+                Host::Copilot,
+            ),
+            (
+                r#"{"hook_event_name":"PreToolUse","session_id":"4cbbb07d","timestamp":"2026-12-01T04:18:51.023Z","cwd":"/p","tool_name":"ssh-exec","tool_input":{"host":"jp-ubuntu"}}"#,
+                Host::Copilot,
+            ),
+        ];
+        for (payload, host) in cases {
+            assert_eq!(detect(payload.as_bytes()), Some(host), "{payload}");
+            let call = read(None, payload.as_bytes()).expect("reads");
+            assert_eq!(call.host, host);
+            assert_eq!(call.tool, "mcp__ssh__exec", "{payload}");
+            assert_eq!(call.event, Event::BeforeTool, "{payload}");
         }
+    }
+
+    #[test]
+    fn another_hosts_event_name_does_not_move_a_payload_to_that_host() {
+        // Claude Code's fields with Gemini's event name: Claude's dialect reads it and names
+        // the event unknown (a deny), rather than Gemini's dialect reading it as a call.
+        let payload = br#"{"session_id":"s","transcript_path":"/t","permission_mode":"default","hook_event_name":"BeforeTool","tool_name":"mcp__ssh__exec","tool_input":{},"tool_use_id":"toolu_1"}"#;
+        assert_eq!(detect(payload), Some(Host::ClaudeCode));
+        assert_eq!(
+            read(None, payload).expect("reads").event,
+            Event::Unknown("BeforeTool".into())
+        );
     }
 
     #[test]

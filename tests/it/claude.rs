@@ -225,6 +225,7 @@ pub(crate) struct ClaudeCode {
     allowed_tools: Vec<String>,
     timeout: Duration,
     keep_settings: bool,
+    extra_args: Vec<String>,
 }
 
 impl ClaudeCode {
@@ -257,6 +258,7 @@ impl ClaudeCode {
             allowed_tools: Vec::new(),
             timeout: Duration::from_secs(60),
             keep_settings: false,
+            extra_args: Vec::new(),
         }
     }
 
@@ -360,6 +362,12 @@ impl ClaudeCode {
         self
     }
 
+    /// Another command-line argument for `claude -p` (e.g. `--plugin-dir=DIR`).
+    pub(crate) fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.extra_args.push(arg.into());
+        self
+    }
+
     /// Hard limit for the whole `claude -p` run; past it the process group is killed.
     pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -385,7 +393,8 @@ impl ClaudeCode {
                 "json",
                 "--permission-mode",
                 self.mode.as_arg(),
-            ]);
+            ])
+            .args(&self.extra_args);
         if !self.allowed_tools.is_empty() {
             // `=` form, last: the option takes several values and must not swallow anything.
             cmd.arg(format!("--allowedTools={}", self.allowed_tools.join(",")));
@@ -635,7 +644,7 @@ fn content_text(content: &Value) -> String {
 }
 
 /// A copy of `value` with every string longer than `max` characters cut, for readable failures.
-fn shorten_strings(value: &Value, max: usize) -> Value {
+pub(crate) fn shorten_strings(value: &Value, max: usize) -> Value {
     match value {
         Value::String(s) if s.chars().count() > max => {
             Value::String(format!("{}…", s.chars().take(max).collect::<String>()))
@@ -729,15 +738,15 @@ impl Drop for FakeApi {
     }
 }
 
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `cmd` in its own process group with stdin closed; past `limit` the whole group (the
 /// host, its hooks, its MCP servers) is killed and the test fails.
-fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
+pub(crate) fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -767,7 +776,10 @@ fn run_with_deadline(mut cmd: Command, limit: Duration) -> Output {
             let err = stderr
                 .recv_timeout(Duration::from_secs(2))
                 .unwrap_or_default();
-            panic!("claude -p ran past {limit:?} and was killed\nstdout: {out}\nstderr: {err}");
+            panic!(
+                "{} ran past {limit:?} and was killed\nstdout: {out}\nstderr: {err}",
+                cmd.get_program().display()
+            );
         }
         thread::sleep(Duration::from_millis(20));
     };

@@ -35,36 +35,7 @@ struct Scene {
 #[test]
 fn every_decision_table_row() {
     insta::glob!("../fixtures", "hook/*.json", |path| {
-        let scene = scene_for(path);
-        let env = TestEnv::with(Setup {
-            frozen: true,
-            time_scale: scene.time_scale.unwrap_or(100.0),
-            scenario: scene.scenario.as_deref().map(|text| {
-                rewind::sim::Scenario::from_toml(text, "fixture scenario").expect("scenario")
-            }),
-            ..Setup::default()
-        });
-        let mut hook = scene
-            .hook
-            .clone()
-            .unwrap_or_else(|| String::from("budget_secs = 30"));
-        if let Some(catalog) = &scene.catalog {
-            let file = env.path("catalog.toml");
-            std::fs::write(&file, catalog).expect("write catalog");
-            let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
-        }
-        env.write_config(&Setup {
-            trust_ca: scene.trust_ca.unwrap_or(true),
-            url: scene.zvm.as_deref().map(|down| {
-                assert_eq!(down, "down", "zvm = \"down\" is the only choice");
-                closed_port_url()
-            }),
-            hook,
-            ..Setup::default()
-        });
-        for fault in &scene.faults {
-            env.sim.add_fault(fault.clone());
-        }
+        let env = scene_env(path);
         let stdin = std::fs::read(path).expect("fixture");
         let run = env.hook(&stdin);
         let stdout: Value = if run.stdout.is_empty() {
@@ -98,6 +69,41 @@ fn every_decision_table_row() {
     });
 }
 
+/// The simulator and configuration a fixture's `<case>.toml` asks for.
+pub(crate) fn scene_env(path: &Path) -> TestEnv {
+    let scene = scene_for(path);
+    let env = TestEnv::with(Setup {
+        frozen: true,
+        time_scale: scene.time_scale.unwrap_or(100.0),
+        scenario: scene.scenario.as_deref().map(|text| {
+            rewind::sim::Scenario::from_toml(text, "fixture scenario").expect("scenario")
+        }),
+        ..Setup::default()
+    });
+    let mut hook = scene
+        .hook
+        .clone()
+        .unwrap_or_else(|| String::from("budget_secs = 30"));
+    if let Some(catalog) = &scene.catalog {
+        let file = env.path("catalog.toml");
+        std::fs::write(&file, catalog).expect("write catalog");
+        let _ = write!(hook, "\ncatalogs = [{:?}]", file.display().to_string());
+    }
+    env.write_config(&Setup {
+        trust_ca: scene.trust_ca.unwrap_or(true),
+        url: scene.zvm.as_deref().map(|down| {
+            assert_eq!(down, "down", "zvm = \"down\" is the only choice");
+            closed_port_url()
+        }),
+        hook,
+        ..Setup::default()
+    });
+    for fault in &scene.faults {
+        env.sim.add_fault(fault.clone());
+    }
+    env
+}
+
 fn scene_for(fixture: &Path) -> Scene {
     let sidecar = fixture.with_extension("toml");
     match std::fs::read_to_string(&sidecar) {
@@ -106,7 +112,7 @@ fn scene_for(fixture: &Path) -> Scene {
     }
 }
 
-fn regex_escape(text: &str) -> String {
+pub(crate) fn regex_escape(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
             let special = r"\.+*?()|[]{}^$".contains(c);
@@ -679,26 +685,29 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
     }
 }
 
-/// `--host` fixes the dialect: a host this build has no dialect for is refused with exit 2 and
-/// a line saying so, whatever the payload. Without `--host`, a payload no host's fingerprint
-/// matches is refused the same way; Claude Code's is recognised.
+/// `--host` fixes the dialect: another host's payload read in the wrong one names an event that
+/// host does not send, and is denied. Without `--host`, a payload no host's fingerprint matches
+/// is refused with exit 2 and a line saying so; Claude Code's is recognised.
 #[test]
-fn hosts_without_a_dialect_and_unrecognisable_payloads_are_blocked() {
+fn another_hosts_payload_under_the_wrong_host_is_denied_and_unrecognisable_payloads_are_blocked() {
     let env = TestEnv::start();
     let call = hook_input(
         "mcp__ssh__exec",
         &json!({"host": "jp-ubuntu", "command": "reboot"}),
         "toolu_h1",
     );
-    for host in ["codex", "gemini", "copilot", "cursor"] {
+    // Claude Code's payload under Gemini's or Cursor's dialect: not an event those hosts send.
+    for host in ["gemini", "cursor"] {
         let run = env.run(&["hook", "--host", host], &call);
-        assert_eq!(run.code, 2, "{host}: {run:#?}");
-        assert_eq!(
-            run.stderr.trim(),
-            format!("rewind: this build cannot read {host} hook input yet; refusing the call"),
+        assert_eq!(run.code, 0, "{host}: {run:#?}");
+        assert!(
+            run.stdout
+                .contains("is not one this host sends before a tool call")
+                && run.stdout.contains("deny"),
+            "{host}: {run:#?}"
         );
-        assert!(run.stdout.is_empty(), "{run:#?}");
     }
+    assert!(env.sim.inserts().is_empty());
     let bare = br#"{"hook_event_name":"PreToolUse","tool_name":"mcp__ssh__exec","tool_input":{"host":"jp-ubuntu"}}"#;
     let run = env.hook(bare);
     assert_eq!(run.code, 2, "{run:#?}");

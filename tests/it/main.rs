@@ -1,15 +1,19 @@
 //! The single integration test binary: one module per area.
 
+mod agents;
 mod catalog;
 mod claude;
 mod config;
 mod demo;
 mod doctor;
 mod e2e;
+mod e2e_agents;
 mod e2e_host;
 mod e2e_mcp;
+mod e2e_plugin;
 mod e2e_shell;
 mod hook;
+mod hook_hosts;
 mod install;
 mod json;
 mod log;

@@ -1,0 +1,3 @@
+//! OpenAI Codex CLI.
+
+pub mod protocol;

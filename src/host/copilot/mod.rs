@@ -1,0 +1,3 @@
+//! GitHub Copilot CLI (and the Copilot cloud agent, which reads the same hook files).
+
+pub mod protocol;

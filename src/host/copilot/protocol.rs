@@ -1,0 +1,233 @@
+//! GitHub Copilot CLI's `preToolUse` protocol. Measured on Copilot CLI 1.0.102
+//! (`docs/hosts.md`):
+//!
+//! - stdin, two shapes chosen by the event key the hook is registered under: `preToolUse`
+//!   sends `sessionId`, epoch-ms `timestamp`, `toolName`, `toolArgs` (an object, or a JSON
+//!   string in older builds) and no event name; `PreToolUse` sends `hook_event_name`,
+//!   `session_id`, an ISO `timestamp`, `tool_name`, `tool_input`. Neither sends a call id.
+//!   MCP tools arrive as `<server>-<tool>`, split at the first `-` (Copilot's own tools use
+//!   `_`); the shell tools are `bash` and `powershell` (`Bash`, `PowerShell` in the
+//!   Claude-shaped payload).
+//! - stdout: flat `{"permissionDecision": "deny", "permissionDecisionReason": …}` blocks and
+//!   the model reads the reason; `ask` is a prompt, or a refusal with the reason under `-p`;
+//!   top-level `additionalContext` reaches the model.
+//! - What it cannot say: exit 2 blocks but the model is not told why, so a block also prints
+//!   a deny with the reason on stdout. `allow` bypasses the user's own permission rules, so
+//!   it is rendered as the context alone.
+//! - A crash blocks ("hook errored"); a timeout lets the call run.
+//!
+//! Events read: a camelCase payload is before the call unless it carries `toolResult`;
+//! `hook_event_name` must be exactly `PreToolUse` or `PostToolUse`.
+
+use serde_json::{Map, Value, json};
+
+use crate::decision::Decision;
+use crate::host::names;
+use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
+
+/// Copilot's own tools (either spelling) that only touch the local machine, by the neutral
+/// name the catalog knows as local. `write_bash` types into a running shell: not local.
+const LOCAL: &[(&str, &str)] = &[
+    ("view", "Read"),
+    ("create", "Write"),
+    ("edit", "Edit"),
+    ("str_replace_editor", "Edit"),
+    ("apply_patch", "Edit"),
+    ("glob", "Glob"),
+    ("grep", "Grep"),
+    ("web_fetch", "WebFetch"),
+    ("task", "Task"),
+    ("ask_user", "AskUserQuestion"),
+    ("read_bash", "BashOutput"),
+    ("list_bash", "BashOutput"),
+    ("stop_bash", "KillShell"),
+    ("read_powershell", "BashOutput"),
+    ("stop_powershell", "KillShell"),
+];
+
+/// Whether a payload is Copilot CLI's: camelCase `toolName`/`toolArgs`, or the Claude-shaped
+/// payload with a `timestamp` and none of the fields Claude Code and Codex always send.
+pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
+    let has = |key: &str| payload.contains_key(key);
+    has("toolName")
+        || has("toolArgs")
+        || (has("timestamp")
+            && !has("permission_mode")
+            && !has("transcript_path")
+            && !has("turn_id")
+            && !has("mcp_context"))
+}
+
+/// Reads the bytes from stdin as a call.
+pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
+    precheck(bytes)?;
+    let payload: Value =
+        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(short(&e.to_string())))?;
+    let Value::Object(payload) = payload else {
+        return Err(Unreadable::NotJson("not a JSON object".to_owned()));
+    };
+    let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+    let camel = payload.contains_key("toolName") || payload.contains_key("toolArgs");
+    let (native, args, session, event) = if camel {
+        let event = if payload.contains_key("toolResult") {
+            Event::AfterTool
+        } else {
+            Event::BeforeTool
+        };
+        (
+            text("toolName"),
+            names::arguments(payload.get("toolArgs")),
+            text("sessionId"),
+            event,
+        )
+    } else {
+        let event = match payload.get("hook_event_name").and_then(Value::as_str) {
+            Some("PreToolUse") => Event::BeforeTool,
+            Some("PostToolUse") => Event::AfterTool,
+            other => Event::Unknown(other.unwrap_or_default().to_owned()),
+        };
+        (
+            text("tool_name"),
+            names::arguments(payload.get("tool_input")),
+            text("session_id"),
+            event,
+        )
+    };
+    let native = match native {
+        Some(name) if !name.trim().is_empty() => name,
+        _ => return Err(Unreadable::NoToolName),
+    };
+    let (tool, server, input) = neutral(&native, args);
+    Ok(ToolCall {
+        host: Host::Copilot,
+        session,
+        change: None,
+        tool,
+        server,
+        input,
+        event,
+    })
+}
+
+/// The neutral name, server and arguments of a Copilot tool.
+fn neutral(native: &str, args: Value) -> (String, Option<String>, Value) {
+    match native {
+        "bash" | "Bash" => ("Bash".to_owned(), None, names::shell_input(args, "command")),
+        "powershell" | "PowerShell" => (
+            "PowerShell".to_owned(),
+            None,
+            names::shell_input(args, "command"),
+        ),
+        _ => {
+            if let Some((_, local)) = LOCAL.iter().find(|(n, _)| *n == native) {
+                return ((*local).to_owned(), None, args);
+            }
+            match native.split_once('-') {
+                Some((server, tool)) if !server.is_empty() && !tool.is_empty() => {
+                    (names::mcp(server, tool), Some(server.to_owned()), args)
+                }
+                // A Claude-named tool (PreToolUse shape) or one rewind does not know: as sent.
+                _ => (native.to_owned(), None, args),
+            }
+        }
+    }
+}
+
+/// Renders a decision in Copilot CLI's flat schema.
+pub(crate) fn render(decision: &Decision) -> Rendered {
+    let decide = |kind: &str, reason: &str| json!({"permissionDecision": kind, "permissionDecisionReason": reason});
+    match decision {
+        Decision::None => Rendered::json(&json!({})),
+        Decision::Context(text) | Decision::Allow { context: text, .. } => {
+            Rendered::json(&json!({"additionalContext": text}))
+        }
+        Decision::Deny(reason) => Rendered::json(&decide("deny", reason)),
+        Decision::Ask(reason) => Rendered::json(&decide("ask", reason)),
+        // Exit 2 alone reaches the model as "hook exited with code 2": say why on stdout too.
+        Decision::Block(line) => {
+            let block = Rendered::block(line);
+            let reason = block.stderr.clone().unwrap_or_default();
+            Rendered {
+                stdout: Some(decide("deny", &reason).to_string()),
+                ..block
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_recorded_camel_case_mcp_call() {
+        let call = read(br#"{"sessionId":"959e7020-6925-4433-ab48-647d9a7b954f","timestamp":1796098717577,"cwd":"/p","toolName":"ssh-exec","toolArgs":{"host":"jp-ubuntu","command":"touch /etc/x"}}"#)
+            .expect("reads");
+        assert_eq!(call.host, Host::Copilot);
+        assert_eq!(call.tool, "mcp__ssh__exec");
+        assert_eq!(call.server.as_deref(), Some("ssh"));
+        assert_eq!(call.change, None);
+        assert_eq!(call.agent(), "copilot/959e7020");
+        assert_eq!(call.event, Event::BeforeTool);
+        assert_eq!(call.input["host"], "jp-ubuntu");
+    }
+
+    #[test]
+    fn reads_the_recorded_claude_shaped_call_and_tool_args_as_a_string() {
+        let call = read(br#"{"hook_event_name":"PreToolUse","session_id":"4cbbb07d-6db2","timestamp":"2026-12-01T04:18:51.023Z","cwd":"/p","tool_name":"ssh-exec","tool_input":{"host":"jp-ubuntu"}}"#)
+            .expect("reads");
+        assert_eq!(call.tool, "mcp__ssh__exec");
+        assert_eq!(call.event, Event::BeforeTool);
+        let call = read(br#"{"timestamp":1,"cwd":"/","toolName":"bash","toolArgs":"{\"command\":\"ssh web01 reboot\"}"}"#)
+            .expect("reads");
+        assert_eq!(call.tool, "Bash");
+        assert_eq!(call.input["command"], "ssh web01 reboot");
+    }
+
+    #[test]
+    fn the_shell_and_local_tools_get_their_neutral_names() {
+        for (native, neutral) in [
+            ("bash", "Bash"),
+            ("powershell", "PowerShell"),
+            ("Bash", "Bash"),
+            ("view", "Read"),
+            ("edit", "Edit"),
+            ("write_bash", "write_bash"),
+            ("Read", "Read"),
+        ] {
+            let payload = json!({"toolName": native, "toolArgs": {}});
+            assert_eq!(
+                read(payload.to_string().as_bytes()).expect("reads").tool,
+                neutral,
+                "{native}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_event_comes_from_the_shape_or_the_exact_name() {
+        let after = json!({"toolName": "ssh-exec", "toolArgs": {}, "toolResult": {"resultType": "success"}});
+        assert_eq!(
+            read(after.to_string().as_bytes()).expect("reads").event,
+            Event::AfterTool
+        );
+        let odd = json!({"hook_event_name": "preToolUse", "timestamp": "t", "tool_name": "bash", "tool_input": {}});
+        assert_eq!(
+            read(odd.to_string().as_bytes()).expect("reads").event,
+            Event::Unknown("preToolUse".into())
+        );
+    }
+
+    #[test]
+    fn a_block_tells_the_model_why_on_stdout_and_still_exits_2() {
+        let rendered = render(&Decision::Block("rewind: hook input is not JSON".into()));
+        assert_eq!(rendered.code, 2);
+        let out: Value =
+            serde_json::from_str(rendered.stdout.as_deref().expect("json")).expect("json");
+        assert_eq!(out["permissionDecision"], "deny");
+        assert_eq!(
+            out["permissionDecisionReason"],
+            "rewind: hook input is not JSON"
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! Cursor (the IDE agent and `cursor-agent`).
+
+pub mod protocol;

@@ -1,0 +1,3 @@
+//! Google Gemini CLI.
+
+pub mod protocol;

@@ -1,0 +1,378 @@
+//! Every row of the decision table in every other host's dialect: each fixture scene of
+//! `tests/fixtures/hook/` (the simulator, faults and configuration of its `<case>.toml`), with
+//! the call respelled the way that host sends it (event, tool names, argument keys, as recorded
+//! in `tests/fixtures/hosts/`), fed to the real `rewind hook --host <host>`. One snapshot per
+//! host lists what each row becomes in that host's output format.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::hook::{regex_escape, scene_env};
+use crate::support::Run;
+
+#[derive(Clone, Copy)]
+enum Spelling {
+    Codex,
+    Gemini,
+    Copilot,
+    Cursor,
+}
+
+impl Spelling {
+    fn host(self) -> &'static str {
+        match self {
+            Self::Codex => "codex",
+            Self::Gemini => "gemini",
+            Self::Copilot => "copilot",
+            Self::Cursor => "cursor",
+        }
+    }
+}
+
+/// Claude Code's names for the tools the fixtures use, in each host's words.
+fn native_tool(spelling: Spelling, tool: &str) -> String {
+    let mcp = tool
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"));
+    match (spelling, mcp, tool) {
+        (Spelling::Codex, _, _) => tool.to_owned(),
+        (Spelling::Gemini, Some((server, name)), _) => format!("mcp_{server}_{name}"),
+        (Spelling::Gemini, None, "Bash") => "run_shell_command".to_owned(),
+        (Spelling::Gemini, None, "Read") => "read_file".to_owned(),
+        (Spelling::Gemini, None, "Edit") => "replace".to_owned(),
+        (Spelling::Gemini, None, "Write") => "write_file".to_owned(),
+        (Spelling::Copilot, Some((server, name)), _) => format!("{server}-{name}"),
+        (Spelling::Copilot, None, "Bash") => "bash".to_owned(),
+        (Spelling::Copilot, None, "Read") => "view".to_owned(),
+        (Spelling::Copilot, None, "Edit") => "edit".to_owned(),
+        (Spelling::Copilot, None, "Write") => "create".to_owned(),
+        (Spelling::Cursor, Some((_, name)), _) => format!("MCP:{name}"),
+        (Spelling::Cursor, None, "Bash") => "Shell".to_owned(),
+        (_, _, other) => other.to_owned(),
+    }
+}
+
+/// The fixture's call as `spelling`'s host sends it. Bytes that are not a Claude-shaped call
+/// (empty, not JSON, no tool name) are sent as they are: every dialect must refuse them.
+fn respell(spelling: Spelling, fixture: &[u8]) -> Vec<u8> {
+    let Ok(Value::Object(claude)) = serde_json::from_slice::<Value>(fixture) else {
+        return fixture.to_vec();
+    };
+    let Some(tool) = claude.get("tool_name").and_then(Value::as_str) else {
+        return fixture.to_vec();
+    };
+    let mut event = claude
+        .get("hook_event_name")
+        .cloned()
+        .unwrap_or(Value::Null);
+    // A fixture about an event Claude Code does not send may name one this host does send:
+    // swap it for Claude's spelling so the row stays about an event the host does not send.
+    let own = match spelling {
+        Spelling::Gemini => "BeforeTool",
+        Spelling::Cursor => "preToolUse",
+        Spelling::Codex | Spelling::Copilot => "",
+    };
+    if !own.is_empty() && event == own {
+        event = json!("PreToolUse ");
+    }
+    let input = claude.get("tool_input").cloned().unwrap_or(json!({}));
+    let id = claude.get("tool_use_id").cloned().unwrap_or(Value::Null);
+    let before = event == "PreToolUse";
+    let mcp = tool
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"));
+    let native = native_tool(spelling, tool);
+    let mut out = Map::new();
+    let mut put = |key: &str, value: Value| {
+        out.insert(key.to_owned(), value);
+    };
+    match spelling {
+        Spelling::Codex => {
+            put("session_id", json!("019a0000-0000-7000-8000-00000000c0de"));
+            put("turn_id", json!("019a0000-0000-7000-8000-0000000000a1"));
+            put(
+                "transcript_path",
+                json!("/home/dev/.codex/sessions/r.jsonl"),
+            );
+            put("cwd", json!("/home/dev/ops"));
+            put("hook_event_name", event);
+            put("model", json!("gpt-5-codex"));
+            put("permission_mode", json!("default"));
+            put("tool_name", json!(native));
+            put("tool_input", input);
+            put("tool_use_id", id);
+        }
+        Spelling::Gemini => {
+            let event = match event.as_str() {
+                Some("PreToolUse") => json!("BeforeTool"),
+                Some("PostToolUse") => json!("AfterTool"),
+                _ => event,
+            };
+            put("session_id", json!("6e3d0000-0000-4000-8000-00000000face"));
+            put(
+                "transcript_path",
+                json!("/home/dev/.gemini/tmp/ops/chats/s.jsonl"),
+            );
+            put("cwd", json!("/home/dev/ops"));
+            put("hook_event_name", event);
+            put("timestamp", json!("2026-12-01T04:18:12.553Z"));
+            put("tool_name", json!(native));
+            put("tool_input", input);
+            if let Some((server, name)) = mcp {
+                put(
+                    "mcp_context",
+                    json!({"server_name": server, "tool_name": name, "command": "node", "args": []}),
+                );
+            }
+        }
+        // The camelCase payload has no event name: a fixture about an odd event is sent in
+        // the Claude-shaped spelling Copilot uses under `PreToolUse`.
+        Spelling::Copilot if before => {
+            put("sessionId", json!("c0b11070-0000-4000-8000-000000000001"));
+            put("timestamp", json!(1_796_098_717_577_u64));
+            put("cwd", json!("/home/dev/ops"));
+            put("toolName", json!(native));
+            put("toolArgs", input);
+        }
+        Spelling::Copilot => {
+            put("hook_event_name", event);
+            put("session_id", json!("c0b11070-0000-4000-8000-000000000001"));
+            put("timestamp", json!("2026-12-01T04:18:51.023Z"));
+            put("cwd", json!("/home/dev/ops"));
+            put("tool_name", json!(native));
+            put("tool_input", input);
+        }
+        Spelling::Cursor => cursor(&mut out, event, before, mcp, tool, &native, input, id),
+    }
+    Value::Object(out).to_string().into_bytes()
+}
+
+/// The fixture's call as Cursor sends it: an MCP call as `beforeMCPExecution` (arguments as a
+/// JSON string, the server by its command, not its name), a shell call as
+/// `beforeShellExecution`, anything else as `preToolUse`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one call, each named"
+)]
+fn cursor(
+    out: &mut Map<String, Value>,
+    event: Value,
+    before: bool,
+    mcp: Option<(&str, &str)>,
+    tool: &str,
+    native: &str,
+    input: Value,
+    id: Value,
+) {
+    let mut put = |key: &str, value: Value| {
+        out.insert(key.to_owned(), value);
+    };
+    put(
+        "conversation_id",
+        json!("c0501000-0000-4000-8000-000000000001"),
+    );
+    put(
+        "generation_id",
+        json!("9e0e0000-0000-4000-8000-000000000001"),
+    );
+    put("model", json!("claude-4-sonnet"));
+    put("cursor_version", json!("1.7.2"));
+    put("workspace_roots", json!(["/home/dev/ops"]));
+    put("user_email", json!("dev@example.com"));
+    put("transcript_path", Value::Null);
+    match (before, mcp, tool) {
+        (true, Some((_, name)), _) => {
+            put("hook_event_name", json!("beforeMCPExecution"));
+            put("tool_name", json!(name));
+            put("tool_input", json!(input.to_string()));
+            put("command", json!("npx -y mcp-server"));
+        }
+        (true, None, "Bash") => {
+            put("hook_event_name", json!("beforeShellExecution"));
+            put(
+                "command",
+                input.get("command").cloned().unwrap_or(Value::Null),
+            );
+            put("cwd", json!("/home/dev/ops"));
+        }
+        _ => {
+            let event = if before { json!("preToolUse") } else { event };
+            put("hook_event_name", event);
+            put("tool_name", json!(native));
+            put("tool_input", input);
+            put("tool_use_id", id);
+        }
+    }
+}
+
+/// What one row became: the exit code, stdout as JSON, and stderr when it is the answer.
+fn outcome(run: &Run) -> Value {
+    let stdout: Value = if run.stdout.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {run:#?}"))
+    };
+    assert!(matches!(run.code, 0 | 2), "only exit 0 or 2: {run:#?}");
+    if run.code == 2 {
+        assert_eq!(
+            run.stderr.lines().count(),
+            1,
+            "exit 2 says one line: {run:#?}"
+        );
+    }
+    json!({
+        "exit_code": run.code,
+        "stdout": stdout,
+        "stderr": if run.code == 2 { Value::from(run.stderr.trim_end()) } else { Value::Null },
+    })
+}
+
+fn every_row_in(spelling: Spelling) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook");
+    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the fixture directory")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    fixtures.sort();
+    let mut rows = Map::new();
+    let mut temps = Vec::new();
+    for path in &fixtures {
+        let env = scene_env(path);
+        let stdin = respell(spelling, &std::fs::read(path).expect("fixture"));
+        let run = env.run(&["hook", "--host", spelling.host()], &stdin);
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a UTF-8 name");
+        rows.insert(name.to_owned(), outcome(&run));
+        temps.push(regex_escape(&env.dir.path().display().to_string()));
+    }
+    // Gemini and Copilot send no call id: the change id rewind makes up names its process.
+    let mut filters: Vec<(&str, &str)> = vec![
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
+        (r"--change rewind-\d+", "--change rewind-[pid]"),
+    ];
+    filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
+    insta::with_settings!({ filters => filters, snapshot_suffix => spelling.host() }, {
+        insta::assert_json_snapshot!(Value::Object(rows));
+    });
+}
+
+#[test]
+fn every_decision_table_row_for_codex() {
+    every_row_in(Spelling::Codex);
+}
+
+#[test]
+fn every_decision_table_row_for_gemini() {
+    every_row_in(Spelling::Gemini);
+}
+
+#[test]
+fn every_decision_table_row_for_copilot() {
+    every_row_in(Spelling::Copilot);
+}
+
+#[test]
+fn every_decision_table_row_for_cursor() {
+    every_row_in(Spelling::Cursor);
+}
+
+/// Every hook entry of a shipped snippet: `(event, handler)`, whether the host nests handlers
+/// in matcher groups (Codex, Gemini) or lists them flat (Copilot, Cursor).
+fn snippet_handlers(snippet: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for (event, entries) in snippet["hooks"].as_object().expect("a hooks object") {
+        for entry in entries.as_array().expect("a list per event") {
+            match entry["hooks"].as_array() {
+                Some(handlers) => out.extend(handlers.iter().map(|h| (event.clone(), h.clone()))),
+                None => out.push((event.clone(), entry.clone())),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_margin() {
+    let budget_plus_margin =
+        rewind::commands::install::host_timeout(&rewind::config::Config::defaults());
+    // (file, host, events before and after the call, timeout key, timeout unit per second)
+    let cases = [
+        (
+            "codex.hooks.json",
+            "codex",
+            ["PreToolUse", "PostToolUse"],
+            "timeout",
+            1,
+        ),
+        (
+            "gemini.settings.json",
+            "gemini",
+            ["BeforeTool", "AfterTool"],
+            "timeout",
+            1000,
+        ),
+        (
+            "copilot.hooks.json",
+            "copilot",
+            ["preToolUse", "postToolUse"],
+            "timeoutSec",
+            1,
+        ),
+        (
+            "cursor.hooks.json",
+            "cursor",
+            ["beforeMCPExecution", "afterMCPExecution"],
+            "timeout",
+            1,
+        ),
+    ];
+    for (file, host, [before, after], timeout_key, unit) in cases {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("hooks")
+            .join(file);
+        let snippet: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect(file))
+            .unwrap_or_else(|e| panic!("{file} is not JSON: {e}"));
+        let handlers = snippet_handlers(&snippet);
+        let events: Vec<&str> = handlers.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(events, [before, after], "{file}");
+        for (event, handler) in &handlers {
+            // Exec form where the host has one (Copilot), else one command line.
+            let line = match handler["exec"].as_str() {
+                Some(exec) => {
+                    let args: Vec<&str> = handler["args"]
+                        .as_array()
+                        .expect("args")
+                        .iter()
+                        .map(|a| a.as_str().expect("string args"))
+                        .collect();
+                    format!("{exec} {}", args.join(" "))
+                }
+                None => handler["command"].as_str().expect("a command").to_owned(),
+            };
+            assert_eq!(
+                line,
+                format!("/usr/local/bin/rewind hook --host {host}"),
+                "{file} {event}"
+            );
+            let timeout = handler[timeout_key].as_u64().expect("a timeout");
+            if event == before {
+                assert_eq!(timeout, budget_plus_margin * unit, "{file} {event}");
+            } else {
+                assert_eq!(timeout, 10 * unit, "{file} {event}");
+            }
+        }
+    }
+    let cursor: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/cursor.hooks.json"),
+        )
+        .expect("cursor snippet"),
+    )
+    .expect("JSON");
+    assert_eq!(cursor["hooks"]["beforeMCPExecution"][0]["failClosed"], true);
+}
