@@ -25,6 +25,10 @@ use support::{median, ms, private};
 const READ_ONLY: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__read_file","tool_input":{"host":"jp-ubuntu","path":"/etc/app.conf"},"tool_use_id":"toolu_1","mcp_server":{"name":"ssh"}}"#;
 const LOCAL: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/notes.txt"},"tool_use_id":"toolu_2"}"#;
 const UNLISTED: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__weather__forecast","tool_input":{"city":"Oslo"},"tool_use_id":"toolu_3"}"#;
+/// Every Bash call reaches the hook: a 200-character local command (no remote program).
+const BASH_LOCAL: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat","description":"Run the tests"},"tool_use_id":"toolu_4"}"#;
+/// A read-only ssh command: parsed, its remote command judged, nothing resolved.
+const BASH_SSH_READ: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh -p 2222 -o ConnectTimeout=5 deploy@jp-ubuntu 'journalctl -u app --since today | tail -n 50'"},"tool_use_id":"toolu_5"}"#;
 
 /// One measured command: the program, its arguments, the stdin file.
 struct Case {
@@ -58,6 +62,10 @@ fn main() {
         stdin("local.json", LOCAL),
         stdin("unlisted.json", UNLISTED),
     );
+    let (bash_local, bash_ssh_read) = (
+        stdin("bash-local.json", BASH_LOCAL),
+        stdin("bash-ssh-read.json", BASH_SSH_READ),
+    );
     let floor = build_floor();
     let mut binaries = vec![(String::new(), PathBuf::from(env!("CARGO_BIN_EXE_rewind")))];
     if let Some(before) = std::env::var_os("BEFORE") {
@@ -70,6 +78,12 @@ fn main() {
             ("hook, read-only tool", vec!["hook"], &read_only),
             ("hook, local tool", vec!["hook"], &local),
             ("hook, unlisted tool", vec!["hook"], &unlisted),
+            (
+                "hook, Bash local command (200 ch)",
+                vec!["hook"],
+                &bash_local,
+            ),
+            ("hook, Bash read-only ssh", vec!["hook"], &bash_ssh_read),
         ] {
             cases.push(Case {
                 name: format!("{label}{what}"),

@@ -69,7 +69,7 @@ pub struct HookArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Tool name as the host sends it, e.g. `mcp__ssh__exec`.
-    #[arg(required_unless_present = "payload")]
+    #[arg(required_unless_present_any = ["payload", "command"])]
     pub tool: Option<String>,
     /// The tool's arguments as a JSON object.
     #[arg(long, value_name = "JSON", conflicts_with = "payload")]
@@ -84,6 +84,13 @@ pub struct CheckArgs {
     /// Print one JSON document (shape in the README) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
+    /// programs it runs, on which VMs, and whether that can change them.
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["tool", "input", "payload", "json"])]
+    pub command: Option<String>,
+    /// Read `--command` as PowerShell instead of bash.
+    #[arg(long, requires = "command")]
+    pub powershell: bool,
 }
 
 #[derive(Debug, Args)]

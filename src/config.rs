@@ -26,6 +26,7 @@ pub struct Config {
     pub origin: Option<PathBuf>,
     pub zvm: Option<ZvmConfig>,
     pub hook: HookConfig,
+    pub shell: ShellConfig,
     /// Other names for VMs (`"web01.corp.example" = "jp-ubuntu"`), matched case-insensitively.
     pub vm_aliases: BTreeMap<String, String>,
     /// Problems worth saying on every run (a literal password, TLS verification off).
@@ -192,6 +193,27 @@ impl Default for HookConfig {
     }
 }
 
+/// How shell commands are read (`[shell]`).
+#[derive(Debug, Clone)]
+pub struct ShellConfig {
+    /// Resolve `~/.ssh/config` aliases with `ssh -G`.
+    pub resolve_ssh_config: bool,
+    /// The inventory for Ansible patterns without `-i`; `None`: the one Ansible would read.
+    pub ansible_inventory: Option<PathBuf>,
+    /// User shell catalogs, loaded after the built-in `shell.toml`.
+    pub catalogs: Vec<PathBuf>,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        ShellConfig {
+            resolve_ssh_config: true,
+            ansible_inventory: None,
+            catalogs: Vec::new(),
+        }
+    }
+}
+
 /// The answer for a mutating call whose checkpoint is confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -215,7 +237,16 @@ pub enum OnZvmError {
 struct RawConfig {
     zvm: Option<RawZvm>,
     hook: Option<RawHook>,
+    shell: Option<RawShell>,
     vm_aliases: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShell {
+    resolve_ssh_config: Option<bool>,
+    ansible_inventory: Option<PathBuf>,
+    catalogs: Option<Vec<PathBuf>>,
 }
 
 #[derive(Deserialize)]
@@ -286,6 +317,7 @@ impl Config {
             origin: None,
             zvm: None,
             hook: HookConfig::default(),
+            shell: ShellConfig::default(),
             vm_aliases: BTreeMap::new(),
             warnings: Vec::new(),
         }
@@ -324,10 +356,28 @@ impl Config {
             .transpose()?
             .unwrap_or_default();
 
+        let shell = raw
+            .shell
+            .map_or_else(ShellConfig::default, |s| ShellConfig {
+                resolve_ssh_config: s.resolve_ssh_config.unwrap_or(true),
+                // "" means the inventory Ansible itself would read.
+                ansible_inventory: s
+                    .ansible_inventory
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(|p| resolve_path(&p, &base)),
+                catalogs: s
+                    .catalogs
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|p| resolve_path(p, &base))
+                    .collect(),
+            });
+
         Ok(Config {
             origin: origin.map(Path::to_path_buf),
             zvm,
             hook,
+            shell,
             vm_aliases: raw.vm_aliases.unwrap_or_default(),
             warnings,
         })

@@ -42,6 +42,7 @@ pub mod recover;
 pub mod scan;
 pub mod secret;
 pub mod sessions;
+pub mod shell;
 pub mod sim;
 pub mod tag;
 pub mod targets;

@@ -8,6 +8,7 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use super::{Class, Entry, Platform, ServerBinding, same_server};
+use crate::shell::Dialect;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,6 +58,8 @@ struct RawEntry {
     tool: String,
     #[serde(default)]
     vm_arg: Vec<String>,
+    shell_arg: Option<String>,
+    shell: Option<Dialect>,
     platform: Option<Platform>,
     note: Option<String>,
     #[serde(default)]
@@ -207,17 +210,19 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         );
     }
     let opens = raw.opens_session.is_some();
+    check_shell_arg(&raw, class, &name)?;
     match class {
         Class::Mutating
             if raw.vm_arg.is_empty()
                 && raw.session_arg.is_empty()
                 && !raw.bound_at_start
-                && raw.ask.is_none() =>
+                && raw.ask.is_none()
+                && raw.shell_arg.is_none() =>
         {
             bail!(
                 "{name}: a mutating entry needs vm_arg (the argument keys naming the VM), \
                  session_arg (the argument naming a session an earlier call opened), bound_at_start = true, \
-                 or ask = \"why its VM cannot be known\""
+                 shell_arg (the argument holding a command), or ask = \"why its VM cannot be known\""
             )
         }
         Class::ReadOnly if raw.ask.is_some() => {
@@ -256,6 +261,8 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         server: raw.server,
         tool: raw.tool,
         vm_arg: raw.vm_arg,
+        shell_arg: raw.shell_arg,
+        shell: raw.shell.unwrap_or(Dialect::Posix),
         platform: raw.platform.unwrap_or(Platform::Any),
         note: raw.note,
         bound_at_start: raw.bound_at_start,
@@ -265,4 +272,31 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
         origin: origin.to_owned(),
         file: 0,
     })
+}
+
+/// `shell_arg` (and its `shell`) stands alone: the command names the targets.
+fn check_shell_arg(raw: &RawEntry, class: Class, name: &str) -> anyhow::Result<()> {
+    let Some(key) = &raw.shell_arg else {
+        if raw.shell.is_some() {
+            bail!("{name}: shell is only read with shell_arg");
+        }
+        return Ok(());
+    };
+    if class == Class::ReadOnly {
+        bail!("{name}: shell_arg is only read for mutating entries (the command decides)");
+    }
+    if !raw.vm_arg.is_empty()
+        || !raw.session_arg.is_empty()
+        || raw.bound_at_start
+        || raw.ask.is_some()
+        || raw.opens_session.is_some()
+    {
+        bail!(
+            "{name}: shell_arg stands alone (the command names its targets): drop vm_arg, session_arg, bound_at_start, opens_session and ask"
+        );
+    }
+    if key.trim().is_empty() || key == "/" {
+        bail!("{name}: shell_arg {key:?} names no argument");
+    }
+    Ok(())
 }

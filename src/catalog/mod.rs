@@ -14,6 +14,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::shell::Dialect;
 use crate::targets::Targets;
 
 /// The catalogs shipped with `rewind`, in load order: the generic shapes first, so that each
@@ -76,6 +77,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../catalogs/vmware-aiops.toml"),
     ),
     (
+        "builtin:command-servers.toml",
+        include_str!("../../catalogs/command-servers.toml"),
+    ),
+    (
         "builtin:rewind.toml",
         include_str!("../../catalogs/rewind.toml"),
     ),
@@ -107,9 +112,11 @@ const LOCAL_TOOLS: &[&str] = &[
     "ToolSearch",
 ];
 
-/// Host tools that run shell commands. Parsing them for remote targets is not built yet, so
-/// they are passed on with no decision (the installed matcher does not route them here).
-const SHELL_TOOLS: &[&str] = &["Bash", "PowerShell"];
+/// Host tools that run shell commands: their `command` is parsed for remote programs.
+const SHELL_TOOLS: &[(&str, Dialect)] = &[
+    ("Bash", Dialect::Posix),
+    ("PowerShell", Dialect::PowerShell),
+];
 
 /// What a catalog entry says about a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -147,6 +154,11 @@ pub struct Entry {
     pub tool: String,
     /// Keys (or `/json/pointers`) of the arguments naming the VM; first present wins.
     pub vm_arg: Vec<String>,
+    /// The argument (key or `/json/pointer`) holding a command string, for tools that run
+    /// one (Desktop Commander's `start_process.command`): it is parsed like a shell command.
+    pub shell_arg: Option<String>,
+    /// The language of that command string.
+    pub shell: Dialect,
     pub platform: Platform,
     pub note: Option<String>,
     /// The server is started for one host (`[[server]]` binds it): with no `vm_arg` in the
@@ -256,8 +268,14 @@ impl ToolName {
 pub enum Classification {
     /// A host tool that only touches the local machine.
     Local,
-    /// A host shell tool; remote targets in commands are not parsed yet.
-    Shell,
+    /// A tool that runs a command string (a host shell tool, or an entry with `shell_arg`):
+    /// the command decides, through [`crate::shell`]. `command` is `None` when the argument
+    /// is missing or not a string.
+    Shell {
+        command: Option<String>,
+        dialect: Dialect,
+        entry: Option<Entry>,
+    },
     ReadOnly(Entry),
     /// A mutating entry decides; `targets` are the VMs its `vm_arg` names.
     Mutating {
@@ -355,8 +373,17 @@ impl Catalog {
             ToolName::Host(tool) if LOCAL_TOOLS.contains(&tool.as_str()) => {
                 return Classification::Local;
             }
-            ToolName::Host(tool) if SHELL_TOOLS.contains(&tool.as_str()) => {
-                return Classification::Shell;
+            ToolName::Host(tool)
+                if let Some((_, dialect)) = SHELL_TOOLS.iter().find(|(t, _)| t == tool) =>
+            {
+                return Classification::Shell {
+                    command: input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    dialect: *dialect,
+                    entry: None,
+                };
             }
             ToolName::Host(_) => return Classification::Unlisted,
             ToolName::Mcp { server, tool } => (server, tool),
@@ -369,6 +396,13 @@ impl Catalog {
         else {
             return Classification::Unlisted;
         };
+        if let Some(key) = &entry.shell_arg {
+            return Classification::Shell {
+                command: lookup(input, key).and_then(command_text),
+                dialect: entry.shell,
+                entry: Some(entry.clone()),
+            };
+        }
         match entry.class {
             Class::ReadOnly => Classification::ReadOnly(entry.clone()),
             Class::Mutating => Classification::Mutating {
@@ -381,6 +415,24 @@ impl Catalog {
                 },
             },
         }
+    }
+}
+
+/// A command string, or an argv list quoted back into one.
+fn command_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(items) if !items.is_empty() => {
+            let words: Option<Vec<String>> = items
+                .iter()
+                .map(|w| {
+                    w.as_str()
+                        .map(|w| format!("'{}'", w.replace('\'', "'\\''")))
+                })
+                .collect();
+            words.map(|w| w.join(" "))
+        }
+        _ => None,
     }
 }
 

@@ -13,12 +13,21 @@ use crate::hook;
 use crate::host::{self, Event, Host, ToolCall};
 use crate::lockfile;
 use crate::scan;
+use crate::shell::{self, Dialect, Outcome};
 
 /// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
 /// decide on a call, without Zerto. The same classification code as the hook decides.
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
+    if let Some(command) = &args.command {
+        let dialect = if args.powershell {
+            Dialect::PowerShell
+        } else {
+            Dialect::Posix
+        };
+        return check_command(&config, command, dialect);
+    }
     let call = match (&args.payload, &args.tool) {
         (Some(path), _) => {
             let bytes = if path == Path::new("-") {
@@ -121,7 +130,7 @@ fn check_json(call: &ToolCall, name: &ToolName, config: &Config) -> anyhow::Resu
         let entry_json = |e: &catalog::Entry| serde_json::json!({"class": e.class.to_string(), "server": e.server, "tool": e.tool, "from": e.origin});
         match catalog.classify(name, &call.input) {
             Classification::Local => ("local", None),
-            Classification::Shell => ("shell", None),
+            Classification::Shell { entry, .. } => ("shell", entry.as_ref().map(entry_json)),
             Classification::ReadOnly(e) => ("read-only", Some(entry_json(&e))),
             Classification::Unlisted => ("unlisted", None),
             Classification::Mutating { entry, .. } => ("mutating", Some(entry_json(&entry))),
@@ -170,8 +179,11 @@ fn explain(class: &Classification) {
     };
     match class {
         Classification::Local => say("class:    local (touches only this machine)"),
-        Classification::Shell => {
-            say("class:    shell (remote targets in commands are not parsed yet)");
+        Classification::Shell { entry, .. } => {
+            if let Some(entry) = entry {
+                say(entry_line(entry));
+            }
+            say("class:    runs a command: the command decides (see `rewind check --command`)");
         }
         Classification::ReadOnly(entry) => {
             say("class:    read-only");
@@ -183,6 +195,28 @@ fn explain(class: &Classification) {
             say(entry_line(entry));
         }
     }
+}
+
+/// `rewind check --command`: the hook's own analysis of a command, targets resolved
+/// (`ssh -G`, the inventory), Zerto not called.
+fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Result<()> {
+    let until = std::time::Instant::now() + config.hook.budget;
+    let cwd = std::env::current_dir().ok();
+    let judgement = shell::judge(command, dialect, config, cwd.as_deref(), until)?;
+    for line in judgement.analysis.to_string().lines() {
+        say(clean(line));
+    }
+    say(match &judgement.outcome {
+        Outcome::NoDecision => {
+            String::from("decision: none; the command runs under the host's own rules")
+        }
+        Outcome::Ask { part, why } => format!("decision: ask (`{}`: {})", clean(part), clean(why)),
+        Outcome::Checkpoint(vms) => format!(
+            "decision: checkpoint every VPG of {} in Zerto before the command runs; deny if that fails, ask if Zerto does not know a VM",
+            clean(&vms.join(", "))
+        ),
+    });
+    Ok(())
 }
 
 /// `rewind catalog lint`: every catalog loads, or the errors are listed.
@@ -198,6 +232,34 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     for file in &config.hook.catalogs {
         let result = Catalog::load(false, std::slice::from_ref(file));
         failed += report(&file.display().to_string(), result);
+    }
+    let shell_files = config
+        .hook
+        .builtin_catalogs
+        .then_some(None)
+        .into_iter()
+        .chain(config.shell.catalogs.iter().map(Some));
+    for file in shell_files {
+        let (name, result) = match file {
+            None => (
+                shell::catalog::BUILTIN.0.to_owned(),
+                shell::ShellCatalog::builtin(),
+            ),
+            Some(path) => (
+                path.display().to_string(),
+                shell::ShellCatalog::load(false, std::slice::from_ref(path)),
+            ),
+        };
+        match result {
+            Ok(catalog) => say(format!(
+                "ok    {name} ({} programs)",
+                catalog.programs().len()
+            )),
+            Err(e) => {
+                say(format!("error {e:#}"));
+                failed += 1;
+            }
+        }
     }
     if failed > 0 {
         bail!("{failed} catalog(s) have errors");

@@ -37,6 +37,7 @@ use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard;
 use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
 use crate::sessions::Sessions;
+use crate::shell;
 use crate::tag::Tag;
 use crate::targets::{Target, Targets};
 use crate::zvm::Client;
@@ -326,9 +327,12 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
         return Plan::Decided(decide(call, &Finding::VmNotInCall { why: &why }, config));
     }
     match class {
-        Classification::Local | Classification::Shell | Classification::ReadOnly(_) => {
+        Classification::Local | Classification::ReadOnly(_) => {
             Plan::Decided(decide(call, &Finding::NoVmConcern, config))
         }
+        Classification::Shell {
+            command, dialect, ..
+        } => shell_plan(call, command.as_deref(), dialect, config, facts),
         Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => {
             let why = entry.ask.as_deref().unwrap_or_default();
@@ -352,6 +356,58 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
                 }
                 targets => decide_targets(call, targets, config, facts),
             }
+        }
+    }
+}
+
+/// Longest the shell classifier may spend (parsing, `ssh -G`, the inventory) before it asks.
+const SHELL_TIME_MAX: Duration = Duration::from_secs(10);
+
+/// A call that runs a command: the shell classifier finds its targets (the one code path
+/// `rewind check --command` shares), and they go through [`decide_targets`] like any other.
+fn shell_plan(
+    call: &ToolCall,
+    command: Option<&str>,
+    dialect: shell::Dialect,
+    config: &Config,
+    facts: &mut Facts,
+) -> Plan {
+    let Some(command) = command else {
+        return Plan::Decided(decide(
+            call,
+            &Finding::UnusableVm {
+                source: "its command argument",
+                why: "is missing or not a string",
+            },
+            config,
+        ));
+    };
+    let until = Instant::now() + (config.hook.budget / 4).min(SHELL_TIME_MAX);
+    let judgement = match shell::judge(command, dialect, config, None, until) {
+        Ok(judgement) => judgement,
+        Err(e) => {
+            return Plan::Decided(decide(
+                call,
+                &Finding::CatalogError(&format!("{e:#}")),
+                config,
+            ));
+        }
+    };
+    let source = format!("the command `{}`", shell::clip(command));
+    match judgement.outcome {
+        shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
+        shell::Outcome::Ask { part, why } => decide_targets(
+            call,
+            Targets::Unknowable {
+                source,
+                part,
+                why: format!("({why})"),
+            },
+            config,
+            facts,
+        ),
+        shell::Outcome::Checkpoint(vms) => {
+            decide_targets(call, Targets::exact(vms, &source), config, facts)
         }
     }
 }
@@ -657,7 +713,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 fn class_name(class: &Classification) -> &'static str {
     match class {
         Classification::Local => "local",
-        Classification::Shell => "shell",
+        Classification::Shell { .. } => "shell",
         Classification::ReadOnly(_) => "read-only",
         Classification::Mutating { .. } => "mutating",
         Classification::Unlisted => "unlisted",

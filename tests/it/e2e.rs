@@ -317,7 +317,10 @@ fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
         .expect("PreToolUse");
     assert_eq!(pre.len(), 2, "{installed:#}");
     assert_eq!(pre[0], existing["hooks"]["PreToolUse"][0]);
-    assert_eq!(pre[1]["matcher"], "mcp__.*");
+    assert_eq!(
+        pre[1]["matcher"],
+        rewind::host::claude_code::settings::MATCHER
+    );
     let entry = &pre[1]["hooks"][0];
     assert_eq!(pre[1]["hooks"].as_array().map(Vec::len), Some(1));
     assert_eq!(

@@ -11,6 +11,7 @@ mod e2e_agents;
 mod e2e_host;
 mod e2e_mcp;
 mod e2e_plugin;
+mod e2e_shell;
 mod hook;
 mod hook_hosts;
 mod install;

@@ -86,7 +86,11 @@ fn outcome(catalog: &Catalog, server: &str, tool: &str, input: &Value) -> String
     match catalog.classify(&name, input) {
         Classification::ReadOnly(_) => String::from("read_only"),
         Classification::Unlisted => String::from("unlisted"),
-        Classification::Local | Classification::Shell => String::from("host tool"),
+        Classification::Local => String::from("host tool"),
+        Classification::Shell { command, .. } => format!(
+            "runs a command: {}",
+            command.as_deref().unwrap_or("(missing)")
+        ),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => String::from("ask"),
         Classification::Mutating { entry, targets } => {
             // (argument, VM): where the VM came from (without the quoting) and the VM.

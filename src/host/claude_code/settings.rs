@@ -14,8 +14,11 @@ use serde_json::{Map, Value, json};
 
 use crate::cli::Scope;
 
-/// Tools whose calls reach the hook: every MCP tool.
-pub const MATCHER: &str = "mcp__.*";
+/// Tools whose calls reach the hook: the shell tools (their commands are parsed for remote
+/// programs) and every MCP tool.
+pub const MATCHER: &str = "Bash|PowerShell|mcp__.*";
+/// The matcher earlier versions wrote; an install over it widens it to [`MATCHER`].
+const OLD_MATCHER: &str = "mcp__.*";
 /// The PreToolUse event, where the hook decides.
 pub const PRE_TOOL_USE: &str = "PreToolUse";
 /// The PostToolUse event, where the hook records that a call ran.
@@ -94,15 +97,19 @@ pub fn merge(settings: &mut Value, event: &str, handler: &Value) -> anyhow::Resu
             continue;
         };
         let before = handlers.len();
+        let mut ours = false;
         for h in handlers.iter_mut() {
             if is_rewind_handler(h) {
                 *h = if placed { Value::Null } else { handler.clone() };
+                ours = !placed;
                 placed = true;
             }
         }
         handlers.retain(|h| !h.is_null());
         if handlers.is_empty() && before > 0 {
             *group = Value::Null;
+        } else if ours && group.get("matcher").and_then(Value::as_str) == Some(OLD_MATCHER) {
+            group["matcher"] = json!(MATCHER);
         }
     }
     groups.retain(|g| !g.is_null());
@@ -362,6 +369,21 @@ mod tests {
         assert_eq!(groups.len(), 1, "{settings:#}");
         assert_eq!(groups[0]["matcher"], "mcp__ssh__.*");
         assert_eq!(groups[0]["hooks"][0]["command"], "/new/rewind");
+    }
+
+    #[test]
+    fn an_install_over_the_old_mcp_only_matcher_routes_the_shell_tools_too() {
+        let mut settings = json!({"hooks": {"PreToolUse": [
+            {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "/old/rewind", "args": ["hook"]}]}
+        ]}});
+        merge(&mut settings, PRE_TOOL_USE, &handler("/new/rewind")).expect("merge");
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["matcher"],
+            "Bash|PowerShell|mcp__.*"
+        );
+        assert!(Matcher::new(Some(MATCHER)).matches("Bash"));
+        assert!(Matcher::new(Some(MATCHER)).matches("PowerShell"));
+        assert!(Matcher::new(Some(MATCHER)).matches("mcp__ssh__exec"));
     }
 
     #[test]

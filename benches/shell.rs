@@ -1,0 +1,80 @@
+//! What the shell classifier adds beside the whole-process figures of `benches/hook.rs`
+//! (which runs a local `Bash` command and a read-only `ssh` command through `rewind hook`
+//! against the floor binary): the cost of one `ssh -G` (what resolving an `~/.ssh/config`
+//! alias adds to a mutating call) beside `/bin/true`, interleaved in the same run, and the
+//! in-process analysis alone.
+//!
+//! `cargo bench --bench shell` (RUNS=n to change the sample count; default 200).
+
+#![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rewind::shell::{Dialect, ShellCatalog, analyse};
+use support::{median, ms, time};
+
+/// A 200-character local command, as an agent types it.
+const LOCAL: &str = "cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat";
+const READ_ONLY_SSH: &str = "ssh -p 2222 -o ConnectTimeout=5 deploy@jp-ubuntu 'journalctl -u app --since today | tail -n 50'";
+const MUTATING_SSH: &str = "cd infra && ssh -J bastion deploy@web01 'sudo systemctl restart app && sudo tee /etc/motd < /dev/null'";
+
+fn main() {
+    assert_eq!(LOCAL.len(), 200, "the local command is 200 characters");
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(200);
+    if Command::new("ssh").arg("-V").output().is_ok() {
+        let mut true_runs = Vec::with_capacity(runs);
+        let mut ssh_runs = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            true_runs.push(time(&mut Command::new("true"), b"", 0));
+            ssh_runs.push(time(
+                Command::new("ssh").args(["-G", "-F", "/dev/null", "jp-ubuntu"]),
+                b"",
+                0,
+            ));
+        }
+        let (base, ssh_g): (Duration, Duration) = (median(true_runs), median(ssh_runs));
+        println!("whole-process wall time, median of {runs} interleaved runs");
+        println!("  {:<36} {:>10}", "/bin/true", ms(base));
+        println!(
+            "  {:<36} {:>10}   (+{} over /bin/true)",
+            "ssh -G jp-ubuntu",
+            ms(ssh_g),
+            ms(ssh_g.saturating_sub(base))
+        );
+    } else {
+        println!("no ssh on PATH: the cost of `ssh -G` was not measured");
+    }
+
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog");
+    println!("in-process analysis, median of {runs} runs (catalog loaded once)");
+    for (name, command) in [
+        ("local command (200 ch)", LOCAL),
+        ("read-only ssh", READ_ONLY_SSH),
+        ("mutating ssh with a jump host", MUTATING_SSH),
+    ] {
+        let mut took = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = Instant::now();
+            let analysis = analyse(command, Dialect::Posix, &catalog, None);
+            took.push(started.elapsed());
+            std::hint::black_box(analysis);
+        }
+        let micros = median(took).as_secs_f64() * 1e6;
+        println!("  {name:<36} {micros:>8.1} µs");
+    }
+    let started = Instant::now();
+    let loaded = ShellCatalog::builtin().expect("the shipped shell catalog");
+    let took = started.elapsed();
+    std::hint::black_box(loaded);
+    println!(
+        "  {:<36} {:>8.1} µs",
+        "loading the shell catalog",
+        took.as_secs_f64() * 1e6
+    );
+}

@@ -1,0 +1,446 @@
+//! The shell catalog (`catalogs/shell.toml` and user files): which programs reach another
+//! machine, the grammar that reads their arguments, and the read-only allowlist for remote
+//! commands. The TOML as written (`Raw*`, unknown keys rejected) is checked into
+//! [`ShellCatalog`]; every error names the file and the entry.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use serde::Deserialize;
+
+use crate::catalog::glob_match;
+
+/// The shell catalog shipped with `rewind`.
+pub const BUILTIN: (&str, &str) = (
+    "builtin:shell.toml",
+    include_str!("../../catalogs/shell.toml"),
+);
+
+/// How a program's arguments are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Grammar {
+    /// OpenSSH `ssh`: options, a destination, then the remote command.
+    Ssh,
+    /// `scp`, `sftp`, `rsync`: `host:path` operands; the last one is the destination.
+    Copy,
+    /// `ansible <pattern> -m module -a args`.
+    Ansible,
+    /// `ansible-playbook -l limit playbook.yml`.
+    AnsiblePlaybook,
+    /// `winrs -r:host command`.
+    Winrs,
+    /// `psexec \\host command`.
+    Psexec,
+    /// `smbclient //host/share -c 'commands'`.
+    Smbclient,
+    /// `govc <subcommand> -vm X` or positional VM names.
+    Govc,
+    /// `virsh <subcommand> <domain>`.
+    Virsh,
+    /// PowerShell remoting: `Invoke-Command`, `Enter-PSSession`, `New-PSSession`.
+    PsRemoting,
+    /// `Restart-Computer` / `Stop-Computer -ComputerName`.
+    PsComputer,
+    /// PowerCLI and Hyper-V cmdlets whose argument is the VM.
+    PsVm,
+}
+
+/// One remote program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub names: Vec<String>,
+    pub grammar: Grammar,
+    pub value_options: Vec<String>,
+    pub read_only: Vec<String>,
+    pub mutating: Vec<String>,
+    /// The file (or `builtin:` name) the entry came from.
+    pub origin: String,
+}
+
+impl Program {
+    /// Whether `option` (as typed, before any `=value`) takes a value.
+    pub fn takes_value(&self, option: &str) -> bool {
+        self.value_options.iter().any(|o| o == option)
+    }
+
+    /// Whether `name` is in the `read_only` list (globs allowed).
+    pub fn is_read_only(&self, name: &str) -> bool {
+        self.read_only.iter().any(|p| glob_match(p, name))
+    }
+
+    /// Whether `name` is in the `mutating` list (globs allowed).
+    pub fn is_mutating(&self, name: &str) -> bool {
+        self.mutating.iter().any(|p| glob_match(p, name))
+    }
+}
+
+/// A remote command that is read-only under conditions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemoteRule {
+    pub command: String,
+    /// The first operand must be one of these (`""`: no operand at all is fine too).
+    pub subcommands: Vec<String>,
+    /// Any argument equal to one of these (or starting with it, for a trailing `*`) makes the
+    /// command mutating.
+    pub unless: Vec<String>,
+    /// A short-option bundle (`-ni`) holding one of these letters makes it mutating.
+    pub unless_short: String,
+    /// Any argument containing one of these texts makes it mutating.
+    pub unless_text: Vec<String>,
+    /// More operands (arguments not starting with `-`) than this make it mutating.
+    pub operands_max: Option<usize>,
+}
+
+/// The checked shell catalog: built-in entries first, then user files (a later program with
+/// the same name replaces the earlier one).
+#[derive(Debug, Clone, Default)]
+pub struct ShellCatalog {
+    programs: Vec<Program>,
+    /// Remote commands that only read, with no conditions.
+    pub remote_read_only: BTreeSet<String>,
+    pub remote_rules: Vec<RemoteRule>,
+    /// Windows commands and cmdlets that only read (globs, case-insensitive).
+    pub windows_read_only: Vec<String>,
+    /// Every name of a remote program, lower-cased, for the fast "no remote program" test.
+    mentions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShellCatalog {
+    #[serde(default)]
+    program: Vec<RawProgram>,
+    remote: Option<RawRemote>,
+    windows: Option<RawWindows>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProgram {
+    names: Vec<String>,
+    grammar: Grammar,
+    #[serde(default)]
+    value_options: Vec<String>,
+    #[serde(default)]
+    read_only: Vec<String>,
+    #[serde(default)]
+    mutating: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRemote {
+    #[serde(default)]
+    read_only: Vec<String>,
+    #[serde(default)]
+    rule: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    command: String,
+    #[serde(default)]
+    subcommands: Vec<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    #[serde(default)]
+    unless_short: String,
+    #[serde(default)]
+    unless_text: Vec<String>,
+    operands_max: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWindows {
+    #[serde(default)]
+    read_only: Vec<String>,
+}
+
+impl ShellCatalog {
+    /// The built-in catalog (when `builtin`) and then `files`, in order.
+    pub fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
+        let mut catalog = ShellCatalog::default();
+        if builtin {
+            catalog.extend(BUILTIN.1, BUILTIN.0)?;
+        }
+        for file in files {
+            let path = file.as_ref();
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read shell catalog {}", path.display()))?;
+            catalog.extend(&text, &path.display().to_string())?;
+        }
+        Ok(catalog)
+    }
+
+    /// The built-in catalog alone.
+    pub fn builtin() -> anyhow::Result<ShellCatalog> {
+        Self::load(true, &[] as &[&Path])
+    }
+
+    /// Parses one catalog's text on its own (for tests and `catalog lint`).
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<ShellCatalog> {
+        let mut catalog = ShellCatalog::default();
+        catalog.extend(text, origin)?;
+        Ok(catalog)
+    }
+
+    /// Adds one file's entries after those already loaded.
+    pub fn extend(&mut self, text: &str, origin: &str) -> anyhow::Result<()> {
+        let raw: RawShellCatalog = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("shell catalog {origin}: {}", e.to_string().trim_end()))?;
+        let mut seen = BTreeSet::new();
+        for (index, program) in raw.program.into_iter().enumerate() {
+            let at = format!("shell catalog {origin}: [[program]] #{}", index + 1);
+            let program = check_program(program, &at, origin)?;
+            for name in &program.names {
+                if !seen.insert(name.to_lowercase()) {
+                    bail!("{at}: name {name:?} is listed twice in this file; keep one");
+                }
+            }
+            // A later file's program replaces the names it lists.
+            for earlier in &mut self.programs {
+                earlier
+                    .names
+                    .retain(|n| !program.names.iter().any(|m| m.eq_ignore_ascii_case(n)));
+            }
+            self.programs.retain(|p| !p.names.is_empty());
+            self.programs.push(program);
+        }
+        if let Some(remote) = raw.remote {
+            for name in remote.read_only {
+                check_word(
+                    &name,
+                    &format!("shell catalog {origin}: [remote] read_only"),
+                )?;
+                self.remote_read_only.insert(name);
+            }
+            for (index, rule) in remote.rule.into_iter().enumerate() {
+                let at = format!("shell catalog {origin}: [[remote.rule]] #{}", index + 1);
+                check_word(&rule.command, &format!("{at}: command"))?;
+                if rule.subcommands.is_empty()
+                    && rule.unless.is_empty()
+                    && rule.unless_short.is_empty()
+                    && rule.unless_text.is_empty()
+                    && rule.operands_max.is_none()
+                {
+                    bail!(
+                        "{at} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text or operands_max; list a command without conditions in [remote] read_only",
+                        rule.command
+                    );
+                }
+                self.remote_rules.retain(|r| r.command != rule.command);
+                self.remote_rules.push(RemoteRule {
+                    command: rule.command,
+                    subcommands: rule.subcommands,
+                    unless: rule.unless,
+                    unless_short: rule.unless_short,
+                    unless_text: rule.unless_text,
+                    operands_max: rule.operands_max,
+                });
+            }
+        }
+        if let Some(windows) = raw.windows {
+            for name in windows.read_only {
+                check_word(
+                    &name,
+                    &format!("shell catalog {origin}: [windows] read_only"),
+                )?;
+                self.windows_read_only.push(name);
+            }
+        }
+        self.mentions = self
+            .programs
+            .iter()
+            .flat_map(|p| p.names.iter())
+            .map(|n| n.to_lowercase())
+            .collect();
+        Ok(())
+    }
+
+    /// Every program, in load order.
+    pub fn programs(&self) -> &[Program] {
+        &self.programs
+    }
+
+    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`) runs, if any.
+    pub fn program(&self, command: &str) -> Option<&Program> {
+        let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
+        self.programs
+            .iter()
+            .rev()
+            .find(|p| p.names.iter().any(|n| n.eq_ignore_ascii_case(base)))
+    }
+
+    /// Whether `text` could name a remote program at all: the fast path for local commands.
+    /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
+    pub fn mentions_a_program(&self, text: &str) -> bool {
+        let folded: String = text
+            .chars()
+            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.mentions
+            .iter()
+            .any(|name| folded.contains(name.as_str()))
+    }
+
+    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
+    pub fn first_mention(&self, text: &str) -> Option<&str> {
+        let folded: String = text
+            .chars()
+            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.mentions
+            .iter()
+            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name)))
+            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+            .map(|(_, name)| name.as_str())
+    }
+
+    /// Whether a Windows command or cmdlet only reads.
+    pub fn windows_read_only(&self, name: &str) -> bool {
+        let lower = name.to_lowercase();
+        self.windows_read_only
+            .iter()
+            .any(|p| glob_match(&p.to_lowercase(), &lower))
+    }
+}
+
+fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Program> {
+    if raw.names.is_empty() {
+        bail!("{at}: names is empty, so the entry can never match");
+    }
+    for name in &raw.names {
+        check_word(name, &format!("{at}: names"))?;
+    }
+    let at = format!("{at} ({})", raw.names[0]);
+    for option in &raw.value_options {
+        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
+            bail!("{at}: value_options {option:?} is not an option (it must start with -)");
+        }
+    }
+    let lists_allowed = matches!(
+        raw.grammar,
+        Grammar::Ansible
+            | Grammar::AnsiblePlaybook
+            | Grammar::Smbclient
+            | Grammar::Govc
+            | Grammar::Virsh
+    );
+    if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
+        bail!(
+            "{at}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc and virsh grammars"
+        );
+    }
+    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
+        bail!("{at}: mutating is only read for the govc grammar");
+    }
+    for item in raw.read_only.iter().chain(&raw.mutating) {
+        check_word(item, &format!("{at}: read_only/mutating"))?;
+    }
+    Ok(Program {
+        names: raw.names,
+        grammar: raw.grammar,
+        value_options: raw.value_options,
+        read_only: raw.read_only,
+        mutating: raw.mutating,
+        origin: origin.to_owned(),
+    })
+}
+
+fn check_word(word: &str, at: &str) -> anyhow::Result<()> {
+    if word.trim().is_empty() {
+        bail!("{at}: an entry is empty");
+    }
+    if word.chars().any(char::is_whitespace) {
+        bail!("{at}: {word:?} contains white space");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_catalog_loads() {
+        let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("shell.toml loads");
+        assert_eq!(
+            catalog.program("/usr/bin/ssh").map(|p| p.grammar),
+            Some(Grammar::Ssh)
+        );
+        assert_eq!(
+            catalog.program("invoke-command").map(|p| p.grammar),
+            Some(Grammar::PsRemoting)
+        );
+        assert!(catalog.program("git").is_none());
+    }
+
+    #[test]
+    fn a_user_file_replaces_a_program_by_name_and_adds_others() {
+        let mut catalog = ShellCatalog::builtin().expect("shipped");
+        catalog
+            .extend(
+                "[[program]]\nnames = [\"ssh\", \"mssh\"]\ngrammar = \"ssh\"\nvalue_options = [\"-p\"]\n",
+                "user.toml",
+            )
+            .expect("user file loads");
+        let ssh = catalog.program("ssh").expect("ssh");
+        assert_eq!(ssh.origin, "user.toml");
+        assert!(!ssh.takes_value("-i"));
+        assert_eq!(
+            catalog.program("mssh").map(|p| &p.origin),
+            Some(&ssh.origin)
+        );
+        assert!(catalog.program("autossh").is_some(), "the other name stays");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_entry() {
+        let unknown_key = ShellCatalog::parse(
+            "[[program]]\nnames = [\"ssh\"]\ngrammar = \"ssh\"\nhosts = []\n",
+            "mine.toml",
+        )
+        .expect_err("unknown key");
+        insta::assert_snapshot!(format!("{unknown_key:#}"), @r#"
+        shell catalog mine.toml: TOML parse error at line 4, column 1
+          |
+        4 | hosts = []
+          | ^^^^^
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`
+        "#);
+        let bad_grammar = ShellCatalog::parse(
+            "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",
+            "g.toml",
+        )
+        .expect_err("unknown grammar");
+        assert!(
+            format!("{bad_grammar:#}").contains("shell catalog g.toml")
+                && format!("{bad_grammar:#}").contains("telnet"),
+            "{bad_grammar:#}"
+        );
+        let bad_option = ShellCatalog::parse(
+            "[[program]]\nnames = [\"ssh\"]\ngrammar = \"ssh\"\nvalue_options = [\"p\"]\n",
+            "o.toml",
+        )
+        .expect_err("not an option");
+        insta::assert_snapshot!(format!("{bad_option:#}"), @r#"shell catalog o.toml: [[program]] #1 (ssh): value_options "p" is not an option (it must start with -)"#);
+        let empty_rule = ShellCatalog::parse("[[remote.rule]]\ncommand = \"cat\"\n", "r.toml")
+            .expect_err("rule without conditions");
+        insta::assert_snapshot!(format!("{empty_rule:#}"), @r#"shell catalog r.toml: [[remote.rule]] #1 (command "cat"): a rule needs subcommands, unless, unless_short, unless_text or operands_max; list a command without conditions in [remote] read_only"#);
+    }
+
+    #[test]
+    fn the_fast_path_sees_through_quotes_and_escapes() {
+        let catalog = ShellCatalog::builtin().expect("shipped");
+        assert!(!catalog.mentions_a_program("cd /src && cargo test --workspace"));
+        assert!(catalog.mentions_a_program("s\\sh web01 reboot"));
+        assert!(catalog.mentions_a_program("'s'\"s\"h web01 reboot"));
+        assert!(catalog.mentions_a_program("INVOKE-COMMAND -cn a {x}"));
+    }
+}

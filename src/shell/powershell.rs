@@ -1,0 +1,411 @@
+//! A PowerShell tokenizer good enough for the remoting cmdlets: statements split by `;`,
+//! newlines, `|`, `&&` and `||`; words from barewords, `'…'`, `"…"` (with `$var` and
+//! `$(…)` making them dynamic), here-strings, `a,b` lists, `-Name:value` parameters, script
+//! blocks (`{…}`, kept whole, their text as the value) and sub-expressions (`(…)`, `$(…)`,
+//! `@(…)`, walked as commands of their own since they run). Redirections into files are
+//! noted. Not a full parser: what it cannot read is an [`Unknown`].
+
+use super::{Arg, Cmd, Stdin, Unknown, Walk};
+
+/// Parses PowerShell `text` and appends its commands to `walk`.
+pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    walk.enter()?;
+    let chars: Vec<char> = text.chars().collect();
+    let mut lexer = Lexer {
+        chars: &chars,
+        at: 0,
+    };
+    let mut cmd = Cmd::default();
+    let mut redirect_next = false;
+    loop {
+        lexer.skip_blanks();
+        let Some(c) = lexer.peek() else { break };
+        match c {
+            '\n' | ';' => {
+                lexer.at += 1;
+                finish(&mut cmd, walk, Stdin::Inherited)?;
+            }
+            '|' if lexer.peek_at(1) == Some('|') => {
+                lexer.at += 2;
+                finish(&mut cmd, walk, Stdin::Inherited)?;
+            }
+            '|' => {
+                lexer.at += 1;
+                finish(&mut cmd, walk, Stdin::Pipe)?;
+            }
+            '&' if lexer.peek_at(1) == Some('&') => {
+                lexer.at += 2;
+                finish(&mut cmd, walk, Stdin::Inherited)?;
+            }
+            // The call operator (`& ssh …`) or a background job (`… &`).
+            '&' => lexer.at += 1,
+            '#' => lexer.skip_line(),
+            '<' if lexer.peek_at(1) == Some('#') => lexer.skip_block_comment()?,
+            '>' | '*' | '1'..='6' if lexer.redirection_len().is_some() => {
+                let len = lexer.redirection_len().unwrap_or(1);
+                let op: String = chars[lexer.at..lexer.at + len].iter().collect();
+                lexer.at += len;
+                // `2>&1`, `*>&1`: a stream into another stream.
+                if op.ends_with('&') {
+                    lexer.skip_digits();
+                } else {
+                    redirect_next = true;
+                }
+            }
+            _ => {
+                let arg = lexer.word(walk)?;
+                if redirect_next {
+                    redirect_next = false;
+                    let sink = arg.text().to_ascii_lowercase();
+                    if sink != "$null" && sink != "null" {
+                        cmd.writes.get_or_insert(arg.raw);
+                    }
+                } else if cmd.words.is_empty() && arg.raw == "." {
+                    // Dot-sourcing: the script's content is not seen.
+                } else {
+                    cmd.words.push(arg);
+                }
+            }
+        }
+    }
+    finish(&mut cmd, walk, Stdin::Inherited)?;
+    walk.leave();
+    Ok(())
+}
+
+/// Ends the current command; `next_stdin` is what the next command reads.
+fn finish(cmd: &mut Cmd, walk: &mut Walk, next_stdin: Stdin) -> Result<(), Unknown> {
+    let mut done = std::mem::take(cmd);
+    cmd.stdin = next_stdin;
+    if done.words.is_empty() && done.writes.is_none() {
+        return Ok(());
+    }
+    walk.count()?;
+    // `$s = New-PSSession …`: the assignment's right side is the command.
+    if done.words.len() > 2
+        && done.words[0].raw.starts_with('$')
+        && matches!(
+            done.words[1].raw.as_str(),
+            "=" | "+=" | "-=" | "*=" | "/=" | "??="
+        )
+    {
+        done.words.drain(..2);
+    }
+    // Language keywords: what follows them runs as commands of their own (script blocks
+    // are walked by the analysis), so they are not commands.
+    if let Some(first) = done.words.first()
+        && first.value.as_deref().is_some_and(|v| {
+            matches!(
+                v.to_ascii_lowercase().as_str(),
+                "foreach"
+                    | "for"
+                    | "while"
+                    | "do"
+                    | "if"
+                    | "elseif"
+                    | "else"
+                    | "switch"
+                    | "try"
+                    | "catch"
+                    | "finally"
+                    | "function"
+                    | "filter"
+                    | "param"
+                    | "begin"
+                    | "process"
+                    | "end"
+                    | "return"
+                    | "trap"
+                    | "until"
+            )
+        })
+    {
+        done.words[0] = Arg::literal(String::from("%keyword"));
+    }
+    walk.commands.push(done);
+    Ok(())
+}
+
+struct Lexer<'a> {
+    chars: &'a [char],
+    at: usize,
+}
+
+impl Lexer<'_> {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.at + offset).copied()
+    }
+
+    fn skip_blanks(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '`' && matches!(self.peek_at(1), Some('\n' | '\r')) {
+                self.at += 2;
+            } else if c == ' ' || c == '\t' || c == '\r' {
+                self.at += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn skip_line(&mut self) {
+        while let Some(c) = self.peek() {
+            if c == '\n' {
+                break;
+            }
+            self.at += 1;
+        }
+    }
+
+    fn skip_digits(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+
+    fn skip_block_comment(&mut self) -> Result<(), Unknown> {
+        self.at += 2;
+        while self.at + 1 < self.chars.len() {
+            if self.chars[self.at] == '#' && self.chars[self.at + 1] == '>' {
+                self.at += 2;
+                return Ok(());
+            }
+            self.at += 1;
+        }
+        Err(Unknown(String::from("a <# comment #> is not closed")))
+    }
+
+    /// The length of a redirection operator at the cursor (`>`, `>>`, `2>`, `*>>`, `2>&1`).
+    fn redirection_len(&self) -> Option<usize> {
+        let mut len = 0;
+        if matches!(self.peek(), Some('*' | '1'..='6')) {
+            len = 1;
+        }
+        if self.peek_at(len) != Some('>') {
+            return None;
+        }
+        len += 1;
+        if self.peek_at(len) == Some('>') {
+            len += 1;
+        }
+        if self.peek_at(len) == Some('&') {
+            len += 1;
+        }
+        Some(len)
+    }
+
+    /// One argument: adjacent pieces and comma-joined lists form one word.
+    fn word(&mut self, walk: &mut Walk) -> Result<Arg, Unknown> {
+        let start = self.at;
+        let mut value = Some(String::new());
+        while let Some(c) = self.peek() {
+            match c {
+                ' ' | '\t' | '\r' | '\n' | ';' | '|' | '&' | ')' | '}' => break,
+                '>' if self.at > start => break,
+                ',' => {
+                    self.at += 1;
+                    push(&mut value, ",");
+                    self.skip_blanks();
+                }
+                '\'' => {
+                    let text = self.single_quoted()?;
+                    push(&mut value, &text);
+                }
+                '"' => {
+                    let (text, dynamic) = self.double_quoted(walk)?;
+                    if dynamic {
+                        value = None;
+                    } else {
+                        push(&mut value, &text);
+                    }
+                }
+                '@' if matches!(self.peek_at(1), Some('\'' | '"')) => {
+                    let (text, dynamic) = self.here_string(walk)?;
+                    if dynamic {
+                        value = None;
+                    } else {
+                        push(&mut value, &text);
+                    }
+                }
+                '{' => {
+                    let inner = self.balanced('{', '}')?;
+                    // A script block: its text is the value; it is judged where it is used.
+                    if self.at - inner.len() - 2 == start {
+                        let raw: String = self.chars[start..self.at].iter().collect();
+                        return Ok(Arg {
+                            raw,
+                            value: Some(inner),
+                        });
+                    }
+                    value = None;
+                }
+                '(' => {
+                    let inner = self.balanced('(', ')')?;
+                    walk_text(&inner, walk)?;
+                    value = None;
+                }
+                '$' | '@' if self.peek_at(1) == Some('(') => {
+                    self.at += 1;
+                    let inner = self.balanced('(', ')')?;
+                    walk_text(&inner, walk)?;
+                    value = None;
+                }
+                '$' => {
+                    self.at += 1;
+                    if self.peek() == Some('{') {
+                        self.balanced('{', '}')?;
+                    } else {
+                        while self.peek().is_some_and(|c| {
+                            c.is_alphanumeric() || matches!(c, '_' | ':' | '?' | '^' | '$')
+                        }) {
+                            self.at += 1;
+                        }
+                    }
+                    let name: String = self.chars[start..self.at].iter().collect();
+                    if name.eq_ignore_ascii_case("$null") && self.at - start == 5 {
+                        push(&mut value, "$null");
+                    } else {
+                        value = None;
+                    }
+                }
+                '`' => {
+                    self.at += 1;
+                    if let Some(next) = self.peek() {
+                        self.at += 1;
+                        push(&mut value, &next.to_string());
+                    }
+                }
+                _ => {
+                    self.at += 1;
+                    push(&mut value, &c.to_string());
+                }
+            }
+        }
+        if self.at == start {
+            // A lone closing bracket: skip it so the scan moves on.
+            self.at += 1;
+        }
+        let raw: String = self.chars[start..self.at].iter().collect();
+        Ok(Arg { raw, value })
+    }
+
+    fn single_quoted(&mut self) -> Result<String, Unknown> {
+        self.at += 1;
+        let mut text = String::new();
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            if c == '\'' {
+                if self.peek() == Some('\'') {
+                    self.at += 1;
+                    text.push('\'');
+                    continue;
+                }
+                return Ok(text);
+            }
+            text.push(c);
+        }
+        Err(Unknown(String::from("a quoted string is not closed")))
+    }
+
+    /// A double-quoted string: its text, and whether it expands.
+    fn double_quoted(&mut self, walk: &mut Walk) -> Result<(String, bool), Unknown> {
+        self.at += 1;
+        let mut text = String::new();
+        let mut dynamic = false;
+        while let Some(c) = self.peek() {
+            match c {
+                '"' if self.peek_at(1) == Some('"') => {
+                    self.at += 2;
+                    text.push('"');
+                }
+                '"' => {
+                    self.at += 1;
+                    return Ok((text, dynamic));
+                }
+                '`' => {
+                    self.at += 1;
+                    if let Some(next) = self.peek() {
+                        self.at += 1;
+                        text.push(next);
+                    }
+                }
+                '$' if self.peek_at(1) == Some('(') => {
+                    self.at += 1;
+                    let inner = self.balanced('(', ')')?;
+                    walk_text(&inner, walk)?;
+                    dynamic = true;
+                }
+                '$' if self.peek_at(1).is_some_and(|n| {
+                    n.is_alphanumeric() || matches!(n, '_' | '{' | '?' | '^' | '$')
+                }) =>
+                {
+                    self.at += 1;
+                    dynamic = true;
+                }
+                _ => {
+                    self.at += 1;
+                    text.push(c);
+                }
+            }
+        }
+        Err(Unknown(String::from("a quoted string is not closed")))
+    }
+
+    fn here_string(&mut self, walk: &mut Walk) -> Result<(String, bool), Unknown> {
+        let quote = self.peek_at(1).unwrap_or('\'');
+        self.at += 2;
+        let mut text = String::new();
+        let mut dynamic = false;
+        while let Some(c) = self.peek() {
+            if c == '\n' && self.peek_at(1) == Some(quote) && self.peek_at(2) == Some('@') {
+                self.at += 3;
+                return Ok((text.trim_start_matches(['\r', '\n']).to_owned(), dynamic));
+            }
+            if quote == '"' && c == '$' {
+                if self.peek_at(1) == Some('(') {
+                    self.at += 1;
+                    let inner = self.balanced('(', ')')?;
+                    walk_text(&inner, walk)?;
+                }
+                dynamic = true;
+            }
+            self.at += 1;
+            text.push(c);
+        }
+        Err(Unknown(String::from("a here-string is not closed")))
+    }
+
+    /// The text between `open` at the cursor and its matching `close` (quotes respected).
+    fn balanced(&mut self, open: char, close: char) -> Result<String, Unknown> {
+        let start = self.at + 1;
+        let mut depth = 0usize;
+        let mut quote: Option<char> = None;
+        while let Some(c) = self.peek() {
+            self.at += 1;
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (_, '`') => self.at += 1,
+                (None, '\'' | '"') => quote = Some(c),
+                (None, c) if c == open => depth += 1,
+                (None, c) if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(self.chars[start..self.at - 1].iter().collect());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(Unknown(format!("a `{open}` is not closed")))
+    }
+}
+
+fn push(value: &mut Option<String>, text: &str) {
+    if let Some(v) = value.as_mut() {
+        v.push_str(text);
+    }
+}

@@ -1,0 +1,2017 @@
+//! From simple commands to findings: wrappers are looked through (`sudo`, `env`, `nohup`,
+//! `timeout`, `nice`, `time`, `exec`, `command`, `bash -c`, `pwsh -c`, `find -exec`, …) and
+//! each remote program is read by its grammar into targets, a remote command and a class.
+
+#![expect(
+    clippy::unnecessary_wraps,
+    reason = "every grammar has the one signature `command` dispatches to"
+)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a wrapper table and grammars read best top to bottom, one case after another"
+)]
+
+use base64::Engine as _;
+
+use super::catalog::{Grammar, Program, ShellCatalog};
+use super::remote;
+use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknown, Walk};
+
+/// What one analysis carries through nested texts.
+pub(crate) struct Ctx<'a> {
+    pub(crate) catalog: &'a ShellCatalog,
+    pub(crate) walk: &'a mut Walk,
+    pub(crate) findings: &'a mut Vec<Finding>,
+}
+
+/// Parses `text` and analyses every simple command in it.
+pub(crate) fn analyse_text(
+    text: &str,
+    dialect: Dialect,
+    catalog: &ShellCatalog,
+    walk: &mut Walk,
+    findings: &mut Vec<Finding>,
+) -> Result<(), Unknown> {
+    let mut ctx = Ctx {
+        catalog,
+        walk,
+        findings,
+    };
+    text_in(&mut ctx, text, dialect)
+}
+
+fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknown> {
+    let commands = match ctx.walk.parse(text, dialect) {
+        Ok(commands) => commands,
+        // A text that names no remote program cannot reach one, parsed or not.
+        Err(_) if !ctx.catalog.mentions_a_program(text) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    ctx.walk.enter()?;
+    for cmd in &commands {
+        command(ctx, cmd, dialect)?;
+    }
+    ctx.walk.leave();
+    Ok(())
+}
+
+/// What a wrapper runs.
+pub(crate) enum Next {
+    /// Not a wrapper.
+    No,
+    /// Nothing runs (`command -v ssh`, `sudo -l`).
+    Nothing,
+    /// These words run as a command.
+    Argv(Vec<Arg>),
+    /// This text is parsed again as a shell program.
+    Text(Arg, Dialect),
+    /// Something runs that cannot be seen (`eval "$x"`, `xargs ssh`): the reason.
+    Opaque(String),
+}
+
+fn lower_base(name: &str) -> String {
+    name.rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase()
+}
+
+fn mentions(catalog: &ShellCatalog, args: &[Arg]) -> bool {
+    args.iter().any(|a| catalog.mentions_a_program(&a.raw))
+}
+
+/// Skips options of a wrapper: `value_options` take the next word (or the rest of the word).
+/// Returns the index of the first operand.
+fn skip_options(args: &[Arg], mut i: usize, value_options: &[&str]) -> usize {
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            return i + 1;
+        }
+        if !text.starts_with('-') || text == "-" {
+            return i;
+        }
+        let takes_next = value_options.contains(&text)
+            || (!text.starts_with("--")
+                && text.len() == 2
+                && value_options.iter().any(|o| o.len() == 2 && *o == text));
+        i += if takes_next { 2 } else { 1 };
+    }
+    i
+}
+
+/// Looks through one wrapper. `args[0]` is the wrapper's name.
+pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Next {
+    let Some(name) = args.first().and_then(|a| a.value.as_deref()) else {
+        return Next::No;
+    };
+    let rest = |i: usize| -> Next {
+        if i < args.len() {
+            Next::Argv(args[i..].to_vec())
+        } else {
+            Next::Nothing
+        }
+    };
+    match lower_base(name).as_str() {
+        "sudo" | "doas" => {
+            let i = skip_options(
+                args,
+                1,
+                &[
+                    "-u",
+                    "-g",
+                    "-h",
+                    "-p",
+                    "-r",
+                    "-t",
+                    "-U",
+                    "-C",
+                    "-D",
+                    "-T",
+                    "-R",
+                    "--user",
+                    "--group",
+                    "--host",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--close-from",
+                    "--chdir",
+                    "--command-timeout",
+                    "--chroot",
+                ],
+            );
+            // `sudo -e` edits a local file; `sudo -l` lists; `sudo -i`/`-s` alone opens a shell.
+            if args[1..i]
+                .iter()
+                .any(|a| matches!(a.text(), "-e" | "--edit" | "-l" | "--list" | "-v"))
+            {
+                return Next::Nothing;
+            }
+            rest(i)
+        }
+        "env" => {
+            let mut i = 1;
+            while let Some(arg) = args.get(i) {
+                let text = arg.text();
+                if matches!(text, "-S" | "--split-string") {
+                    let joined = join(&args[i + 1..]);
+                    return Next::Text(joined, Dialect::Posix);
+                }
+                if let Some(split) = text.strip_prefix("--split-string=") {
+                    let mut joined = String::from(split);
+                    for a in &args[i + 1..] {
+                        joined.push(' ');
+                        joined.push_str(a.text());
+                    }
+                    return Next::Text(Arg::literal(joined), Dialect::Posix);
+                }
+                if matches!(text, "-u" | "--unset" | "-C" | "--chdir") {
+                    i += 2;
+                } else if text.starts_with('-') || (text.contains('=') && !text.starts_with('=')) {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            rest(i)
+        }
+        "nohup" | "setsid" | "chronic" | "unbuffer" | "builtin" | "catchsegv" | "caffeinate" => {
+            rest(skip_options(args, 1, &[]))
+        }
+        "timeout" => {
+            let i = skip_options(args, 1, &["-s", "--signal", "-k", "--kill-after"]);
+            rest(i + 1)
+        }
+        "nice" | "ionice" | "stdbuf" | "taskset" | "chrt" => rest(skip_options(
+            args,
+            1,
+            &[
+                "-n",
+                "--adjustment",
+                "-c",
+                "--class",
+                "-p",
+                "-i",
+                "-o",
+                "-e",
+                "--pid",
+            ],
+        )),
+        "time" => rest(skip_options(args, 1, &["-f", "--format", "-o", "--output"])),
+        "exec" => rest(skip_options(args, 1, &["-a"])),
+        "command" => {
+            let i = skip_options(args, 1, &[]);
+            if args[1..i].iter().any(|a| matches!(a.text(), "-v" | "-V")) {
+                return Next::Nothing;
+            }
+            rest(i)
+        }
+        "xargs" | "parallel" => {
+            if mentions(catalog, &args[1..]) {
+                Next::Opaque(format!(
+                    "`{name}` runs a remote program with arguments read from its input"
+                ))
+            } else {
+                Next::Nothing
+            }
+        }
+        "eval" => {
+            let joined = join(&args[1..]);
+            if joined.value.is_some() {
+                Next::Text(joined, Dialect::Posix)
+            } else if mentions(catalog, &args[1..]) {
+                Next::Opaque(String::from(
+                    "`eval` runs text that is only known when the command runs",
+                ))
+            } else {
+                Next::Nothing
+            }
+        }
+        "watch" => {
+            let i = skip_options(args, 1, &["-n", "--interval", "-d", "--differences"]);
+            if i < args.len() {
+                Next::Text(join(&args[i..]), Dialect::Posix)
+            } else {
+                Next::Nothing
+            }
+        }
+        "flock" => {
+            let i = skip_options(args, 1, &["-w", "--timeout", "-E", "--conflict-exit-code"]);
+            // flock FILE -c STRING, or flock FILE COMMAND…
+            match args.get(i + 1).map(Arg::text) {
+                Some("-c" | "--command") => args
+                    .get(i + 2)
+                    .map_or(Next::Nothing, |a| Next::Text(a.clone(), Dialect::Posix)),
+                _ => rest(i + 1),
+            }
+        }
+        "su" => {
+            let c = args
+                .iter()
+                .position(|a| matches!(a.text(), "-c" | "--command"));
+            match c.and_then(|c| args.get(c + 1)) {
+                Some(text) => Next::Text(text.clone(), Dialect::Posix),
+                None => Next::Nothing,
+            }
+        }
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" | "busybox" => {
+            shell(args, stdin, name)
+        }
+        "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => powershell(args),
+        "cmd" | "cmd.exe" => {
+            let c = args.iter().position(|a| {
+                a.text().eq_ignore_ascii_case("/c") || a.text().eq_ignore_ascii_case("/k")
+            });
+            match c {
+                Some(c) if c + 1 < args.len() => {
+                    Next::Text(join(&args[c + 1..]), Dialect::PowerShell)
+                }
+                _ => Next::Nothing,
+            }
+        }
+        "find" => {
+            // find … -exec COMMAND {} ; — `{}` stands for names found at run time.
+            let Some(at) = args
+                .iter()
+                .position(|a| matches!(a.text(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+            else {
+                return Next::No;
+            };
+            let end = args[at + 1..]
+                .iter()
+                .position(|a| matches!(a.text(), ";" | "+"))
+                .map_or(args.len(), |e| at + 1 + e);
+            let words: Vec<Arg> = args[at + 1..end]
+                .iter()
+                .map(|a| {
+                    if a.text().contains("{}") {
+                        Arg::dynamic(a.raw.clone())
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect();
+            if words.is_empty() {
+                Next::Nothing
+            } else {
+                Next::Argv(words)
+            }
+        }
+        _ => Next::No,
+    }
+}
+
+/// `bash -c TEXT`, `bash -lc TEXT`, `bash -s <<EOF`, `bash script.sh`.
+fn shell(args: &[Arg], stdin: &Stdin, name: &str) -> Next {
+    let mut i = 1;
+    if lower_base(name) == "busybox" {
+        i = 2;
+    }
+    let mut reads_stdin = true;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            i += 1;
+            break;
+        }
+        if text.starts_with('-') && !text.starts_with("--") && text.len() > 1 {
+            if text[1..].contains('c') {
+                return args
+                    .get(i + 1)
+                    .map_or(Next::Nothing, |t| Next::Text(t.clone(), Dialect::Posix));
+            }
+            if text[1..].contains('o') {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if text.starts_with("--") || text.starts_with('+') {
+            i += 1;
+            continue;
+        }
+        // A script file: its content is not seen.
+        reads_stdin = false;
+        break;
+    }
+    if !reads_stdin || i < args.len() {
+        return Next::Nothing;
+    }
+    match stdin {
+        Stdin::Text(body) => Next::Text(body.clone(), Dialect::Posix),
+        _ => Next::Nothing,
+    }
+}
+
+/// `pwsh -c TEXT`, `powershell -Command …`, `-EncodedCommand BASE64`.
+fn powershell(args: &[Arg]) -> Next {
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text().to_ascii_lowercase();
+        let flag = text.trim_start_matches(['-', '/']);
+        if !text.starts_with(['-', '/']) {
+            // The first operand: a script file, or (Windows PowerShell) the command itself.
+            return Next::Text(join(&args[i..]), Dialect::PowerShell);
+        }
+        if flag == "c" || (flag.len() >= 2 && "command".starts_with(flag)) {
+            return if i + 1 < args.len() {
+                Next::Text(join(&args[i + 1..]), Dialect::PowerShell)
+            } else {
+                Next::Nothing
+            };
+        }
+        if matches!(flag, "e" | "ec" | "en" | "enc")
+            || (flag.len() >= 3 && "encodedcommand".starts_with(flag))
+        {
+            return match args
+                .get(i + 1)
+                .and_then(|a| a.value.as_deref())
+                .and_then(decode_utf16)
+            {
+                Some(text) => Next::Text(Arg::literal(text), Dialect::PowerShell),
+                None => Next::Opaque(String::from(
+                    "`-EncodedCommand` holds text that could not be decoded",
+                )),
+            };
+        }
+        if flag == "f" || (flag.len() >= 2 && "file".starts_with(flag)) {
+            return Next::Nothing;
+        }
+        let takes_value = matches!(
+            flag,
+            "executionpolicy"
+                | "ep"
+                | "ex"
+                | "workingdirectory"
+                | "wd"
+                | "outputformat"
+                | "of"
+                | "inputformat"
+                | "if"
+                | "configurationname"
+                | "settingsfile"
+                | "version"
+                | "v"
+                | "windowstyle"
+                | "w"
+                | "psconsolefile"
+        );
+        i += if takes_value { 2 } else { 1 };
+    }
+    Next::Nothing
+}
+
+fn decode_utf16(b64: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).ok()
+}
+
+/// Words joined by spaces, as `ssh`, `eval` and `watch` join them; dynamic if any is.
+pub(crate) fn join(args: &[Arg]) -> Arg {
+    let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
+    let values: Option<Vec<&str>> = args.iter().map(|a| a.value.as_deref()).collect();
+    Arg {
+        raw: raw.join(" "),
+        value: values.map(|v| v.join(" ")),
+    }
+}
+
+/// Analyses one simple command of the agent's machine.
+fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    let Some(first) = cmd.words.first() else {
+        return Ok(());
+    };
+    let Some(name) = first.value.as_deref() else {
+        if ctx.catalog.mentions_a_program(&first.raw) {
+            return Err(Unknown(format!(
+                "the program `{}` is only known when the command runs",
+                first.raw
+            )));
+        }
+        return Ok(());
+    };
+    match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
+        Next::No => {}
+        Next::Nothing => return Ok(()),
+        Next::Argv(words) => {
+            let inner = Cmd {
+                words,
+                ..cmd.clone()
+            };
+            ctx.walk.enter()?;
+            command(ctx, &inner, dialect)?;
+            ctx.walk.leave();
+            return Ok(());
+        }
+        Next::Text(text, inner_dialect) => {
+            if text.value.is_none() && ctx.catalog.mentions_a_program(&text.raw) {
+                return Err(Unknown(format!(
+                    "`{name}` runs `{}`, which is only known when the command runs",
+                    text.raw
+                )));
+            }
+            return text_in(ctx, text.text(), inner_dialect);
+        }
+        Next::Opaque(reason) => {
+            if mentions(ctx.catalog, &cmd.words) {
+                return Err(Unknown(reason));
+            }
+            return Ok(());
+        }
+    }
+    let program = ctx.catalog.program(name).cloned();
+    if dialect == Dialect::PowerShell {
+        // Script blocks handed to other commands (`ForEach-Object { … }`, `foreach (…) { … }`)
+        // run here; those of the remoting and VM cmdlets are judged as remote commands.
+        let remote_blocks = program
+            .as_ref()
+            .is_some_and(|p| matches!(p.grammar, Grammar::PsRemoting | Grammar::PsVm));
+        if !remote_blocks {
+            for block in cmd.words[1..].iter().filter(|a| a.raw.starts_with('{')) {
+                if let Some(inner) = &block.value {
+                    text_in(ctx, inner, Dialect::PowerShell)?;
+                }
+            }
+        }
+    }
+    let Some(program) = program else {
+        return Ok(());
+    };
+    let args = &cmd.words[1..];
+    match program.grammar {
+        Grammar::Ssh => ssh(ctx, &program, args, cmd),
+        Grammar::Copy => copy(ctx, &program, name, args),
+        Grammar::Ansible => ansible(ctx, &program, args),
+        Grammar::AnsiblePlaybook => ansible_playbook(ctx, &program, args),
+        Grammar::Winrs => winrs(ctx, args),
+        Grammar::Psexec => psexec(ctx, &program, args),
+        Grammar::Smbclient => smbclient(ctx, &program, args, cmd),
+        Grammar::Govc => govc(ctx, &program, args),
+        Grammar::Virsh => virsh(ctx, &program, args),
+        Grammar::PsRemoting => ps_remoting(ctx, &program, name, args),
+        Grammar::PsComputer => ps_computer(ctx, &program, args),
+        Grammar::PsVm => ps_vm(ctx, &program, name, args, cmd),
+    }
+}
+
+fn finding(program: &Program, targets: Vec<Target>, class: Class, why: String) -> Finding {
+    Finding {
+        program: program.names[0].clone(),
+        targets,
+        unknown: None,
+        remote: None,
+        class,
+        why,
+    }
+}
+
+fn unknown_finding(program: &Program, why: String) -> Finding {
+    Finding {
+        program: program.names[0].clone(),
+        targets: Vec::new(),
+        unknown: Some(why.clone()),
+        remote: None,
+        class: Class::Mutating,
+        why,
+    }
+}
+
+/// `user@host`, `ssh://user@host:port/…` → host.
+pub(crate) fn host_of(destination: &str) -> String {
+    let rest = destination
+        .strip_prefix("ssh://")
+        .or_else(|| destination.strip_prefix("sftp://"))
+        .or_else(|| destination.strip_prefix("scp://"))
+        .or_else(|| destination.strip_prefix("rsync://"));
+    let mut host = rest.unwrap_or(destination);
+    if rest.is_some() {
+        host = host.split('/').next().unwrap_or(host);
+    }
+    host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    if let Some(inner) = host.strip_prefix('[') {
+        return inner.split(']').next().unwrap_or(inner).to_owned();
+    }
+    if rest.is_some() {
+        host = host.split(':').next().unwrap_or(host);
+    }
+    host.to_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// ssh
+
+#[derive(Default)]
+struct SshOptions {
+    config: Option<String>,
+    remote_command: Option<String>,
+    hostname: Option<String>,
+    no_command: bool,
+    local_only: bool,
+    subsystem: bool,
+    local_texts: Vec<String>,
+}
+
+/// Reads OpenSSH options from `args[i..]`; returns the index of the first operand.
+fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions) -> usize {
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            return i + 1;
+        }
+        if !text.starts_with('-') || text.len() < 2 {
+            return i;
+        }
+        let chars: Vec<char> = text[1..].chars().collect();
+        let mut consumed_next = false;
+        for (k, c) in chars.iter().enumerate() {
+            let option = format!("-{c}");
+            if program.takes_value(&option) {
+                let attached: String = chars[k + 1..].iter().collect();
+                let value = if attached.is_empty() {
+                    consumed_next = true;
+                    args.get(i + 1)
+                        .map(|a| a.text().to_owned())
+                        .unwrap_or_default()
+                } else {
+                    attached
+                };
+                ssh_option(*c, &value, o);
+                break;
+            }
+            match c {
+                'N' => o.no_command = true,
+                'G' | 'V' => o.local_only = true,
+                's' => o.subsystem = true,
+                _ => {}
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    i
+}
+
+fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
+    match option {
+        'F' => o.config = Some(value.to_owned()),
+        // `-W host:port` carries another ssh connection (a jump): it runs nothing here.
+        'O' | 'Q' | 'W' => o.local_only = true,
+        'o' => {
+            let (key, val) = value
+                .split_once(|c: char| c == '=' || c.is_whitespace())
+                .map_or((value, ""), |(k, v)| {
+                    (k, v.trim_start_matches(['=', ' ', '\t']))
+                });
+            match key.to_ascii_lowercase().as_str() {
+                "remotecommand" => o.remote_command = Some(val.to_owned()),
+                "hostname" => o.hostname = Some(val.to_owned()),
+                "proxycommand" | "localcommand" | "knownhostscommand"
+                    if !val.eq_ignore_ascii_case("none") =>
+                {
+                    o.local_texts.push(val.to_owned());
+                }
+                "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<(), Unknown> {
+    let mut o = SshOptions::default();
+    let at = ssh_options(program, args, 0, &mut o);
+    let Some(destination) = args.get(at) else {
+        // No destination: ssh prints its usage and runs nothing (or -G/-V/-Q).
+        return local_texts(ctx, &o);
+    };
+    // OpenSSH reads options after the destination too, up to the command.
+    let command_at = ssh_options(program, args, at + 1, &mut o);
+    local_texts(ctx, &o)?;
+    if o.local_only {
+        return Ok(());
+    }
+    let Some(dest) = destination.value.as_deref() else {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!(
+                "the destination `{}` is only known when the command runs",
+                destination.raw
+            ),
+        ));
+        return Ok(());
+    };
+    let name = o.hostname.clone().unwrap_or_else(|| host_of(dest));
+    let target = Target {
+        name,
+        kind: TargetKind::Ssh {
+            config: o.config.clone(),
+        },
+    };
+    let words = &args[command_at.min(args.len())..];
+    let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
+        let remote = join(words);
+        let (class, why) = match &remote.value {
+            Some(text) => remote::classify(ctx, text, &cmd.stdin),
+            None => (
+                Class::Mutating,
+                String::from("the remote command holds text expanded on this machine first"),
+            ),
+        };
+        (Some(remote.value.unwrap_or(remote.raw)), class, why)
+    } else if o.subsystem {
+        (
+            Some(join(words).raw),
+            Class::Mutating,
+            String::from("starts a subsystem on the host"),
+        )
+    } else if let Some(text) = &o.remote_command {
+        let (class, why) = remote::classify(ctx, text, &cmd.stdin);
+        (Some(text.clone()), class, why)
+    } else if o.no_command {
+        (
+            None,
+            Class::Mutating,
+            String::from(
+                "forwards connections to the host, which other tools may use to change it",
+            ),
+        )
+    } else {
+        match &cmd.stdin {
+            Stdin::Text(script) => {
+                let (class, why) = match &script.value {
+                    Some(text) => remote::classify(ctx, text, &Stdin::Inherited),
+                    None => (
+                        Class::Mutating,
+                        String::from(
+                            "the script on standard input is expanded on this machine first",
+                        ),
+                    ),
+                };
+                (Some(script.raw.clone()), class, why)
+            }
+            Stdin::Inherited => (
+                None,
+                Class::Mutating,
+                String::from("opens an interactive session on the host"),
+            ),
+            Stdin::Pipe | Stdin::File => (
+                None,
+                Class::Mutating,
+                String::from("runs the script it reads from standard input, which is not seen"),
+            ),
+        }
+    };
+    let mut f = finding(program, vec![target], class, why);
+    f.remote = remote_text;
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn local_texts(ctx: &mut Ctx<'_>, o: &SshOptions) -> Result<(), Unknown> {
+    for text in &o.local_texts {
+        text_in(ctx, text, Dialect::Posix)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// scp, sftp, rsync
+
+/// A `host:path` operand: `Ok(Some(host))`, `Ok(None)` for a local path, `Err` when the host
+/// is only known at run time.
+fn remote_operand(arg: &Arg) -> Result<Option<String>, String> {
+    let text = arg.value.as_deref().unwrap_or(&arg.raw);
+    for scheme in ["scp://", "sftp://", "rsync://"] {
+        if text.starts_with(scheme) {
+            let host = host_of(text);
+            return if arg.value.is_none() && host.contains('$') {
+                Err(arg.raw.clone())
+            } else {
+                Ok(Some(host))
+            };
+        }
+    }
+    let (before, _) = if let Some(inner) = text.strip_prefix('[') {
+        // [v6]:path
+        match inner.split_once("]:") {
+            Some((host, _)) => return Ok(Some(host.to_owned())),
+            None => return Ok(None),
+        }
+    } else {
+        match text.split_once(':') {
+            Some(parts) => parts,
+            None => {
+                // No colon: local, unless the whole word is only known at run time.
+                return if arg.value.is_none() {
+                    Err(arg.raw.clone())
+                } else {
+                    Ok(None)
+                };
+            }
+        }
+    };
+    if before.is_empty() || before.contains('/') {
+        return Ok(None);
+    }
+    // `C:\dir` is a Windows drive, not a host called C.
+    if before.len() == 1 && before.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Ok(None);
+    }
+    if arg.value.is_none() && (before.contains('$') || before.contains('`')) {
+        return Err(arg.raw.clone());
+    }
+    Ok(Some(host_of(before.trim_end_matches(':'))))
+}
+
+fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Result<(), Unknown> {
+    let is_rsync = lower_base(name) == "rsync";
+    let is_sftp = lower_base(name) == "sftp";
+    let mut operands = Vec::new();
+    let mut dry_run = false;
+    let mut removes_sources = false;
+    let mut batch = false;
+    let mut o = SshOptions::default();
+    let mut i = 0;
+    let mut options_done = false;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if options_done || !text.starts_with('-') || text == "-" {
+            operands.push(arg.clone());
+            continue;
+        }
+        if text == "--" {
+            options_done = true;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (key, inline) = long
+                .split_once('=')
+                .map_or((long, None), |(k, v)| (k, Some(v)));
+            match key {
+                "dry-run" => dry_run = true,
+                "remove-source-files" | "remove-sent-files" => removes_sources = true,
+                _ => {}
+            }
+            if inline.is_none() && program.takes_value(&format!("--{key}")) {
+                i += 1;
+            }
+            continue;
+        }
+        let chars: Vec<char> = text[1..].chars().collect();
+        for (k, c) in chars.iter().enumerate() {
+            let option = format!("-{c}");
+            if program.takes_value(&option) {
+                let attached: String = chars[k + 1..].iter().collect();
+                let value = if attached.is_empty() {
+                    i += 1;
+                    args.get(i - 1)
+                        .map(|a| a.text().to_owned())
+                        .unwrap_or_default()
+                } else {
+                    attached
+                };
+                if *c == 'o' {
+                    ssh_option('o', &value, &mut o);
+                }
+                if *c == 'b' && is_sftp {
+                    batch = true;
+                }
+                break;
+            }
+            if *c == 'n' && is_rsync {
+                dry_run = true;
+            }
+        }
+    }
+    local_texts(ctx, &o)?;
+    if is_sftp {
+        return sftp(ctx, program, &operands, batch);
+    }
+    let Some((destination, sources)) = operands.split_last() else {
+        return Ok(());
+    };
+    let sources = if sources.is_empty() && is_rsync {
+        // `rsync host:/path` alone lists the remote directory.
+        std::slice::from_ref(destination)
+    } else {
+        sources
+    };
+    let listing = operands.len() == 1;
+    for source in sources {
+        if let Ok(Some(host)) = remote_operand(source) {
+            let (class, why) = if removes_sources && !dry_run {
+                (
+                    Class::Mutating,
+                    format!("copies from {host} and removes the source files there"),
+                )
+            } else {
+                (Class::ReadOnly, format!("copies from {host}"))
+            };
+            ctx.findings.push(finding(
+                program,
+                vec![Target {
+                    name: host,
+                    kind: TargetKind::Ssh {
+                        config: o.config.clone(),
+                    },
+                }],
+                class,
+                why,
+            ));
+        }
+    }
+    if listing {
+        return Ok(());
+    }
+    match remote_operand(destination) {
+        Err(raw) => ctx.findings.push(unknown_finding(
+            program,
+            format!("the destination `{raw}` is only known when the command runs"),
+        )),
+        Ok(None) => {}
+        Ok(Some(host)) => {
+            let (class, why) = if dry_run {
+                (
+                    Class::ReadOnly,
+                    format!("only shows what it would copy to {host} (dry run)"),
+                )
+            } else {
+                (Class::Mutating, format!("copies files to {host}"))
+            };
+            let mut f = finding(
+                program,
+                vec![Target {
+                    name: host,
+                    kind: TargetKind::Ssh {
+                        config: o.config.clone(),
+                    },
+                }],
+                class,
+                why,
+            );
+            f.remote.clone_from(&destination.value);
+            ctx.findings.push(f);
+        }
+    }
+    Ok(())
+}
+
+fn sftp(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    operands: &[Arg],
+    batch: bool,
+) -> Result<(), Unknown> {
+    let Some(first) = operands.first() else {
+        return Ok(());
+    };
+    let Some(text) = first.value.as_deref() else {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!(
+                "the destination `{}` is only known when the command runs",
+                first.raw
+            ),
+        ));
+        return Ok(());
+    };
+    let (host, path) = if text.starts_with("sftp://") {
+        (host_of(text), text.splitn(4, '/').nth(3).unwrap_or(""))
+    } else {
+        let (h, p) = text.split_once(':').unwrap_or((text, ""));
+        (host_of(h), p)
+    };
+    let target = Target {
+        name: host.clone(),
+        kind: TargetKind::Ssh { config: None },
+    };
+    let (class, why) = if !batch && !path.is_empty() && !path.ends_with('/') {
+        (Class::ReadOnly, format!("fetches {path} from {host}"))
+    } else if batch {
+        (
+            Class::Mutating,
+            format!("runs a batch of sftp commands on {host}"),
+        )
+    } else {
+        (
+            Class::Mutating,
+            format!("opens an interactive sftp session on {host}"),
+        )
+    };
+    ctx.findings
+        .push(finding(program, vec![target], class, why));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// ansible
+
+struct AnsibleArgs {
+    operands: Vec<Arg>,
+    /// (option as typed, value) for options that take one.
+    values: Vec<(String, Arg)>,
+    flags: Vec<String>,
+}
+
+fn ansible_args(program: &Program, args: &[Arg]) -> AnsibleArgs {
+    let mut parsed = AnsibleArgs {
+        operands: Vec::new(),
+        values: Vec::new(),
+        flags: Vec::new(),
+    };
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if !text.starts_with('-') || text == "-" {
+            parsed.operands.push(arg.clone());
+            continue;
+        }
+        if let Some((key, value)) = text.split_once('=').filter(|_| text.starts_with("--")) {
+            parsed
+                .values
+                .push((key.to_owned(), Arg::literal(value.to_owned())));
+            continue;
+        }
+        if program.takes_value(text) {
+            if let Some(value) = args.get(i) {
+                parsed.values.push((text.to_owned(), value.clone()));
+            }
+            i += 1;
+            continue;
+        }
+        // `-lweb01`, `-mshell`: a short value option with its value attached.
+        if !text.starts_with("--") && text.len() > 2 && program.takes_value(&text[..2]) {
+            let value = Arg {
+                raw: arg.raw.get(2..).unwrap_or_default().to_owned(),
+                value: arg.value.as_ref().map(|v| v[2..].to_owned()),
+            };
+            parsed.values.push((text[..2].to_owned(), value));
+            continue;
+        }
+        parsed.flags.push(text.to_owned());
+    }
+    parsed
+}
+
+impl AnsibleArgs {
+    fn value(&self, names: &[&str]) -> Option<&Arg> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| v)
+    }
+}
+
+/// Targets from an Ansible pattern; `Err` with the reason when they cannot be known.
+fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>, String> {
+    let Some(text) = pattern.value.as_deref() else {
+        return Err(format!(
+            "the host pattern `{}` is only known when the command runs",
+            pattern.raw
+        ));
+    };
+    if text.contains(['!', '&', '@', '~']) {
+        return Err(format!(
+            "the host pattern `{text}` uses exclusions, intersections, a file or a regular expression"
+        ));
+    }
+    let inventory = inventory.and_then(|i| i.value.clone());
+    Ok(text
+        .split([',', ':'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| Target {
+            name: p.to_owned(),
+            kind: TargetKind::Ansible {
+                inventory: inventory.clone(),
+            },
+        })
+        .collect())
+}
+
+fn module_matches(list: &Program, module: &str) -> bool {
+    let short = module.rsplit('.').next().unwrap_or(module);
+    list.is_read_only(module) || list.is_read_only(short)
+}
+
+fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let parsed = ansible_args(program, args);
+    let Some(pattern) = parsed.operands.first() else {
+        return Ok(());
+    };
+    if parsed
+        .flags
+        .iter()
+        .any(|f| matches!(f.as_str(), "--list-hosts" | "--version" | "-h" | "--help"))
+    {
+        return Ok(());
+    }
+    let inventory = parsed.value(&["-i", "--inventory", "--inventory-file"]);
+    let limit = parsed.value(&["-l", "--limit"]);
+    let module = parsed
+        .value(&["-m", "--module-name"])
+        .map_or(Some("command"), |m| m.value.as_deref());
+    let module_args = parsed.value(&["-a", "--args"]);
+    let check = parsed.flags.iter().any(|f| f == "--check" || f == "-C");
+    let (class, why, remote) = match module {
+        None => (
+            Class::Mutating,
+            String::from("the module is only known when the command runs"),
+            None,
+        ),
+        Some(_) if check => (
+            Class::ReadOnly,
+            String::from("--check only reports what would change"),
+            None,
+        ),
+        Some(m) if module_matches(program, m) => {
+            (Class::ReadOnly, format!("module {m} only reads"), None)
+        }
+        Some(m) => {
+            let short = m.rsplit('.').next().unwrap_or(m);
+            match (short, module_args) {
+                ("command" | "shell" | "raw", Some(a)) => match &a.value {
+                    Some(text) => {
+                        let (class, why) = remote::classify(ctx, text, &Stdin::Inherited);
+                        (class, format!("module {m}: {why}"), Some(text.clone()))
+                    }
+                    None => (
+                        Class::Mutating,
+                        format!("module {m} runs a command only known when the command runs"),
+                        Some(a.raw.clone()),
+                    ),
+                },
+                ("win_shell" | "win_command", Some(a)) => {
+                    let (class, why) = remote::classify_windows(ctx, a.text());
+                    (class, format!("module {m}: {why}"), Some(a.raw.clone()))
+                }
+                _ => (
+                    Class::Mutating,
+                    format!("module {m} can change the hosts"),
+                    None,
+                ),
+            }
+        }
+    };
+    let selector = limit.unwrap_or(pattern);
+    let mut f = match ansible_targets(selector, inventory) {
+        Ok(targets) => finding(program, targets, class, why),
+        Err(reason) => {
+            let mut f = unknown_finding(program, reason);
+            f.class = class;
+            f
+        }
+    };
+    f.remote = remote;
+    if class == Class::ReadOnly {
+        // Nothing to checkpoint: the pattern need not be known.
+        f.unknown = None;
+    }
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn ansible_playbook(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let parsed = ansible_args(program, args);
+    if parsed.operands.is_empty()
+        || parsed
+            .flags
+            .iter()
+            .any(|f| matches!(f.as_str(), "--version" | "-h" | "--help"))
+    {
+        return Ok(());
+    }
+    let inventory = parsed.value(&["-i", "--inventory", "--inventory-file"]);
+    if let Some(flag) = parsed.flags.iter().find(|f| program.is_read_only(f)) {
+        let targets = parsed
+            .value(&["-l", "--limit"])
+            .and_then(|l| ansible_targets(l, inventory).ok())
+            .unwrap_or_default();
+        ctx.findings.push(finding(
+            program,
+            targets,
+            Class::ReadOnly,
+            format!("{flag} changes nothing"),
+        ));
+        return Ok(());
+    }
+    let why = String::from("runs a playbook that can change the hosts");
+    let f = match parsed.value(&["-l", "--limit"]) {
+        None => unknown_finding(
+            program,
+            String::from("no --limit, so the hosts are those of the plays, which are not read"),
+        ),
+        Some(limit) => match ansible_targets(limit, inventory) {
+            Ok(targets) => finding(program, targets, Class::Mutating, why),
+            Err(reason) => unknown_finding(program, reason),
+        },
+    };
+    ctx.findings.push(f);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Windows: winrs, psexec, smbclient
+
+fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
+    let program = ctx
+        .catalog
+        .program("winrs")
+        .cloned()
+        .unwrap_or_else(|| fallback_program("winrs", Grammar::Winrs));
+    let mut host = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let lower = arg.raw.to_ascii_lowercase();
+        if !lower.starts_with(['-', '/']) {
+            break;
+        }
+        let flag = lower.trim_start_matches(['-', '/']);
+        if let Some((key, _)) = flag.split_once(':')
+            && (key == "r" || key == "remote")
+        {
+            host = Some(match &arg.value {
+                Some(v) => Ok(v.split_once(':').map_or("", |(_, h)| h).to_owned()),
+                None => Err(arg.raw.clone()),
+            });
+        }
+        i += 1;
+    }
+    let Some(host) = host else {
+        return Ok(());
+    };
+    let host = match host {
+        Ok(h) => host_of(
+            h.trim_start_matches("http://")
+                .trim_start_matches("https://"),
+        ),
+        Err(raw) => {
+            ctx.findings.push(unknown_finding(
+                &program,
+                format!("the host in `{raw}` is only known when the command runs"),
+            ));
+            return Ok(());
+        }
+    };
+    let remote = join(&args[i.min(args.len())..]);
+    let (class, why) = if remote.raw.is_empty() {
+        (Class::Mutating, String::from("opens a remote shell"))
+    } else {
+        remote::classify_windows(ctx, remote.text())
+    };
+    let mut f = finding(
+        &program,
+        vec![Target {
+            name: host,
+            kind: TargetKind::Host,
+        }],
+        class,
+        why,
+    );
+    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn fallback_program(name: &str, grammar: Grammar) -> Program {
+    Program {
+        names: vec![name.to_owned()],
+        grammar,
+        value_options: Vec::new(),
+        read_only: Vec::new(),
+        mutating: Vec::new(),
+        origin: String::from("builtin"),
+    }
+}
+
+fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let mut i = 0;
+    let mut hosts: Option<Result<Vec<String>, String>> = None;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        // `\\host` as PowerShell or cmd pass it; `\host` once bash has unescaped it.
+        if let Some(list) = text
+            .strip_prefix("\\\\")
+            .or_else(|| text.strip_prefix('\\'))
+        {
+            hosts = Some(if arg.value.is_none() || list == "*" {
+                Err(arg.raw.clone())
+            } else {
+                Ok(list.split(',').map(str::to_owned).collect())
+            });
+            i += 1;
+            continue;
+        }
+        if text.starts_with('@') {
+            hosts = Some(Err(arg.raw.clone()));
+            i += 1;
+            continue;
+        }
+        if text.starts_with('-') {
+            i += if program.takes_value(&text.to_ascii_lowercase()) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    let hosts = match hosts {
+        None => return Ok(()),
+        Some(Err(raw)) => {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!("the computers in `{raw}` are only known when the command runs"),
+            ));
+            return Ok(());
+        }
+        Some(Ok(hosts)) => hosts,
+    };
+    let remote = join(&args[i.min(args.len())..]);
+    let (class, why) = if remote.raw.is_empty() {
+        (
+            Class::Mutating,
+            String::from("runs a program on the computer"),
+        )
+    } else {
+        remote::classify_windows(ctx, remote.text())
+    };
+    let targets = hosts
+        .into_iter()
+        .map(|name| Target {
+            name,
+            kind: TargetKind::Host,
+        })
+        .collect();
+    let mut f = finding(program, targets, class, why);
+    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn smbclient(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<(), Unknown> {
+    let mut service = None;
+    let mut list_host = None;
+    let mut commands: Option<Arg> = None;
+    let mut tar_extract = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        match text {
+            "-c" | "--command" => {
+                commands = args.get(i).cloned();
+                i += 1;
+            }
+            "-L" | "--list" => {
+                list_host = args.get(i).cloned();
+                i += 1;
+            }
+            _ if text.starts_with("-T") => {
+                let value = if text.len() > 2 {
+                    text[2..].to_owned()
+                } else {
+                    i += 1;
+                    args.get(i - 1)
+                        .map(|a| a.text().to_owned())
+                        .unwrap_or_default()
+                };
+                tar_extract = Some(value.contains('x'));
+            }
+            _ if text.starts_with('-') && program.takes_value(text) => i += 1,
+            _ if text.starts_with('-') => {}
+            _ if service.is_none() => service = Some(arg.clone()),
+            _ => {}
+        }
+    }
+    let host_of_service = |arg: &Arg| -> Result<String, String> {
+        let Some(text) = arg.value.as_deref() else {
+            return Err(arg.raw.clone());
+        };
+        let trimmed = text.trim_start_matches(['/', '\\']);
+        Ok(trimmed
+            .split(['/', '\\'])
+            .next()
+            .unwrap_or(trimmed)
+            .to_owned())
+    };
+    if let Some(host) = list_host.filter(|_| service.is_none()) {
+        let host = host_of_service(&host).unwrap_or_default();
+        ctx.findings.push(finding(
+            program,
+            vec![Target {
+                name: host,
+                kind: TargetKind::Host,
+            }],
+            Class::ReadOnly,
+            String::from("lists the shares"),
+        ));
+        return Ok(());
+    }
+    let Some(service) = service else {
+        return Ok(());
+    };
+    let host = match host_of_service(&service) {
+        Ok(host) => host,
+        Err(raw) => {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!("the share `{raw}` is only known when the command runs"),
+            ));
+            return Ok(());
+        }
+    };
+    let script = commands.or(match &cmd.stdin {
+        Stdin::Text(text) => Some(text.clone()),
+        _ => None,
+    });
+    let (class, why) = match (tar_extract, &script) {
+        (Some(true), _) => (
+            Class::Mutating,
+            String::from("extracts a tar file onto the share"),
+        ),
+        (Some(false), _) => (
+            Class::ReadOnly,
+            String::from("archives the share into a tar file"),
+        ),
+        (None, None) => (
+            Class::Mutating,
+            String::from("opens an interactive session on the share"),
+        ),
+        (None, Some(script)) => match &script.value {
+            None => (
+                Class::Mutating,
+                String::from("its commands are only known when the command runs"),
+            ),
+            Some(text) => {
+                let writer = text
+                    .split([';', '\n'])
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c.split_whitespace().next().unwrap_or(c))
+                    .find(|word| !program.is_read_only(&word.to_ascii_lowercase()));
+                match writer {
+                    Some(word) => (Class::Mutating, format!("`{word}` changes the share")),
+                    None => (Class::ReadOnly, String::from("its commands only read")),
+                }
+            }
+        },
+    };
+    let mut f = finding(
+        program,
+        vec![Target {
+            name: host,
+            kind: TargetKind::Host,
+        }],
+        class,
+        why,
+    );
+    f.remote = script.map(|s| s.value.unwrap_or(s.raw));
+    ctx.findings.push(f);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// VM-level CLIs: govc, virsh
+
+fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let Some(sub) = args.first() else {
+        return Ok(());
+    };
+    let Some(subcommand) = sub.value.as_deref() else {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!(
+                "the subcommand `{}` is only known when the command runs",
+                sub.raw
+            ),
+        ));
+        return Ok(());
+    };
+    let mut vm_flags: Vec<(String, Arg)> = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if text.starts_with('-') && text.len() > 1 {
+            let flag = text.trim_start_matches('-');
+            let (key, inline) = flag
+                .split_once('=')
+                .map_or((flag, None), |(k, v)| (k, Some(v)));
+            let value = match inline {
+                Some(v) => Some(Arg {
+                    raw: v.to_owned(),
+                    value: arg.value.as_ref().map(|_| v.to_owned()),
+                }),
+                None if program.takes_value(&format!("-{key}")) => {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                }
+                None => None,
+            };
+            if let Some(value) = value
+                && (key == "vm" || key.starts_with("vm."))
+            {
+                vm_flags.push((key.to_owned(), value));
+            }
+            continue;
+        }
+        operands.push(arg.clone());
+    }
+    let class = if program.is_read_only(subcommand) {
+        Class::ReadOnly
+    } else if program.is_mutating(subcommand) {
+        Class::Mutating
+    } else {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!("govc {subcommand} is in neither the read-only nor the mutating list"),
+        ));
+        return Ok(());
+    };
+    let mut names: Vec<Arg> = vm_flags.iter().map(|(_, v)| v.clone()).collect();
+    if names.is_empty() && subcommand.starts_with("vm.") {
+        names = operands;
+    }
+    let why = match class {
+        Class::ReadOnly => format!("govc {subcommand} only reads"),
+        Class::Mutating => format!("govc {subcommand} changes the VM"),
+    };
+    if class == Class::ReadOnly {
+        ctx.findings.push(finding(program, Vec::new(), class, why));
+        return Ok(());
+    }
+    if names.is_empty() {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!("govc {subcommand} names no VM (-vm)"),
+        ));
+        return Ok(());
+    }
+    vm_targets(ctx, program, &names, why);
+    Ok(())
+}
+
+fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
+    let mut targets = Vec::new();
+    for name in names {
+        let Some(value) = name.value.as_deref() else {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!("the VM `{}` is only known when the command runs", name.raw),
+            ));
+            return;
+        };
+        for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            // govc takes inventory paths: /dc/vm/folder/web01 names web01.
+            let vm = part.rsplit('/').next().unwrap_or(part);
+            targets.push(Target {
+                name: vm.to_owned(),
+                kind: TargetKind::Vm,
+            });
+        }
+    }
+    ctx.findings
+        .push(finding(program, targets, Class::Mutating, why));
+}
+
+const VIRSH_VALUE_OPTIONS: &[&str] = &[
+    "--mode",
+    "--file",
+    "--xml",
+    "--xmlfile",
+    "--snapshotname",
+    "--name",
+    "--description",
+    "--target",
+    "--source",
+    "--type",
+    "--driver",
+    "--subdriver",
+    "--cache",
+    "--io",
+    "--sourcetype",
+    "--targetbus",
+    "--mac",
+    "--model",
+    "--bus",
+    "--size",
+    "--nvram",
+    "--memory",
+    "--count",
+    "--timeout",
+    "--signame",
+    "--parent",
+    "--diskspec",
+    "--memspec",
+    "--format",
+];
+
+fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if !text.starts_with('-') {
+            break;
+        }
+        i += if program.takes_value(text) { 2 } else { 1 };
+    }
+    let Some(sub) = args.get(i) else {
+        ctx.findings.push(unknown_finding(
+            program,
+            String::from("an interactive virsh shell can run any command"),
+        ));
+        return Ok(());
+    };
+    let Some(subcommand) = sub.value.as_deref() else {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!(
+                "the subcommand `{}` is only known when the command runs",
+                sub.raw
+            ),
+        ));
+        return Ok(());
+    };
+    if program.is_read_only(subcommand) {
+        ctx.findings.push(finding(
+            program,
+            Vec::new(),
+            Class::ReadOnly,
+            format!("virsh {subcommand} only reads"),
+        ));
+        return Ok(());
+    }
+    let rest = &args[i + 1..];
+    let mut domain = None;
+    let mut j = 0;
+    while let Some(arg) = rest.get(j) {
+        let text = arg.text();
+        j += 1;
+        if let Some(value) = text.strip_prefix("--domain=") {
+            domain = Some(Arg::literal(value.to_owned()));
+            break;
+        }
+        if text == "--domain" {
+            domain = rest.get(j).cloned();
+            break;
+        }
+        if text.starts_with("--") {
+            if VIRSH_VALUE_OPTIONS.contains(&text) {
+                j += 1;
+            }
+            continue;
+        }
+        if domain.is_none() {
+            domain = Some(arg.clone());
+        }
+    }
+    let why = format!("virsh {subcommand} changes the domain");
+    match domain {
+        Some(d) => vm_targets(ctx, program, &[d], why),
+        None => ctx.findings.push(unknown_finding(
+            program,
+            format!("virsh {subcommand} names no domain"),
+        )),
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// PowerShell cmdlets
+
+/// PowerShell parameters as typed: `(name, value)` pairs, switches, and positional words.
+struct PsArgs {
+    named: Vec<(String, Option<Arg>)>,
+    positional: Vec<Arg>,
+}
+
+/// Whether `given` (without the dash) names `full` or one of its aliases; PowerShell accepts
+/// any unambiguous prefix, and an ambiguous one fails before anything runs.
+fn ps_param(given: &str, full: &str, aliases: &[&str]) -> bool {
+    let given = given.to_ascii_lowercase();
+    aliases.iter().any(|a| a.eq_ignore_ascii_case(&given))
+        || (!given.is_empty() && full.to_ascii_lowercase().starts_with(&given))
+}
+
+fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
+    let mut parsed = PsArgs {
+        named: Vec::new(),
+        positional: Vec::new(),
+    };
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        let raw = &arg.raw;
+        let is_param =
+            raw.starts_with('-') && raw[1..].chars().next().is_some_and(char::is_alphabetic);
+        if !is_param {
+            parsed.positional.push(arg.clone());
+            continue;
+        }
+        let name = &raw[1..];
+        if let Some((name, value)) = name.split_once(':') {
+            parsed.named.push((
+                name.to_owned(),
+                Some(Arg {
+                    raw: value.to_owned(),
+                    value: if value.starts_with('$') || value.starts_with('(') {
+                        None
+                    } else {
+                        Some(value.trim_matches(['\'', '"']).to_owned())
+                    },
+                }),
+            ));
+            continue;
+        }
+        if switches
+            .iter()
+            .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
+        {
+            parsed.named.push((name.to_owned(), None));
+            continue;
+        }
+        let value = args.get(i).cloned();
+        if value.is_some() {
+            i += 1;
+        }
+        parsed.named.push((name.to_owned(), value));
+    }
+    parsed
+}
+
+impl PsArgs {
+    fn get(&self, full: &str, aliases: &[&str]) -> Option<&Option<Arg>> {
+        self.named
+            .iter()
+            .find(|(n, _)| ps_param(n, full, aliases))
+            .map(|(_, v)| v)
+    }
+
+    fn has(&self, full: &str) -> bool {
+        self.named.iter().any(|(n, v)| {
+            n.eq_ignore_ascii_case(full) && v.as_ref().is_none_or(|v| v.text() != "$false")
+        })
+    }
+}
+
+/// Computer names from a PowerShell value (`a,b`, `'a','b'`, `@('a','b')`).
+fn ps_names(arg: &Arg) -> Result<Vec<String>, String> {
+    let Some(value) = arg.value.as_deref() else {
+        return Err(arg.raw.clone());
+    };
+    let names: Vec<String> = value
+        .split(',')
+        .map(|n| n.trim().trim_matches(['\'', '"']).to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    if names.is_empty() {
+        Err(arg.raw.clone())
+    } else {
+        Ok(names)
+    }
+}
+
+fn add_names(
+    value: Option<&Arg>,
+    kind: &TargetKind,
+    what: &str,
+    targets: &mut Vec<Target>,
+    unknown: &mut Option<String>,
+) {
+    match value {
+        None => *unknown = Some(format!("{what} has no value")),
+        Some(arg) => match ps_names(arg) {
+            Ok(names) => targets.extend(names.into_iter().map(|n| Target {
+                name: if matches!(kind, TargetKind::Host) {
+                    host_of(&n)
+                } else {
+                    n
+                },
+                kind: kind.clone(),
+            })),
+            Err(raw) => {
+                *unknown = Some(format!(
+                    "{what} `{raw}` is only known when the command runs"
+                ));
+            }
+        },
+    }
+}
+
+const PS_REMOTING_SWITCHES: &[&str] = &[
+    "AsJob",
+    "HideComputerName",
+    "InDisconnectedSession",
+    "EnableNetworkAccess",
+    "NoNewScope",
+    "RunAsAdministrator",
+    "UseSSL",
+    "UseWindowsPowerShell",
+    "AllowRedirection",
+    "EnableNetworkAccess",
+];
+
+fn ps_remoting(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    args: &[Arg],
+) -> Result<(), Unknown> {
+    let parsed = ps_args(args, PS_REMOTING_SWITCHES);
+    let lower = name.to_ascii_lowercase();
+    let invoke = lower == "invoke-command" || lower == "icm";
+    let mut targets = Vec::new();
+    let mut unknown = None;
+    if let Some(v) = parsed.get("ComputerName", &["cn"]) {
+        add_names(
+            v.as_ref(),
+            &TargetKind::Host,
+            "-ComputerName",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if let Some(v) = parsed.get("HostName", &[]) {
+        add_names(
+            v.as_ref(),
+            &TargetKind::Ssh { config: None },
+            "-HostName",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if let Some(v) = parsed.get("VMName", &[]) {
+        add_names(
+            v.as_ref(),
+            &TargetKind::Vm,
+            "-VMName",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if let Some(v) = parsed.get("ConnectionUri", &["uri", "cu"]) {
+        let uri = v.as_ref().map(|a| Arg {
+            raw: a.raw.clone(),
+            value: a.value.as_ref().map(|u| {
+                let rest = u.split_once("://").map_or(u.as_str(), |(_, r)| r);
+                rest.split(['/', ':']).next().unwrap_or(rest).to_owned()
+            }),
+        });
+        add_names(
+            uri.as_ref(),
+            &TargetKind::Host,
+            "-ConnectionUri",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if let Some(v) = parsed.get("Session", &["PSSession"]) {
+        unknown = Some(format!(
+            "-Session `{}` was opened earlier; which computer it reaches is not known here",
+            v.as_ref().map_or("", |a| a.raw.as_str())
+        ));
+    }
+    // Enter-PSSession and New-PSSession take the computer as their first positional word.
+    if !invoke
+        && targets.is_empty()
+        && unknown.is_none()
+        && let Some(first) = parsed.positional.first()
+    {
+        add_names(
+            Some(first),
+            &TargetKind::Host,
+            "the computer",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if targets.is_empty() && unknown.is_none() {
+        // Invoke-Command without a computer runs on this machine.
+        return Ok(());
+    }
+    let (class, why, remote) = if invoke {
+        let script = parsed
+            .get("ScriptBlock", &["sb"])
+            .cloned()
+            .flatten()
+            .or_else(|| {
+                parsed
+                    .positional
+                    .iter()
+                    .find(|a| a.raw.starts_with('{'))
+                    .cloned()
+            });
+        if parsed.get("FilePath", &["PSPath"]).is_some() {
+            (
+                Class::Mutating,
+                String::from("runs a script file on the computer"),
+                None,
+            )
+        } else {
+            match script {
+                Some(block) => {
+                    let (class, why) = match &block.value {
+                        Some(text) => remote::classify_windows(ctx, text),
+                        None => (
+                            Class::Mutating,
+                            String::from("the script block is only known when the command runs"),
+                        ),
+                    };
+                    (class, why, Some(block.raw))
+                }
+                None => (
+                    Class::Mutating,
+                    String::from("runs a command that is not written here"),
+                    None,
+                ),
+            }
+        }
+    } else if lower.starts_with("enter") || lower == "etsn" {
+        (
+            Class::Mutating,
+            String::from("opens an interactive session on the computer"),
+            None,
+        )
+    } else {
+        (
+            Class::Mutating,
+            String::from("opens a session for later commands on the computer"),
+            None,
+        )
+    };
+    let mut f = finding(program, targets, class, why);
+    f.unknown = unknown;
+    f.remote = remote;
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn ps_computer(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let parsed = ps_args(
+        args,
+        &["Force", "Wait", "AsJob", "WhatIf", "Confirm", "Passthru"],
+    );
+    let value = parsed
+        .get(
+            "ComputerName",
+            &["cn", "CN", "__SERVER", "Server", "IPAddress"],
+        )
+        .cloned()
+        .or_else(|| parsed.positional.first().cloned().map(Some));
+    let Some(value) = value else {
+        // No computer: this machine.
+        return Ok(());
+    };
+    let what_if = parsed.has("WhatIf");
+    let class = if what_if {
+        Class::ReadOnly
+    } else {
+        Class::Mutating
+    };
+    let why = if what_if {
+        String::from("-WhatIf only says what it would do")
+    } else {
+        String::from("restarts or stops the computer")
+    };
+    let f = match value.as_ref().map(ps_names) {
+        Some(Ok(names)) => finding(
+            program,
+            names
+                .into_iter()
+                .map(|n| Target {
+                    name: n,
+                    kind: TargetKind::Host,
+                })
+                .collect(),
+            class,
+            why,
+        ),
+        Some(Err(raw)) => unknown_finding(
+            program,
+            format!("-ComputerName `{raw}` is only known when the command runs"),
+        ),
+        None => unknown_finding(program, String::from("-ComputerName has no value")),
+    };
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn ps_vm(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let parsed = ps_args(
+        args,
+        &[
+            "Confirm",
+            "WhatIf",
+            "Kill",
+            "RunAsync",
+            "Force",
+            "Save",
+            "TurnOff",
+            "Passthru",
+            "DeletePermanently",
+            "AsJob",
+        ],
+    );
+    if parsed.has("WhatIf") {
+        ctx.findings.push(finding(
+            program,
+            Vec::new(),
+            Class::ReadOnly,
+            String::from("-WhatIf only says what it would do"),
+        ));
+        return Ok(());
+    }
+    let value = parsed
+        .get("VM", &["Name", "VMName"])
+        .cloned()
+        .or_else(|| parsed.positional.first().cloned().map(Some));
+    let why = format!("{name} changes the VM");
+    match value {
+        Some(Some(arg)) => match ps_names(&arg) {
+            Ok(_) => {
+                let list = Arg {
+                    raw: arg.raw.clone(),
+                    value: arg.value.clone(),
+                };
+                vm_targets(ctx, program, &[list], why);
+                if let Some(script) = parsed.get("ScriptText", &[]).cloned().flatten()
+                    && let Some(last) = ctx.findings.last_mut()
+                {
+                    last.remote = Some(script.raw.clone());
+                }
+            }
+            Err(raw) => ctx.findings.push(unknown_finding(
+                program,
+                format!("the VM `{raw}` is only known when the command runs"),
+            )),
+        },
+        _ if cmd.stdin == Stdin::Pipe => ctx.findings.push(unknown_finding(
+            program,
+            format!("{name} takes its VM from the pipeline"),
+        )),
+        _ => ctx
+            .findings
+            .push(unknown_finding(program, format!("{name} names no VM"))),
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! Is a remote command read-only? It is parsed again and every simple command in it must be
+//! on the read-only allowlist of the shell catalog (`[remote]`, or `[windows]` for winrs,
+//! psexec and PowerShell script blocks). A redirection into a file, a command name only known
+//! at run time, a script read from standard input that is not seen, or any command not listed
+//! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
+
+use super::catalog::RemoteRule;
+use super::programs::{Ctx, Next, unwrap};
+use super::{Class, Cmd, Dialect, Stdin};
+
+/// Classifies a POSIX remote command. `stdin` is what the remote side reads (a here-document
+/// given to `ssh host bash -s`).
+pub(crate) fn classify(ctx: &mut Ctx<'_>, text: &str, stdin: &Stdin) -> (Class, String) {
+    let commands = match ctx.walk.parse(text, Dialect::Posix) {
+        Ok(commands) => commands,
+        Err(e) => {
+            return (
+                Class::Mutating,
+                format!("the remote command could not be judged ({})", e.0),
+            );
+        }
+    };
+    let mut readers: Vec<String> = Vec::new();
+    if let Err(why) = check_all(ctx, &commands, stdin, &mut readers) {
+        return (Class::Mutating, why);
+    }
+    if readers.is_empty() {
+        (Class::ReadOnly, String::from("runs nothing on the host"))
+    } else {
+        (
+            Class::ReadOnly,
+            format!("only reads ({})", readers.join(", ")),
+        )
+    }
+}
+
+fn check_all(
+    ctx: &mut Ctx<'_>,
+    commands: &[Cmd],
+    stdin: &Stdin,
+    readers: &mut Vec<String>,
+) -> Result<(), String> {
+    for cmd in commands {
+        let stdin = if cmd.stdin == Stdin::Inherited {
+            stdin
+        } else {
+            &cmd.stdin
+        };
+        check(ctx, cmd, stdin, readers)?;
+    }
+    Ok(())
+}
+
+/// A nested remote text (`bash -c '…'`), its readers noted with the outer ones.
+fn classify_into(
+    ctx: &mut Ctx<'_>,
+    text: &str,
+    stdin: &Stdin,
+    readers: &mut Vec<String>,
+) -> Result<(), String> {
+    let commands = ctx
+        .walk
+        .parse(text, Dialect::Posix)
+        .map_err(|e| format!("the remote command could not be judged ({})", e.0))?;
+    check_all(ctx, &commands, stdin, readers)
+}
+
+fn check(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    stdin: &Stdin,
+    readers: &mut Vec<String>,
+) -> Result<(), String> {
+    if let Some(file) = &cmd.writes {
+        return Err(format!("writes to {file} on the host"));
+    }
+    let Some(first) = cmd.words.first() else {
+        return Ok(());
+    };
+    let Some(name) = first.value.as_deref() else {
+        return Err(format!(
+            "runs `{}`, a program only known when it runs",
+            first.raw
+        ));
+    };
+    let base = name.rsplit('/').next().unwrap_or(name);
+    match unwrap(ctx.catalog, &cmd.words, stdin) {
+        Next::No => {}
+        Next::Nothing
+            if matches!(
+                base,
+                "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "fish"
+            ) =>
+        {
+            return Err(format!("runs a {base} script that is not seen here"));
+        }
+        Next::Nothing => return Ok(()),
+        Next::Argv(words) => {
+            let inner = Cmd {
+                words,
+                ..cmd.clone()
+            };
+            if ctx.walk.enter().is_err() {
+                return Err(String::from("nests too deeply to be judged"));
+            }
+            let result = check(ctx, &inner, stdin, readers);
+            ctx.walk.leave();
+            return result;
+        }
+        Next::Text(text, dialect) => {
+            let Some(value) = text.value else {
+                return Err(format!(
+                    "`{name}` runs `{}`, which is only known when it runs",
+                    text.raw
+                ));
+            };
+            if ctx.walk.enter().is_err() {
+                return Err(String::from("nests too deeply to be judged"));
+            }
+            let result = match dialect {
+                Dialect::Posix => classify_into(ctx, &value, stdin, readers),
+                Dialect::PowerShell => match classify_windows(ctx, &value) {
+                    (Class::ReadOnly, _) => Ok(()),
+                    (Class::Mutating, why) => Err(why),
+                },
+            };
+            ctx.walk.leave();
+            return result;
+        }
+        Next::Opaque(reason) => return Err(reason),
+    }
+    let args: Vec<&str> = cmd.words[1..].iter().map(super::Arg::text).collect();
+    if ctx.catalog.remote_read_only.contains(base) {
+        note(readers, base);
+        return Ok(());
+    }
+    match ctx.catalog.remote_rules.iter().find(|r| r.command == base) {
+        Some(rule) => {
+            rule_allows(rule, &args)?;
+            note(readers, base);
+            Ok(())
+        }
+        None => Err(format!("runs `{base}`, which is not on the read-only list")),
+    }
+}
+
+fn note(readers: &mut Vec<String>, name: &str) {
+    if !readers.iter().any(|r| r == name) {
+        readers.push(name.to_owned());
+    }
+}
+
+fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
+    let name = &rule.command;
+    let operands: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if !rule.subcommands.is_empty() {
+        let first_option = args
+            .first()
+            .filter(|a| a.starts_with('-') && rule.subcommands.iter().any(|s| s == *a));
+        let sub = first_option
+            .copied()
+            .or_else(|| operands.first().copied())
+            .unwrap_or("");
+        if !rule.subcommands.iter().any(|s| s == sub) {
+            return Err(if sub.is_empty() {
+                format!("runs `{name}` with no read-only subcommand")
+            } else {
+                format!("runs `{name} {sub}`, which is not on the read-only list")
+            });
+        }
+    }
+    for arg in args {
+        let key = arg.split_once('=').map_or(*arg, |(k, _)| k);
+        for unless in &rule.unless {
+            let hit = match unless.strip_suffix('*') {
+                Some(prefix) => key.starts_with(prefix),
+                None => key == unless,
+            };
+            if hit {
+                return Err(format!("runs `{name} {arg}`, which changes things"));
+            }
+        }
+        if !rule.unless_short.is_empty()
+            && arg.starts_with('-')
+            && !arg.starts_with("--")
+            && arg[1..].chars().any(|c| rule.unless_short.contains(c))
+        {
+            return Err(format!("runs `{name} {arg}`, which changes things"));
+        }
+        if let Some(text) = rule.unless_text.iter().find(|t| arg.contains(t.as_str())) {
+            return Err(format!(
+                "runs `{name}` with `{text}` in its arguments, which can change things"
+            ));
+        }
+    }
+    if let Some(max) = rule.operands_max
+        && operands.len() > max
+    {
+        return Err(format!("runs `{name}` with operands, which changes things"));
+    }
+    Ok(())
+}
+
+/// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.
+pub(crate) fn classify_windows(ctx: &mut Ctx<'_>, text: &str) -> (Class, String) {
+    let commands = match ctx.walk.parse(text, Dialect::PowerShell) {
+        Ok(commands) => commands,
+        Err(e) => {
+            return (
+                Class::Mutating,
+                format!("the remote command could not be judged ({})", e.0),
+            );
+        }
+    };
+    let mut readers: Vec<String> = Vec::new();
+    for cmd in &commands {
+        if let Some(file) = &cmd.writes {
+            return (Class::Mutating, format!("writes to {file} on the computer"));
+        }
+        let Some(first) = cmd.words.first() else {
+            continue;
+        };
+        let Some(name) = first.value.as_deref() else {
+            return (
+                Class::Mutating,
+                format!("runs `{}`, only known when it runs", first.raw),
+            );
+        };
+        if !ctx.catalog.windows_read_only(name) {
+            return (
+                Class::Mutating,
+                format!("runs `{name}`, which is not on the read-only list"),
+            );
+        }
+        // A script block handed to a read-only cmdlet (`ForEach-Object { … }`) runs too.
+        for block in cmd.words[1..].iter().filter(|a| a.raw.starts_with('{')) {
+            if let Some(inner) = &block.value {
+                if ctx.walk.enter().is_err() {
+                    return (
+                        Class::Mutating,
+                        String::from("nests too deeply to be judged"),
+                    );
+                }
+                let (class, why) = classify_windows(ctx, inner);
+                ctx.walk.leave();
+                if class == Class::Mutating {
+                    return (class, why);
+                }
+            }
+        }
+        note(&mut readers, name);
+    }
+    if readers.is_empty() {
+        (
+            Class::ReadOnly,
+            String::from("runs nothing on the computer"),
+        )
+    } else {
+        (
+            Class::ReadOnly,
+            format!("only reads ({})", readers.join(", ")),
+        )
+    }
+}

@@ -1,0 +1,495 @@
+//! From targets as named in a command to exact VM references: an `~/.ssh/config` alias
+//! through `ssh -G` (its `hostname`), an Ansible group or glob through the inventory (a direct
+//! read of INI and YAML inventories, `ansible-inventory --list` for anything else). What
+//! cannot be expanded is an error saying why: the hook asks.
+//!
+//! OpenSSH reads the configuration of the passwd entry's home, not `$HOME`; `-F
+//! "$HOME/.ssh/config"` is passed when that file exists so the user's `$HOME` decides (and a
+//! test's temporary home works).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Target, TargetKind};
+
+/// Longest one `ssh -G` or `ansible-inventory` may take, within the caller's deadline.
+const PROCESS_LIMIT: Duration = Duration::from_secs(5);
+
+/// How targets resolve.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Run `ssh -G` for ssh destinations.
+    pub resolve_ssh_config: bool,
+    /// The inventory for Ansible patterns without `-i`; `None`: the one Ansible would use.
+    pub ansible_inventory: Option<PathBuf>,
+    /// `$HOME`, for `~/.ssh/config` and `~` in paths.
+    pub home: Option<PathBuf>,
+    /// The directory the command runs in, for relative paths (`-i inventory.ini`, `-F cfg`).
+    pub cwd: Option<PathBuf>,
+}
+
+impl Options {
+    /// A path as the command names it, from the command's own directory.
+    fn path(&self, path: &str) -> PathBuf {
+        let path = expand_home(path, self.home.as_deref());
+        match &self.cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path),
+            _ => path,
+        }
+    }
+}
+
+/// Resolves targets into VM references, in order, without duplicates.
+pub fn resolve(
+    targets: &[Target],
+    options: &Options,
+    until: Instant,
+) -> Result<Vec<String>, String> {
+    let mut references: Vec<String> = Vec::new();
+    let mut push = |name: String| {
+        if !references.contains(&name) {
+            references.push(name);
+        }
+    };
+    for target in targets {
+        match &target.kind {
+            TargetKind::Host | TargetKind::Vm => push(target.name.clone()),
+            TargetKind::Ssh { config } => {
+                let name = if options.resolve_ssh_config && !is_address(&target.name) {
+                    ssh_hostname(&target.name, config.as_deref(), options, until)
+                        .unwrap_or_else(|| target.name.clone())
+                } else {
+                    target.name.clone()
+                };
+                push(name);
+            }
+            TargetKind::Ansible { inventory } => {
+                for name in ansible(&target.name, inventory.as_deref(), options, until)? {
+                    push(name);
+                }
+            }
+        }
+    }
+    Ok(references)
+}
+
+fn is_address(name: &str) -> bool {
+    name.parse::<std::net::IpAddr>().is_ok()
+}
+
+fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The `hostname` `ssh -G` reports for `alias`, when it differs from the alias.
+fn ssh_hostname(
+    alias: &str,
+    config: Option<&str>,
+    options: &Options,
+    until: Instant,
+) -> Option<String> {
+    let mut command = Command::new("ssh");
+    command.arg("-G");
+    let config = config.map(|c| options.path(c)).or_else(|| {
+        options
+            .home
+            .as_ref()
+            .map(|h| h.join(".ssh/config"))
+            .filter(|p| p.is_file())
+    });
+    if let Some(config) = config {
+        command.arg("-F").arg(config);
+    }
+    command.arg("--").arg(alias);
+    let output = run(command, until)?;
+    let hostname = output
+        .lines()
+        .find_map(|line| line.strip_prefix("hostname "))?
+        .trim()
+        .to_owned();
+    if hostname.is_empty() || hostname.eq_ignore_ascii_case(alias) {
+        Some(alias.to_owned())
+    } else {
+        Some(hostname)
+    }
+}
+
+/// Runs a short helper process and returns its stdout, or `None` when it fails or is late.
+fn run(mut command: Command, until: Instant) -> Option<String> {
+    let limit = until
+        .saturating_duration_since(Instant::now())
+        .min(PROCESS_LIMIT);
+    let stop = Instant::now() + limit;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.by_ref().take(4 << 20).read_to_string(&mut text);
+        text
+    });
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let text = reader.join().ok()?;
+                return status.success().then_some(text);
+            }
+            Ok(None) if Instant::now() < stop => std::thread::sleep(Duration::from_millis(1)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// An inventory: groups (with hosts and children) and each host's `ansible_host`.
+#[derive(Debug, Default)]
+struct Inventory {
+    groups: BTreeMap<String, Group>,
+    hosts: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug, Default)]
+struct Group {
+    hosts: BTreeSet<String>,
+    children: BTreeSet<String>,
+}
+
+fn ansible(
+    pattern: &str,
+    inventory: Option<&str>,
+    options: &Options,
+    until: Instant,
+) -> Result<Vec<String>, String> {
+    let path = inventory
+        .map(|i| options.path(i))
+        .or_else(|| options.ansible_inventory.clone())
+        .or_else(|| default_inventory(options.home.as_deref()));
+    let is_plain = !pattern.contains(['*', '?', '[']) && pattern != "all";
+    let Some(path) = path else {
+        return if is_plain {
+            Ok(vec![pattern.to_owned()])
+        } else {
+            Err(format!(
+                "the host pattern `{pattern}` needs an inventory to expand, and none is configured ([shell] ansible_inventory)"
+            ))
+        };
+    };
+    let inventory = load_inventory(&path, until)
+        .map_err(|e| format!("the host pattern `{pattern}` could not be expanded: {e}"))?;
+    let names = inventory.expand(pattern);
+    if names.is_empty() {
+        return if is_plain {
+            Ok(vec![pattern.to_owned()])
+        } else {
+            Err(format!(
+                "the host pattern `{pattern}` matches no host in {}",
+                path.display()
+            ))
+        };
+    }
+    Ok(names
+        .into_iter()
+        .map(|h| inventory.hosts.get(&h).cloned().flatten().unwrap_or(h))
+        .collect())
+}
+
+/// The inventory Ansible would read: `$ANSIBLE_INVENTORY`, `inventory =` in `./ansible.cfg`
+/// or `~/.ansible.cfg`, then `/etc/ansible/hosts`.
+fn default_inventory(home: Option<&Path>) -> Option<PathBuf> {
+    if let Some(env) = std::env::var_os("ANSIBLE_INVENTORY").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(env));
+    }
+    let configs = [
+        std::env::var_os("ANSIBLE_CONFIG").map(PathBuf::from),
+        Some(PathBuf::from("ansible.cfg")),
+        home.map(|h| h.join(".ansible.cfg")),
+        Some(PathBuf::from("/etc/ansible/ansible.cfg")),
+    ];
+    for config in configs.into_iter().flatten() {
+        let Ok(text) = std::fs::read_to_string(&config) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let Some((key, value)) = line.split_once('=')
+                && matches!(key.trim(), "inventory" | "hostfile")
+            {
+                let first = value.split(',').next().unwrap_or("").trim();
+                let path = expand_home(first, home);
+                return Some(if path.is_relative() {
+                    config.parent().unwrap_or(Path::new(".")).join(path)
+                } else {
+                    path
+                });
+            }
+        }
+    }
+    Some(PathBuf::from("/etc/ansible/hosts")).filter(|p| p.is_file())
+}
+
+fn load_inventory(path: &Path, until: Instant) -> Result<Inventory, String> {
+    if !path.exists() {
+        return Err(format!("the inventory {} does not exist", path.display()));
+    }
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let yaml = path.extension().is_some_and(|e| e == "yml" || e == "yaml")
+            || text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("---"))
+                .is_some_and(|l| l.ends_with(':') && !l.starts_with('['));
+        let is_script = text.starts_with("#!");
+        if !is_script {
+            return Ok(if yaml {
+                parse_yaml(&text)
+            } else {
+                parse_ini(&text)
+            });
+        }
+    }
+    let mut command = Command::new("ansible-inventory");
+    command.arg("-i").arg(path).arg("--list");
+    let output = run(command, until).ok_or_else(|| {
+        format!(
+            "{} is not an INI or YAML file and `ansible-inventory --list` gave no answer",
+            path.display()
+        )
+    })?;
+    parse_json(&output).ok_or_else(|| {
+        format!(
+            "`ansible-inventory --list` for {} gave unreadable JSON",
+            path.display()
+        )
+    })
+}
+
+fn parse_ini(text: &str) -> Inventory {
+    let mut inventory = Inventory::default();
+    let mut section = (String::from("ungrouped"), "hosts");
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = match name.split_once(':') {
+                Some((group, "children")) => (group.to_owned(), "children"),
+                Some((group, _)) => (group.to_owned(), "vars"),
+                None => (name.to_owned(), "hosts"),
+            };
+            inventory.groups.entry(section.0.clone()).or_default();
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let Some(first) = words.next() else { continue };
+        match section.1 {
+            "hosts" => {
+                let address = words
+                    .find_map(|w| w.strip_prefix("ansible_host="))
+                    .map(|a| a.trim_matches(['"', '\'']).to_owned());
+                inventory.add_host(&section.0, first, address);
+            }
+            "children" => {
+                inventory
+                    .groups
+                    .entry(section.0.clone())
+                    .or_default()
+                    .children
+                    .insert(first.to_owned());
+            }
+            _ => {}
+        }
+    }
+    inventory
+}
+
+/// The YAML inventory layout (`group: {hosts: {h: {ansible_host: …}}, children: {…}}`),
+/// read by indentation: enough for inventories, not a YAML parser.
+fn parse_yaml(text: &str) -> Inventory {
+    let mut inventory = Inventory::default();
+    // (indent, key) of the enclosing keys.
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_end();
+        let content = trimmed.trim_start();
+        if content.is_empty() || content.starts_with('#') || content.starts_with("---") {
+            continue;
+        }
+        let indent = trimmed.len() - content.len();
+        let Some((key, value)) = content.split_once(':') else {
+            continue;
+        };
+        let key = key.trim().trim_matches(['"', '\'']).to_owned();
+        let value = value.trim().trim_matches(['"', '\'']);
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        let parent = stack.last().map(|(_, k)| k.as_str());
+        let grandparent = stack.len().checked_sub(2).map(|i| stack[i].1.as_str());
+        match (grandparent, parent) {
+            (Some(group), Some("hosts")) => inventory.add_host(group, &key, None),
+            (Some(group), Some("children")) => {
+                inventory
+                    .groups
+                    .entry(group.to_owned())
+                    .or_default()
+                    .children
+                    .insert(key.clone());
+                inventory.groups.entry(key.clone()).or_default();
+            }
+            (None, None) => {
+                inventory.groups.entry(key.clone()).or_default();
+            }
+            _ => {}
+        }
+        if key == "ansible_host"
+            && stack.len() >= 2
+            && stack[stack.len() - 2].1 == "hosts"
+            && let Some((_, host)) = stack.last()
+        {
+            inventory.hosts.insert(host.clone(), Some(value.to_owned()));
+        }
+        stack.push((indent, key));
+    }
+    inventory
+}
+
+fn parse_json(text: &str) -> Option<Inventory> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let mut inventory = Inventory::default();
+    for (name, group) in value.as_object()? {
+        if name == "_meta" {
+            continue;
+        }
+        for host in group
+            .get("hosts")
+            .and_then(|h| h.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(host) = host.as_str() {
+                let address = value
+                    .pointer(&format!("/_meta/hostvars/{host}/ansible_host"))
+                    .and_then(|a| a.as_str())
+                    .map(str::to_owned);
+                inventory.add_host(name, host, address);
+            }
+        }
+        for child in group
+            .get("children")
+            .and_then(|h| h.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(child) = child.as_str() {
+                inventory
+                    .groups
+                    .entry(name.clone())
+                    .or_default()
+                    .children
+                    .insert(child.to_owned());
+            }
+        }
+    }
+    Some(inventory)
+}
+
+impl Inventory {
+    fn add_host(&mut self, group: &str, host: &str, address: Option<String>) {
+        self.groups
+            .entry(group.to_owned())
+            .or_default()
+            .hosts
+            .insert(host.to_owned());
+        let entry = self.hosts.entry(host.to_owned()).or_default();
+        if address.is_some() {
+            *entry = address;
+        }
+    }
+
+    /// The hosts a pattern names: `all`, a group (with its children), a host, or a glob.
+    fn expand(&self, pattern: &str) -> BTreeSet<String> {
+        if pattern == "all" || pattern == "*" {
+            return self.hosts.keys().cloned().collect();
+        }
+        if self.groups.contains_key(pattern) {
+            let mut hosts = BTreeSet::new();
+            self.group_hosts(pattern, &mut hosts, &mut BTreeSet::new());
+            return hosts;
+        }
+        if self.hosts.contains_key(pattern) {
+            return BTreeSet::from([pattern.to_owned()]);
+        }
+        let mut hosts = BTreeSet::new();
+        if pattern.contains(['*', '?']) {
+            for host in self.hosts.keys() {
+                if crate::catalog::glob_match(pattern, host) {
+                    hosts.insert(host.clone());
+                }
+            }
+            for group in self.groups.keys() {
+                if crate::catalog::glob_match(pattern, group) {
+                    self.group_hosts(group, &mut hosts, &mut BTreeSet::new());
+                }
+            }
+        }
+        hosts
+    }
+
+    fn group_hosts(&self, name: &str, hosts: &mut BTreeSet<String>, seen: &mut BTreeSet<String>) {
+        if !seen.insert(name.to_owned()) {
+            return;
+        }
+        if let Some(group) = self.groups.get(name) {
+            hosts.extend(group.hosts.iter().cloned());
+            for child in &group.children {
+                self.group_hosts(child, hosts, seen);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ini_inventories_expand_groups_children_and_ansible_host() {
+        let inventory = parse_ini(
+            "web00\n[web]\nweb01 ansible_host=10.0.0.11\nweb02\n[db]\ndb01\n[prod:children]\nweb\ndb\n[web:vars]\nx=1\n",
+        );
+        assert_eq!(
+            inventory.expand("prod").into_iter().collect::<Vec<_>>(),
+            ["db01", "web01", "web02"]
+        );
+        assert_eq!(inventory.expand("web0*").len(), 3);
+        assert_eq!(inventory.hosts["web01"].as_deref(), Some("10.0.0.11"));
+        assert_eq!(inventory.expand("all").len(), 4);
+    }
+
+    #[test]
+    fn yaml_inventories_expand_the_same_way() {
+        let inventory = parse_yaml(
+            "all:\n  hosts:\n    web00:\n  children:\n    web:\n      hosts:\n        web01:\n          ansible_host: 10.0.0.11\n        web02:\n    db:\n      hosts:\n        db01: {}\n",
+        );
+        assert_eq!(
+            inventory.expand("web").into_iter().collect::<Vec<_>>(),
+            ["web01", "web02"]
+        );
+        assert_eq!(inventory.hosts["web01"].as_deref(), Some("10.0.0.11"));
+        assert_eq!(inventory.expand("all").len(), 4, "{inventory:?}");
+    }
+}

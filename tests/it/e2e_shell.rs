@@ -1,0 +1,183 @@
+//! The real Claude Code runs `ssh` in its `Bash` tool, guarded by the real `rewind hook` facing
+//! the ZVM simulator. A fake `ssh` early on `PATH` records each run with its time (nothing
+//! leaves the machine): a change on a protected VM runs only after its tagged checkpoint is
+//! listed, and the model is told how to recover; a change on a VM Zerto does not know never
+//! runs; a read-only remote command runs with no checkpoint.
+
+use std::fs;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS;
+use rewind::host::claude_code::settings::MATCHER;
+use serde_json::json;
+
+use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};
+use crate::support::{Setup, TestEnv};
+
+const CHANGE: &str = "toolu_shell_change";
+const UNPROTECTED: &str = "toolu_shell_unprotected";
+const READ: &str = "toolu_shell_read";
+const BUDGET_SECS: u64 = 5;
+
+/// The scripted session: a change on jp-ubuntu, a reboot of mail01 (unknown to Zerto), a read
+/// on jp-ubuntu; `rewind hook` installed as `rewind install` writes it; a fake `ssh` first on
+/// `PATH`. Returns the run and the fake ssh's log (one `<ms> <arguments>` line per run).
+fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, std::path::PathBuf) {
+    let mut cc = ClaudeCode::new()
+        .prompt("Restart the app on jp-ubuntu, reboot mail01, then show jp-ubuntu's hostname.")
+        .script([
+            tool_use(
+                CHANGE,
+                "Bash",
+                json!({"command": "ssh jp-ubuntu 'sudo systemctl restart app'", "description": "Restart the app"}),
+            ),
+            tool_use(
+                UNPROTECTED,
+                "Bash",
+                json!({"command": "ssh mail01 'sudo reboot'", "description": "Reboot mail01"}),
+            ),
+            tool_use(
+                READ,
+                "Bash",
+                json!({"command": "ssh jp-ubuntu cat /etc/hostname", "description": "Show the hostname"}),
+            ),
+            text("Done."),
+        ])
+        .permission_mode(PermissionMode::Default)
+        .allowed_tools(["Bash"]);
+    // A fake ssh first on PATH: it answers `ssh -G` as OpenSSH does for a host without
+    // configuration, and otherwise records its arguments and the time it ran.
+    let log = cc.root().join("ssh-runs.log");
+    let bin = cc.root().join("bin");
+    fs::create_dir_all(&bin).expect("bin dir");
+    let fake = cc.write_executable(
+        "bin/ssh",
+        &format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = -G ]; then for a; do h=$a; done; echo \"hostname $h\"; exit 0; fi\n\
+             printf '%s %s\\n' \"$(date +%s%3N)\" \"$*\" >> '{}'\n\
+             echo fake-ssh-ran\n",
+            log.display()
+        ),
+    );
+    assert!(fake.starts_with(&bin));
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cc = cc.env("PATH", path);
+    for (key, value) in env.command(&["hook"]).get_envs() {
+        let key = key.to_str().expect("UTF-8 variable name");
+        if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
+            cc = cc.env(key, value.to_str().expect("UTF-8 temporary paths"));
+        }
+    }
+    let rewind = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
+        .canonicalize()
+        .expect("the rewind binary");
+    let run = cc
+        .hook(
+            Hook::exec(rewind)
+                .args(["hook"])
+                .matcher(MATCHER)
+                .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),
+        )
+        .run();
+
+    (run, log)
+}
+
+#[test]
+fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
+    let env = TestEnv::with(Setup {
+        hook: format!("budget_secs = {BUDGET_SECS}"),
+        ..Setup::default()
+    });
+    let (run, log) = run_session(&env);
+
+    // What really ran: the change and the read, never the reboot of the unprotected VM.
+    let runs = fs::read_to_string(&log).unwrap_or_default();
+    let ran: Vec<(u128, &str)> = runs
+        .lines()
+        .map(|l| {
+            let (at, args) = l.split_once(' ').expect("time and arguments");
+            (at.parse().expect("milliseconds"), args)
+        })
+        .collect();
+    let commands: Vec<&str> = ran.iter().map(|(_, a)| *a).collect();
+    assert_eq!(
+        commands,
+        [
+            "jp-ubuntu sudo systemctl restart app",
+            "jp-ubuntu cat /etc/hostname"
+        ],
+        "{}",
+        run.describe()
+    );
+
+    // One checkpoint, for the change, listed before the fake ssh ran (both in whole
+    // milliseconds, rounded down).
+    let inserts = env.sim.inserts();
+    assert_eq!(
+        inserts.len(),
+        1,
+        "only the change is checkpointed: {inserts:#?}"
+    );
+    let insert = &inserts[0];
+    assert_eq!(insert.vpg_name, "jp-ubuntu-vpg");
+    assert!(
+        insert.tag.contains(&format!("| change={CHANGE} |")),
+        "{insert:#?}"
+    );
+    let listed = insert.listed_at.expect("the tag was listed");
+    let (now, wall) = (std::time::Instant::now(), SystemTime::now());
+    let listed_ms = (wall - now.duration_since(listed))
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis();
+    assert!(
+        listed_ms <= ran[0].0,
+        "Zerto listed the tag at {listed_ms} ms, the fake ssh ran at {} ms",
+        ran[0].0
+    );
+
+    // The model was told which checkpoint to recover from, and how.
+    let seen = run.model_saw_after(CHANGE);
+    for needle in [
+        "PreToolUse:Bash hook additional context: rewind:",
+        "jp-ubuntu",
+        &format!("rewind recover --vm jp-ubuntu --change {CHANGE} --path <file>"),
+    ] {
+        assert!(
+            seen.contains(needle),
+            "the model did not receive {needle:?}; it saw:\n{seen}\n{}",
+            run.describe()
+        );
+    }
+
+    // The unprotected VM: not run, and the model read why.
+    assert_eq!(run.denied_ids(), [UNPROTECTED], "{}", run.describe());
+    let refused = run
+        .tool_result(UNPROTECTED)
+        .expect("a result for the refused call");
+    assert!(refused.is_error, "{refused:?}");
+    assert!(
+        refused.text.contains("mail01") && refused.text.contains("unknown to Zerto"),
+        "{refused:?}"
+    );
+
+    // The read-only command ran with no decision and no context.
+    let read = run.tool_result(READ).expect("a result for the read");
+    assert!(
+        !read.is_error && read.text.contains("fake-ssh-ran"),
+        "{read:?}"
+    );
+    assert!(
+        !run.model_saw_after(READ)
+            .contains("hook additional context"),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(run.result_text(), "Done.");
+}
