@@ -4,15 +4,13 @@
 //
 // Usage: node fake-anthropic.mjs --script SCRIPT.json --log-dir DIR [--port-file FILE]
 //                               [--exit-on-stdin-eof true]
+// (the command line, the logs and the server are fake-server.mjs's; see there)
 //
-// The first line on stdout is the port it listens on (also written to --port-file if given).
-//
-// SCRIPT.json is a list of turns (or {"turns": [...]}), answered in order, one per main request:
+// SCRIPT.json turns, one per main request:
 //   {"type": "tool_use", "name": "mcp__ssh__exec", "input": {...}, "id": "toolu_e2e_01"}
 //   {"type": "text", "text": "All done."}
 // A turn may also be {"type": "multi", "blocks": [turn, turn, ...]} for one answer with several
 // blocks (e.g. two tool calls at once). A tool_use without an id gets toolu_e2e_NN.
-// Once the script is exhausted every further main request gets the text "(script exhausted)".
 // A value anywhere in a tool_use input may be {"$capture": "REGEX"}: it becomes the first group
 // (or the whole match) of REGEX in the newest tool_result the request carries that matches it,
 // so a later call can use what an earlier one returned (e.g. an id a server made up).
@@ -21,64 +19,17 @@
 // else Claude Code asks the model (title generation, quota probes, summaries: requests without
 // tools) is a "side" request: answered with a short text and never consumes the script.
 //
-// Logs (JSONL, one object per line, in DIR):
-//   requests.jsonl       every main request: {seq, turn, path, headers, body, at_ms}
-//   side-requests.jsonl  every side request: {seq, path, headers, body, at_ms}
-//   other-routes.jsonl   every other route:  {seq, method, path, headers, body, status, at_ms}
-// at_ms is the wall-clock time the request was logged (Date.now(): whole milliseconds since the
-// Unix epoch).
-// The files are appended synchronously before the response is sent, so a test that reads them
-// after Claude Code exits sees everything.
+// Logs: requests.jsonl {seq, turn, path, headers, body, at_ms}, side-requests.jsonl
+// {seq, path, headers, body, at_ms}, other-routes.jsonl {seq, method, path, headers, body,
+// status, at_ms}.
 
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { join } from 'node:path';
-import { argv, exit, stdout } from 'node:process';
+import { sendJson, startFake } from './fake-server.mjs';
 
-function parseArgs(args) {
-  const opts = {};
-  for (let i = 0; i < args.length; i += 1) {
-    const key = args[i];
-    const value = args[i + 1];
-    if (!key.startsWith('--') || value === undefined) {
-      throw new Error(`bad argument ${key}; usage: --script FILE --log-dir DIR [--port-file FILE]`);
-    }
-    opts[key.slice(2)] = value;
-    i += 1;
-  }
-  if (!opts.script || !opts['log-dir']) {
-    throw new Error('usage: fake-anthropic.mjs --script FILE --log-dir DIR [--port-file FILE]');
-  }
-  return opts;
-}
-
-function loadScript(file) {
-  const parsed = JSON.parse(readFileSync(file, 'utf8'));
-  const turns = Array.isArray(parsed) ? parsed : parsed.turns;
-  if (!Array.isArray(turns)) {
-    throw new Error(`${file}: expected a list of turns or {"turns": [...]}`);
-  }
-  return turns;
-}
-
-let opts;
-let script;
-try {
-  opts = parseArgs(argv.slice(2));
-  script = loadScript(opts.script);
-} catch (err) {
-  console.error(`fake-anthropic: ${err.message}`);
-  exit(2);
-}
-
-const logDir = opts['log-dir'];
-let seq = 0;
-let nextTurn = 0;
+const fake = startFake('fake-anthropic', (message) => ({
+  type: 'error',
+  error: { type: 'api_error', message },
+}));
 let toolIdCounter = 0;
-
-function log(file, record) {
-  appendFileSync(join(logDir, file), `${JSON.stringify({ ...record, at_ms: Date.now() })}\n`);
-}
 
 // The text of every tool_result in a request, newest first.
 function toolResults(body) {
@@ -129,7 +80,7 @@ function blocksOf(turn, body) {
 }
 
 function messageId() {
-  return `msg_e2e_${String(seq).padStart(4, '0')}`;
+  return `msg_e2e_${String(fake.seq).padStart(4, '0')}`;
 }
 
 function usage() {
@@ -162,7 +113,7 @@ function sendMessage(res, body, blocks) {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'request-id': `req_e2e_${seq}`,
+    'request-id': `req_e2e_${fake.seq}`,
   });
   const event = (name, data) => res.write(`event: ${name}\ndata: ${JSON.stringify({ type: name, ...data })}\n\n`);
   event('message_start', {
@@ -193,36 +144,14 @@ function sendMessage(res, body, blocks) {
   res.end();
 }
 
-function sendJson(res, status, value) {
-  const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function isMainRequest(body) {
   return Array.isArray(body.tools) && body.tools.length > 0;
 }
 
-function handle(req, res, raw) {
-  seq += 1;
-  const path = new URL(req.url, 'http://127.0.0.1').pathname;
-  let body = null;
-  if (raw.length > 0) {
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      body = raw;
-    }
-  }
-  const headers = { ...req.headers };
-  delete headers['x-api-key'];
-  delete headers.authorization;
-
-  if (req.method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
+fake.serve((req, res, { method, path, headers, body }) => {
+  if (method === 'POST' && path === '/v1/messages' && body && typeof body === 'object') {
     if (isMainRequest(body)) {
-      const turn = nextTurn < script.length ? script[nextTurn] : { type: 'text', text: '(script exhausted)' };
-      log('requests.jsonl', { seq, turn: nextTurn, path, headers, body });
-      nextTurn += 1;
+      const turn = fake.takeTurn({ path, headers, body });
       let blocks;
       try {
         blocks = blocksOf(turn, body);
@@ -232,62 +161,27 @@ function handle(req, res, raw) {
       }
       sendMessage(res, body, blocks);
     } else {
-      log('side-requests.jsonl', { seq, path, headers, body });
+      fake.side({ path, headers, body });
       sendMessage(res, body, [{ type: 'text', text: 'e2e side answer' }]);
     }
     return;
   }
-  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-    log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 200 });
+  if (method === 'POST' && path === '/v1/messages/count_tokens') {
+    fake.other({ method, path, headers, body }, 200);
     sendJson(res, 200, { input_tokens: 100 });
     return;
   }
   // Connectivity check Claude Code makes at start-up unless non-essential traffic is disabled.
   if (path === '/api/hello') {
-    log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 200 });
+    fake.other({ method, path, headers, body }, 200);
     sendJson(res, 200, { message: 'hello' });
     return;
   }
   // Anything else: say so in the Anthropic error shape, and log it so a test can see what the
   // host tried.
-  log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 404 });
+  fake.other({ method, path, headers, body }, 404);
   sendJson(res, 404, {
     type: 'error',
-    error: { type: 'not_found_error', message: `fake-anthropic has no route ${req.method} ${path}` },
-  });
-}
-
-const server = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', () => {
-    try {
-      handle(req, res, Buffer.concat(chunks).toString('utf8'));
-    } catch (err) {
-      console.error(`fake-anthropic: ${err.stack}`);
-      if (!res.headersSent) {
-        sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: String(err) } });
-      } else {
-        res.end();
-      }
-    }
+    error: { type: 'not_found_error', message: `fake-anthropic has no route ${method} ${path}` },
   });
 });
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address();
-  if (opts['port-file']) {
-    writeFileSync(opts['port-file'], `${port}\n`);
-  }
-  stdout.write(`${port}\n`);
-});
-
-// With --exit-on-stdin-eof, stop when the parent closes our stdin: a test that dies without
-// cleaning up does not leave a server behind.
-if (opts['exit-on-stdin-eof'] === 'true') {
-  process.stdin.on('end', () => exit(0));
-  process.stdin.resume();
-}
-for (const signal of ['SIGTERM', 'SIGINT']) {
-  process.on(signal, () => exit(0));
-}

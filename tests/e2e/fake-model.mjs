@@ -13,11 +13,9 @@
 //
 // Usage: node fake-model.mjs --script SCRIPT.json --log-dir DIR [--port-file FILE]
 //                            [--exit-on-stdin-eof true]
+// (the command line, the logs and the server are fake-server.mjs's; see there)
 //
-// The first line on stdout is the port it listens on (also written to --port-file if given).
-//
-// SCRIPT.json is a list of turns (or {"turns": [...]}), answered in order, one per main request,
-// written once for every dialect:
+// SCRIPT.json turns, one per main request, written once for every dialect:
 //   {"type": "tool_call", "name": "mcp_ssh_exec", "arguments": {...}, "id": "call_e2e_01"}
 //   {"type": "tool_call", "namespace": "mcp__ssh", "name": "exec", ...}   (Responses only: a tool
 //                                                  offered inside a namespace, as Codex offers MCP)
@@ -31,62 +29,14 @@
 // the model (titles, summaries, routing or next-speaker checks: requests without tools) is a
 // "side" request: answered with a short text and never consumes the script.
 //
-// Logs (JSONL, one object per line, in DIR):
-//   requests.jsonl       every main request: {seq, turn, dialect, path, headers, body, at_ms}
-//   side-requests.jsonl  every side request: {seq, dialect, path, headers, body, at_ms}
-//   other-routes.jsonl   every other route:  {seq, method, path, headers, body, status, at_ms}
-// Credentials (authorization, x-api-key, x-goog-api-key headers; a key= query parameter) are
-// dropped before logging. Files are appended synchronously before the response is sent.
+// Logs: requests.jsonl {seq, turn, dialect, path, headers, body, at_ms}, side-requests.jsonl
+// {seq, dialect, path, headers, body, at_ms}, other-routes.jsonl {seq, method, path, headers,
+// body, status, at_ms}.
 
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { join } from 'node:path';
-import { argv, exit, stdout } from 'node:process';
+import { sendJson, startFake } from './fake-server.mjs';
 
-function parseArgs(args) {
-  const opts = {};
-  for (let i = 0; i < args.length; i += 1) {
-    const key = args[i];
-    const value = args[i + 1];
-    if (!key.startsWith('--') || value === undefined) {
-      throw new Error(`bad argument ${key}; usage: --script FILE --log-dir DIR [--port-file FILE]`);
-    }
-    opts[key.slice(2)] = value;
-    i += 1;
-  }
-  if (!opts.script || !opts['log-dir']) {
-    throw new Error('usage: fake-model.mjs --script FILE --log-dir DIR [--port-file FILE]');
-  }
-  return opts;
-}
-
-function loadScript(file) {
-  const parsed = JSON.parse(readFileSync(file, 'utf8'));
-  const turns = Array.isArray(parsed) ? parsed : parsed.turns;
-  if (!Array.isArray(turns)) {
-    throw new Error(`${file}: expected a list of turns or {"turns": [...]}`);
-  }
-  return turns;
-}
-
-let opts;
-let script;
-try {
-  opts = parseArgs(argv.slice(2));
-  script = loadScript(opts.script);
-} catch (err) {
-  console.error(`fake-model: ${err.message}`);
-  exit(2);
-}
-
-const logDir = opts['log-dir'];
-let seq = 0;
-let nextTurn = 0;
+const fake = startFake('fake-model', (message) => ({ error: { message } }));
 let callCounter = 0;
-
-function log(file, record) {
-  appendFileSync(join(logDir, file), `${JSON.stringify({ ...record, at_ms: Date.now() })}\n`);
-}
 
 // One script turn as a flat list of neutral blocks: {kind: 'text', text} or
 // {kind: 'call', id, name, args}.
@@ -106,12 +56,6 @@ function blocksOf(turn) {
   }
 }
 
-function sendJson(res, status, value) {
-  const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function startSse(res) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
 }
@@ -123,7 +67,7 @@ function responsesItems(blocks) {
     if (b.kind === 'text') {
       return {
         type: 'message',
-        id: `msg_e2e_${seq}_${i}`,
+        id: `msg_e2e_${fake.seq}_${i}`,
         role: 'assistant',
         status: 'completed',
         content: [{ type: 'output_text', text: b.text, annotations: [] }],
@@ -131,7 +75,7 @@ function responsesItems(blocks) {
     }
     const call = {
       type: 'function_call',
-      id: `fc_e2e_${seq}_${i}`,
+      id: `fc_e2e_${fake.seq}_${i}`,
       status: 'completed',
       call_id: b.id,
       name: b.name,
@@ -145,7 +89,7 @@ function responsesItems(blocks) {
 }
 
 function sendResponses(res, body, blocks) {
-  const id = `resp_e2e_${seq}`;
+  const id = `resp_e2e_${fake.seq}`;
   const items = responsesItems(blocks);
   const usage = {
     input_tokens: 10,
@@ -185,7 +129,7 @@ function sendResponses(res, body, blocks) {
 // --- OpenAI Chat Completions (Copilot CLI) ---------------------------------------------------
 
 function sendChat(res, body, blocks) {
-  const id = `chatcmpl-e2e-${seq}`;
+  const id = `chatcmpl-e2e-${fake.seq}`;
   const model = body.model ?? 'e2e';
   const created = Math.floor(Date.now() / 1000);
   const text = blocks.filter((b) => b.kind === 'text').map((b) => b.text).join('\n');
@@ -241,7 +185,7 @@ function geminiResponse(blocks) {
     candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
     usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
     modelVersion: 'gemini-e2e',
-    responseId: `resp_e2e_${seq}`,
+    responseId: `resp_e2e_${fake.seq}`,
   };
 }
 
@@ -275,39 +219,21 @@ function answer(res, dialect, body, blocks, streaming) {
   }
 }
 
-function handle(req, res, raw) {
-  seq += 1;
-  const url = new URL(req.url, 'http://127.0.0.1');
-  const path = url.pathname;
-  let body = null;
-  if (raw.length > 0) {
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      body = raw;
-    }
-  }
-  const headers = { ...req.headers };
-  for (const secret of ['authorization', 'x-api-key', 'x-goog-api-key', 'api-key']) {
-    delete headers[secret];
-  }
-
+fake.serve((req, res, { method, path, headers, body }) => {
   let dialect = null;
   let streaming = true;
-  if (req.method === 'POST' && /^\/(v1\/)?responses$/.test(path)) {
+  if (method === 'POST' && /^\/(v1\/)?responses$/.test(path)) {
     dialect = 'responses';
-  } else if (req.method === 'POST' && /^\/(v1\/)?chat\/completions$/.test(path)) {
+  } else if (method === 'POST' && /^\/(v1\/)?chat\/completions$/.test(path)) {
     dialect = 'chat';
-  } else if (req.method === 'POST' && /:(stream)?[gG]enerateContent$/.test(path)) {
+  } else if (method === 'POST' && /:(stream)?[gG]enerateContent$/.test(path)) {
     dialect = 'gemini';
     streaming = path.endsWith(':streamGenerateContent');
   }
 
   if (dialect !== null && body && typeof body === 'object') {
     if (isMainRequest(dialect, body)) {
-      const turn = nextTurn < script.length ? script[nextTurn] : { type: 'text', text: '(script exhausted)' };
-      log('requests.jsonl', { seq, turn: nextTurn, dialect, path, headers, body });
-      nextTurn += 1;
+      const turn = fake.takeTurn({ dialect, path, headers, body });
       let blocks;
       try {
         blocks = blocksOf(turn);
@@ -317,56 +243,21 @@ function handle(req, res, raw) {
       }
       answer(res, dialect, body, blocks, streaming);
     } else {
-      log('side-requests.jsonl', { seq, dialect, path, headers, body });
+      fake.side({ dialect, path, headers, body });
       answer(res, dialect, body, [{ kind: 'text', text: 'e2e side answer' }], streaming);
     }
     return;
   }
-  if (req.method === 'POST' && path.endsWith(':countTokens')) {
-    log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 200 });
+  if (method === 'POST' && path.endsWith(':countTokens')) {
+    fake.other({ method, path, headers, body }, 200);
     sendJson(res, 200, { totalTokens: 100 });
     return;
   }
-  if (req.method === 'GET' && /^\/(v1\/)?models$/.test(path)) {
-    log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 200 });
+  if (method === 'GET' && /^\/(v1\/)?models$/.test(path)) {
+    fake.other({ method, path, headers, body }, 200);
     sendJson(res, 200, { object: 'list', data: [{ id: 'e2e-model', object: 'model', owned_by: 'e2e' }] });
     return;
   }
-  log('other-routes.jsonl', { seq, method: req.method, path, headers, body, status: 404 });
-  sendJson(res, 404, { error: { message: `fake-model has no route ${req.method} ${path}`, code: 404 } });
-}
-
-const server = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (chunk) => chunks.push(chunk));
-  req.on('end', () => {
-    try {
-      handle(req, res, Buffer.concat(chunks).toString('utf8'));
-    } catch (err) {
-      console.error(`fake-model: ${err.stack}`);
-      if (!res.headersSent) {
-        sendJson(res, 500, { error: { message: String(err) } });
-      } else {
-        res.end();
-      }
-    }
-  });
+  fake.other({ method, path, headers, body }, 404);
+  sendJson(res, 404, { error: { message: `fake-model has no route ${method} ${path}`, code: 404 } });
 });
-
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address();
-  if (opts['port-file']) {
-    writeFileSync(opts['port-file'], `${port}\n`);
-  }
-  stdout.write(`${port}\n`);
-});
-
-// With --exit-on-stdin-eof, stop when the parent closes our stdin: a test that dies without
-// cleaning up does not leave a server behind.
-if (opts['exit-on-stdin-eof'] === 'true') {
-  process.stdin.on('end', () => exit(0));
-  process.stdin.resume();
-}
-for (const signal of ['SIGTERM', 'SIGINT']) {
-  process.on(signal, () => exit(0));
-}

@@ -27,7 +27,6 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -36,7 +35,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::claude::{e2e_dir, read_jsonl, run_with_deadline, shorten_strings};
+use crate::claude::{
+    FakeServer, e2e_dir, last_three, read_jsonl, run_with_deadline, str_of, write_executable,
+    write_json,
+};
 
 const INSTALL_HINT: &str = "install it with `npm ci --prefix tests/e2e --no-audit --no-fund` \
      from the repository root (needs Node.js and npm)";
@@ -272,10 +274,7 @@ impl Agent {
 
     /// Writes an executable file under the root (e.g. a stand-in hook) and returns its path.
     pub(crate) fn write_executable(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.root.join(name);
-        fs::write(&path, contents).expect("write an executable");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod +x");
-        path
+        write_executable(&self.root, name, contents)
     }
 
     pub(crate) fn prompt(mut self, prompt: &str) -> Self {
@@ -330,7 +329,7 @@ impl Agent {
         let logs = self.root.join("logs");
         let script_path = self.root.join("script.json");
         write_json(&script_path, &Value::Array(self.script.clone()));
-        let api = FakeModel::start(&script_path, &logs);
+        let api = FakeServer::start("fake-model.mjs", &script_path, &logs);
         let base = format!("http://127.0.0.1:{}", api.port);
 
         let mut cmd = Command::new(bin);
@@ -611,18 +610,10 @@ impl AgentRun {
         let _ = writeln!(out, "stdout (tail): {}", tail(&self.stdout, 3000));
         let _ = writeln!(out, "stderr (tail): {}", tail(&self.stderr, 3000));
         let _ = writeln!(out, "MCP calls: {:?}", self.mcp_calls);
-        let last: Vec<Value> = self
-            .last_items()
-            .iter()
-            .rev()
-            .take(3)
-            .rev()
-            .map(|m| shorten_strings(m, 400))
-            .collect();
         let _ = writeln!(
             out,
             "last items to the model (long strings cut): {}",
-            serde_json::to_string_pretty(&last).unwrap_or_default()
+            last_three(self.last_items())
         );
         out
     }
@@ -658,63 +649,6 @@ fn text_of(value: &Value) -> String {
     }
 }
 
-fn str_of(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
-}
-
-fn write_json(path: &Path, value: &Value) {
-    let text = serde_json::to_string_pretty(value).expect("serialize JSON");
-    fs::write(path, text).unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
-}
-
-/// The scripted fake model API (`tests/e2e/fake-model.mjs`), stopped on drop.
-pub(crate) struct FakeModel {
-    pub(crate) port: u16,
-    child: std::process::Child,
-    _stdin: std::process::ChildStdin,
-}
-
-impl FakeModel {
-    pub(crate) fn start(script: &Path, log_dir: &Path) -> Self {
-        use std::io::{BufRead as _, BufReader};
-        let mut child = Command::new("node")
-            .arg(e2e_dir().join("fake-model.mjs"))
-            .arg("--script")
-            .arg(script)
-            .arg("--log-dir")
-            .arg(log_dir)
-            .args(["--exit-on-stdin-eof", "true"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|err| {
-                panic!("cannot start node for the fake model API ({err}): install Node.js")
-            });
-        let stdin = child.stdin.take().expect("piped stdin");
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout"))
-            .read_line(&mut first)
-            .expect("read the fake model API's port");
-        let port = first.trim().parse().unwrap_or_else(|_| {
-            let _ = child.kill();
-            panic!("the fake model API printed no port (got {first:?})")
-        });
-        Self {
-            port,
-            child,
-            _stdin: stdin,
-        }
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_missing_agent_fails_with_the_install_command() {
     let empty = tempfile::tempdir().expect("tempdir");
@@ -740,7 +674,7 @@ fn fake_model_speaks_each_dialect_from_one_script() {
             say("Done."),
         ]),
     );
-    let api = FakeModel::start(&script, dir.path());
+    let api = FakeServer::start("fake-model.mjs", &script, dir.path());
     let agent: ureq::Agent = ureq::Agent::config_builder().proxy(None).build().into();
     let url = |path: &str| format!("http://127.0.0.1:{}{path}", api.port);
     let post = |path: &str, body: Value| -> String {

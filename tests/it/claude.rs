@@ -274,10 +274,7 @@ impl ClaudeCode {
 
     /// Writes an executable file under the root (e.g. a stand-in hook) and returns its path.
     pub(crate) fn write_executable(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.root.join(name);
-        fs::write(&path, contents).expect("write an executable");
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod +x");
-        path
+        write_executable(&self.root, name, contents)
     }
 
     pub(crate) fn prompt(mut self, prompt: &str) -> Self {
@@ -382,7 +379,7 @@ impl ClaudeCode {
         self.write_project(&logs);
         let script_path = self.root.join("script.json");
         write_json(&script_path, &Value::Array(self.script.clone()));
-        let api = FakeApi::start(&script_path, &logs);
+        let api = FakeServer::start("fake-anthropic.mjs", &script_path, &logs);
 
         let mut cmd = Command::new(claude);
         cmd.current_dir(self.project_dir())
@@ -609,18 +606,10 @@ impl ClaudeRun {
         let _ = writeln!(out, "MCP calls: {:?}", self.mcp_calls);
         let _ = writeln!(out, "side requests: {}", self.side_requests.len());
         let _ = writeln!(out, "other routes: {:?}", self.other_routes);
-        let tail: Vec<Value> = self
-            .last_messages()
-            .iter()
-            .rev()
-            .take(3)
-            .rev()
-            .map(|m| shorten_strings(m, 400))
-            .collect();
         let _ = writeln!(
             out,
             "last messages to the model (long strings cut): {}",
-            serde_json::to_string_pretty(&tail).unwrap_or_default()
+            last_three(self.last_messages())
         );
         out
     }
@@ -658,6 +647,27 @@ pub(crate) fn shorten_strings(value: &Value, max: usize) -> Value {
     }
 }
 
+/// Writes `root/name` with `contents`, executable, and returns its path.
+pub(crate) fn write_executable(root: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = root.join(name);
+    fs::write(&path, contents).expect("write an executable");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).expect("chmod +x");
+    path
+}
+
+/// The last three of `items` as pretty JSON, long strings cut: the end of a conversation, for
+/// assertion messages.
+pub(crate) fn last_three(items: &[Value]) -> String {
+    let tail: Vec<Value> = items
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .map(|m| shorten_strings(m, 400))
+        .collect();
+    serde_json::to_string_pretty(&tail).unwrap_or_default()
+}
+
 /// The wall-clock time in a fake API or MCP stub log line (`at_ms`: whole milliseconds since
 /// the Unix epoch, rounded down, as JavaScript's `Date.now()` gives it).
 pub(crate) fn logged_at(line: &Value) -> SystemTime {
@@ -667,11 +677,11 @@ pub(crate) fn logged_at(line: &Value) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
-fn str_of(value: &Value) -> &str {
+pub(crate) fn str_of(value: &Value) -> &str {
     value.as_str().unwrap_or_default()
 }
 
-fn write_json(path: &Path, value: &Value) {
+pub(crate) fn write_json(path: &Path, value: &Value) {
     let text = serde_json::to_string_pretty(value).expect("serialize JSON");
     fs::write(path, text).unwrap_or_else(|err| panic!("write {}: {err}", path.display()));
 }
@@ -690,18 +700,20 @@ pub(crate) fn read_jsonl(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// The scripted fake Anthropic API (`tests/e2e/fake-anthropic.mjs`), stopped on drop.
-pub(crate) struct FakeApi {
+/// A scripted fake model API from `tests/e2e/` (`fake-anthropic.mjs` for Claude Code,
+/// `fake-model.mjs` for the other hosts) on a free port of 127.0.0.1, stopped on drop.
+pub(crate) struct FakeServer {
     pub(crate) port: u16,
     child: Child,
     // Held open: the server exits when it closes, even if this process dies without dropping.
     _stdin: ChildStdin,
 }
 
-impl FakeApi {
-    pub(crate) fn start(script: &Path, log_dir: &Path) -> Self {
+impl FakeServer {
+    /// Starts `tests/e2e/<fake>` answering from `script`, logging into `log_dir`.
+    pub(crate) fn start(fake: &str, script: &Path, log_dir: &Path) -> Self {
         let mut child = Command::new("node")
-            .arg(e2e_dir().join("fake-anthropic.mjs"))
+            .arg(e2e_dir().join(fake))
             .arg("--script")
             .arg(script)
             .arg("--log-dir")
@@ -711,9 +723,7 @@ impl FakeApi {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|err| {
-                panic!("cannot start node for the fake API ({err}): install Node.js")
-            });
+            .unwrap_or_else(|err| panic!("cannot start node for {fake} ({err}): install Node.js"));
         let stdin = child.stdin.take().expect("piped stdin");
         let mut first = String::new();
         BufReader::new(child.stdout.take().expect("piped stdout"))
@@ -721,7 +731,7 @@ impl FakeApi {
             .expect("read the fake API's port");
         let port = first.trim().parse().unwrap_or_else(|_| {
             let _ = child.kill();
-            panic!("the fake API printed no port (got {first:?})")
+            panic!("{fake} printed no port (got {first:?})")
         });
         Self {
             port,
@@ -731,7 +741,7 @@ impl FakeApi {
     }
 }
 
-impl Drop for FakeApi {
+impl Drop for FakeServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -832,7 +842,7 @@ fn fake_api_follows_its_script_and_answers_side_requests_apart() {
             text("Done."),
         ]),
     );
-    let api = FakeApi::start(&script, dir.path());
+    let api = FakeServer::start("fake-anthropic.mjs", &script, dir.path());
     let url = format!("http://127.0.0.1:{}/v1/messages", api.port);
     // Loopback only: a proxy from the environment must not see this traffic.
     let agent: ureq::Agent = ureq::Agent::config_builder().proxy(None).build().into();

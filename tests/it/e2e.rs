@@ -3,7 +3,6 @@
 //! fake API's request log) and what Zerto did (the simulator's inserts).
 
 use std::fs;
-use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS;
@@ -11,7 +10,7 @@ use rewind::sim::{FailState, Fault, InsertRecord};
 use serde_json::{Value, json};
 
 use crate::claude::{ClaudeCode, ClaudeRun, Hook, PermissionMode, logged_at, text, tool_use};
-use crate::support::{Setup, TestEnv};
+use crate::support::{Setup, TestEnv, rewind_bin};
 
 const CALL_ID: &str = "toolu_e2e_rewind_01";
 const TOOL: &str = "mcp__ssh__exec";
@@ -38,11 +37,8 @@ fn claude_for(env: &TestEnv, host: &str) -> ClaudeCode {
         .script([tool_use(CALL_ID, TOOL, change_on(host)), text("Done.")])
         .permission_mode(PermissionMode::Default);
     // HOME and PATH stay Claude Code's own; the hook inherits the rest.
-    for (key, value) in env.command(&["hook"]).get_envs() {
-        let key = key.to_str().expect("UTF-8 variable name");
-        if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
-            cc = cc.env(key, value.to_str().expect("UTF-8 temporary paths"));
-        }
+    for (key, value) in env.hook_env() {
+        cc = cc.env(&key, value);
     }
     cc
 }
@@ -55,12 +51,6 @@ fn guarded_call_on(env: &TestEnv, host: &str) -> ClaudeCode {
             .args(["hook"])
             .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),
     )
-}
-
-fn rewind_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
-        .canonicalize()
-        .expect("the rewind binary exists")
 }
 
 #[track_caller]

@@ -150,12 +150,6 @@ fn assert_payload_matches(agent: Agent, fixture: &str) -> AgentRun {
     run
 }
 
-fn rewind_bin() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
-        .canonicalize()
-        .expect("the rewind binary exists")
-}
-
 /// The shipped snippet for `kind` (`hooks/<host>.*.json`), with the real binary's path.
 pub(crate) fn shipped_snippet(kind: AgentKind) -> Value {
     let file = match kind {
@@ -167,242 +161,240 @@ pub(crate) fn shipped_snippet(kind: AgentKind) -> Value {
         .join("hooks")
         .join(file);
     let text = fs::read_to_string(&path).expect("the shipped snippet");
-    let bin = path_str(&rewind_bin());
+    let bin = path_str(&crate::support::rewind_bin());
     serde_json::from_str(&text.replace("/usr/local/bin/rewind", &bin))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+const REASON: &str = "E2E-REASON: checkpoint failed on vpg-1";
+const CONTEXT: &str = "E2E-CONTEXT: checkpoint rewind-1 taken";
+const STDERR: &str = "E2E-STDERR: refused\n";
+
+/// What one host says, in its own schema, for the rows below.
+struct HostAnswers {
+    kind: AgentKind,
+    /// A decision (`deny`, `ask`, `allow`) with [`REASON`].
+    decision: fn(&str) -> Value,
+    /// Context for the model, no decision.
+    context: fn() -> Value,
+}
+
+const CODEX: HostAnswers = HostAnswers {
+    kind: AgentKind::Codex,
+    decision: |permission| {
+        json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": permission,
+            "permissionDecisionReason": REASON,
+        }})
+    },
+    context: || json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": CONTEXT}}),
+};
+
+const GEMINI: HostAnswers = HostAnswers {
+    kind: AgentKind::Gemini,
+    decision: |decision| json!({"decision": decision, "reason": REASON}),
+    context: || json!({"hookSpecificOutput": {"hookEventName": "BeforeTool", "additionalContext": CONTEXT}}),
+};
+
+const COPILOT: HostAnswers = HostAnswers {
+    kind: AgentKind::Copilot,
+    decision: |permission| json!({"permissionDecision": permission, "permissionDecisionReason": REASON}),
+    context: || json!({"additionalContext": CONTEXT}),
+};
+
+/// `host` runs the one allowed MCP call with a stand-in that prints its `decision`.
+fn with_decision(host: &HostAnswers, decision: &str) -> AgentRun {
+    let agent = one_allowed_call(host.kind);
+    let hook = printing(&agent, &(host.decision)(decision));
+    agent.hook(hook).run()
+}
+
+/// `host` runs the one MCP call, not allowed by the user, with a stand-in that answers `allow`.
+fn allow_on_an_unapproved_call(host: &HostAnswers) -> AgentRun {
+    let agent = one_allowed_call(host.kind).mcp_not_allowed();
+    let hook = printing(&agent, &(host.decision)("allow"));
+    agent.hook(hook).run()
+}
+
+/// `host` runs the one allowed MCP call with a stand-in that prints context and no decision;
+/// returns the run and what the model received after the call.
+fn with_context(host: &HostAnswers) -> (AgentRun, String) {
+    let agent = one_allowed_call(host.kind);
+    let hook = printing(&agent, &(host.context)());
+    let run = agent.hook(hook).run();
+    let seen = run.model_saw_after(CALL_ID);
+    (run, seen)
+}
+
+/// `kind` runs the one allowed MCP call with a stand-in that exits 2 with [`STDERR`].
+fn exit_2_with_stderr(kind: AgentKind) -> AgentRun {
+    let agent = one_allowed_call(kind);
+    let hook = stand_in(&agent, "", STDERR, 2);
+    agent.hook(hook).run()
+}
+
+fn past_its_timeout(kind: AgentKind) -> AgentRun {
+    let agent = one_allowed_call(kind);
+    let hook = sleeping(&agent);
+    agent.hook(hook).run()
+}
+
+fn panicking_hook(kind: AgentKind) -> AgentRun {
+    let agent = one_allowed_call(kind);
+    let hook = panicking(&agent);
+    agent.hook(hook).run()
+}
+
+/// `kind`'s shell tool `tool` asked to run a change: the hook's stdin must match `fixture`.
+fn shell_payload(kind: AgentKind, tool: &str, arguments: Value, fixture: &str) {
+    let agent = Agent::new(kind).script([call("call_e2e_sh", tool, arguments), say("Done.")]);
+    assert_payload_matches(agent, fixture);
+}
+
+const SHELL_CHANGE: &str = "ssh jp-ubuntu sudo systemctl restart app";
+
+#[track_caller]
+fn assert_context_seen(run: &AgentRun, seen: &str) {
+    assert!(seen.contains(CONTEXT), "{seen}\n{}", run.describe());
 }
 
 mod codex {
     use super::*;
 
-    const KIND: AgentKind = AgentKind::Codex;
-
-    fn decision(permission: &str) -> Value {
-        json!({"hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": permission,
-            "permissionDecisionReason": "E2E-REASON: checkpoint failed on vpg-1",
-        }})
-    }
+    const HOST: HostAnswers = CODEX;
 
     #[test]
     fn sends_the_recorded_payload_for_an_mcp_call_and_no_decision_lets_it_run() {
-        let run = assert_payload_matches(one_allowed_call(KIND), "codex-0.171.0-mcp.json");
+        let run = assert_payload_matches(one_allowed_call(HOST.kind), "codex-0.171.0-mcp.json");
         assert_ran_once(&run);
     }
 
     #[test]
     fn sends_its_shell_tool_as_bash_with_a_command_string() {
-        let agent = Agent::new(KIND).script([
-            call(
-                "call_e2e_sh",
-                "exec_command",
-                json!({"cmd": "ssh jp-ubuntu sudo systemctl restart app"}),
-            ),
-            say("Done."),
-        ]);
-        assert_payload_matches(agent, "codex-0.171.0-shell.json");
+        let args = json!({"cmd": SHELL_CHANGE});
+        shell_payload(HOST.kind, "exec_command", args, "codex-0.171.0-shell.json");
     }
 
     #[test]
     fn deny_blocks_the_call_and_the_model_reads_the_reason() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("deny"));
-        let run = agent.hook(hook).run();
+        let run = with_decision(&HOST, "deny");
         assert_not_run(&run);
-        assert_told(
-            &run,
-            &[
-                "blocked by PreToolUse hook",
-                "E2E-REASON: checkpoint failed on vpg-1",
-            ],
-        );
+        assert_told(&run, &["blocked by PreToolUse hook", REASON]);
     }
 
     #[test]
     fn ask_is_not_supported_and_the_call_runs() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("ask"));
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&with_decision(&HOST, "ask"));
     }
 
     #[test]
     fn allow_does_not_lift_an_approval_the_user_requires() {
-        let agent = one_allowed_call(KIND).mcp_not_allowed();
-        let hook = printing(&agent, &decision("allow"));
-        let run = agent.hook(hook).run();
-        assert_not_run(&run);
+        assert_not_run(&allow_on_an_unapproved_call(&HOST));
     }
 
     #[test]
     fn additional_context_reaches_the_model_and_the_call_runs() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(
-            &agent,
-            &json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "additionalContext": "E2E-CONTEXT: checkpoint rewind-1 taken",
-            }}),
-        );
-        let run = agent.hook(hook).run();
+        let (run, seen) = with_context(&HOST);
         assert_ran_once(&run);
-        let seen = run.model_saw_after(CALL_ID);
-        assert!(
-            seen.contains("E2E-CONTEXT: checkpoint rewind-1 taken"),
-            "{seen}\n{}",
-            run.describe()
-        );
+        assert_context_seen(&run, &seen);
     }
 
     #[test]
     fn exit_2_blocks_and_the_model_reads_stderr() {
-        let agent = one_allowed_call(KIND);
-        let hook = stand_in(&agent, "", "E2E-STDERR: refused\n", 2);
-        let run = agent.hook(hook).run();
+        let run = exit_2_with_stderr(HOST.kind);
         assert_not_run(&run);
-        assert_told(&run, &["E2E-STDERR: refused"]);
+        assert_told(&run, &[STDERR.trim_end()]);
     }
 
     #[test]
     fn a_hook_past_its_timeout_lets_the_call_run_unguarded() {
-        let agent = one_allowed_call(KIND);
-        let hook = sleeping(&agent);
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&past_its_timeout(HOST.kind));
     }
 
     #[test]
     fn a_panicking_hook_lets_the_call_run_unguarded() {
-        let agent = one_allowed_call(KIND);
-        let hook = panicking(&agent);
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&panicking_hook(HOST.kind));
     }
 }
 
 mod gemini {
     use super::*;
 
-    const KIND: AgentKind = AgentKind::Gemini;
-
-    fn decision(decision: &str) -> Value {
-        json!({"decision": decision, "reason": "E2E-REASON: checkpoint failed on vpg-1"})
-    }
+    const HOST: HostAnswers = GEMINI;
 
     #[test]
     fn sends_the_recorded_payload_for_an_mcp_call_and_no_decision_lets_it_run() {
-        let run = assert_payload_matches(one_allowed_call(KIND), "gemini-0.61.0-mcp.json");
+        let run = assert_payload_matches(one_allowed_call(HOST.kind), "gemini-0.61.0-mcp.json");
         assert_ran_once(&run);
     }
 
     #[test]
     fn sends_its_shell_tool_as_run_shell_command() {
-        let agent = Agent::new(KIND).script([
-            call(
-                "call_e2e_sh",
-                "run_shell_command",
-                json!({"command": "ssh jp-ubuntu sudo systemctl restart app", "description": "restart"}),
-            ),
-            say("Done."),
-        ]);
-        assert_payload_matches(agent, "gemini-0.61.0-shell.json");
+        let args = json!({"command": SHELL_CHANGE, "description": "restart"});
+        shell_payload(
+            HOST.kind,
+            "run_shell_command",
+            args,
+            "gemini-0.61.0-shell.json",
+        );
     }
 
     #[test]
     fn deny_blocks_the_call_and_the_model_reads_the_reason() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("deny"));
-        let run = agent.hook(hook).run();
+        let run = with_decision(&HOST, "deny");
         assert_not_run(&run);
-        assert_told(
-            &run,
-            &[
-                "Tool execution blocked",
-                "E2E-REASON: checkpoint failed on vpg-1",
-            ],
-        );
+        assert_told(&run, &["Tool execution blocked", REASON]);
     }
 
     #[test]
     fn ask_does_not_stop_a_call_the_settings_allow() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("ask"));
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&with_decision(&HOST, "ask"));
     }
 
     #[test]
     fn additional_context_before_the_call_does_not_reach_the_model() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(
-            &agent,
-            &json!({"hookSpecificOutput": {
-                "hookEventName": "BeforeTool",
-                "additionalContext": "E2E-CONTEXT: checkpoint rewind-1 taken",
-            }}),
-        );
-        let run = agent.hook(hook).run();
+        let (run, seen) = with_context(&HOST);
         assert_ran_once(&run);
-        let seen = run.model_saw_after(CALL_ID);
         assert!(!seen.contains("E2E-CONTEXT"), "{seen}");
     }
 
     #[test]
     fn json_on_stdout_wins_over_exit_2() {
-        let agent = one_allowed_call(KIND);
-        let hook = stand_in(
-            &agent,
-            &json!({"decision": "allow"}).to_string(),
-            "E2E-STDERR: refused\n",
-            2,
-        );
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        let agent = one_allowed_call(HOST.kind);
+        let allow = (HOST.decision)("allow").to_string();
+        let hook = stand_in(&agent, &allow, STDERR, 2);
+        assert_ran_once(&agent.hook(hook).run());
     }
 
     #[test]
     fn exit_2_with_text_blocks_and_the_model_reads_stderr() {
-        let agent = one_allowed_call(KIND);
-        let hook = stand_in(&agent, "", "E2E-STDERR: refused\n", 2);
-        let run = agent.hook(hook).run();
+        let run = exit_2_with_stderr(HOST.kind);
         assert_not_run(&run);
-        assert_told(&run, &["E2E-STDERR: refused"]);
+        assert_told(&run, &[STDERR.trim_end()]);
     }
 
     #[test]
     fn a_panicking_hook_blocks_the_call_with_its_stderr() {
-        let agent = one_allowed_call(KIND);
-        let hook = panicking(&agent);
-        let run = agent.hook(hook).run();
+        let run = panicking_hook(HOST.kind);
         assert_not_run(&run);
         assert_told(&run, &["panicked"]);
     }
 
     #[test]
     fn a_hook_past_its_timeout_lets_the_call_run_unguarded() {
-        let agent = one_allowed_call(KIND);
-        let hook = sleeping(&agent);
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&past_its_timeout(HOST.kind));
     }
 }
 
 mod copilot {
     use super::*;
 
-    const KIND: AgentKind = AgentKind::Copilot;
-
-    fn decision(permission: &str) -> Value {
-        json!({
-            "permissionDecision": permission,
-            "permissionDecisionReason": "E2E-REASON: checkpoint failed on vpg-1",
-        })
-    }
+    const HOST: HostAnswers = COPILOT;
 
     #[test]
     fn sends_the_recorded_camel_case_payload_without_a_call_id() {
-        let run = assert_payload_matches(one_allowed_call(KIND), "copilot-1.0.102-mcp.json");
+        let run = assert_payload_matches(one_allowed_call(HOST.kind), "copilot-1.0.102-mcp.json");
         assert_ran_once(&run);
     }
 
@@ -417,90 +409,46 @@ mod copilot {
 
     #[test]
     fn sends_its_shell_tool_as_bash() {
-        let agent = Agent::new(KIND).script([
-            call(
-                "call_e2e_sh",
-                "bash",
-                json!({"command": "ssh jp-ubuntu sudo systemctl restart app", "description": "restart"}),
-            ),
-            say("Done."),
-        ]);
-        assert_payload_matches(agent, "copilot-1.0.102-shell.json");
+        let args = json!({"command": SHELL_CHANGE, "description": "restart"});
+        shell_payload(HOST.kind, "bash", args, "copilot-1.0.102-shell.json");
     }
 
     #[test]
     fn sends_its_shell_tool_claude_shaped_under_pre_tool_use() {
-        let agent = Agent::new(AgentKind::CopilotPascal).script([
-            call(
-                "call_e2e_sh",
-                "bash",
-                json!({"command": "ssh jp-ubuntu sudo systemctl restart app", "description": "restart"}),
-            ),
-            say("Done."),
-        ]);
-        assert_payload_matches(agent, "copilot-1.0.102-shell-pascal.json");
+        let args = json!({"command": SHELL_CHANGE, "description": "restart"});
+        let fixture = "copilot-1.0.102-shell-pascal.json";
+        shell_payload(AgentKind::CopilotPascal, "bash", args, fixture);
     }
 
     #[test]
     fn deny_blocks_the_call_and_the_model_reads_the_reason() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("deny"));
-        let run = agent.hook(hook).run();
+        let run = with_decision(&HOST, "deny");
         assert_not_run(&run);
-        assert_told(
-            &run,
-            &[
-                "Denied by preToolUse hook",
-                "E2E-REASON: checkpoint failed on vpg-1",
-            ],
-        );
+        assert_told(&run, &["Denied by preToolUse hook", REASON]);
     }
 
     #[test]
     fn ask_without_anyone_to_ask_is_a_refusal_with_the_reason() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(&agent, &decision("ask"));
-        let run = agent.hook(hook).run();
+        let run = with_decision(&HOST, "ask");
         assert_not_run(&run);
-        assert_told(
-            &run,
-            &[
-                "unable to ask user for confirmation",
-                "E2E-REASON: checkpoint failed on vpg-1",
-            ],
-        );
+        assert_told(&run, &["unable to ask user for confirmation", REASON]);
     }
 
     #[test]
     fn allow_bypasses_the_users_own_permission_rules() {
-        let agent = one_allowed_call(KIND).mcp_not_allowed();
-        let hook = printing(&agent, &decision("allow"));
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&allow_on_an_unapproved_call(&HOST));
     }
 
     #[test]
     fn additional_context_reaches_the_model_and_the_call_runs() {
-        let agent = one_allowed_call(KIND);
-        let hook = printing(
-            &agent,
-            &json!({"additionalContext": "E2E-CONTEXT: checkpoint rewind-1 taken"}),
-        );
-        let run = agent.hook(hook).run();
+        let (run, seen) = with_context(&HOST);
         assert_ran_once(&run);
-        let seen = run.model_saw_after(CALL_ID);
-        assert!(
-            seen.contains("E2E-CONTEXT: checkpoint rewind-1 taken"),
-            "{seen}\n{}",
-            run.describe()
-        );
+        assert_context_seen(&run, &seen);
     }
 
     #[test]
     fn exit_2_blocks_but_the_model_does_not_read_stderr() {
-        let agent = one_allowed_call(KIND);
-        let hook = stand_in(&agent, "", "E2E-STDERR: refused\n", 2);
-        let run = agent.hook(hook).run();
+        let run = exit_2_with_stderr(HOST.kind);
         assert_not_run(&run);
         assert_told(&run, &["hook exited with code 2"]);
         let told = run.tool_result(CALL_ID).unwrap_or_default();
@@ -509,19 +457,14 @@ mod copilot {
 
     #[test]
     fn a_panicking_hook_blocks_the_call() {
-        let agent = one_allowed_call(KIND);
-        let hook = panicking(&agent);
-        let run = agent.hook(hook).run();
+        let run = panicking_hook(HOST.kind);
         assert_not_run(&run);
         assert_told(&run, &["hook errored"]);
     }
 
     #[test]
     fn a_hook_past_its_timeout_lets_the_call_run_unguarded() {
-        let agent = one_allowed_call(KIND);
-        let hook = sleeping(&agent);
-        let run = agent.hook(hook).run();
-        assert_ran_once(&run);
+        assert_ran_once(&past_its_timeout(HOST.kind));
     }
 }
 
@@ -532,8 +475,7 @@ mod guarded {
     use rewind::sim::InsertRecord;
 
     use super::*;
-    use crate::claude::logged_at;
-    use crate::support::{Setup, TestEnv};
+    use crate::support::{Setup, TestEnv, epoch_ms, tag_change};
 
     const BUDGET_SECS: u64 = 5;
 
@@ -574,114 +516,88 @@ mod guarded {
         assert_eq!(insert.vpg_name, "jp-ubuntu-vpg");
         assert_eq!(insert.task_state, "Completed", "{insert:#?}");
         assert_ran_once(run);
-        let listed = insert.listed_at.expect("listed");
-        let (now, wall) = (std::time::Instant::now(), std::time::SystemTime::now());
-        let listed_wall = wall - now.duration_since(listed);
-        let ms = |t: std::time::SystemTime| {
-            t.duration_since(std::time::UNIX_EPOCH)
-                .expect("after 1970")
-                .as_millis()
-        };
+        let listed = epoch_ms(insert.listed_at.expect("listed"));
+        let called = run.mcp_calls[0]["at_ms"].as_u64().expect("at_ms");
         assert!(
-            ms(listed_wall) <= ms(logged_at(&run.mcp_calls[0])),
-            "Zerto listed the tag after the MCP server received the call"
+            listed <= u128::from(called),
+            "Zerto listed the tag at {listed} ms, the MCP server received the call at {called} ms"
         );
         insert
     }
 
-    #[test]
-    fn codex_checkpoint_is_tagged_with_the_call_id_and_listed_before_the_call_runs() {
+    /// A change on jp-ubuntu under `kind`: the checkpoint is listed before the call runs, and
+    /// the recover command with the tag's own change id is shown to the model (or, where the
+    /// host has no channel to it before a call, the user). Returns the tag's change id.
+    fn confirmed(kind: AgentKind, to_model: bool) -> String {
         let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Codex, "jp-ubuntu").run();
+        let run = guarded_call_on(&env, kind, "jp-ubuntu").run();
         let insert = listed_before_the_call(&env, &run);
-        assert!(
-            insert.tag.contains(&format!("| change={CALL_ID} |")),
-            "{insert:#?}"
-        );
-        let seen = run.model_saw_after(CALL_ID);
+        let change = tag_change(&insert.tag).to_owned();
+        let shown = if to_model {
+            run.model_saw_after(CALL_ID)
+        } else {
+            run.stderr.clone()
+        };
         for needle in [
             "rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu.",
-            &format!("rewind recover --vm jp-ubuntu --change {CALL_ID} --path <file>"),
+            &format!("rewind recover --vm jp-ubuntu --change {change} --path <file>"),
         ] {
             assert!(
-                seen.contains(needle),
-                "{needle:?} not in:\n{seen}\n{}",
+                shown.contains(needle),
+                "{needle:?} not shown:\n{shown}\n{}",
                 run.describe()
             );
         }
+        change
+    }
+
+    /// A change on mail01, which Zerto does not know, under `kind`: not run, nothing tagged, and
+    /// the model reads every needle.
+    fn unknown(kind: AgentKind, needles: &[&str]) {
+        let env = rewind_env();
+        let run = guarded_call_on(&env, kind, "mail01").run();
+        assert_not_run(&run);
+        assert!(env.sim.inserts().is_empty());
+        assert_told(&run, needles);
+    }
+
+    #[test]
+    fn codex_checkpoint_is_tagged_with_the_call_id_and_listed_before_the_call_runs() {
+        assert_eq!(confirmed(AgentKind::Codex, true), CALL_ID);
     }
 
     #[test]
     fn codex_call_on_an_unknown_vm_is_refused_because_codex_cannot_ask() {
-        let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Codex, "mail01").run();
-        assert_not_run(&run);
-        assert!(env.sim.inserts().is_empty());
-        assert_told(
-            &run,
-            &[
-                "is unknown to Zerto",
-                "Codex CLI cannot ask a human before a call",
-            ],
-        );
+        let needles = [
+            "is unknown to Zerto",
+            "Codex CLI cannot ask a human before a call",
+        ];
+        unknown(AgentKind::Codex, &needles);
     }
 
     #[test]
     fn gemini_checkpoint_is_listed_before_the_call_runs_and_the_user_sees_it() {
-        let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Gemini, "jp-ubuntu").run();
-        let insert = listed_before_the_call(&env, &run);
         // Gemini sends no call id: the change id is rewind's own.
-        assert!(insert.tag.contains("| change=rewind-"), "{insert:#?}");
-        assert!(
-            run.stderr
-                .contains("rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu."),
-            "the user was not shown the checkpoint\n{}",
-            run.describe()
-        );
+        assert!(confirmed(AgentKind::Gemini, false).starts_with("rewind-"));
     }
 
     #[test]
     fn gemini_call_on_an_unknown_vm_is_refused_and_the_model_reads_why() {
-        let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Gemini, "mail01").run();
-        assert_not_run(&run);
-        assert_told(
-            &run,
-            &[
-                "is unknown to Zerto",
-                "Gemini CLI cannot ask a human before a call",
-            ],
-        );
+        let needles = [
+            "is unknown to Zerto",
+            "Gemini CLI cannot ask a human before a call",
+        ];
+        unknown(AgentKind::Gemini, &needles);
     }
 
     #[test]
     fn copilot_checkpoint_is_listed_before_the_call_runs_and_the_model_gets_the_recover_command() {
-        let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Copilot, "jp-ubuntu").run();
-        let insert = listed_before_the_call(&env, &run);
-        assert!(insert.tag.contains("| change=rewind-"), "{insert:#?}");
-        let seen = run.model_saw_after(CALL_ID);
-        for needle in [
-            "rewind: Zerto checkpoint confirmed before this call on VM jp-ubuntu.",
-            "rewind recover --vm jp-ubuntu --change rewind-",
-        ] {
-            assert!(
-                seen.contains(needle),
-                "{needle:?} not in:\n{seen}\n{}",
-                run.describe()
-            );
-        }
+        assert!(confirmed(AgentKind::Copilot, true).starts_with("rewind-"));
     }
 
     #[test]
     fn copilot_call_on_an_unknown_vm_is_not_run_without_a_human() {
-        let env = rewind_env();
-        let run = guarded_call_on(&env, AgentKind::Copilot, "mail01").run();
-        assert_not_run(&run);
-        assert_told(
-            &run,
-            &["unable to ask user for confirmation", "is unknown to Zerto"],
-        );
+        let needles = ["unable to ask user for confirmation", "is unknown to Zerto"];
+        unknown(AgentKind::Copilot, &needles);
     }
 }

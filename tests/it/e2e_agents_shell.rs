@@ -9,11 +9,11 @@
 //! VM Zerto does not know (neither runs; the model reads why), and a read-only command (runs,
 //! no checkpoint).
 
-use rewind::sim::{FailState, Fault, InsertRecord};
+use rewind::sim::{FailState, Fault};
 use serde_json::{Value, json};
 
 use crate::agents::{Agent, AgentKind, AgentRun, call, say};
-use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms};
+use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms, tag_change};
 
 const CHANGE: &str = "call_sh_change";
 const FAILING: &str = "call_sh_failing";
@@ -114,15 +114,6 @@ fn run_session(host: &ShellHost) -> (TestEnv, AgentRun, FakeSsh) {
     (env, run, ssh)
 }
 
-/// The change id in a checkpoint tag (`… | change=<id> | …`).
-fn change_of(insert: &InsertRecord) -> &str {
-    insert
-        .tag
-        .split(" | ")
-        .find_map(|part| part.strip_prefix("change="))
-        .unwrap_or_else(|| panic!("no change id in {insert:#?}"))
-}
-
 #[track_caller]
 fn assert_contains(haystack: &str, needles: &[&str], what: &str, run: &AgentRun) {
     for needle in needles {
@@ -179,7 +170,7 @@ fn guarded_session(host: &ShellHost) {
 
     // The change id in the tag is the one the model (or the user) is told to recover with: the
     // model's call id where the host sends one (Codex), else one rewind made up.
-    let change = change_of(checkpoint);
+    let change = tag_change(&checkpoint.tag);
     if host.kind == AgentKind::Codex {
         assert_eq!(change, CHANGE);
     } else {

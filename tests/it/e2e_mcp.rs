@@ -2,12 +2,10 @@
 //! the scripted model takes a checkpoint on purpose, finds its tag in the checkpoint list, and
 //! plans a restore from it by the change id the server returned.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
 use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};
-use crate::support::TestEnv;
+use crate::support::{TestEnv, rewind_bin};
 
 const CHECKPOINT: &str = "toolu_e2e_mcp_checkpoint";
 const LIST: &str = "toolu_e2e_mcp_list";
@@ -16,32 +14,13 @@ const PLAN: &str = "toolu_e2e_mcp_plan";
 /// the model a tool's structured content, as JSON, when there is one).
 const CHANGE_ID: &str = r#""change":"(mcp-[^"]+)""#;
 
-fn rewind_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
-        .canonicalize()
-        .expect("the rewind binary exists")
-}
-
-/// What `rewind mcp` and `rewind hook` need to find the test's config, cache and state
-/// directories (HOME and PATH stay Claude Code's own).
-fn server_env(env: &TestEnv) -> Vec<(String, String)> {
-    env.command(&["mcp"])
-        .get_envs()
-        .filter_map(|(k, v)| {
-            let k = k.to_str().expect("UTF-8 name");
-            let v = v?.to_str().expect("UTF-8 value");
-            (!matches!(k, "HOME" | "PATH")).then(|| (k.to_owned(), v.to_owned()))
-        })
-        .collect()
-}
-
 #[test]
 fn claude_code_checkpoints_lists_its_tag_and_plans_a_restore_through_rewind_mcp() {
     let env = TestEnv::start();
     env.sim
         .write_guest_file("jp-ubuntu", "/etc/app.conf", b"mode = safe\n")
         .expect("seed");
-    let vars = server_env(&env);
+    let vars = env.hook_env();
     let mut claude = ClaudeCode::new()
         .prompt("Checkpoint jp-ubuntu before editing /etc/app.conf, then plan its restore.")
         .script([

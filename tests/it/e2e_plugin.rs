@@ -86,12 +86,9 @@ fn claude_code_loads_the_plugin_and_its_hook_checkpoints_before_the_call_runs() 
         .allowed_tools([TOOL])
         .arg(format!("--plugin-dir={}", repo().display()))
         .env("PATH", path);
-    // The hook finds rewind's configuration and simulator from the environment.
-    for (key, value) in env.command(&["hook"]).get_envs() {
-        let key = key.to_str().expect("UTF-8 variable name");
-        if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
-            cc = cc.env(key, value.to_str().expect("UTF-8 temporary paths"));
-        }
+    // HOME and PATH stay Claude Code's own; the hook inherits the rest.
+    for (key, value) in env.hook_env() {
+        cc = cc.env(&key, value);
     }
     let run = cc.run();
 

@@ -9,7 +9,7 @@ use rewind::host::claude_code::settings::MATCHER;
 use serde_json::json;
 
 use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};
-use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms};
+use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms, rewind_bin};
 
 const CHANGE: &str = "toolu_shell_change";
 const UNPROTECTED: &str = "toolu_shell_unprotected";
@@ -47,12 +47,9 @@ fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, FakeSsh) {
     for (key, value) in env.hook_env() {
         cc = cc.env(&key, value);
     }
-    let rewind = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
-        .canonicalize()
-        .expect("the rewind binary");
     let run = cc
         .hook(
-            Hook::exec(rewind)
+            Hook::exec(rewind_bin())
                 .args(["hook"])
                 .matcher(MATCHER)
                 .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),

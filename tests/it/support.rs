@@ -204,6 +204,13 @@ impl TestEnv {
     }
 }
 
+/// The `rewind` binary under test, by its canonical path (for a host's hook entry).
+pub(crate) fn rewind_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
+        .canonicalize()
+        .expect("the rewind binary exists")
+}
+
 /// A stand-in `ssh` first on an agent host's `PATH`, so a shell call that reaches for a VM
 /// touches nothing: it answers `ssh -G <host>` as OpenSSH does for a host without
 /// configuration (the classifier resolves aliases with it), and otherwise appends
@@ -253,6 +260,14 @@ impl FakeSsh {
             })
             .collect()
     }
+}
+
+/// The change id in a checkpoint tag (`… | change=<id> | …`).
+#[track_caller]
+pub(crate) fn tag_change(tag: &str) -> &str {
+    tag.split(" | ")
+        .find_map(|part| part.strip_prefix("change="))
+        .unwrap_or_else(|| panic!("no change id in the tag {tag:?}"))
 }
 
 /// An `Instant` of this process as whole milliseconds since the Unix epoch, rounded down (the
