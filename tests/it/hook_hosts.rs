@@ -4,7 +4,7 @@
 //! in `tests/fixtures/hosts/`), fed to the real `rewind hook --host <host>`. One snapshot per
 //! host lists what each row becomes in that host's output format.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -229,34 +229,58 @@ fn outcome(run: &Run) -> Value {
     })
 }
 
-fn every_row_in(spelling: Spelling) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook");
-    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the fixture directory")
+/// The `*.json` files of `dir`, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
         .collect();
-    fixtures.sort();
+    files.sort();
+    files
+}
+
+/// Runs each fixture, in its scene, through `rewind hook --host <host>` with the host and stdin
+/// `call` gives for it: the outcomes by fixture name, and the scenes' temporary directories
+/// (as regexes, for the snapshot filters).
+fn decide_each(
+    fixtures: &[PathBuf],
+    call: impl Fn(&str, &Path) -> (String, Vec<u8>),
+) -> (Map<String, Value>, Vec<String>) {
     let mut rows = Map::new();
     let mut temps = Vec::new();
-    for path in &fixtures {
-        let env = scene_env(path);
-        let stdin = respell(spelling, &std::fs::read(path).expect("fixture"));
-        let run = env.run(&["hook", "--host", spelling.host()], &stdin);
+    for path in fixtures {
         let name = path
             .file_stem()
             .and_then(|s| s.to_str())
             .expect("a UTF-8 name");
+        let env = scene_env(path);
+        let (host, stdin) = call(name, path);
+        let run = env.run(&["hook", "--host", &host], &stdin);
         rows.insert(name.to_owned(), outcome(&run));
         temps.push(regex_escape(&env.dir.path().display().to_string()));
     }
-    // Gemini and Copilot send no call id: the change id rewind makes up names its process.
+    (rows, temps)
+}
+
+/// What changes from run to run in an outcome: ports, temporary directories, and the change id
+/// rewind makes up (named for its process) for Gemini and Copilot, which send no call id.
+fn filters(temps: &[String]) -> Vec<(&str, &str)> {
     let mut filters: Vec<(&str, &str)> = vec![
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
         (r"--change rewind-\d+", "--change rewind-[pid]"),
     ];
     filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
-    insta::with_settings!({ filters => filters, snapshot_suffix => spelling.host() }, {
+    filters
+}
+
+fn every_row_in(spelling: Spelling) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook");
+    let (rows, temps) = decide_each(&json_files(&dir), |_, path| {
+        let fixture = std::fs::read(path).expect("fixture");
+        (spelling.host().to_owned(), respell(spelling, &fixture))
+    });
+    insta::with_settings!({ filters => filters(&temps), snapshot_suffix => spelling.host() }, {
         insta::assert_json_snapshot!(Value::Object(rows));
     });
 }
@@ -279,33 +303,14 @@ fn unscrub(recorded: &str) -> Vec<u8> {
 #[test]
 fn every_recorded_host_payload_gets_its_hosts_decision() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
-    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the recordings")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    fixtures.sort();
+    let fixtures = json_files(&dir);
     assert!(fixtures.len() >= 6, "{fixtures:?}");
-    let mut rows = Map::new();
-    let mut temps = Vec::new();
-    for path in &fixtures {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .expect("a UTF-8 name");
+    let (rows, temps) = decide_each(&fixtures, |name, path| {
         let host = name.split('-').next().expect("<host>-<version>-<call>");
-        let env = scene_env(path);
         let recorded = std::fs::read_to_string(path).expect("a recording");
-        let run = env.run(&["hook", "--host", host], &unscrub(&recorded));
-        rows.insert(name.to_owned(), outcome(&run));
-        temps.push(regex_escape(&env.dir.path().display().to_string()));
-    }
-    let mut filters: Vec<(&str, &str)> = vec![
-        (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
-        (r"--change rewind-\d+", "--change rewind-[pid]"),
-    ];
-    filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
-    insta::with_settings!({ filters => filters }, {
+        (host.to_owned(), unscrub(&recorded))
+    });
+    insta::with_settings!({ filters => filters(&temps) }, {
         insta::assert_json_snapshot!(Value::Object(rows));
     });
 }
