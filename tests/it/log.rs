@@ -76,25 +76,8 @@ fn guard_and_recover_runs_are_in_the_log_under_their_own_decisions() {
         .success();
     env.run(&["guard", "--vm", "db01", "--change", "toolu_g2"], b"")
         .failure();
-    let out = env.path("out");
-    std::fs::create_dir_all(&out).expect("out");
-    let out = out.to_str().expect("utf-8");
     let recover = |change: &str| {
-        env.run(
-            &[
-                "recover",
-                "--vm",
-                "jp-ubuntu",
-                "--path",
-                "/etc/app.conf",
-                "--change",
-                change,
-                "--out",
-                out,
-                "--yes",
-            ],
-            b"",
-        )
+        crate::recover::recover_change(&env, "jp-ubuntu", "/etc/app.conf", change, &["--yes"])
     };
     recover("toolu_g1").success();
     recover("toolu_nope").failure();

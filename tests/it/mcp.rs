@@ -164,6 +164,28 @@ impl Mcp {
         text(&result)
     }
 
+    /// Keeps the server's notifications until one's progress message passes `wanted`; no
+    /// answer may come meanwhile.
+    #[track_caller]
+    fn progress_until(&mut self, what: &str, wanted: impl Fn(&str) -> bool) {
+        let until = Instant::now() + ANSWER_WAIT;
+        while !self
+            .notifications
+            .iter()
+            .any(|n| n["params"]["message"].as_str().is_some_and(&wanted))
+        {
+            assert!(
+                Instant::now() < until,
+                "no {what}: {:#?}",
+                self.notifications
+            );
+            if let Some(message) = self.next_message(Duration::from_millis(200)) {
+                assert!(message.get("id").is_none(), "answered early: {message:#}");
+                self.notifications.push(message);
+            }
+        }
+    }
+
     /// Closes stdin and waits for the server to exit.
     fn close(mut self) -> i32 {
         drop(self.stdin.take());
@@ -519,18 +541,7 @@ fn a_cancelled_restore_ends_its_flr_session() {
         }),
     );
     // Wait until the mount is under way, as the client sees it.
-    let until = Instant::now() + ANSWER_WAIT;
-    while !mcp.notifications.iter().any(|n| {
-        n["params"]["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("mounting"))
-    }) {
-        assert!(Instant::now() < until, "no mount progress");
-        if let Some(message) = mcp.next_message(Duration::from_millis(200)) {
-            assert!(message.get("id").is_none(), "answered early: {message:#}");
-            mcp.notifications.push(message);
-        }
-    }
+    mcp.progress_until("mount progress", |m| m.starts_with("mounting"));
     let sessions = mcp.ok("flr_sessions", json!({"vm": "jp-ubuntu"}));
     assert_eq!(
         sessions["sessions"].as_array().map(Vec::len),
@@ -664,22 +675,9 @@ fn checkpoint_waiting_for_a_listing(env: &TestEnv, mcp: &mut Mcp) -> i64 {
             "_meta": {"progressToken": "guard"}
         }),
     );
-    let until = Instant::now() + ANSWER_WAIT;
-    while !mcp.notifications.iter().any(|n| {
-        n["params"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("waiting until Zerto lists the checkpoint"))
-    }) {
-        assert!(
-            Instant::now() < until,
-            "no listing progress: {:#?}",
-            mcp.notifications
-        );
-        if let Some(message) = mcp.next_message(Duration::from_millis(200)) {
-            assert!(message.get("id").is_none(), "answered early: {message:#}");
-            mcp.notifications.push(message);
-        }
-    }
+    mcp.progress_until("listing progress", |m| {
+        m.contains("waiting until Zerto lists the checkpoint")
+    });
     assert_eq!(env.sim.inserts().len(), 1, "the insert was sent");
     id
 }

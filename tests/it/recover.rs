@@ -35,7 +35,13 @@ fn recover(env: &TestEnv, args: &[&str]) -> Run {
 }
 
 /// `rewind recover --vm <vm> --path <path> --change <change> [extra...]`.
-fn recover_change(env: &TestEnv, vm: &str, path: &str, change: &str, extra: &[&str]) -> Run {
+pub(crate) fn recover_change(
+    env: &TestEnv,
+    vm: &str,
+    path: &str,
+    change: &str,
+    extra: &[&str],
+) -> Run {
     let mut args = vec!["--vm", vm, "--path", path, "--change", change];
     args.extend_from_slice(extra);
     recover(env, &args)
