@@ -296,42 +296,63 @@ fn snippet_handlers(snippet: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// A shipped snippet: file, host, every event in order, the events before the call, timeout
+/// key, timeout units per second.
+type Case = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static str,
+    u64,
+);
+
 #[test]
 fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_margin() {
     let budget_plus_margin =
         rewind::commands::install::host_timeout(&rewind::config::Config::defaults());
-    // (file, host, events before and after the call, timeout key, timeout unit per second)
-    let cases = [
+    // (file, host, every event in order, the events before the call, timeout key, unit per
+    // second)
+    let cases: [Case; 4] = [
         (
             "codex.hooks.json",
             "codex",
-            ["PreToolUse", "PostToolUse"],
+            &["PreToolUse", "PostToolUse"],
+            &["PreToolUse"],
             "timeout",
             1,
         ),
         (
             "gemini.settings.json",
             "gemini",
-            ["BeforeTool", "AfterTool"],
+            &["BeforeTool", "AfterTool"],
+            &["BeforeTool"],
             "timeout",
             1000,
         ),
         (
             "copilot.hooks.json",
             "copilot",
-            ["preToolUse", "postToolUse"],
+            &["preToolUse", "postToolUse"],
+            &["preToolUse"],
             "timeoutSec",
             1,
         ),
         (
             "cursor.hooks.json",
             "cursor",
-            ["beforeMCPExecution", "afterMCPExecution"],
+            &[
+                "beforeShellExecution",
+                "afterShellExecution",
+                "beforeMCPExecution",
+                "afterMCPExecution",
+            ],
+            &["beforeShellExecution", "beforeMCPExecution"],
             "timeout",
             1,
         ),
     ];
-    for (file, host, [before, after], timeout_key, unit) in cases {
+    for (file, host, all, before, timeout_key, unit) in cases {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("hooks")
             .join(file);
@@ -339,7 +360,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
             .unwrap_or_else(|e| panic!("{file} is not JSON: {e}"));
         let handlers = snippet_handlers(&snippet);
         let events: Vec<&str> = handlers.iter().map(|(e, _)| e.as_str()).collect();
-        assert_eq!(events, [before, after], "{file}");
+        assert_eq!(events, all, "{file}");
         for (event, handler) in &handlers {
             // Exec form where the host has one (Copilot), else one command line.
             let line = match handler["exec"].as_str() {
@@ -360,7 +381,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
                 "{file} {event}"
             );
             let timeout = handler[timeout_key].as_u64().expect("a timeout");
-            if event == before {
+            if before.contains(&event.as_str()) {
                 assert_eq!(timeout, budget_plus_margin * unit, "{file} {event}");
             } else {
                 assert_eq!(timeout, 10 * unit, "{file} {event}");
@@ -374,5 +395,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
         .expect("cursor snippet"),
     )
     .expect("JSON");
-    assert_eq!(cursor["hooks"]["beforeMCPExecution"][0]["failClosed"], true);
+    for event in ["beforeShellExecution", "beforeMCPExecution"] {
+        assert_eq!(cursor["hooks"][event][0]["failClosed"], true, "{event}");
+    }
 }
