@@ -425,8 +425,9 @@ impl Layout {
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
             .context("\"hooks\" in the settings is not an object")?;
-        for events in self.events {
-            for before in [true, false] {
+        // Every before-the-call event first, then every after-the-call one.
+        for before in [true, false] {
+            for events in self.events {
                 let event = if before { events.before } else { events.after };
                 let timeout = if before {
                     timeout
