@@ -712,6 +712,12 @@ impl Layout {
     }
 }
 
+/// A `retain` predicate keeping the items whose verdict, in order, is false.
+fn not_dropped<T: ?Sized>(verdicts: &[bool]) -> impl FnMut(&T) -> bool + '_ {
+    let mut next = verdicts.iter();
+    move |_| !next.next().copied().unwrap_or(false)
+}
+
 /// Drops the tables of a TOML list (`[[x]]` or an inline array) for which `drop` says so;
 /// `drop` may change the ones it keeps. Whether the list had tables and is now empty.
 fn prune_tables(
@@ -724,22 +730,14 @@ fn prune_tables(
             for table in list.iter_mut() {
                 verdicts.push(drop(table));
             }
-            let mut i = 0;
-            list.retain(|_| {
-                i += 1;
-                !verdicts[i - 1]
-            });
+            list.retain(not_dropped(&verdicts));
             !verdicts.is_empty() && list.is_empty()
         }
         toml_edit::Item::Value(toml_edit::Value::Array(list)) => {
             for value in list.iter_mut() {
                 verdicts.push(value.as_inline_table_mut().is_some_and(|t| drop(t)));
             }
-            let mut i = 0;
-            list.retain(|_| {
-                i += 1;
-                !verdicts[i - 1]
-            });
+            list.retain(not_dropped(&verdicts));
             !verdicts.is_empty() && list.is_empty()
         }
         _ => false,
