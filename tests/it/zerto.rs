@@ -548,3 +548,49 @@ fn guard_progress_is_one_plain_line_per_phase_change_on_stderr() {
         insta::assert_snapshot!(progress.join("\n"));
     });
 }
+
+/// `guard --budget` replaces the configured budget (here 50 minutes) for one run: a tag that
+/// never lists is refused once the 1 s given on the command line is spent, naming its task.
+/// Nonsense budgets are refused before anything is inserted.
+#[test]
+fn guard_budget_on_the_command_line_replaces_the_configured_one() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        hook: String::from("budget_secs = 3000"),
+        ..Setup::default()
+    });
+    for bad in ["0", "-1", "NaN", "3601"] {
+        let flag = format!("--budget={bad}");
+        let run = env.run(&["guard", "--vm", "jp-ubuntu", &flag], b"");
+        run.failure();
+        assert!(run.stderr.contains("--budget"), "{bad}: {run:#?}");
+    }
+    assert!(env.sim.inserts().is_empty(), "nothing inserted");
+    let mut child = env
+        .command(&["guard", "--vm", "jp-ubuntu", "--budget", "1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    // Not a timing assertion: only a guard that ignored --budget would still run after
+    // minutes (it would wait the configured 50).
+    let until = std::time::Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("guard --budget 1 was still waiting after two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let task = &env.sim.inserts()[0].task_id;
+    assert!(
+        stderr.contains(&format!("check Zerto task {task}")),
+        "{stderr}"
+    );
+}
