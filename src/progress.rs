@@ -275,25 +275,32 @@ fn stderr_line(line: String) {
 }
 
 /// The watch for an operator command: live rows when stderr is a terminal, plain lines on
-/// stderr otherwise.
-pub(crate) enum Operator {
+/// stderr otherwise, and a flag (Ctrl-C) that stops the guard.
+pub(crate) struct Operator {
+    display: Display,
+    cancel: &'static AtomicBool,
+}
+
+enum Display {
     Live(Live),
     Lines(Lines<'static>),
 }
 
 impl Operator {
-    /// Picks the display for this process's stderr; times count from `started`.
-    pub(crate) fn for_stderr(started: Instant) -> Operator {
-        if std::io::stderr().is_terminal() {
-            Operator::Live(Live::start(started))
+    /// Picks the display for this process's stderr; times count from `started`; the guard
+    /// stops waiting once `cancel` is set.
+    pub(crate) fn for_stderr(started: Instant, cancel: &'static AtomicBool) -> Operator {
+        let display = if std::io::stderr().is_terminal() {
+            Display::Live(Live::start(started))
         } else {
-            Operator::Lines(Lines::new(STDERR))
-        }
+            Display::Lines(Lines::new(STDERR))
+        };
+        Operator { display, cancel }
     }
 
     /// Ends the display (the live rows stay on screen with their final phases).
     pub(crate) fn finish(self) {
-        if let Operator::Live(live) = self {
+        if let Display::Live(live) = self.display {
             live.finish();
         }
     }
@@ -301,10 +308,14 @@ impl Operator {
 
 impl Watch for Operator {
     fn progress(&self, event: &Progress<'_>) {
-        match self {
-            Operator::Live(live) => live.progress(event),
-            Operator::Lines(lines) => lines.progress(event),
+        match &self.display {
+            Display::Live(live) => live.progress(event),
+            Display::Lines(lines) => lines.progress(event),
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
     }
 }
 

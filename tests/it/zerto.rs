@@ -594,3 +594,52 @@ fn guard_budget_on_the_command_line_replaces_the_configured_one() {
         "{stderr}"
     );
 }
+
+/// Ctrl-C while `rewind guard` waits for the listing stops the wait: the run fails saying the
+/// inserted checkpoint stays in Zerto, and the audit trail records it as `cancelled`.
+#[test]
+fn ctrl_c_stops_a_guard_waiting_for_the_listing_and_is_recorded() {
+    use std::io::BufRead as _;
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        hook: String::from("budget_secs = 3000"),
+        ..Setup::default()
+    });
+    let mut child = env
+        .command(&["guard", "--vm", "jp-ubuntu", "--change", "toolu_int"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("waiting until Zerto lists the checkpoint") {
+        let mut line = String::new();
+        let read = stderr.read_line(&mut line).expect("stderr");
+        assert!(read > 0, "rewind guard ended early: {said}");
+        said.push_str(&line);
+    }
+    let killed = std::process::Command::new("sh")
+        .args(["-c", r#"kill -INT "$1""#, "sh", &child.id().to_string()])
+        .status()
+        .expect("sh");
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("stderr");
+    let status = child.wait().expect("ends");
+    assert_eq!(status.code(), Some(1), "{said}{rest}");
+    let task = &env.sim.inserts()[0].task_id;
+    assert!(
+        rest.contains(&format!(
+            "Zerto task {task} is not undone and stays in Zerto"
+        )),
+        "{rest}"
+    );
+    let log = env.run(&["log", "--decision", "cancelled", "--json"], b"");
+    let record: serde_json::Value = serde_json::from_str(log.stdout.trim()).expect("one line");
+    assert_eq!(record["tool"], "rewind guard");
+    assert_eq!(record["change"], "toolu_int");
+}
