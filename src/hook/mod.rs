@@ -795,23 +795,22 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper:
     // system must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
     let job = (config.hook.audit_path().map(Path::to_path_buf), record);
-    let started = match helper {
-        Some(helper) => helper
+    let started = if let Some(helper) = helper {
+        helper
             .jobs
             .send(job)
             .map(|()| helper.done)
-            .map_err(|_| anyhow::anyhow!("the helper thread is gone")),
-        None => {
-            let (tx, rx) = mpsc::channel();
-            std::thread::Builder::new()
-                .name(String::from("audit"))
-                .spawn(move || {
-                    let (path, record) = job;
-                    let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
-                })
-                .map(|_| rx)
-                .map_err(anyhow::Error::from)
-        }
+            .map_err(|_| anyhow::anyhow!("the helper thread is gone"))
+    } else {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(String::from("audit"))
+            .spawn(move || {
+                let (path, record) = job;
+                let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
+            })
+            .map(|_| rx)
+            .map_err(anyhow::Error::from)
     };
     let outcome = started.and_then(|done| {
         done.recv_timeout(wait)
