@@ -11,12 +11,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::audit::AuditCheckpoint;
 use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::tag::Tag;
-use crate::zvm::resolve::{Vm, VpgRef};
-use crate::zvm::wire::{Checkpoint, TaskState};
-use crate::zvm::{Client, ZvmError};
+use crate::zvm::{Checkpoint, Client, TaskState, Vm, VpgRef, ZvmError};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
@@ -105,6 +104,22 @@ impl GuardReport {
     /// True when every VPG has a listed tagged checkpoint.
     pub(crate) fn confirmed(&self) -> bool {
         !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
+    }
+
+    /// The confirmed checkpoints, as the audit trail records them.
+    pub(crate) fn audit_checkpoints(&self) -> Vec<AuditCheckpoint> {
+        self.vpgs
+            .iter()
+            .filter_map(|v| {
+                let tagged = v.result.as_ref().ok()?;
+                Some(AuditCheckpoint {
+                    vpg: v.vpg.name.clone(),
+                    id: tagged.checkpoint.id.clone(),
+                    time: tagged.checkpoint.time(),
+                    fallback: tagged.previous.as_ref().map(|p| p.id.clone()),
+                })
+            })
+            .collect()
     }
 
     /// The ZVM error, when every VPG without a checkpoint failed only because the ZVM could
@@ -222,7 +237,7 @@ impl VpgGuard<'_> {
             })
         })?;
         let (previous, cadence) = self.history()?;
-        let since = previous.as_ref().map(|c| c.time_stamp.clone());
+        let since = previous.as_ref().map(|c| c.at);
 
         let mut retry_pause = Duration::from_secs(1);
         let mut inserted;
@@ -256,7 +271,7 @@ impl VpgGuard<'_> {
         };
 
         drop(turn);
-        let checkpoint = self.wait_for_tag(&task_id, since.as_deref(), cadence, inserted)?;
+        let checkpoint = self.wait_for_tag(&task_id, since, cadence, inserted)?;
         Ok(Tagged {
             checkpoint,
             task_id,
@@ -267,15 +282,14 @@ impl VpgGuard<'_> {
     /// The newest existing checkpoint and the journal cadence the recent ones show.
     fn history(&self) -> Result<(Option<Checkpoint>, Duration), Refusal> {
         let deadline = &self.deadline;
-        let since = crate::zvm::query_time(SystemTime::now() - HISTORY_WINDOW);
+        let since = SystemTime::now() - HISTORY_WINDOW;
         let mut pause = Polling::new(
             Duration::from_millis(250),
             Duration::from_secs(2),
             Duration::from_secs(2),
         );
         let mut recent = patiently(deadline, &mut pause, || {
-            self.client
-                .checkpoints(&self.vpg.id, Some(&since), deadline)
+            self.client.checkpoints(&self.vpg.id, Some(since), deadline)
         })
         .map_err(Refusal::Zvm)?;
         if recent.is_empty() {
@@ -287,13 +301,9 @@ impl VpgGuard<'_> {
                 .map_err(Refusal::Zvm)?,
             );
         }
-        let mut dated: Vec<(SystemTime, Checkpoint)> = recent
-            .into_iter()
-            .filter_map(|c| Some((crate::time::parse_utc(&c.time_stamp).ok()?, c)))
-            .collect();
-        dated.sort_by_key(|(t, _)| *t);
-        let cadence = cadence_of(&dated.iter().map(|(t, _)| *t).collect::<Vec<_>>());
-        Ok((dated.pop().map(|(_, c)| c), cadence))
+        recent.sort_by_key(|c| c.at);
+        let cadence = cadence_of(&recent.iter().map(|c| c.at).collect::<Vec<_>>());
+        Ok((recent.pop(), cadence))
     }
 
     /// Polls the task until it ends; returns its final state and CompleteReason.
@@ -317,9 +327,9 @@ impl VpgGuard<'_> {
                     },
                     other => Refusal::Zvm(other),
                 })?;
-            let state = task.state();
+            let state = task.state;
             if state.is_terminal() {
-                return Ok((state, task.reason().to_owned()));
+                return Ok((state, task.reason));
             }
             if !deadline.sleep(pause.next()) || deadline.expired() {
                 return Err(Refusal::TaskUnfinished {
@@ -337,7 +347,7 @@ impl VpgGuard<'_> {
     fn wait_for_tag(
         &self,
         task_id: &str,
-        since: Option<&str>,
+        since: Option<SystemTime>,
         cadence: Duration,
         inserted: Instant,
     ) -> Result<Checkpoint, Refusal> {
