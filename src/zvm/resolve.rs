@@ -91,10 +91,10 @@ pub enum Unresolved {
     },
 }
 
-/// Resolves every reference of one call ([`resolve_all`]) and takes the answers together:
-/// the VMs, each once in the order first named; or, when they are not all exactly one VM,
-/// why not (an ambiguous reference decides before unknown ones). The outer error is a ZVM
-/// that could not be asked.
+/// Resolves every reference of one call (one `GET /v1/vms` for all but vmIdentifiers) and
+/// takes the answers together: the VMs, each once in the order first named; or, when they
+/// are not all exactly one VM, why not (an ambiguous reference decides before unknown ones).
+/// The outer error is a ZVM that could not be asked.
 pub fn resolve_targets(
     client: &Client,
     references: &[&str],
