@@ -13,7 +13,7 @@ use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
 
@@ -77,14 +77,29 @@ pub struct Restored {
     pub unmount_task: String,
 }
 
-/// `rewind recover`.
+/// `rewind recover`: the run, then its entry in the audit trail (`recovered` or
+/// `recover-failed`, with the reason).
 pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
     let request = RecoverRequest::try_from(args)?;
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let client = client(&config)?;
+    let started = SystemTime::now();
+    let mut planned = None;
+    let result = run(&config, &request, args.yes, &mut planned);
+    audit_recover(&config, &request, planned.as_ref(), &result, started);
+    result.map(|_| ())
+}
+
+/// Plans, asks (unless `yes`), restores; `planned` keeps the plan for the audit trail.
+fn run(
+    config: &Config,
+    request: &RecoverRequest,
+    yes: bool,
+    planned: &mut Option<Plan>,
+) -> anyhow::Result<Restored> {
+    let client = client(config)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
-    let plan = plan(&client, &config, &request, &deadline)?;
+    let plan = planned.insert(plan(&client, config, request, &deadline)?);
 
     say(format!(
         "VM:          {} ({})",
@@ -111,7 +126,7 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         say(format!("volume:      {}", clean(volume)));
     }
     say(format!("destination: {}", plan.destination.display()));
-    confirm(args.yes)?;
+    confirm(yes)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&interrupted);
@@ -122,7 +137,7 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
     )?;
     let restored = restore_plan(
         &client,
-        &plan,
+        plan,
         request.volume.as_deref(),
         request.force,
         &deadline,
@@ -153,7 +168,79 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         restored.size,
         restored.sha256
     ));
-    Ok(())
+    Ok(restored)
+}
+
+/// Records a `rewind recover` run: what was restored from which checkpoint, or why not.
+fn audit_recover(
+    config: &Config,
+    request: &RecoverRequest,
+    plan: Option<&Plan>,
+    result: &anyhow::Result<Restored>,
+    started: SystemTime,
+) {
+    let from = plan.map_or_else(String::new, |p| {
+        format!(
+            " from checkpoint {} ({})",
+            p.checkpoint.id,
+            p.checkpoint.time()
+        )
+    });
+    let (decision, reason) = match result {
+        Ok(restored) => (
+            crate::audit::Outcome::Recovered,
+            format!(
+                "restored {}{from} to {} ({} bytes, sha256 {})",
+                request.guest_path,
+                plan.map_or_else(String::new, |p| p.destination.display().to_string()),
+                restored.size,
+                restored.sha256
+            ),
+        ),
+        Err(e) => (
+            crate::audit::Outcome::RecoverFailed,
+            format!("{}{from}: {e:#}", request.guest_path),
+        ),
+    };
+    let (key, value) = match &request.point {
+        Point::Change(change) => ("change", change.clone()),
+        Point::Checkpoint(id) => ("checkpoint", id.clone()),
+        Point::Before(before) => ("before", crate::time::format_utc_millis(*before)),
+    };
+    let mut point = serde_json::Map::new();
+    point.insert(key.to_owned(), serde_json::Value::from(value));
+    for (key, value) in [("vpg", &request.vpg), ("volume", &request.volume)] {
+        if let Some(value) = value {
+            point.insert(key.to_owned(), serde_json::Value::from(value.as_str()));
+        }
+    }
+    point.insert(
+        String::from("path"),
+        serde_json::Value::from(request.guest_path.as_str()),
+    );
+    let record = crate::audit::Record {
+        time: crate::time::format_utc_millis(started),
+        host: String::from("cli"),
+        session: None,
+        change: request.point.change().map(str::to_owned),
+        tool: String::from("rewind recover"),
+        class: String::from("recover"),
+        vms: vec![plan.map_or_else(|| request.vm.clone(), |p| p.vm.name.clone())],
+        vpgs: plan.map(|p| p.vpg.name.clone()).into_iter().collect(),
+        checkpoints: Vec::new(),
+        decision,
+        reason: Some(reason),
+        duration_ms: u64::try_from(started.elapsed().unwrap_or_default().as_millis())
+            .unwrap_or(u64::MAX),
+        args: crate::audit::summarise(&serde_json::Value::Object(point)),
+    };
+    if let Err(e) = config
+        .hook
+        .audit_path()
+        .and_then(|path| crate::audit::append(path, &record))
+    {
+        err(format!("warning: the audit trail was not written: {e:#}"));
+    }
 }
 
 /// Mounts the plan's checkpoint, writes the file to `plan.destination`, and unmounts on every
