@@ -311,13 +311,6 @@ pub fn plan(
     request: &RecoverRequest,
     deadline: &Deadline,
 ) -> anyhow::Result<Plan> {
-    let destination = request.destination();
-    if destination.exists() && !request.force {
-        bail!(
-            "{} already exists; pass --force to overwrite it",
-            destination.display()
-        );
-    }
     let vm = find_vm(client, config, &request.vm, deadline)?;
     let vpgs: Vec<&VpgRef> = match &request.vpg {
         Some(name) => {
@@ -379,6 +372,13 @@ pub fn plan(
             &audited(config, &request.point),
         ));
     };
+    let destination = request.destination();
+    if destination.exists() && !request.force {
+        bail!(
+            "{} already exists; pass --force to overwrite it",
+            destination.display()
+        );
+    }
     Ok(Plan {
         vm,
         vpg,
