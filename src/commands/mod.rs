@@ -33,14 +33,6 @@ pub fn client(config: &Config) -> anyhow::Result<Client> {
     Ok(Client::new(zvm, &crate::config::cache_dir()?)?)
 }
 
-/// Replaces control characters in text that came from elsewhere (the ZVM, a tool call)
-/// before it reaches a terminal.
-pub fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect()
-}
-
 /// Replaces a file's contents atomically (a temporary file beside it, renamed over it),
 /// keeping the original's permissions; a new file gets owner-only permissions.
 pub fn replace_keeping_mode(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -88,6 +80,6 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
 
 /// Prints one JSON document on stdout (the `--json` output of a command).
 pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    crate::console::write_line(&serde_json::to_string_pretty(value)?)?;
+    crate::console::write_json(&serde_json::to_string_pretty(value)?)?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
 
-use super::{clean, say};
+use super::say;
 use crate::cli::TrustArgs;
 use crate::config::Config;
 use crate::zvm::tls::{self, CertInfo};
@@ -96,9 +96,9 @@ fn describe_lines(info: &CertInfo, chain_len: usize) -> Vec<String> {
         kind.push("CA:TRUE");
     }
     let mut lines = vec![
-        format!("subject:     {}", clean(&info.subject)),
-        format!("names:       {}", clean(&names)),
-        format!("issuer:      {}", clean(&info.issuer)),
+        format!("subject:     {}", info.subject),
+        format!("names:       {names}"),
+        format!("issuer:      {}", info.issuer),
         format!(
             "valid:       {} to {}{validity}",
             info.not_before, info.not_after

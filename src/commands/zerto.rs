@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::bail;
 use serde_json::json;
 
-use super::{clean, client, say, warn_config};
+use super::{client, say, warn_config};
 use crate::audit;
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
 use crate::config::{self, Config};
@@ -40,10 +40,10 @@ pub fn find_vm(
             let list: Vec<String> = candidates
                 .iter()
                 .map(|vm| {
-                    let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
+                    let vpgs: Vec<String> = vm.vpgs.iter().map(|v| v.name.clone()).collect();
                     format!(
                         "  {} ({}), VPG {}",
-                        clean(&vm.name),
+                        vm.name,
                         vm.id,
                         if vpgs.is_empty() {
                             String::from("none")
@@ -75,9 +75,9 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
             "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
         }));
     }
-    say(format!("{} ({})", clean(&vm.name), vm.id));
+    say(format!("{} ({})", vm.name, vm.id));
     for vpg in &vm.vpgs {
-        say(format!("  VPG {} ({})", clean(&vpg.name), vpg.id));
+        say(format!("  VPG {} ({})", vpg.name, vpg.id));
     }
     Ok(())
 }
@@ -129,7 +129,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 "{} of {} checkpoints tagged change={}",
                 shown.len(),
                 rows.len(),
-                clean(change)
+                change
             ),
             None if shown.len() < rows.len() => format!(
                 "the newest {} of {} checkpoints (--all shows every one)",
@@ -138,13 +138,13 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             ),
             None => format!("{} checkpoints", rows.len()),
         };
-        say(format!("VPG {} ({}): {what}", clean(&vpg.name), vpg.id));
+        say(format!("VPG {} ({}): {what}", vpg.name, vpg.id));
         for c in shown {
             say(format!(
                 "  {:>10}  {}  {}",
                 c.checkpoint_identifier,
                 c.time_stamp,
-                c.tag.as_deref().map(clean).unwrap_or_default()
+                c.tag.as_deref().unwrap_or_default()
             ));
         }
     }
@@ -157,10 +157,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
     if let Some(change) = &args.change
         && found == 0
     {
-        bail!(
-            "no checkpoint of VM {} is tagged change={change}",
-            clean(&vm.name)
-        );
+        bail!("no checkpoint of VM {} is tagged change={change}", vm.name);
     }
     Ok(())
 }
@@ -209,12 +206,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             "vpgs": vpgs_json,
         }))?;
     } else {
-        say(format!(
-            "VM {} ({}) tag: {}",
-            clean(&vm.name),
-            vm.id,
-            clean(tag.as_str())
-        ));
+        say(format!("VM {} ({}) tag: {}", vm.name, vm.id, tag.as_str()));
         for line in lines {
             say(line);
         }
@@ -222,14 +214,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     if !refused.is_empty() {
         bail!(
             "checkpoint refused on VM {}:\n  {}",
-            clean(&vm.name),
+            vm.name,
             refused.join("\n  ")
         );
     }
     if !args.json {
         say(format!(
             "recover with: rewind recover --vm {} --change {change} --path <file>",
-            clean(&vm.name)
+            vm.name
         ));
     }
     Ok(())
@@ -253,7 +245,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                 }));
                 lines.push(format!(
                     "  VPG {}: checkpoint {} at {} (task {})",
-                    clean(&vpg.vpg.name),
+                    vpg.vpg.name,
                     tagged.checkpoint.checkpoint_identifier,
                     tagged.checkpoint.time_stamp,
                     tagged.task_id
@@ -274,7 +266,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                     "fallback": null,
                     "error": why.to_string(),
                 }));
-                refused.push(format!("VPG {}: {why}", clean(&vpg.vpg.name)));
+                refused.push(format!("VPG {}: {why}", vpg.vpg.name));
             }
         }
     }
@@ -356,11 +348,11 @@ impl Progress {
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&stop);
         let on_terminal = std::io::stderr().is_terminal();
-        let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
+        let vpgs: Vec<String> = vm.vpgs.iter().map(|v| v.name.clone()).collect();
         let what = format!(
             "inserting and confirming a tagged checkpoint on {} VPG(s) of {} ({})",
             vpgs.len(),
-            clean(&vm.name),
+            vm.name,
             vpgs.join(", ")
         );
         let started = std::time::Instant::now();
@@ -379,13 +371,13 @@ impl Progress {
                     budget.as_secs()
                 );
                 if on_terminal {
-                    crate::console::prompt(&format!("\r\x1b[2K{line}"));
+                    crate::console::progress(&line);
                 } else {
                     crate::console::err(line);
                 }
             }
             if on_terminal && started.elapsed() >= Duration::from_secs(1) {
-                crate::console::prompt("\r\x1b[2K");
+                crate::console::end_progress();
             }
         });
         Progress {

@@ -307,7 +307,7 @@ impl Rendered {
     /// nobody reads becomes exit 2, which still blocks if anything reads the exit code.
     pub(crate) fn emit(&self) -> std::process::ExitCode {
         if let Some(text) = &self.stdout
-            && crate::console::write_line(text).is_err()
+            && crate::console::write_json(text).is_err()
         {
             crate::console::err("rewind: could not write the decision to stdout");
             return crate::exit::code(crate::exit::BLOCKED);

@@ -540,18 +540,20 @@ fn check_agrees_with_the_hook_on_every_fixture() {
             serde_json::from_str(&text[text.find("\n{").expect("json")..]).expect("json");
         let checked = env.run(&["check", "--payload", &fixture.display().to_string()], b"");
         checked.success();
-        let said = checked
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("decision: "))
-            .unwrap_or_else(|| panic!("{name}: no decision line: {checked:#?}"))
+        // The decision comes last, and a reason may run over several lines.
+        let stdout = format!("\n{}", checked.stdout);
+        let said = stdout
+            .split_once("\ndecision: ")
+            .map_or_else(
+                || panic!("{name}: no decision line: {checked:#?}"),
+                |(_, decision)| decision.trim_end(),
+            )
             .replace(&env.dir.path().display().to_string(), "[tmp]");
         let specific = &hook["stdout"]["hookSpecificOutput"];
         let reason = specific["permissionDecisionReason"]
             .as_str()
             .or_else(|| specific["additionalContext"].as_str())
-            .unwrap_or_default()
-            .replace(|c: char| c.is_control(), "\u{fffd}");
+            .unwrap_or_default();
         let label = specific["permissionDecision"].as_str().unwrap_or("none");
         if let Some(line) = said.strip_prefix("block (exit 2): ") {
             assert_eq!(hook["exit_code"], 2, "{name}");
