@@ -218,6 +218,43 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
+/// The payload every dialect reads: size and emptiness checked, then parsed as one JSON object.
+/// Bytes that are not JSON are `NotJson`; JSON that is not an object (`[1,2]`, `"text"`) is
+/// `NotObject`, naming what it is.
+pub(crate) fn payload(stdin: &[u8]) -> Result<serde_json::Map<String, Value>, Unreadable> {
+    precheck(stdin)?;
+    match serde_json::from_slice::<Value>(stdin) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(Unreadable::NotObject(json_kind(&other))),
+        Err(e) => Err(Unreadable::NotJson(short(&e.to_string()))),
+    }
+}
+
+/// A string field of a payload (any other type reads as absent).
+pub(crate) fn text(payload: &serde_json::Map<String, Value>, key: &str) -> Option<String> {
+    payload.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The tool a payload names under `key`: a string that is not blank, else `NoToolName`.
+pub(crate) fn tool_name(
+    payload: &serde_json::Map<String, Value>,
+    key: &str,
+) -> Result<String, Unreadable> {
+    text(payload, key)
+        .filter(|name| !name.trim().is_empty())
+        .ok_or(Unreadable::NoToolName)
+}
+
+/// The event a host's event name denotes: exactly `before` or `after` (the host's own
+/// spelling), else unknown as sent (absent reads as empty).
+pub(crate) fn event(name: Option<&str>, before: &str, after: &str) -> Event {
+    match name {
+        Some(name) if name == before => Event::BeforeTool,
+        Some(name) if name == after => Event::AfterTool,
+        other => Event::Unknown(other.unwrap_or_default().to_owned()),
+    }
+}
+
 /// Checks shared by every dialect before parsing: size and emptiness.
 pub(crate) fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
     if stdin.len() > MAX_INPUT {
@@ -407,6 +444,33 @@ mod tests {
             read(None, b"{nope"),
             Err((None, Unreadable::NotJson(_)))
         ));
+    }
+
+    #[test]
+    fn every_dialect_names_json_that_is_not_an_object() {
+        for host in [
+            Host::ClaudeCode,
+            Host::Codex,
+            Host::Gemini,
+            Host::Copilot,
+            Host::Cursor,
+        ] {
+            for (bytes, kind) in [
+                (&b"[1,2]"[..], "a JSON array"),
+                (b" \"text\" ", "a JSON string"),
+                (b"true", "a JSON boolean"),
+            ] {
+                assert_eq!(
+                    host.read(bytes),
+                    Err(Unreadable::NotObject(kind)),
+                    "{host:?}"
+                );
+            }
+            assert!(
+                matches!(host.read(b"{\"tool_name\":"), Err(Unreadable::NotJson(_))),
+                "{host:?}"
+            );
+        }
     }
 
     #[test]

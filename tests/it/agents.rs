@@ -220,6 +220,8 @@ pub(crate) struct Agent {
     env: Vec<(String, String)>,
     /// Whether the MCP server's tools run without asking (the user's own rules allow them).
     mcp_allowed: bool,
+    /// Whether the host's shell tool runs commands outside its sandbox (Codex).
+    full_shell_access: bool,
     timeout: Duration,
 }
 
@@ -254,6 +256,7 @@ impl Agent {
             hooks_file: None,
             env: Vec::new(),
             mcp_allowed: true,
+            full_shell_access: false,
             timeout: Duration::from_secs(90),
         }
     }
@@ -310,6 +313,13 @@ impl Agent {
     /// give it, so without a hook's `allow` they do not run.
     pub(crate) fn mcp_not_allowed(mut self) -> Self {
         self.mcp_allowed = false;
+        self
+    }
+
+    /// Lets the host's shell tool run commands outside its sandbox, so a stand-in on `PATH` can
+    /// write its log (Codex's `exec` sandbox is read-only by default; the others have none).
+    pub(crate) fn full_shell_access(mut self) -> Self {
+        self.full_shell_access = true;
         self
     }
 
@@ -415,8 +425,11 @@ impl Agent {
                 "--skip-git-repo-check",
                 "--dangerously-bypass-hook-trust",
                 "--json",
-            ])
-            .arg(&self.prompt);
+            ]);
+        if self.full_shell_access {
+            cmd.args(["--sandbox", "danger-full-access"]);
+        }
+        cmd.arg(&self.prompt);
     }
 
     /// `gemini -p` with an API key and `GOOGLE_GEMINI_BASE_URL` at the fake, the MCP stub and

@@ -150,6 +150,28 @@ fn assert_payload_matches(agent: Agent, fixture: &str) -> AgentRun {
     run
 }
 
+fn rewind_bin() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
+        .canonicalize()
+        .expect("the rewind binary exists")
+}
+
+/// The shipped snippet for `kind` (`hooks/<host>.*.json`), with the real binary's path.
+pub(crate) fn shipped_snippet(kind: AgentKind) -> Value {
+    let file = match kind {
+        AgentKind::Codex => "codex.hooks.json",
+        AgentKind::Gemini => "gemini.settings.json",
+        AgentKind::Copilot | AgentKind::CopilotPascal => "copilot.hooks.json",
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("hooks")
+        .join(file);
+    let text = fs::read_to_string(&path).expect("the shipped snippet");
+    let bin = path_str(&rewind_bin());
+    serde_json::from_str(&text.replace("/usr/local/bin/rewind", &bin))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 mod codex {
     use super::*;
 
@@ -407,6 +429,19 @@ mod copilot {
     }
 
     #[test]
+    fn sends_its_shell_tool_claude_shaped_under_pre_tool_use() {
+        let agent = Agent::new(AgentKind::CopilotPascal).script([
+            call(
+                "call_e2e_sh",
+                "bash",
+                json!({"command": "ssh jp-ubuntu sudo systemctl restart app", "description": "restart"}),
+            ),
+            say("Done."),
+        ]);
+        assert_payload_matches(agent, "copilot-1.0.102-shell-pascal.json");
+    }
+
+    #[test]
     fn deny_blocks_the_call_and_the_model_reads_the_reason() {
         let agent = one_allowed_call(KIND);
         let hook = printing(&agent, &decision("deny"));
@@ -494,8 +529,6 @@ mod copilot {
 /// simulator: the checkpoint is listed before the tool runs, a refused call does not run, and
 /// the model (or, in Gemini CLI, the user) is told what happened.
 mod guarded {
-    use std::path::PathBuf;
-
     use rewind::sim::InsertRecord;
 
     use super::*;
@@ -509,28 +542,6 @@ mod guarded {
             hook: format!("budget_secs = {BUDGET_SECS}"),
             ..Setup::default()
         })
-    }
-
-    fn rewind_bin() -> PathBuf {
-        PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
-            .canonicalize()
-            .expect("the rewind binary exists")
-    }
-
-    /// The shipped snippet for `kind` (`hooks/<host>.*.json`), with the real binary's path.
-    fn shipped_snippet(kind: AgentKind) -> Value {
-        let file = match kind {
-            AgentKind::Codex => "codex.hooks.json",
-            AgentKind::Gemini => "gemini.settings.json",
-            AgentKind::Copilot | AgentKind::CopilotPascal => "copilot.hooks.json",
-        };
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("hooks")
-            .join(file);
-        let text = fs::read_to_string(&path).expect("the shipped snippet");
-        let bin = path_str(&rewind_bin());
-        serde_json::from_str(&text.replace("/usr/local/bin/rewind", &bin))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
     /// `kind` asked to change the app config on `vm` with one MCP call, `rewind hook` installed
@@ -547,12 +558,8 @@ mod guarded {
                 say("Done."),
             ])
             .hooks_file(shipped_snippet(kind));
-        // HOME and PATH stay the host's own; the hook inherits the rest.
-        for (key, value) in env.command(&["hook"]).get_envs() {
-            let key = key.to_str().expect("UTF-8 variable name");
-            if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
-                agent = agent.env(key, value.to_str().expect("UTF-8 temporary paths"));
-            }
+        for (key, value) in env.hook_env() {
+            agent = agent.env(&key, value);
         }
         agent
     }

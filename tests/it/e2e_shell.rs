@@ -4,15 +4,12 @@
 //! listed, and the model is told how to recover; a change on a VM Zerto does not know never
 //! runs; a read-only remote command runs with no checkpoint.
 
-use std::fs;
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS;
 use rewind::host::claude_code::settings::MATCHER;
 use serde_json::json;
 
 use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};
-use crate::support::{Setup, TestEnv};
+use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms};
 
 const CHANGE: &str = "toolu_shell_change";
 const UNPROTECTED: &str = "toolu_shell_unprotected";
@@ -21,8 +18,8 @@ const BUDGET_SECS: u64 = 5;
 
 /// The scripted session: a change on jp-ubuntu, a reboot of mail01 (unknown to Zerto), a read
 /// on jp-ubuntu; `rewind hook` installed as `rewind install` writes it; a fake `ssh` first on
-/// `PATH`. Returns the run and the fake ssh's log (one `<ms> <arguments>` line per run).
-fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, std::path::PathBuf) {
+/// `PATH`. Returns the run and the fake ssh.
+fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, FakeSsh) {
     let mut cc = ClaudeCode::new()
         .prompt("Restart the app on jp-ubuntu, reboot mail01, then show jp-ubuntu's hostname.")
         .script([
@@ -45,33 +42,10 @@ fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, std::path::PathBuf) 
         ])
         .permission_mode(PermissionMode::Default)
         .allowed_tools(["Bash"]);
-    // A fake ssh first on PATH: it answers `ssh -G` as OpenSSH does for a host without
-    // configuration, and otherwise records its arguments and the time it ran.
-    let log = cc.root().join("ssh-runs.log");
-    let bin = cc.root().join("bin");
-    fs::create_dir_all(&bin).expect("bin dir");
-    let fake = cc.write_executable(
-        "bin/ssh",
-        &format!(
-            "#!/bin/sh\n\
-             if [ \"$1\" = -G ]; then for a; do h=$a; done; echo \"hostname $h\"; exit 0; fi\n\
-             printf '%s %s\\n' \"$(date +%s%3N)\" \"$*\" >> '{}'\n\
-             echo fake-ssh-ran\n",
-            log.display()
-        ),
-    );
-    assert!(fake.starts_with(&bin));
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    cc = cc.env("PATH", path);
-    for (key, value) in env.command(&["hook"]).get_envs() {
-        let key = key.to_str().expect("UTF-8 variable name");
-        if let (false, Some(value)) = (matches!(key, "HOME" | "PATH"), value) {
-            cc = cc.env(key, value.to_str().expect("UTF-8 temporary paths"));
-        }
+    let ssh = FakeSsh::install(cc.root());
+    cc = cc.env("PATH", ssh.path_var());
+    for (key, value) in env.hook_env() {
+        cc = cc.env(&key, value);
     }
     let rewind = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rewind"))
         .canonicalize()
@@ -85,7 +59,7 @@ fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, std::path::PathBuf) 
         )
         .run();
 
-    (run, log)
+    (run, ssh)
 }
 
 #[test]
@@ -94,18 +68,11 @@ fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
         hook: format!("budget_secs = {BUDGET_SECS}"),
         ..Setup::default()
     });
-    let (run, log) = run_session(&env);
+    let (run, ssh) = run_session(&env);
 
     // What really ran: the change and the read, never the reboot of the unprotected VM.
-    let runs = fs::read_to_string(&log).unwrap_or_default();
-    let ran: Vec<(u128, &str)> = runs
-        .lines()
-        .map(|l| {
-            let (at, args) = l.split_once(' ').expect("time and arguments");
-            (at.parse().expect("milliseconds"), args)
-        })
-        .collect();
-    let commands: Vec<&str> = ran.iter().map(|(_, a)| *a).collect();
+    let ran = ssh.runs();
+    let commands: Vec<&str> = ran.iter().map(|(_, a)| a.as_str()).collect();
     assert_eq!(
         commands,
         [
@@ -130,12 +97,7 @@ fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
         insert.tag.contains(&format!("| change={CHANGE} |")),
         "{insert:#?}"
     );
-    let listed = insert.listed_at.expect("the tag was listed");
-    let (now, wall) = (std::time::Instant::now(), SystemTime::now());
-    let listed_ms = (wall - now.duration_since(listed))
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_millis();
+    let listed_ms = epoch_ms(insert.listed_at.expect("the tag was listed"));
     assert!(
         listed_ms <= ran[0].0,
         "Zerto listed the tag at {listed_ms} ms, the fake ssh ran at {} ms",

@@ -261,6 +261,55 @@ fn every_row_in(spelling: Spelling) {
     });
 }
 
+/// A payload recorded from a real host (`tests/fixtures/hosts/`), its placeholders filled in
+/// with values of the recorded shapes.
+fn unscrub(recorded: &str) -> Vec<u8> {
+    recorded
+        .replace("<session-id>", "019a2311-1089-7342-b8fd-76844a6affc8")
+        .replace("<turn-id>", "019a2311-10a2-7cd0-9a55-0c7d2b3e9f41")
+        .replace("<timestamp>", "2026-12-01T04:18:12.553Z")
+        .replace("<transcript>", "/home/dev/.agent/sessions/s.jsonl")
+        .replace("<tmp>", "/home/dev")
+        .replace("<e2e>", "/home/dev/rewind/tests/e2e")
+        .into_bytes()
+}
+
+/// Each payload a real host sent (MCP and shell calls, as the end-to-end tests record them),
+/// fed to `rewind hook --host <host>` against the simulator: what the host gets back.
+#[test]
+fn every_recorded_host_payload_gets_its_hosts_decision() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the recordings")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() >= 6, "{fixtures:?}");
+    let mut rows = Map::new();
+    let mut temps = Vec::new();
+    for path in &fixtures {
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a UTF-8 name");
+        let host = name.split('-').next().expect("<host>-<version>-<call>");
+        let env = scene_env(path);
+        let recorded = std::fs::read_to_string(path).expect("a recording");
+        let run = env.run(&["hook", "--host", host], &unscrub(&recorded));
+        rows.insert(name.to_owned(), outcome(&run));
+        temps.push(regex_escape(&env.dir.path().display().to_string()));
+    }
+    let mut filters: Vec<(&str, &str)> = vec![
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
+        (r"--change rewind-\d+", "--change rewind-[pid]"),
+    ];
+    filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
+    insta::with_settings!({ filters => filters }, {
+        insta::assert_json_snapshot!(Value::Object(rows));
+    });
+}
+
 #[test]
 fn every_decision_table_row_for_codex() {
     every_row_in(Spelling::Codex);
@@ -296,42 +345,49 @@ fn snippet_handlers(snippet: &Value) -> Vec<(String, Value)> {
     out
 }
 
+/// A shipped snippet: file, host, events before the call, events after it, timeout key,
+/// timeout unit per second.
+type Snippet<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str], &'a str, u64);
+
 #[test]
 fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_margin() {
     let budget_plus_margin =
         rewind::commands::install::host_timeout(&rewind::config::Config::defaults());
-    // (file, host, events before and after the call, timeout key, timeout unit per second)
-    let cases = [
+    let cases: [Snippet; 4] = [
         (
             "codex.hooks.json",
             "codex",
-            ["PreToolUse", "PostToolUse"],
+            &["PreToolUse"],
+            &["PostToolUse"],
             "timeout",
             1,
         ),
         (
             "gemini.settings.json",
             "gemini",
-            ["BeforeTool", "AfterTool"],
+            &["BeforeTool"],
+            &["AfterTool"],
             "timeout",
             1000,
         ),
         (
             "copilot.hooks.json",
             "copilot",
-            ["preToolUse", "postToolUse"],
+            &["preToolUse"],
+            &["postToolUse"],
             "timeoutSec",
             1,
         ),
         (
             "cursor.hooks.json",
             "cursor",
-            ["beforeMCPExecution", "afterMCPExecution"],
+            &["beforeShellExecution", "beforeMCPExecution"],
+            &["afterShellExecution", "afterMCPExecution"],
             "timeout",
             1,
         ),
     ];
-    for (file, host, [before, after], timeout_key, unit) in cases {
+    for (file, host, before, after, timeout_key, unit) in cases {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("hooks")
             .join(file);
@@ -339,7 +395,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
             .unwrap_or_else(|e| panic!("{file} is not JSON: {e}"));
         let handlers = snippet_handlers(&snippet);
         let events: Vec<&str> = handlers.iter().map(|(e, _)| e.as_str()).collect();
-        assert_eq!(events, [before, after], "{file}");
+        assert_eq!(events, [before, after].concat(), "{file}");
         for (event, handler) in &handlers {
             // Exec form where the host has one (Copilot), else one command line.
             let line = match handler["exec"].as_str() {
@@ -360,7 +416,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
                 "{file} {event}"
             );
             let timeout = handler[timeout_key].as_u64().expect("a timeout");
-            if event == before {
+            if before.contains(&event.as_str()) {
                 assert_eq!(timeout, budget_plus_margin * unit, "{file} {event}");
             } else {
                 assert_eq!(timeout, 10 * unit, "{file} {event}");
@@ -374,5 +430,90 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
         .expect("cursor snippet"),
     )
     .expect("JSON");
-    assert_eq!(cursor["hooks"]["beforeMCPExecution"][0]["failClosed"], true);
+    for event in ["beforeShellExecution", "beforeMCPExecution"] {
+        assert_eq!(cursor["hooks"][event][0]["failClosed"], true, "{event}");
+    }
+}
+
+/// The matcher of every before-the-call group in a shipped snippet (Codex, Gemini).
+fn before_matchers(file: &str, event: &str) -> Vec<regex::Regex> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("hooks")
+        .join(file);
+    let snippet: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect(file)).expect("JSON");
+    snippet["hooks"][event]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|group| {
+            regex::Regex::new(group["matcher"].as_str().expect("a matcher")).expect("a regex")
+        })
+        .collect()
+}
+
+#[test]
+fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local() {
+    // Both hosts test a matcher as a regular expression against the tool name they put in the
+    // hook's payload (the names recorded in tests/fixtures/hosts/).
+    let cases: [(&str, &str, &[&str], &[&str]); 2] = [
+        (
+            "codex.hooks.json",
+            "PreToolUse",
+            &[
+                "Bash",
+                "mcp__ssh__exec",
+                "mcp__desktop-commander__start_process",
+            ],
+            &[
+                "apply_patch",
+                "Edit",
+                "Write",
+                "xBash",
+                "Bashful",
+                "web_search",
+            ],
+        ),
+        (
+            "gemini.settings.json",
+            "BeforeTool",
+            &[
+                "run_shell_command",
+                "mcp_ssh_exec",
+                "mcp_desktop-commander_start_process",
+            ],
+            &[
+                "read_file",
+                "write_file",
+                "replace",
+                "glob",
+                "run_shell_command_x",
+                "xmcp_a_b",
+            ],
+        ),
+    ];
+    for (file, event, routed, skipped) in cases {
+        let matchers = before_matchers(file, event);
+        for tool in routed {
+            assert!(
+                matchers.iter().any(|m| m.is_match(tool)),
+                "{file} must route {tool}"
+            );
+        }
+        for tool in skipped {
+            assert!(
+                !matchers.iter().any(|m| m.is_match(tool)),
+                "{file} must not route {tool}"
+            );
+        }
+    }
+    // Copilot CLI's entry has no matcher: every tool, `bash` and `powershell` among them.
+    let copilot: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/copilot.hooks.json"),
+        )
+        .expect("copilot snippet"),
+    )
+    .expect("JSON");
+    assert_eq!(copilot["hooks"]["preToolUse"][0].get("matcher"), None);
 }

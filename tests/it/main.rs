@@ -8,6 +8,7 @@ mod demo;
 mod doctor;
 mod e2e;
 mod e2e_agents;
+mod e2e_agents_shell;
 mod e2e_host;
 mod e2e_mcp;
 mod e2e_plugin;

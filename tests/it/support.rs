@@ -189,6 +189,80 @@ impl TestEnv {
     pub(crate) fn hook(&self, stdin: &[u8]) -> Run {
         self.run(&["hook"], stdin)
     }
+
+    /// What an agent host must pass on to the `rewind hook` it runs: every variable
+    /// [`Self::command`] sets except `HOME` and `PATH`, which stay the host's own.
+    pub(crate) fn hook_env(&self) -> Vec<(String, String)> {
+        self.command(&["hook"])
+            .get_envs()
+            .filter_map(|(key, value)| {
+                let key = key.to_str().expect("UTF-8 variable name");
+                let value = value?.to_str().expect("UTF-8 temporary paths");
+                (!matches!(key, "HOME" | "PATH")).then(|| (key.to_owned(), value.to_owned()))
+            })
+            .collect()
+    }
+}
+
+/// A stand-in `ssh` first on an agent host's `PATH`, so a shell call that reaches for a VM
+/// touches nothing: it answers `ssh -G <host>` as OpenSSH does for a host without
+/// configuration (the classifier resolves aliases with it), and otherwise appends
+/// `<epoch ms> <arguments>` to its log and prints `fake-ssh-ran`.
+pub(crate) struct FakeSsh {
+    bin: PathBuf,
+    log: PathBuf,
+}
+
+impl FakeSsh {
+    /// Writes `<root>/bin/ssh` and its log path `<root>/ssh-runs.log`.
+    pub(crate) fn install(root: &Path) -> Self {
+        use std::os::unix::fs::PermissionsExt as _;
+        let bin = root.join("bin");
+        let log = root.join("ssh-runs.log");
+        std::fs::create_dir_all(&bin).expect("create the fake ssh's directory");
+        let script = format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = -G ]; then for a; do h=$a; done; echo \"hostname $h\"; exit 0; fi\n\
+             printf '%s %s\\n' \"$(date +%s%3N)\" \"$*\" >> '{}'\n\
+             echo fake-ssh-ran\n",
+            log.display()
+        );
+        let ssh = bin.join("ssh");
+        std::fs::write(&ssh, script).expect("write the fake ssh");
+        std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod +x");
+        Self { bin, log }
+    }
+
+    /// `PATH` with the fake first, then this process's own.
+    pub(crate) fn path_var(&self) -> String {
+        format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    /// Every run but `-G`, in order: `(epoch ms, arguments joined by spaces)`.
+    pub(crate) fn runs(&self) -> Vec<(u128, String)> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let (at, args) = line.split_once(' ').expect("time and arguments");
+                (at.parse().expect("milliseconds"), args.to_owned())
+            })
+            .collect()
+    }
+}
+
+/// An `Instant` of this process as whole milliseconds since the Unix epoch, rounded down (the
+/// grain the fake ssh and the stub logs stamp at).
+pub(crate) fn epoch_ms(at: Instant) -> u128 {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    (wall - now.duration_since(at))
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis()
 }
 
 /// Runs a command to completion with `stdin`.

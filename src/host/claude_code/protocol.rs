@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
-use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
+use crate::host::{Host, Rendered, ToolCall, Unreadable, precheck, short};
 
 /// The fields of a hook call `rewind` reads; everything else is ignored.
 #[derive(Debug, Clone, Deserialize)]
@@ -69,11 +69,11 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         _ if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
         _ => return Err(Unreadable::NoToolName),
     };
-    let event = match input.hook_event_name.as_deref() {
-        Some("PreToolUse") => Event::BeforeTool,
-        Some("PostToolUse") => Event::AfterTool,
-        other => Event::Unknown(other.unwrap_or_default().to_owned()),
-    };
+    let event = crate::host::event(
+        input.hook_event_name.as_deref(),
+        "PreToolUse",
+        "PostToolUse",
+    );
     Ok(ToolCall {
         host: Host::ClaudeCode,
         session: input.session_id,
@@ -146,6 +146,7 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Event;
     use crate::host::MAX_INPUT;
 
     #[test]

@@ -12,25 +12,11 @@
 //!
 //! Events read: exactly `PreToolUse` and `PostToolUse`.
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
-use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
-
-#[derive(Debug, Deserialize)]
-struct HookInput {
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    hook_event_name: Option<String>,
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Value,
-    #[serde(default)]
-    tool_use_id: Option<String>,
-}
+use crate::host::{Host, Rendered, ToolCall, Unreadable, event, payload, text, tool_name};
 
 /// Whether a payload is Codex's: it sends `turn_id` with every hook call.
 pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
@@ -39,37 +25,29 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 
 /// Reads the bytes from stdin as a call.
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
-    precheck(bytes)?;
-    let input: HookInput =
-        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(short(&e.to_string())))?;
-    let tool = match input.tool_name {
-        Some(name) if !name.trim().is_empty() => name,
-        _ => return Err(Unreadable::NoToolName),
-    };
-    let event = match input.hook_event_name.as_deref() {
-        Some("PreToolUse") => Event::BeforeTool,
-        Some("PostToolUse") => Event::AfterTool,
-        other => Event::Unknown(other.unwrap_or_default().to_owned()),
-    };
-    let (tool, input_value) = match tool.as_str() {
-        "Bash" | "shell" | "local_shell" | "shell_command" => (
-            "Bash".to_owned(),
-            names::shell_input(input.tool_input, "command"),
-        ),
-        "exec_command" => (
-            "Bash".to_owned(),
-            names::shell_input(input.tool_input, "cmd"),
-        ),
-        "apply_patch" => ("Edit".to_owned(), input.tool_input),
-        _ => (tool, input.tool_input),
+    let payload = payload(bytes)?;
+    let tool = tool_name(&payload, "tool_name")?;
+    let event = event(
+        payload.get("hook_event_name").and_then(Value::as_str),
+        "PreToolUse",
+        "PostToolUse",
+    );
+    let args = payload.get("tool_input").cloned().unwrap_or(Value::Null);
+    let (tool, input) = match tool.as_str() {
+        "Bash" | "shell" | "local_shell" | "shell_command" => {
+            ("Bash".to_owned(), names::shell_input(args, "command"))
+        }
+        "exec_command" => ("Bash".to_owned(), names::shell_input(args, "cmd")),
+        "apply_patch" => ("Edit".to_owned(), args),
+        _ => (tool, args),
     };
     Ok(ToolCall {
         host: Host::Codex,
-        session: input.session_id,
-        change: input.tool_use_id,
+        session: text(&payload, "session_id"),
+        change: text(&payload, "tool_use_id"),
         tool,
         server: None,
-        input: input_value,
+        input,
         event,
     })
 }
@@ -105,6 +83,7 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Event;
 
     const RECORDED: &str = r#"{"session_id":"01a22fd1-4de8-7193-9439-7e8e00d1992f","turn_id":"01a22fd1-4e18","transcript_path":"/h/.codex/sessions/r.jsonl","cwd":"/p","hook_event_name":"PreToolUse","model":"gpt-e2e","permission_mode":"bypassPermissions","tool_name":"mcp__ssh__exec","tool_input":{"host":"jp-ubuntu","command":"touch /etc/x"},"tool_use_id":"call_e2e_01"}"#;
 

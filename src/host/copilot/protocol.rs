@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
-use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
+use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, event, payload, text, tool_name};
 
 /// Copilot's own tools (either spelling) that only touch the local machine, by the neutral
 /// name the catalog knows as local. `write_bash` types into a running shell: not local.
@@ -60,13 +60,7 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 
 /// Reads the bytes from stdin as a call.
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
-    precheck(bytes)?;
-    let payload: Value =
-        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(short(&e.to_string())))?;
-    let Value::Object(payload) = payload else {
-        return Err(Unreadable::NotJson("not a JSON object".to_owned()));
-    };
-    let text = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+    let payload = payload(bytes)?;
     let camel = payload.contains_key("toolName") || payload.contains_key("toolArgs");
     let (native, args, session, event) = if camel {
         let event = if payload.contains_key("toolResult") {
@@ -75,27 +69,22 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             Event::BeforeTool
         };
         (
-            text("toolName"),
+            tool_name(&payload, "toolName")?,
             names::arguments(payload.get("toolArgs")),
-            text("sessionId"),
+            text(&payload, "sessionId"),
             event,
         )
     } else {
-        let event = match payload.get("hook_event_name").and_then(Value::as_str) {
-            Some("PreToolUse") => Event::BeforeTool,
-            Some("PostToolUse") => Event::AfterTool,
-            other => Event::Unknown(other.unwrap_or_default().to_owned()),
-        };
         (
-            text("tool_name"),
+            tool_name(&payload, "tool_name")?,
             names::arguments(payload.get("tool_input")),
-            text("session_id"),
-            event,
+            text(&payload, "session_id"),
+            event(
+                payload.get("hook_event_name").and_then(Value::as_str),
+                "PreToolUse",
+                "PostToolUse",
+            ),
         )
-    };
-    let native = match native {
-        Some(name) if !name.trim().is_empty() => name,
-        _ => return Err(Unreadable::NoToolName),
     };
     let (tool, server, input) = neutral(&native, args);
     Ok(ToolCall {
@@ -216,6 +205,21 @@ mod tests {
             read(odd.to_string().as_bytes()).expect("reads").event,
             Event::Unknown("preToolUse".into())
         );
+    }
+
+    #[test]
+    fn json_that_is_not_an_object_is_named_for_what_it_is() {
+        for (bytes, kind) in [
+            (&b"[1,2]"[..], "a JSON array"),
+            (b"\"text\"", "a JSON string"),
+            (b"42", "a JSON number"),
+        ] {
+            assert_eq!(read(bytes).unwrap_err(), Unreadable::NotObject(kind));
+        }
+        assert!(matches!(
+            read(b"{nope").unwrap_err(),
+            Unreadable::NotJson(_)
+        ));
     }
 
     #[test]

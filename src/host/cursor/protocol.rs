@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
-use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
+use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, payload};
 
 /// The server name of an MCP call Cursor does not name.
 pub const UNNAMED_SERVER: &str = "unnamed";
@@ -50,19 +50,9 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 
 /// Reads the bytes from stdin as a call.
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
-    precheck(bytes)?;
-    let payload: Value =
-        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(short(&e.to_string())))?;
-    let Value::Object(payload) = payload else {
-        return Err(Unreadable::NotJson("not a JSON object".to_owned()));
-    };
-    let text = |key: &str| {
-        payload
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-            .map(str::to_owned)
-    };
+    let payload = payload(bytes)?;
+    // Cursor's fields read as absent when blank (a blank command is no call to read).
+    let text = |key: &str| crate::host::text(&payload, key).filter(|s| !s.trim().is_empty());
     let event_name = text("hook_event_name").unwrap_or_default();
     let event = match event_name.as_str() {
         "beforeShellExecution" | "beforeMCPExecution" | "preToolUse" => Event::BeforeTool,
@@ -202,6 +192,22 @@ mod tests {
             read(shell_without_command.as_bytes()).unwrap_err(),
             Unreadable::NoToolName
         );
+    }
+
+    #[test]
+    fn json_that_is_not_an_object_is_named_for_what_it_is() {
+        assert_eq!(
+            read(b"[1,2]").unwrap_err(),
+            Unreadable::NotObject("a JSON array")
+        );
+        assert_eq!(
+            read(b"null").unwrap_err(),
+            Unreadable::NotObject("JSON null")
+        );
+        assert!(matches!(
+            read(b"{nope").unwrap_err(),
+            Unreadable::NotJson(_)
+        ));
     }
 
     #[test]

@@ -14,31 +14,11 @@
 //!
 //! Events read: exactly `BeforeTool` and `AfterTool`.
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
-use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, precheck, short};
-
-#[derive(Debug, Deserialize)]
-struct HookInput {
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    hook_event_name: Option<String>,
-    tool_name: Option<String>,
-    #[serde(default)]
-    tool_input: Value,
-    #[serde(default)]
-    mcp_context: Option<McpContext>,
-}
-
-#[derive(Debug, Deserialize)]
-struct McpContext {
-    server_name: Option<String>,
-    tool_name: Option<String>,
-}
+use crate::host::{Host, Rendered, ToolCall, Unreadable, event, payload, text, tool_name};
 
 /// Gemini's own tools that only touch the local machine, by the neutral name the catalog
 /// knows as local.
@@ -68,48 +48,41 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 
 /// Reads the bytes from stdin as a call.
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
-    precheck(bytes)?;
-    let input: HookInput =
-        serde_json::from_slice(bytes).map_err(|e| Unreadable::NotJson(short(&e.to_string())))?;
-    let native = match input.tool_name {
-        Some(name) if !name.trim().is_empty() => name,
-        _ => return Err(Unreadable::NoToolName),
-    };
-    let event = match input.hook_event_name.as_deref() {
-        Some("BeforeTool") => Event::BeforeTool,
-        Some("AfterTool") => Event::AfterTool,
-        other => Event::Unknown(other.unwrap_or_default().to_owned()),
-    };
-    let mcp = input
-        .mcp_context
-        .and_then(|c| match (c.server_name, c.tool_name) {
+    let payload = payload(bytes)?;
+    let native = tool_name(&payload, "tool_name")?;
+    let event = event(
+        payload.get("hook_event_name").and_then(Value::as_str),
+        "BeforeTool",
+        "AfterTool",
+    );
+    let args = payload.get("tool_input").cloned().unwrap_or(Value::Null);
+    let mcp = payload
+        .get("mcp_context")
+        .and_then(Value::as_object)
+        .and_then(|c| match (text(c, "server_name"), text(c, "tool_name")) {
             (Some(server), Some(tool)) if !server.is_empty() && !tool.is_empty() => {
                 Some((server, tool))
             }
             _ => None,
         });
-    let (tool, server, tool_input) = if let Some((server, tool)) = mcp {
-        (names::mcp(&server, &tool), Some(server), input.tool_input)
+    let (tool, server, input) = if let Some((server, tool)) = mcp {
+        (names::mcp(&server, &tool), Some(server), args)
     } else if native == "run_shell_command" {
-        (
-            "Bash".to_owned(),
-            None,
-            names::shell_input(input.tool_input, "command"),
-        )
+        ("Bash".to_owned(), None, names::shell_input(args, "command"))
     } else if let Some((_, neutral)) = LOCAL.iter().find(|(n, _)| *n == native) {
-        ((*neutral).to_owned(), None, input.tool_input)
+        ((*neutral).to_owned(), None, args)
     } else {
         // An `mcp_…` name without `mcp_context` cannot be split safely: it stays as sent, and
         // the catalog treats it as unlisted (an ask).
-        (native, None, input.tool_input)
+        (native, None, args)
     };
     Ok(ToolCall {
         host: Host::Gemini,
-        session: input.session_id,
+        session: text(&payload, "session_id"),
         change: None,
         tool,
         server,
-        input: tool_input,
+        input,
         event,
     })
 }
@@ -131,6 +104,7 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Event;
 
     const RECORDED: &str = r#"{"session_id":"1f041d3f-72c0-4e30-8fca-3cffbf99bb99","transcript_path":"/h/.gemini/tmp/p/chats/s.jsonl","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T04:18:12.553Z","tool_name":"mcp_ssh_exec","tool_input":{"host":"jp-ubuntu","command":"touch /etc/x"},"mcp_context":{"server_name":"ssh","tool_name":"exec","command":"node","args":["mcp-stub.mjs"]}}"#;
 
