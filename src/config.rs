@@ -16,6 +16,8 @@ use crate::zvm::tls::Fingerprint;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
+/// The longest `[hook] budget_secs` a configuration may set.
+pub const MAX_BUDGET_SECS: f64 = 3600.0;
 /// The most VMs one call may checkpoint before the hook asks instead (`[hook] max_vms`).
 pub const DEFAULT_MAX_VMS: usize = 16;
 
@@ -80,6 +82,15 @@ impl std::fmt::Debug for SecretSource {
     }
 }
 
+/// Whether `name` is spelled as environment variables conventionally are: upper-case
+/// letters, digits and `_`, not starting with a digit.
+fn is_variable_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 impl SecretSource {
     /// Reads the secret: from the environment variable, or the first line the command prints.
     /// A command still running when `deadline` comes is killed with its whole process group
@@ -88,6 +99,11 @@ impl SecretSource {
         match self {
             Self::Env(name) => match std::env::var(name) {
                 Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
+                // A name that no shell would give a variable may be the secret itself, pasted
+                // under the wrong key: it is not printed back.
+                _ if !is_variable_name(name) => bail!(
+                    "the environment variable named in [zvm] of the config is not set, and its name is not a variable's (A-Z, 0-9, _): password_env takes the name of the variable that holds the password, never the password"
+                ),
                 _ => bail!("environment variable {name} (named in [zvm] of the config) is not set"),
             },
             Self::Command(command) => run_password_command(command, deadline),
@@ -397,10 +413,12 @@ impl Config {
 fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookConfig> {
     let budget = match hook.budget_secs {
         None => DEFAULT_BUDGET,
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_BUDGET_SECS => {
             Duration::from_secs_f64(secs)
         }
-        Some(_) => bail!("{name}: [hook] budget_secs must be more than 0 and at most 3600"),
+        Some(_) => {
+            bail!("{name}: [hook] budget_secs must be more than 0 and at most {MAX_BUDGET_SECS}")
+        }
     };
     let max_vms = match hook.max_vms {
         None => DEFAULT_MAX_VMS,
@@ -825,6 +843,7 @@ mod tests {
             ("zvm", "auth"),
             ("zvm", "insecure_tls"),
             ("zvm", "ca_cert"),
+            ("zvm", "tls_fingerprint"),
             ("hook", "budget_secs"),
             ("hook", "on_checkpoint"),
             ("hook", "on_zvm_error"),
@@ -906,6 +925,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("REWIND_TEST_SURELY_UNSET"), "{err}");
+        // The password itself under password_env is not printed back.
+        let err = SecretSource::Env("hunter2!".into())
+            .resolve(&Deadline::after(Duration::from_secs(5)))
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("password_env takes the name"), "{err}");
     }
 
     #[test]

@@ -419,6 +419,42 @@ fn flr_end_of_an_unknown_session_says_so_at_once() {
     assert_eq!(unmounts, 1, "a permanent refusal is not asked again");
 }
 
+/// A ZVM that answers HTTP 400 for an id it cannot parse (not 404): `flr end` asks once,
+/// says the session does not exist, and does not spend its budget asking again.
+#[test]
+fn flr_end_of_a_bad_id_answered_with_400_is_not_asked_again() {
+    let env = crate::support::TestEnv::with(Setup {
+        faults: ["DELETE /v1/flrs/*", "GET /v1/flrs/*"]
+            .into_iter()
+            .map(|route| Fault::Status {
+                route: route.into(),
+                status: 400,
+                times: None,
+            })
+            .collect(),
+        ..Setup::default()
+    });
+    let run = env.run(&["flr", "end", "not-a-session-id"], b"");
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("no File Level Restore session not-a-session-id")
+            && run.stderr.contains("HTTP 400")
+            && run.stderr.contains("rewind flr list"),
+        "{run:#?}"
+    );
+    assert!(!run.stderr.contains("asking again"), "{run:#?}");
+    let deletes: u64 = env
+        .sim
+        .stats()
+        .by_route
+        .iter()
+        .filter(|(route, _)| route.starts_with("DELETE"))
+        .map(|(_, n)| *n)
+        .sum();
+    assert_eq!(deletes, 1, "a permanent 400 is not asked again");
+}
+
 #[test]
 fn recover_says_mounted_only_after_the_mount_and_each_status_once() {
     let env = crate::support::TestEnv::start();

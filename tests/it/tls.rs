@@ -220,3 +220,89 @@ fn trust_shows_the_certificate_and_pins_it_after_yes() {
     );
     assert_trusted(&env, "after rewind trust --yes");
 }
+
+/// `rewind doctor` against every certificate shape, trusted each way: it claims the TLS
+/// stage only after its own handshake, the login only after its own fresh login, and with a
+/// wrong password it stops at the login; untrusted or wrongly pinned, it stops at TLS.
+#[test]
+fn doctor_claims_each_stage_only_once_shown_for_every_certificate_shape() {
+    let shapes = [
+        (SimCertificate::CaSignedLeaf, "a CA-signed leaf"),
+        (
+            SimCertificate::SelfSignedCa,
+            "a self-signed CA:TRUE certificate",
+        ),
+        (SimCertificate::OtherName, "a certificate for another name"),
+        (openssl_appliance(), "an openssl req -x509 certificate"),
+    ];
+    for (shape, what) in shapes {
+        let env = env_presenting(shape);
+        let ca = format!(
+            "ca_cert = {:?}",
+            env.sim.ca_cert_path().display().to_string()
+        );
+        let presented = fingerprint_of_pem(&presented_pem(&env));
+        let pin = format!("tls_fingerprint = {presented:?}");
+        for trust in [&ca, &pin] {
+            configure(&env, trust);
+            let run = env.run(&["doctor"], b"");
+            for claim in [
+                "ok    zvm reachable",
+                "ok    tls",
+                "ok    authentication",
+                "ok    zvm api",
+            ] {
+                assert!(
+                    run.stdout.contains(claim),
+                    "{what}, {trust}: {claim}: {run:#?}"
+                );
+            }
+
+            std::fs::write(env.path("password"), "not-the-password").expect("password");
+            let run = env.run(&["doctor"], b"");
+            run.failure();
+            assert!(
+                run.stdout.contains("ok    tls"),
+                "{what}, {trust}: {run:#?}"
+            );
+            assert!(
+                run.stdout.contains("FAIL  authentication"),
+                "{what}, {trust}: {run:#?}"
+            );
+            assert!(!run.stdout.contains("zvm api"), "{what}, {trust}: {run:#?}");
+            assert!(!run.stdout.contains("not-the-password"), "{run:#?}");
+            std::fs::write(env.path("password"), env.sim.password()).expect("password");
+        }
+
+        configure(&env, "# no ca_cert, no tls_fingerprint");
+        let run = env.run(&["doctor"], b"");
+        run.failure();
+        assert!(
+            run.stdout.contains("FAIL  tls: "),
+            "{what}, untrusted: {run:#?}"
+        );
+        for claim in ["ok    tls", "authentication", "zvm api"] {
+            assert!(
+                !run.stdout.contains(claim),
+                "{what}, untrusted: {claim}: {run:#?}"
+            );
+        }
+
+        let other = fingerprint_of_pem(&fixture("openssl-appliance.pem"));
+        if other != presented {
+            configure(&env, &format!("tls_fingerprint = {other:?}"));
+            let run = env.run(&["doctor"], b"");
+            run.failure();
+            assert!(
+                run.stdout.contains("FAIL  tls: ")
+                    && run.stdout.contains(&presented)
+                    && run.stdout.contains(&other),
+                "{what}, wrong pin: {run:#?}"
+            );
+            assert!(
+                !run.stdout.contains("authentication"),
+                "{what}, wrong pin: {run:#?}"
+            );
+        }
+    }
+}

@@ -236,7 +236,10 @@ fn zvm_down_5xx_and_hang_are_refused_within_the_deadline() {
     });
     let run = down.run(&["guard", "--vm", "jp-ubuntu"], b"");
     run.failure();
-    assert!(run.stderr.contains("ZVM unreachable"), "{run:#?}");
+    assert!(
+        run.stderr.contains("ZVM unreachable") && run.stderr.contains("check [zvm] url"),
+        "says what to check: {run:#?}"
+    );
 
     let broken = TestEnv::with(Setup {
         faults: vec![Fault::Status {
