@@ -301,55 +301,6 @@ pub struct CatalogAddArgs {
     pub note: Option<String>,
 }
 
-/// The decisions the audit trail holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogDecision {
-    /// Read-only or no VM: no decision.
-    None,
-    /// A confirmed checkpoint, context for the model (also a `rewind guard` that confirmed).
-    Context,
-    /// A confirmed checkpoint, allowed (`on_checkpoint = "allow"`).
-    Allow,
-    /// Refused (also a `rewind guard` that failed).
-    Deny,
-    /// Left to a person.
-    Ask,
-    /// Blocked with exit 2 (unreadable input).
-    Block,
-    /// The call then ran (from the PostToolUse entry).
-    Ran,
-    /// A `rewind recover` that wrote the file.
-    Recovered,
-    /// A `rewind recover` that failed.
-    RecoverFailed,
-    /// An MCP tool call (`rewind mcp`) that answered.
-    Ok,
-    /// An MCP tool call refused before it acted (`recover_file` unconfirmed, a stale plan).
-    Refused,
-    /// An MCP tool call that failed.
-    Error,
-}
-
-impl LogDecision {
-    /// The word in the audit trail.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Context => "context",
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::Ask => "ask",
-            Self::Block => "block",
-            Self::Ran => "ran",
-            Self::Recovered => "recovered",
-            Self::RecoverFailed => "recover-failed",
-            Self::Ok => "ok",
-            Self::Refused => "refused",
-            Self::Error => "error",
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only decisions about this VM.
@@ -360,7 +311,7 @@ pub struct LogArgs {
     pub change: Option<String>,
     /// Only this decision.
     #[arg(long, value_enum)]
-    pub decision: Option<LogDecision>,
+    pub decision: Option<crate::audit::Outcome>,
     /// Only entries from this host session (its session id, or the start of it).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

@@ -16,7 +16,7 @@
 //! (all but newline and tab) and the Unicode controls that reorder text with U+FFFD, whatever
 //! the caller passed; JSON gets the same treatment inside its strings, escaped or not, because
 //! the host decodes `\u001b` back into an escape before it shows a reason. Only
-//! [`progress`] writes a control sequence of its own, around a sanitised line.
+//! [`redraw`] writes control sequences, its own, around sanitised rows.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -164,15 +164,21 @@ pub(crate) fn prompt(text: &str) {
     write_stderr(sanitise(text).as_bytes());
 }
 
-/// Erases the terminal's current line on stderr and writes `line` (sanitised) in its place,
-/// with no newline: a progress line that the next one replaces. For a terminal only.
-pub(crate) fn progress(line: &str) {
-    write_stderr(format!("\r\x1b[2K{}", sanitise(line)).as_bytes());
-}
-
-/// Erases the last [`progress`] line.
-pub(crate) fn end_progress() {
-    progress("");
+/// Redraws a block of live rows on stderr (a terminal): moves up over the `above` rows drawn
+/// last time, then erases and writes each row (sanitised) on its own line, in one write.
+/// The only control sequences `rewind` writes are these, its own.
+pub(crate) fn redraw(above: usize, rows: &[String]) {
+    use std::fmt::Write as _;
+    let mut frame = String::new();
+    if above > 0 {
+        let _ = write!(frame, "\x1b[{above}A");
+    }
+    for row in rows {
+        frame.push_str("\r\x1b[2K");
+        frame.push_str(&sanitise(row));
+        frame.push('\n');
+    }
+    write_stderr(frame.as_bytes());
 }
 
 #[cfg(test)]
