@@ -451,6 +451,7 @@ mod tests {
             vms: vec![Vm {
                 id: "vm-id".into(),
                 name: "db01".into(),
+                ips: Vec::new(),
                 vpgs: vpgs.iter().map(|v| v.vpg.clone()).collect(),
             }],
             vpgs,

@@ -41,15 +41,19 @@ pub fn find_vm(
                 .iter()
                 .map(|vm| {
                     let vpgs: Vec<String> = vm.vpgs.iter().map(|v| v.name.clone()).collect();
-                    format!(
-                        "  {} ({}), VPG {}",
-                        vm.name,
-                        vm.id,
-                        if vpgs.is_empty() {
+                    let listed = |items: &[String]| {
+                        if items.is_empty() {
                             String::from("none")
                         } else {
-                            vpgs.join(", ")
+                            items.join(", ")
                         }
+                    };
+                    format!(
+                        "  {} ({}), IP {}, VPG {}",
+                        vm.name,
+                        vm.id,
+                        listed(&vm.ips),
+                        listed(&vpgs)
                     )
                 })
                 .collect();

@@ -13,6 +13,8 @@ use crate::deadline::Deadline;
 pub struct Vm {
     pub id: String,
     pub name: String,
+    /// The guest's IP addresses as Zerto reports them (what tells two same-named VMs apart).
+    pub ips: Vec<String>,
     /// Every VPG protecting the VM, in the order the ZVM listed them.
     pub vpgs: Vec<VpgRef>,
 }
@@ -126,12 +128,26 @@ pub fn match_rows(reference: &str, host: &str, rows: &[VmRow]) -> Resolution {
                 if !vm.vpgs.contains(&vpg) {
                     vm.vpgs.push(vpg);
                 }
+                for ip in row.ips() {
+                    if !vm.ips.iter().any(|known| known == ip) {
+                        vm.ips.push(ip.to_owned());
+                    }
+                }
             }
-            None => vms.push(Vm {
-                id: row.vm_identifier.clone(),
-                name: row.vm_name.clone(),
-                vpgs: vec![vpg],
-            }),
+            None => {
+                let mut ips: Vec<String> = Vec::new();
+                for ip in row.ips() {
+                    if !ips.iter().any(|known| known == ip) {
+                        ips.push(ip.to_owned());
+                    }
+                }
+                vms.push(Vm {
+                    id: row.vm_identifier.clone(),
+                    name: row.vm_name.clone(),
+                    ips,
+                    vpgs: vec![vpg],
+                });
+            }
         }
     }
     let reference = reference.to_owned();

@@ -192,6 +192,10 @@ fn unknown_ambiguous_ip_and_identifier_references() {
         ambiguous.stderr.matches(", VPG ").count() >= 2,
         "each candidate with its VPGs: {ambiguous:#?}"
     );
+    // The two share a name: their IPs tell a person which is which.
+    for ip in ["IP 10.0.0.41,", "IP 10.0.0.42,"] {
+        assert!(ambiguous.stderr.contains(ip), "{ip}: {ambiguous:#?}");
+    }
 
     for reference in [
         "10.0.0.11",
