@@ -123,30 +123,23 @@ pub fn match_rows(reference: &str, host: &str, rows: &[VmRow]) -> Resolution {
             id: row.vpg_identifier.clone(),
             name: row.vpg_name.clone(),
         };
-        match vms.iter_mut().find(|vm| vm.id == row.vm_identifier) {
-            Some(vm) => {
-                if !vm.vpgs.contains(&vpg) {
-                    vm.vpgs.push(vpg);
-                }
-                for ip in row.ips() {
-                    if !vm.ips.iter().any(|known| known == ip) {
-                        vm.ips.push(ip.to_owned());
-                    }
-                }
-            }
-            None => {
-                let mut ips: Vec<String> = Vec::new();
-                for ip in row.ips() {
-                    if !ips.iter().any(|known| known == ip) {
-                        ips.push(ip.to_owned());
-                    }
-                }
-                vms.push(Vm {
-                    id: row.vm_identifier.clone(),
-                    name: row.vm_name.clone(),
-                    ips,
-                    vpgs: vec![vpg],
-                });
+        if !vms.iter().any(|vm| vm.id == row.vm_identifier) {
+            vms.push(Vm {
+                id: row.vm_identifier.clone(),
+                name: row.vm_name.clone(),
+                ips: Vec::new(),
+                vpgs: Vec::new(),
+            });
+        }
+        let Some(vm) = vms.iter_mut().find(|vm| vm.id == row.vm_identifier) else {
+            continue;
+        };
+        if !vm.vpgs.contains(&vpg) {
+            vm.vpgs.push(vpg);
+        }
+        for ip in row.ips() {
+            if !vm.ips.iter().any(|known| known == ip) {
+                vm.ips.push(ip.to_owned());
             }
         }
     }
