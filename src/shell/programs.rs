@@ -524,6 +524,25 @@ fn unknown_finding(program: &Program, why: String) -> Finding {
     }
 }
 
+/// A finding that `what` (`the destination`, `-ComputerName`), written `raw`, is only known
+/// when the command runs.
+fn not_fixed(program: &Program, what: &str, raw: &str) -> Finding {
+    unknown_finding(
+        program,
+        format!("{what} `{raw}` is only known when the command runs"),
+    )
+}
+
+/// The value of `arg` when the command line fixes it; otherwise the finding that `what` is
+/// only known when the command runs is recorded, and there is none.
+fn fixed<'a>(ctx: &mut Ctx<'_>, program: &Program, arg: &'a Arg, what: &str) -> Option<&'a str> {
+    let value = arg.value.as_deref();
+    if value.is_none() {
+        ctx.findings.push(not_fixed(program, what, &arg.raw));
+    }
+    value
+}
+
 /// `user@host`, `ssh://user@host:port/…` → host.
 pub(crate) fn host_of(destination: &str) -> String {
     let rest = destination
@@ -638,14 +657,7 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
     if o.local_only {
         return Ok(());
     }
-    let Some(dest) = destination.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the destination `{}` is only known when the command runs",
-                destination.raw
-            ),
-        ));
+    let Some(dest) = fixed(ctx, program, destination, "the destination") else {
         return Ok(());
     };
     let name = o.hostname.clone().unwrap_or_else(|| host_of(dest));
@@ -873,10 +885,9 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
         return Ok(());
     }
     match remote_operand(destination) {
-        Err(raw) => ctx.findings.push(unknown_finding(
-            program,
-            format!("the destination `{raw}` is only known when the command runs"),
-        )),
+        Err(raw) => ctx
+            .findings
+            .push(not_fixed(program, "the destination", &raw)),
         Ok(None) => {}
         Ok(Some(host)) => {
             let (class, why) = if dry_run {
@@ -914,14 +925,7 @@ fn sftp(
     let Some(first) = operands.first() else {
         return Ok(());
     };
-    let Some(text) = first.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the destination `{}` is only known when the command runs",
-                first.raw
-            ),
-        ));
+    let Some(text) = fixed(ctx, program, first, "the destination") else {
         return Ok(());
     };
     let (host, path) = if text.starts_with("sftp://") {
@@ -1197,10 +1201,7 @@ fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
                 .trim_start_matches("https://"),
         ),
         Err(raw) => {
-            ctx.findings.push(unknown_finding(
-                &program,
-                format!("the host in `{raw}` is only known when the command runs"),
-            ));
+            ctx.findings.push(not_fixed(&program, "the host in", &raw));
             return Ok(());
         }
     };
@@ -1366,10 +1367,7 @@ fn smbclient(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> R
     let host = match host_of_service(&service) {
         Ok(host) => host,
         Err(raw) => {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("the share `{raw}` is only known when the command runs"),
-            ));
+            ctx.findings.push(not_fixed(program, "the share", &raw));
             return Ok(());
         }
     };
@@ -1430,14 +1428,7 @@ fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknow
     let Some(sub) = args.first() else {
         return Ok(());
     };
-    let Some(subcommand) = sub.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the subcommand `{}` is only known when the command runs",
-                sub.raw
-            ),
-        ));
+    let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
     let mut vm_flags: Vec<(String, Arg)> = Vec::new();
@@ -1508,11 +1499,7 @@ fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknow
 fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
     let mut targets = Vec::new();
     for name in names {
-        let Some(value) = name.value.as_deref() else {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("the VM `{}` is only known when the command runs", name.raw),
-            ));
+        let Some(value) = fixed(ctx, program, name, "the VM") else {
             return;
         };
         for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -1576,14 +1563,7 @@ fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unkno
         ));
         return Ok(());
     };
-    let Some(subcommand) = sub.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the subcommand `{}` is only known when the command runs",
-                sub.raw
-            ),
-        ));
+    let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
     if program.is_read_only(subcommand) {
@@ -1940,10 +1920,7 @@ fn ps_computer(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(),
             class,
             why,
         ),
-        Some(Err(raw)) => unknown_finding(
-            program,
-            format!("-ComputerName `{raw}` is only known when the command runs"),
-        ),
+        Some(Err(raw)) => not_fixed(program, "-ComputerName", &raw),
         None => unknown_finding(program, String::from("-ComputerName has no value")),
     };
     ctx.findings.push(f);
@@ -2000,10 +1977,7 @@ fn ps_vm(
                     last.remote = Some(script.raw.clone());
                 }
             }
-            Err(raw) => ctx.findings.push(unknown_finding(
-                program,
-                format!("the VM `{raw}` is only known when the command runs"),
-            )),
+            Err(raw) => ctx.findings.push(not_fixed(program, "the VM", &raw)),
         },
         _ if cmd.stdin == Stdin::Pipe => ctx.findings.push(unknown_finding(
             program,
