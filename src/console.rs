@@ -16,7 +16,8 @@
 //! (all but newline and tab) and the Unicode controls that reorder text with U+FFFD, whatever
 //! the caller passed; JSON gets the same treatment inside its strings, escaped or not, because
 //! the host decodes `\u001b` back into an escape before it shows a reason. Only
-//! [`redraw`] writes control sequences, its own, around sanitised rows.
+//! [`write_frame`] passes control sequences: the live progress rows' own, around rows
+//! sanitised here.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -164,20 +165,10 @@ pub(crate) fn prompt(text: &str) {
     write_stderr(sanitise(text).as_bytes());
 }
 
-/// Redraws a block of live rows on stderr (a terminal): moves up over the `above` rows drawn
-/// last time, then erases and writes each row (sanitised) on its own line, in one write.
-/// The only control sequences `rewind` writes are these, its own.
-pub(crate) fn redraw(above: usize, rows: &[String]) {
-    use std::fmt::Write as _;
-    let mut frame = String::new();
-    if above > 0 {
-        let _ = write!(frame, "\x1b[{above}A");
-    }
-    for row in rows {
-        frame.push_str("\r\x1b[2K");
-        frame.push_str(&sanitise(row));
-        frame.push('\n');
-    }
+/// Writes a frame of live rows to stderr as it is, ignoring errors: for the one caller that
+/// draws on a terminal (`crate::progress`), whose frame holds only its own cursor
+/// movements around rows it has passed through [`sanitise`].
+pub(crate) fn write_frame(frame: &str) {
     write_stderr(frame.as_bytes());
 }
 

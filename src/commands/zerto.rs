@@ -1,6 +1,7 @@
 //! `rewind find`, `rewind checkpoints`, `rewind guard`: the Zerto side by hand.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
@@ -15,6 +16,9 @@ use crate::guard;
 use crate::tag::{self, Tag};
 use crate::zvm::Client;
 use crate::zvm::resolve::{self, Resolution, Vm};
+
+/// Set by Ctrl-C during `rewind guard`.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Time allowed for a lookup command.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
@@ -189,7 +193,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
     let now = SystemTime::now();
     let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
-    let watch = crate::progress::Operator::for_stderr(deadline.started());
+    // Ctrl-C stops the wait (an insert already sent stays in Zerto) and the run is still
+    // recorded; without a handler it would end the process with nothing recorded.
+    if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
+        crate::console::err(format!(
+            "warning: Ctrl-C will end rewind guard without recording it: {e}"
+        ));
+    }
+    let watch = crate::progress::Operator::for_stderr(deadline.started(), &INTERRUPTED);
     let report = guard::guard(
         &client,
         std::slice::from_ref(&vm),
@@ -279,7 +290,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
 }
 
 /// Records a `rewind guard` run in the audit trail, like a hook decision: `context` when
-/// every VPG confirmed, `deny` otherwise.
+/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise.
 fn audit_guard(
     config: &Config,
     vm: &Vm,
@@ -313,6 +324,12 @@ fn audit_guard(
         checkpoints,
         decision: if refused.is_empty() {
             audit::Outcome::Context
+        } else if report
+            .vpgs
+            .iter()
+            .any(|v| matches!(v.result, Err(guard::Refusal::Cancelled { .. })))
+        {
+            audit::Outcome::Cancelled
         } else {
             audit::Outcome::Deny
         },

@@ -143,3 +143,22 @@ fn doctor_catalog_check_and_flr_speak_json() {
         assert!(first.get(key).is_some(), "{key}: {first}");
     }
 }
+
+/// `catalog list --json` of a user catalog alone: each entry with its class, server, tool,
+/// VM arguments, note and file.
+#[test]
+fn catalog_list_speaks_json() {
+    let env = TestEnv::with(Setup {
+        hook: String::from(
+            "budget_secs = 30\nbuiltin_catalogs = false\ncatalogs = [\"catalog.toml\"]",
+        ),
+        ..Setup::default()
+    });
+    std::fs::write(
+        env.path("catalog.toml"),
+        "[[mutating]]\nserver = \"ssh\"\ntool = \"exec\"\nvm_arg = [\"host\"]\nnote = \"runs a command\"\n\n\
+         [[read_only]]\nserver = \"ssh\"\ntool = \"read_*\"\n",
+    )
+    .expect("catalog");
+    snapshot(&env, "catalog_list", &["catalog", "list", "--json"]);
+}
