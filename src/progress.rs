@@ -322,7 +322,7 @@ impl Watch for Operator {
 mod tests {
     use super::*;
     use crate::guard::Refusal;
-    use crate::zvm::resolve::VpgRef;
+    use crate::zvm::VpgRef;
 
     fn vpg(name: &str) -> VpgRef {
         VpgRef {
@@ -345,7 +345,7 @@ mod tests {
         let (linux, aws, broken) = (vpg("vpg-linux"), vpg("vpg-aws"), vpg("vpg-broken"));
         let refusal = Refusal::TaskEnded {
             task_id: String::from("t-9"),
-            state: crate::zvm::wire::TaskState::Failed,
+            state: crate::zvm::TaskState::Failed,
             reason: String::from("VPG is in error\u{1b}[31m"),
         };
         let events = [

@@ -14,8 +14,8 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::guard;
 use crate::tag::{self, Tag};
-use crate::zvm::Client;
-use crate::zvm::resolve::{self, Resolution, Vm};
+use crate::zvm::resolve::{self, Resolution};
+use crate::zvm::{Client, Vm};
 
 /// Set by Ctrl-C during `rewind guard`.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -23,67 +23,141 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Time allowed for a lookup command.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
 
-/// Resolves a reference to exactly one VM, or explains why not.
+/// Resolves a reference to exactly one VM, or explains why not, listing the VMs it may
+/// have meant.
 pub fn find_vm(
     client: &Client,
     config: &Config,
     reference: &str,
     deadline: &Deadline,
 ) -> anyhow::Result<Vm> {
-    match resolve::resolve(client, reference, &config.vm_aliases, deadline)? {
+    one(resolve::resolve(
+        client,
+        reference,
+        &config.vm_aliases,
+        deadline,
+    )?)
+    .map_err(|not_one| not_one.error())
+}
+
+/// A reference that is not exactly one VM, with the VMs it may mean.
+struct NotOne {
+    reference: String,
+    /// Several VMs match (else none does, and `candidates` are near misses).
+    ambiguous: bool,
+    candidates: Vec<Vm>,
+}
+
+fn one(resolution: Resolution) -> Result<Vm, NotOne> {
+    match resolution {
         Resolution::Found(vm) => Ok(vm),
-        Resolution::Unknown { reference } => {
-            bail!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
-            )
-        }
+        Resolution::Unknown { reference, near } => Err(NotOne {
+            reference,
+            ambiguous: false,
+            candidates: near,
+        }),
         Resolution::Ambiguous {
             reference,
             candidates,
-        } => {
-            let list: Vec<String> = candidates
-                .iter()
-                .map(|vm| {
-                    let vpgs: Vec<String> = vm.vpgs.iter().map(|v| v.name.clone()).collect();
-                    let listed = |items: &[String]| {
-                        if items.is_empty() {
-                            String::from("none")
-                        } else {
-                            items.join(", ")
-                        }
-                    };
-                    format!(
-                        "  {} ({}), IP {}, VPG {}",
-                        vm.name,
-                        vm.id,
-                        listed(&vm.ips),
-                        listed(&vpgs)
-                    )
-                })
-                .collect();
-            bail!(
-                "{reference:?} matches {} VMs; name one by its vmIdentifier:\n{}",
-                candidates.len(),
-                list.join("\n")
-            )
-        }
+        } => Err(NotOne {
+            reference,
+            ambiguous: true,
+            candidates,
+        }),
     }
 }
 
-/// `rewind find <vm>`.
+impl NotOne {
+    /// Unknown (with the VMs whose name contains the reference or whose IP starts with it)
+    /// or ambiguous (with every candidate), each candidate by name, vmIdentifier, guest IPs
+    /// and VPGs.
+    fn error(&self) -> anyhow::Error {
+        let mut list = String::new();
+        for vm in &self.candidates {
+            list.push_str("\n  ");
+            list.push_str(&describe(vm));
+        }
+        let reference = &self.reference;
+        if self.ambiguous {
+            anyhow::anyhow!(
+                "{reference:?} matches {} VMs; name one by its vmIdentifier:{list}",
+                self.candidates.len()
+            )
+        } else if list.is_empty() {
+            anyhow::anyhow!(
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
+            )
+        } else {
+            anyhow::anyhow!(
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:{list}"
+            )
+        }
+    }
+
+    /// The `find --json` document: no VM, and the candidates.
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "vm": null,
+            "vpgs": [],
+            "found": if self.ambiguous { "ambiguous" } else { "unknown" },
+            "candidates": self.candidates.iter().map(vm_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A VM for a person choosing among several: `web (<id>), IPs 10.0.0.41, VPG web-a`.
+fn describe(vm: &Vm) -> String {
+    let ips = if vm.ips.is_empty() {
+        String::from("no IP known")
+    } else {
+        format!("IPs {}", vm.ips.join(", "))
+    };
+    format!("{} ({}), {ips}, VPG {}", vm.name, vm.id, vm.vpg_names())
+}
+
+/// A VM as `--json` shows it: name, id, guest IPs and VPGs.
+fn vm_json(vm: &Vm) -> serde_json::Value {
+    json!({
+        "name": vm.name,
+        "id": vm.id,
+        "ips": vm.ips,
+        "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+    })
+}
+
+/// `rewind find <vm>`: the VM and its VPGs; for a reference that is not exactly one VM, the
+/// candidates (with `--json`, as a document on stdout too) and exit 1.
 pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
     let client = client(&config)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
+    let vm = match one(resolve::resolve(
+        &client,
+        &args.vm,
+        &config.vm_aliases,
+        &deadline,
+    )?) {
+        Ok(vm) => vm,
+        Err(not_one) => {
+            if args.json {
+                super::print_json(&not_one.json())?;
+            }
+            return Err(not_one.error());
+        }
+    };
     if args.json {
         return super::print_json(&json!({
-            "vm": {"name": vm.name, "id": vm.id},
+            "vm": {"name": vm.name, "id": vm.id, "ips": vm.ips},
             "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+            "found": "one",
+            "candidates": [],
         }));
     }
-    say(format!("{} ({})", vm.name, vm.id));
+    say(format!("{} ({})", &vm.name, vm.id));
+    if !vm.ips.is_empty() {
+        say(format!("  IPs {}", &vm.ips.join(", ")));
+    }
     for vpg in &vm.vpgs {
         say(format!("  VPG {} ({})", vpg.name, vpg.id));
     }
@@ -125,8 +199,8 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 "total": rows.len(),
                 "shown": shown.len(),
                 "checkpoints": shown.iter().map(|c| json!({
-                    "id": c.checkpoint_identifier,
-                    "time": c.time_stamp,
+                    "id": c.id,
+                    "time": c.time(),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
             }));
@@ -150,8 +224,8 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         for c in shown {
             say(format!(
                 "  {:>10}  {}  {}",
-                c.checkpoint_identifier,
-                c.time_stamp,
+                c.id,
+                c.time(),
                 c.tag.as_deref().unwrap_or_default()
             ));
         }
@@ -254,22 +328,23 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                 vpgs_json.push(json!({
                     "name": vpg.vpg.name,
                     "id": vpg.vpg.id,
-                    "checkpoint": {"id": tagged.checkpoint.checkpoint_identifier, "time": tagged.checkpoint.time_stamp},
+                    "checkpoint": {"id": tagged.checkpoint.id, "time": tagged.checkpoint.time()},
                     "task": tagged.task_id,
-                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.checkpoint_identifier, "time": p.time_stamp})),
+                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.id, "time": p.time()})),
                     "error": null,
                 }));
                 lines.push(format!(
                     "  VPG {}: checkpoint {} at {} (task {})",
-                    vpg.vpg.name,
-                    tagged.checkpoint.checkpoint_identifier,
-                    tagged.checkpoint.time_stamp,
+                    &vpg.vpg.name,
+                    tagged.checkpoint.id,
+                    tagged.checkpoint.time(),
                     tagged.task_id
                 ));
                 if let Some(previous) = &tagged.previous {
                     lines.push(format!(
                         "    fallback: checkpoint {} at {} (newest before the guard)",
-                        previous.checkpoint_identifier, previous.time_stamp
+                        previous.id,
+                        previous.time()
                     ));
                 }
             }
@@ -300,18 +375,7 @@ fn audit_guard(
     refused: &[String],
     started: SystemTime,
 ) {
-    let checkpoints = report
-        .vpgs
-        .iter()
-        .filter_map(|v| {
-            v.result.as_ref().ok().map(|t| audit::AuditCheckpoint {
-                vpg: v.vpg.name.clone(),
-                id: t.checkpoint.checkpoint_identifier.clone(),
-                time: t.checkpoint.time_stamp.clone(),
-                fallback: t.previous.as_ref().map(|p| p.checkpoint_identifier.clone()),
-            })
-        })
-        .collect();
+    let checkpoints = report.audit_checkpoints();
     let record = audit::Record {
         time: crate::time::format_utc_millis(started),
         host: String::from("cli"),
