@@ -110,7 +110,7 @@ pub struct CheckpointsArgs {
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
     /// Show the newest N checkpoints of each VPG.
-    #[arg(long, value_name = "N", default_value_t = 20, conflicts_with = "all")]
+    #[arg(long, value_name = "N", default_value_t = 20, conflicts_with = "all", value_parser = at_least_one)]
     pub limit: usize,
     /// Show every checkpoint.
     #[arg(long)]
@@ -426,6 +426,23 @@ mod tests {
     }
 
     #[test]
+    fn checkpoints_limit_zero_is_a_usage_error() {
+        let parse = |n: &str| {
+            <super::Cli as clap::Parser>::try_parse_from([
+                "rewind",
+                "checkpoints",
+                "db01",
+                "--limit",
+                n,
+            ])
+        };
+        let err = parse("0").expect_err("--limit 0 shows nothing");
+        assert_eq!(err.exit_code(), i32::from(crate::exit::BLOCKED));
+        assert!(err.to_string().contains("--all"), "{err}");
+        assert!(parse("1").is_ok());
+    }
+
+    #[test]
     fn recover_without_a_restore_point_is_a_usage_error() {
         let err = <super::Cli as clap::Parser>::try_parse_from([
             "rewind", "recover", "--vm", "db01", "--path", "/etc/a",
@@ -438,5 +455,14 @@ mod tests {
             args.extend(point);
             assert!(<super::Cli as clap::Parser>::try_parse_from(args).is_ok());
         }
+    }
+}
+
+/// A count of one or more: `--limit 0` would show nothing and look like an empty VPG.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
