@@ -1,5 +1,8 @@
-//! The audit trail: one JSON line per hook decision, read back by `rewind log`. Tool
-//! arguments are summarised and secrets redacted ([`crate::secret`]).
+//! The audit trail: one JSON line per hook decision, per `rewind guard` and `rewind recover`
+//! run, and per `rewind mcp` tool call, read back by `rewind log`. Tool arguments are
+//! summarised and secrets redacted ([`crate::secret`]). What an entry says happened is one
+//! [`Outcome`], the same type `rewind log --decision` parses, so the filter accepts exactly
+//! the words the trail holds.
 //!
 //! Each line is one `write(2)` to a file opened with `O_APPEND` (mode 0600, never through a
 //! symbolic link, in a directory only the user can write): the kernel moves to the end and
@@ -25,7 +28,70 @@ const VALUE_MAX: usize = 120;
 /// Most items of a list, or keys of an object, kept in the summary.
 const ITEMS_MAX: usize = 20;
 
-/// One decision.
+/// What an entry says happened: a hook's decision, or how a guard, a recover or an MCP tool
+/// call ended. Written and read as the kebab-case word (`recover-failed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Read-only or no VM: no decision.
+    #[default]
+    None,
+    /// A confirmed checkpoint, context for the model (also a `rewind guard` or `checkpoint_vm`
+    /// whose checkpoint Zerto lists).
+    Context,
+    /// A confirmed checkpoint, allowed (`on_checkpoint = "allow"`).
+    Allow,
+    /// Refused (also a `rewind guard` or `checkpoint_vm` without a confirmed checkpoint).
+    Deny,
+    /// Left to a person.
+    Ask,
+    /// Blocked with exit 2 (unreadable input).
+    Block,
+    /// The call then ran (from the PostToolUse entry).
+    Ran,
+    /// A `rewind recover` (or `recover_file`) that wrote the file.
+    Recovered,
+    /// A `rewind recover` (or `recover_file`) that failed or was not confirmed.
+    RecoverFailed,
+    /// A guard the caller stopped waiting for (`checkpoint_vm` cancelled, its client gone);
+    /// a checkpoint already inserted stays in Zerto.
+    Cancelled,
+    /// An MCP tool call (`rewind mcp`) that answered.
+    Ok,
+    /// An MCP tool call refused before it acted (`recover_file` unconfirmed, a stale plan).
+    Refused,
+    /// An MCP tool call that failed.
+    Error,
+}
+
+impl Outcome {
+    /// The word in the audit trail.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Context => "context",
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Ask => "ask",
+            Self::Block => "block",
+            Self::Ran => "ran",
+            Self::Recovered => "recovered",
+            Self::RecoverFailed => "recover-failed",
+            Self::Cancelled => "cancelled",
+            Self::Ok => "ok",
+            Self::Refused => "refused",
+            Self::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One entry.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Record {
     pub time: String,
@@ -43,7 +109,7 @@ pub struct Record {
     pub vpgs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<AuditCheckpoint>,
-    pub decision: String,
+    pub decision: Outcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub duration_ms: u64,
@@ -91,7 +157,7 @@ pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
 pub struct Filter<'a> {
     pub vm: Option<&'a str>,
     pub change: Option<&'a str>,
-    pub decision: Option<&'a str>,
+    pub decision: Option<Outcome>,
     /// A session id, or the start of one.
     pub session: Option<&'a str>,
     /// Only records at or after this time.
@@ -187,6 +253,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `rewind log --decision` takes exactly the words the trail holds: each outcome is
+    /// written, read back and parsed from the command line as the same word.
+    #[test]
+    fn every_outcome_is_one_word_in_the_trail_and_on_the_command_line() {
+        use clap::ValueEnum as _;
+        for outcome in Outcome::value_variants() {
+            let word = outcome.as_str();
+            assert_eq!(serde_json::to_value(outcome).expect("json"), json!(word));
+            assert_eq!(
+                serde_json::from_value::<Outcome>(json!(word)).expect("json"),
+                *outcome
+            );
+            let value = outcome.to_possible_value().expect("listed");
+            assert_eq!(value.get_name(), word);
+            assert_eq!(Outcome::from_str(word, false), Ok(*outcome));
+        }
+        assert!(Outcome::from_str("foo", false).is_err());
+    }
+
     #[test]
     fn secrets_are_redacted_and_long_values_cut() {
         let summary = summarise(&json!({
@@ -265,13 +350,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("state/audit.jsonl");
         for (vm, decision) in [
-            ("jp-ubuntu", "context"),
-            ("db01", "deny"),
-            ("jp-ubuntu", "ask"),
+            ("jp-ubuntu", Outcome::Context),
+            ("db01", Outcome::Deny),
+            ("jp-ubuntu", Outcome::Ask),
         ] {
             let record = Record {
                 vms: vec![vm.into()],
-                decision: decision.into(),
+                decision,
                 tool: "mcp__ssh__exec".into(),
                 ..Record::default()
             };
@@ -289,7 +374,7 @@ mod tests {
             &path,
             &Filter {
                 vm: Some("JP-UBUNTU"),
-                decision: Some("ask"),
+                decision: Some(Outcome::Ask),
                 ..Filter::default()
             },
         )
@@ -306,7 +391,7 @@ mod tests {
         Record {
             tool: format!("mcp__ssh__exec_{writer}_{n}"),
             reason: Some("x".repeat(6000)),
-            decision: String::from("context"),
+            decision: Outcome::Context,
             ..Record::default()
         }
     }

@@ -205,12 +205,13 @@ pub struct McpArgs {
 /// Where `rewind install` writes the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Scope {
-    /// ~/.claude/settings.json
+    /// The host's per-user file (~/.claude/settings.json, ~/.codex/hooks.json, …)
     User,
-    /// ./.claude/settings.json, shared with everyone who clones the project: the entries
-    /// name `rewind` on PATH and pin no config (refused when rewind is not on PATH)
+    /// The project's file (./.claude/settings.json, ./.codex/hooks.json, …), shared with
+    /// everyone who clones the project: the entries name `rewind` on PATH and pin no config
+    /// (refused when rewind is not on PATH)
     Project,
-    /// ./.claude/settings.local.json, this machine only (not committed)
+    /// ./.claude/settings.local.json, this machine only (Claude Code only)
     Local,
 }
 
@@ -235,7 +236,11 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Settings file of the host to inspect [default: user, project and local settings].
+    /// The agent host whose hook to check [default: every host with a rewind entry].
+    #[arg(long, value_enum)]
+    pub host: Option<Host>,
+    /// Settings file of the host to inspect [default: the host's user, project and local
+    /// files].
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
     /// Print one JSON document (shape in the README) instead of text.
@@ -301,55 +306,6 @@ pub struct CatalogAddArgs {
     pub note: Option<String>,
 }
 
-/// The decisions the audit trail holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogDecision {
-    /// Read-only or no VM: no decision.
-    None,
-    /// A confirmed checkpoint, context for the model (also a `rewind guard` that confirmed).
-    Context,
-    /// A confirmed checkpoint, allowed (`on_checkpoint = "allow"`).
-    Allow,
-    /// Refused (also a `rewind guard` that failed).
-    Deny,
-    /// Left to a person.
-    Ask,
-    /// Blocked with exit 2 (unreadable input).
-    Block,
-    /// The call then ran (from the PostToolUse entry).
-    Ran,
-    /// A `rewind recover` that wrote the file.
-    Recovered,
-    /// A `rewind recover` that failed.
-    RecoverFailed,
-    /// An MCP tool call (`rewind mcp`) that answered.
-    Ok,
-    /// An MCP tool call refused before it acted (`recover_file` unconfirmed, a stale plan).
-    Refused,
-    /// An MCP tool call that failed.
-    Error,
-}
-
-impl LogDecision {
-    /// The word in the audit trail.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Context => "context",
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::Ask => "ask",
-            Self::Block => "block",
-            Self::Ran => "ran",
-            Self::Recovered => "recovered",
-            Self::RecoverFailed => "recover-failed",
-            Self::Ok => "ok",
-            Self::Refused => "refused",
-            Self::Error => "error",
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only decisions about this VM.
@@ -360,7 +316,7 @@ pub struct LogArgs {
     pub change: Option<String>,
     /// Only this decision.
     #[arg(long, value_enum)]
-    pub decision: Option<LogDecision>,
+    pub decision: Option<crate::audit::Outcome>,
     /// Only entries from this host session (its session id, or the start of it).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

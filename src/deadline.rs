@@ -41,6 +41,11 @@ impl Deadline {
         self.at - self.start
     }
 
+    /// When the deadline was made (the start of its budget).
+    pub fn started(&self) -> Instant {
+        self.start
+    }
+
     /// Time since the deadline was made.
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()

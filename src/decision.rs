@@ -54,13 +54,19 @@ pub(crate) enum Decision {
 impl Decision {
     /// The short name used in the audit trail and `rewind log --decision`.
     pub(crate) fn label(&self) -> &'static str {
+        self.outcome().as_str()
+    }
+
+    /// The decision as the audit trail records it.
+    pub(crate) fn outcome(&self) -> crate::audit::Outcome {
+        use crate::audit::Outcome;
         match self {
-            Self::None => "none",
-            Self::Context(_) => "context",
-            Self::Allow { .. } => "allow",
-            Self::Deny(_) => "deny",
-            Self::Ask(_) => "ask",
-            Self::Block(_) => "block",
+            Self::None => Outcome::None,
+            Self::Context(_) => Outcome::Context,
+            Self::Allow { .. } => Outcome::Allow,
+            Self::Deny(_) => Outcome::Deny,
+            Self::Ask(_) => Outcome::Ask,
+            Self::Block(_) => Outcome::Block,
         }
     }
 

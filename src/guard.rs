@@ -7,6 +7,12 @@
 //! poll the task to a terminal state, refuse unless it Completed, then poll the checkpoint
 //! list until a row with exactly our tag appears. Waits follow the VPG's journal cadence:
 //! a vSphere-protected VPG lists a tag within seconds, an AWS-protected one after minutes.
+//!
+//! The caller watches through a [`Watch`]: each VPG's [`Phase`] as it changes, with the time
+//! since the guard started and, while waiting for the listing, when the cadence predicts it.
+//! The same watch may ask the guard to stop waiting ([`Watch::cancelled`]); a checkpoint
+//! already inserted then stays in Zerto, and the VPG's result says so. The hook watches with
+//! [`Quiet`]: no output, no thread, nothing but a call that returns.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -22,6 +28,60 @@ use crate::zvm::{Client, ZvmError};
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
 /// Journal gap assumed when the history shows none.
 const DEFAULT_CADENCE: Duration = Duration::from_secs(5);
+
+/// Where one VPG's guard is. Each is reported once, when the guard enters it (an insert
+/// retried after a concurrent one elsewhere enters [`Phase::Inserting`] again).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Phase<'a> {
+    /// Taking the VPG's turn, reading its recent checkpoints, sending the tagged insert.
+    Inserting,
+    /// Zerto accepted the insert; its task has not ended yet.
+    Task { task_id: &'a str },
+    /// The task completed; the tagged checkpoint is not listed yet.
+    Listing {
+        task_id: &'a str,
+        /// The VPG's journal cadence, as its recent checkpoints show it.
+        cadence: Duration,
+        /// When the cadence predicts the listing, counted like [`Progress::elapsed`].
+        expected: Duration,
+    },
+    /// Zerto lists the tagged checkpoint.
+    Confirmed { checkpoint_id: &'a str },
+    /// No confirmed checkpoint on this VPG.
+    Failed { refusal: &'a Refusal },
+}
+
+/// One VPG's guard entering a [`Phase`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Progress<'a> {
+    pub(crate) vpg: &'a VpgRef,
+    pub(crate) phase: Phase<'a>,
+    /// Time since the guard's deadline started.
+    pub(crate) elapsed: Duration,
+}
+
+/// What watches a guard: told of each phase, from the guard's worker threads, and asked
+/// between polls whether to go on.
+pub(crate) trait Watch: Sync {
+    /// A VPG's guard entered a phase. Must return quickly (the guard waits for it).
+    fn progress(&self, event: &Progress<'_>);
+
+    /// True when the caller no longer wants the answer (a cancelled MCP request, a client
+    /// that left): the guard stops waiting at its next pause.
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// A watch that shows nothing and never cancels (the hook: stdout is the decision).
+pub(crate) struct Quiet;
+
+impl Watch for Quiet {
+    fn progress(&self, _event: &Progress<'_>) {}
+}
+
+/// The longest a guard sleeps without looking at [`Watch::cancelled`].
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// The outcome for one VPG.
 #[derive(Debug)]
@@ -56,6 +116,9 @@ pub(crate) enum Refusal {
     TagNotListed { task_id: String },
     /// Another `rewind` process kept the VPG's lock until the deadline.
     Busy(String),
+    /// The caller stopped waiting ([`Watch::cancelled`]). An insert already sent (its task
+    /// named here) is not undone: the checkpoint it makes stays in Zerto.
+    Cancelled { task_id: Option<String> },
     /// The ZVM could not be asked.
     Zvm(ZvmError),
     /// A bug in rewind (a guard thread panicked).
@@ -86,6 +149,15 @@ impl std::fmt::Display for Refusal {
                 "the tagged checkpoint was not listed before the budget ran out; check Zerto task {task_id} before concluding the insert failed"
             ),
             Self::Busy(detail) => f.write_str(detail),
+            Self::Cancelled { task_id: None } => {
+                f.write_str("cancelled before a checkpoint was inserted")
+            }
+            Self::Cancelled {
+                task_id: Some(task_id),
+            } => write!(
+                f,
+                "cancelled while waiting; the checkpoint inserted by Zerto task {task_id} is not undone and stays in Zerto"
+            ),
             Self::Zvm(e) => write!(f, "{e}"),
             Self::Internal(detail) => write!(f, "internal error: {detail}"),
         }
@@ -126,13 +198,15 @@ impl GuardReport {
 }
 
 /// Inserts a tag on every VPG of `vms` (each VPG once) in parallel and waits until each is
-/// listed. `tag_for` makes a VPG's tag from the names of the VMs it protects.
+/// listed, telling `watch` each VPG's phases. `tag_for` makes a VPG's tag from the names of
+/// the VMs it protects.
 pub(crate) fn guard(
     client: &Client,
     vms: &[Vm],
     tag_for: &dyn Fn(&str) -> Tag,
     lock_dir: &Path,
     deadline: &Deadline,
+    watch: &dyn Watch,
 ) -> GuardReport {
     let mut plan: Vec<(VpgRef, Vec<String>)> = Vec::new();
     for vm in vms {
@@ -162,8 +236,10 @@ pub(crate) fn guard(
                     tag: tag.as_str(),
                     lock: lock_path(lock_dir, &vpg.id),
                     deadline: *deadline,
+                    watch,
+                    inserted_task: std::cell::RefCell::new(None),
                 };
-                scope.spawn(move || task.run())
+                scope.spawn(move || task.watched())
             })
             .collect();
         plan.iter()
@@ -205,15 +281,82 @@ struct VpgGuard<'a> {
     tag: &'a str,
     lock: PathBuf,
     deadline: Deadline,
+    watch: &'a dyn Watch,
+    /// The task of the last insert Zerto accepted, for a cancelled guard to name.
+    inserted_task: std::cell::RefCell<Option<String>>,
 }
 
 impl VpgGuard<'_> {
+    /// [`VpgGuard::run`], its phases told to the watch, a stop for a cancel said as one.
+    fn watched(&self) -> Result<Tagged, Refusal> {
+        let mut result = self.run();
+        if result.is_err() && self.watch.cancelled() {
+            result = Err(Refusal::Cancelled {
+                task_id: self.inserted_task.borrow().clone(),
+            });
+        }
+        match &result {
+            Ok(tagged) => self.tell(Phase::Confirmed {
+                checkpoint_id: &tagged.checkpoint.checkpoint_identifier,
+            }),
+            Err(refusal) => self.tell(Phase::Failed { refusal }),
+        }
+        result
+    }
+
+    fn tell(&self, phase: Phase<'_>) {
+        self.watch.progress(&Progress {
+            vpg: self.vpg,
+            phase,
+            elapsed: self.deadline.elapsed(),
+        });
+    }
+
+    /// Sleeps for `wanted` (less if the deadline comes first), looking at the watch's cancel
+    /// every [`CANCEL_CHECK`]. False when the deadline has passed or the watch cancelled.
+    fn sleep(&self, wanted: Duration) -> bool {
+        let until = Instant::now() + wanted;
+        loop {
+            if self.watch.cancelled() {
+                return false;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return !self.deadline.expired();
+            }
+            if !self.deadline.sleep(left.min(CANCEL_CHECK)) {
+                return false;
+            }
+        }
+    }
+
+    /// Calls `ask` until it answers or fails for good: a transient failure (a lost
+    /// connection, one request timing out, a 5xx) is retried after the next poll pause while
+    /// the deadline allows, so one glitch during a long wait does not deny the call.
+    fn patiently<T>(
+        &self,
+        pause: &mut Polling,
+        mut ask: impl FnMut() -> Result<T, ZvmError>,
+    ) -> Result<T, ZvmError> {
+        loop {
+            match ask() {
+                Err(e) if e.is_transient() && self.sleep(pause.next()) => {}
+                answer => return answer,
+            }
+        }
+    }
+
     fn run(&self) -> Result<Tagged, Refusal> {
         let deadline = &self.deadline;
+        if self.watch.cancelled() {
+            return Err(Refusal::Cancelled { task_id: None });
+        }
+        self.tell(Phase::Inserting);
         // Our turn on this VPG: from before the insert until its task ends (Zerto fails an
         // insert that arrives while another one's task is running). Waiting for the tag to be
         // listed needs no turn, so a slow cloud VPG does not hold up the next call.
-        let turn = lockfile::lock(&self.lock, deadline).map_err(|e| {
+        let stop = || self.watch.cancelled();
+        let turn = lockfile::lock_unless(&self.lock, deadline, &stop).map_err(|e| {
             Refusal::Busy(match e {
                 lockfile::LockError::TimedOut { .. } => String::from(
                     "another rewind process was checkpointing this VPG until the budget ran out",
@@ -232,11 +375,13 @@ impl VpgGuard<'_> {
                 .client
                 .insert_tagged_checkpoint(&self.vpg.id, self.tag, deadline)
                 .map_err(Refusal::Zvm)?;
+            self.inserted_task.replace(Some(task_id.clone()));
+            self.tell(Phase::Task { task_id: &task_id });
             match self.wait_for_task(&task_id, cadence)? {
                 (TaskState::Completed, _) => break task_id,
                 (state, reason) if is_concurrent_insert(&reason) => {
                     // Another insert (from another machine) held the VPG: wait it out, retry.
-                    if !deadline.sleep(retry_pause) || deadline.expired() {
+                    if !self.sleep(retry_pause) {
                         return Err(Refusal::TaskEnded {
                             task_id,
                             state,
@@ -244,6 +389,7 @@ impl VpgGuard<'_> {
                         });
                     }
                     retry_pause = (retry_pause * 2).min(cadence.max(Duration::from_secs(2)));
+                    self.tell(Phase::Inserting);
                 }
                 (state, reason) => {
                     return Err(Refusal::TaskEnded {
@@ -256,6 +402,12 @@ impl VpgGuard<'_> {
         };
 
         drop(turn);
+        self.tell(Phase::Listing {
+            task_id: &task_id,
+            cadence,
+            expected: inserted.saturating_duration_since(deadline.started())
+                + expected_listing(cadence),
+        });
         let checkpoint = self.wait_for_tag(&task_id, since.as_deref(), cadence, inserted)?;
         Ok(Tagged {
             checkpoint,
@@ -273,15 +425,16 @@ impl VpgGuard<'_> {
             Duration::from_secs(2),
             Duration::from_secs(2),
         );
-        let mut recent = patiently(deadline, &mut pause, || {
-            self.client
-                .checkpoints(&self.vpg.id, Some(&since), deadline)
-        })
-        .map_err(Refusal::Zvm)?;
+        let mut recent = self
+            .patiently(&mut pause, || {
+                self.client
+                    .checkpoints(&self.vpg.id, Some(&since), deadline)
+            })
+            .map_err(Refusal::Zvm)?;
         if recent.is_empty() {
             // Clocks differ, or the journal is quiet: ask Zerto for its newest checkpoint.
             recent.extend(
-                patiently(deadline, &mut pause, || {
+                self.patiently(&mut pause, || {
                     self.client.latest_checkpoint(&self.vpg.id, deadline)
                 })
                 .map_err(Refusal::Zvm)?,
@@ -309,7 +462,8 @@ impl VpgGuard<'_> {
             Duration::from_secs(5),
         );
         loop {
-            let task = patiently(deadline, &mut pause, || self.client.task(task_id, deadline))
+            let task = self
+                .patiently(&mut pause, || self.client.task(task_id, deadline))
                 .map_err(|e| match e {
                     ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
                         task_id: task_id.to_owned(),
@@ -321,7 +475,7 @@ impl VpgGuard<'_> {
             if state.is_terminal() {
                 return Ok((state, task.reason().to_owned()));
             }
-            if !deadline.sleep(pause.next()) || deadline.expired() {
+            if !self.sleep(pause.next()) {
                 return Err(Refusal::TaskUnfinished {
                     task_id: task_id.to_owned(),
                     state,
@@ -347,7 +501,7 @@ impl VpgGuard<'_> {
         };
         let mut watch = TagWatch::new(inserted, cadence);
         loop {
-            let rows = match patiently(deadline, &mut watch.retry, || {
+            let rows = match self.patiently(&mut watch.retry, || {
                 self.client.checkpoints(&self.vpg.id, since, deadline)
             }) {
                 Ok(rows) => rows,
@@ -360,25 +514,9 @@ impl VpgGuard<'_> {
             {
                 return Ok(row);
             }
-            if !deadline.sleep(watch.pause(Instant::now())) || deadline.expired() {
+            if !self.sleep(watch.pause(Instant::now())) {
                 return Err(not_listed());
             }
-        }
-    }
-}
-
-/// Calls `ask` until it answers or fails for good: a transient failure (a lost connection,
-/// one request timing out, a 5xx) is retried after the next poll pause while the deadline
-/// allows, so one glitch during a long wait does not deny the call.
-fn patiently<T>(
-    deadline: &Deadline,
-    pause: &mut Polling,
-    mut ask: impl FnMut() -> Result<T, ZvmError>,
-) -> Result<T, ZvmError> {
-    loop {
-        match ask() {
-            Err(e) if e.is_transient() && deadline.sleep(pause.next()) && !deadline.expired() => {}
-            answer => return answer,
         }
     }
 }

@@ -10,7 +10,7 @@
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
 //! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known.
 //! - `guard`: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
-//!   deadline.
+//!   deadline; `progress` shows a running guard's phases to a person or an MCP client.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
@@ -38,6 +38,7 @@ pub(crate) mod hook;
 pub mod host;
 pub mod lockfile;
 pub mod mcp;
+pub(crate) mod progress;
 pub mod recover;
 pub mod scan;
 pub mod secret;

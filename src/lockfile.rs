@@ -49,6 +49,15 @@ impl std::error::Error for LockError {}
 /// Takes an exclusive lock on `path` (created with mode 0600 if missing), waiting at most
 /// until `deadline`.
 pub fn lock(path: &Path, deadline: &Deadline) -> Result<LockGuard, LockError> {
+    lock_unless(path, deadline, &|| false)
+}
+
+/// [`lock`], giving up (as [`LockError::TimedOut`]) as soon as `stop` says so.
+pub fn lock_unless(
+    path: &Path,
+    deadline: &Deadline,
+    stop: &dyn Fn() -> bool,
+) -> Result<LockGuard, LockError> {
     let io = |error| LockError::Io {
         path: path.to_path_buf(),
         error,
@@ -62,7 +71,7 @@ pub fn lock(path: &Path, deadline: &Deadline) -> Result<LockGuard, LockError> {
         match file.try_lock() {
             Ok(()) => return Ok(LockGuard { _file: file }),
             Err(TryLockError::WouldBlock) => {
-                if !deadline.sleep(pause) {
+                if stop() || !deadline.sleep(pause) {
                     return Err(LockError::TimedOut {
                         path: path.to_path_buf(),
                     });

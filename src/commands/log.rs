@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::{clean, say};
 use crate::audit::{self, Filter};
-use crate::cli::{LogArgs, LogDecision};
+use crate::cli::LogArgs;
 use crate::config::Config;
 
 /// Prints the decisions that pass the filters, oldest first.
@@ -14,7 +14,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
     let filter = Filter {
         vm: args.vm.as_deref(),
         change: args.change.as_deref(),
-        decision: args.decision.map(LogDecision::as_str),
+        decision: args.decision,
         session: args.session.as_deref(),
         since,
     };

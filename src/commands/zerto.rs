@@ -188,15 +188,16 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
     let now = SystemTime::now();
     let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
-    let progress = Progress::start(&vm, budget);
+    let watch = crate::progress::Operator::for_stderr(deadline.started());
     let report = guard::guard(
         &client,
         std::slice::from_ref(&vm),
         &tag_for,
         &config::cache_dir()?.join("locks"),
         &deadline,
+        &watch,
     );
-    progress.stop();
+    watch.finish();
     let tag = tag_for(&vm.name);
     let (vpgs_json, lines, refused) = outcome(&report);
     audit_guard(&config, &vm, &report, &change, &tag, &refused, now);
@@ -314,11 +315,11 @@ fn audit_guard(
         vms: vec![vm.name.clone()],
         vpgs: vm.vpgs.iter().map(|v| v.name.clone()).collect(),
         checkpoints,
-        decision: String::from(if refused.is_empty() {
-            "context"
+        decision: if refused.is_empty() {
+            audit::Outcome::Context
         } else {
-            "deny"
-        }),
+            audit::Outcome::Deny
+        },
         reason: Some(if refused.is_empty() {
             format!("tag {}", tag.as_str())
         } else {
@@ -339,65 +340,5 @@ fn audit_guard(
         .and_then(|path| audit::append(path, &record))
     {
         crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
-    }
-}
-
-/// A line on stderr while the guard waits: on a terminal one live line rewritten every
-/// second, otherwise a plain line every 15 seconds, each with the time spent and the budget.
-struct Progress {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Progress {
-    fn start(vm: &Vm, budget: Duration) -> Progress {
-        use std::io::IsTerminal as _;
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let flag = std::sync::Arc::clone(&stop);
-        let on_terminal = std::io::stderr().is_terminal();
-        let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
-        let what = format!(
-            "inserting and confirming a tagged checkpoint on {} VPG(s) of {} ({})",
-            vpgs.len(),
-            clean(&vm.name),
-            vpgs.join(", ")
-        );
-        let started = std::time::Instant::now();
-        let thread = std::thread::spawn(move || {
-            let period = if on_terminal { 1 } else { 15 };
-            let mut ticks = 0_u64;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(200));
-                ticks += 1;
-                if !ticks.is_multiple_of(period * 5) {
-                    continue;
-                }
-                let line = format!(
-                    "rewind guard: {what}: {} s of at most {} s (a cloud VPG's tag lists after about two minutes)",
-                    started.elapsed().as_secs(),
-                    budget.as_secs()
-                );
-                if on_terminal {
-                    crate::console::prompt(&format!("\r\x1b[2K{line}"));
-                } else {
-                    crate::console::err(line);
-                }
-            }
-            if on_terminal && started.elapsed() >= Duration::from_secs(1) {
-                crate::console::prompt("\r\x1b[2K");
-            }
-        });
-        Progress {
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn stop(mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

@@ -570,7 +570,14 @@ pub(crate) fn guard_targets(
     let change = call.change_id();
     let now = SystemTime::now();
     let tag_for = |names: &str| Tag::new(&agent, &call.tool, names, &change, now);
-    let report = guard::guard(&client, &vms, &tag_for, &cache.join("locks"), deadline);
+    let report = guard::guard(
+        &client,
+        &vms,
+        &tag_for,
+        &cache.join("locks"),
+        deadline,
+        &guard::Quiet,
+    );
     facts.checkpoints = report
         .vpgs
         .iter()
@@ -740,7 +747,11 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
         vms: facts.vms.clone(),
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
-        decision: if facts.ran { "ran" } else { decision.label() }.to_owned(),
+        decision: if facts.ran {
+            crate::audit::Outcome::Ran
+        } else {
+            decision.outcome()
+        },
         reason: decision.text().map(str::to_owned),
         duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),

@@ -17,13 +17,13 @@ use super::tools::{
     ListCheckpointsArgs, ListCheckpointsOut, MAX_LIMIT, RecoverFileArgs, RecoverFileOut,
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
-use crate::audit::AuditCheckpoint;
+use crate::audit::{AuditCheckpoint, Outcome};
 use crate::cli::RecoverArgs;
 use crate::commands::zerto::find_vm;
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
-use crate::guard::{self, GuardReport, VpgOutcome};
+use crate::guard::{self, GuardReport, Refusal, VpgOutcome};
 use crate::recover::{self, Step};
 use crate::tag::{self, Tag};
 use crate::zvm::resolve::{self, Resolution, Vm};
@@ -58,8 +58,9 @@ pub(super) struct Facts {
     pub vms: Vec<String>,
     pub vpgs: Vec<String>,
     pub checkpoints: Vec<AuditCheckpoint>,
-    /// The hook's decision label, for `checkpoint_vm`.
-    pub decision: Option<&'static str>,
+    /// What the audit trail records, when the tool decides it (`checkpoint_vm`: the hook's
+    /// decision or `cancelled`; `recover_file`: `recovered` or `recover-failed`).
+    pub decision: Option<Outcome>,
 }
 
 /// A tool's answer: structured content, and whether it is an error for the model.
@@ -333,10 +334,36 @@ fn checkpoint_vm(
             })
             .collect();
     }
-    facts.decision = Some(decision.label());
+    // The tasks of the inserts a cancel left waiting (empty: none was sent), when the request
+    // was cancelled or its client left while the guard waited.
+    let cancelled: Option<Vec<&str>> = report.as_ref().and_then(|(r, _)| {
+        let mut any = false;
+        let tasks = r
+            .vpgs
+            .iter()
+            .filter_map(|v| match &v.result {
+                Err(Refusal::Cancelled { task_id }) => {
+                    any = true;
+                    task_id.as_deref()
+                }
+                _ => None,
+            })
+            .collect();
+        any.then_some(tasks)
+    });
+    facts.decision = Some(if cancelled.is_some() {
+        Outcome::Cancelled
+    } else {
+        decision.outcome()
+    });
     let reason = decision.text().unwrap_or_default().to_owned();
     let out = CheckpointVmOut {
-        decision: label(&decision).to_owned(),
+        decision: if cancelled.is_some() {
+            "cancelled"
+        } else {
+            label(&decision)
+        }
+        .to_owned(),
         change: change.to_owned(),
         reason: reason.clone(),
         vms: report
@@ -345,7 +372,20 @@ fn checkpoint_vm(
             .unwrap_or_default(),
         vpgs,
     };
-    let text = format!("decision: {}; change id: {change}\n{reason}", out.decision);
+    let stopped = match &cancelled {
+        None => String::new(),
+        Some(tasks) if tasks.is_empty() => {
+            String::from("; stopped waiting before any checkpoint was inserted")
+        }
+        Some(tasks) => format!(
+            "; stopped waiting: the checkpoint inserted by Zerto task {} stays in Zerto (not undone)",
+            tasks.join(", ")
+        ),
+    };
+    let text = format!(
+        "decision: {}; change id: {change}{stopped}\n{reason}",
+        out.decision
+    );
     let mut answer = Answer::ok(&out, text)?;
     answer.is_error = out.decision != "confirmed";
     Ok(answer)
@@ -431,7 +471,8 @@ fn guard_vms(
     ));
     let now = SystemTime::now();
     let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
-    let report = guard::guard(client, &vms, &tag_for, &locks, deadline);
+    let watch = crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted);
+    let report = guard::guard(client, &vms, &tag_for, &locks, deadline, &watch);
     let decision = decide(&Finding::Guarded(&report));
     (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
     // The guard tags each VPG for the names of the VMs it protects, joined by commas.
@@ -591,6 +632,8 @@ fn recover_file(
     }
     let mut plan = pending.plan;
     plan.destination = destination;
+    // From here on this is a restore run: the audit trail says whether it wrote the file.
+    facts.decision = Some(Outcome::RecoverFailed);
     let (_, client) = setup(call)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
     let restored = recover::restore_plan(
@@ -619,6 +662,7 @@ fn recover_file(
             (call.progress)(text);
         },
     )?;
+    facts.decision = Some(Outcome::Recovered);
     let text = format!(
         "restored {} ({} bytes, sha256 {}); FLR session {} unmounted",
         plan.destination.display(),

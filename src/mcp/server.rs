@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::calls::{self, Answer, Call, Facts};
 use super::plans::Plans;
 use super::tools;
-use crate::audit::{self, Record};
+use crate::audit::{self, Outcome, Record};
 use crate::config::Config;
 
 /// How often a long call says it is still working when nothing else happened.
@@ -223,11 +223,11 @@ fn audit_call(
     started: Instant,
 ) {
     let decision = match (facts.decision, outcome) {
-        (Some(label), Ok(_)) => label,
-        (_, Ok(answer)) if answer.is_error => "error",
-        (_, Ok(_)) => "ok",
-        (_, Err(e)) if e.to_string().starts_with("refused") => "refused",
-        (_, Err(_)) => "error",
+        (Some(decided), _) => decided,
+        (_, Ok(answer)) if answer.is_error => Outcome::Error,
+        (_, Ok(_)) => Outcome::Ok,
+        (_, Err(e)) if e.to_string().starts_with("refused") => Outcome::Refused,
+        (_, Err(_)) => Outcome::Error,
     };
     let reason = match outcome {
         Ok(answer) => answer.text.lines().next().map(str::to_owned),
@@ -247,7 +247,7 @@ fn audit_call(
         vms: facts.vms.clone(),
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
-        decision: decision.to_owned(),
+        decision,
         reason,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: audit::summarise(args),

@@ -186,7 +186,9 @@ pub struct VpgCheckpoints {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CheckpointVmOut {
     /// `confirmed` (every VPG of every VM has a listed tagged checkpoint), `denied` (Zerto
-    /// refused or did not finish) or `ask` (no checkpoint possible: a person must decide).
+    /// refused or did not finish), `ask` (no checkpoint possible: a person must decide) or
+    /// `cancelled` (the request was cancelled while waiting; a checkpoint already inserted
+    /// stays in Zerto, and each VPG's `error` says so).
     pub decision: String,
     /// The change id in the tags: `recover_plan {change}` finds these checkpoints later.
     pub change: String,

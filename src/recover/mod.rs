@@ -12,7 +12,7 @@ use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
 
@@ -77,13 +77,27 @@ pub struct Restored {
     pub unmount_task: String,
 }
 
-/// `rewind recover`.
+/// `rewind recover`: the run, then its entry in the audit trail (`recovered` or
+/// `recover-failed`, with the reason).
 pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let client = client(&config)?;
+    let started = SystemTime::now();
+    let mut planned = None;
+    let result = run(&config, args, &mut planned);
+    audit_recover(&config, args, planned.as_ref(), &result, started);
+    result.map(|_| ())
+}
+
+/// Plans, asks, restores; `planned` keeps the plan for the audit trail.
+fn run(
+    config: &Config,
+    args: &RecoverArgs,
+    planned: &mut Option<Plan>,
+) -> anyhow::Result<Restored> {
+    let client = client(config)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
-    let plan = plan(&client, &config, args, &deadline)?;
+    let plan = planned.insert(plan(&client, config, args, &deadline)?);
 
     say(format!(
         "VM:          {} ({})",
@@ -121,7 +135,7 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
     )?;
     let restored = restore_plan(
         &client,
-        &plan,
+        plan,
         args.volume.as_deref(),
         args.force,
         &deadline,
@@ -152,7 +166,78 @@ pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result
         restored.size,
         restored.sha256
     ));
-    Ok(())
+    Ok(restored)
+}
+
+/// Records a `rewind recover` run: what was restored from which checkpoint, or why not.
+fn audit_recover(
+    config: &Config,
+    args: &RecoverArgs,
+    plan: Option<&Plan>,
+    result: &anyhow::Result<Restored>,
+    started: SystemTime,
+) {
+    let from = plan.map_or_else(String::new, |p| {
+        format!(
+            " from checkpoint {} ({})",
+            p.checkpoint.checkpoint_identifier, p.checkpoint.time_stamp
+        )
+    });
+    let (decision, reason) = match result {
+        Ok(restored) => (
+            crate::audit::Outcome::Recovered,
+            format!(
+                "restored {}{from} to {} ({} bytes, sha256 {})",
+                args.path,
+                plan.map_or_else(String::new, |p| p.destination.display().to_string()),
+                restored.size,
+                restored.sha256
+            ),
+        ),
+        Err(e) => (
+            crate::audit::Outcome::RecoverFailed,
+            format!("{}{from}: {e:#}", args.path),
+        ),
+    };
+    let mut point = serde_json::Map::new();
+    for (key, value) in [
+        ("change", &args.change),
+        ("checkpoint", &args.checkpoint),
+        ("before", &args.before),
+        ("vpg", &args.vpg),
+        ("volume", &args.volume),
+    ] {
+        if let Some(value) = value {
+            point.insert(key.to_owned(), serde_json::Value::from(value.as_str()));
+        }
+    }
+    point.insert(
+        String::from("path"),
+        serde_json::Value::from(args.path.as_str()),
+    );
+    let record = crate::audit::Record {
+        time: crate::time::format_utc_millis(started),
+        host: String::from("cli"),
+        session: None,
+        change: args.change.clone(),
+        tool: String::from("rewind recover"),
+        class: String::from("recover"),
+        vms: vec![plan.map_or_else(|| args.vm.clone(), |p| p.vm.name.clone())],
+        vpgs: plan.map(|p| p.vpg.name.clone()).into_iter().collect(),
+        checkpoints: Vec::new(),
+        decision,
+        reason: Some(reason),
+        duration_ms: u64::try_from(started.elapsed().unwrap_or_default().as_millis())
+            .unwrap_or(u64::MAX),
+        args: crate::audit::summarise(&serde_json::Value::Object(point)),
+    };
+    if let Err(e) = config
+        .hook
+        .audit_path()
+        .and_then(|path| crate::audit::append(path, &record))
+    {
+        err(format!("warning: the audit trail was not written: {e:#}"));
+    }
 }
 
 /// Mounts the plan's checkpoint, writes the file to `plan.destination`, and unmounts on every

@@ -1,8 +1,10 @@
 //! `rewind log` filters and `rewind completions`.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::support::{TestEnv, hook_input};
+use rewind::sim::{FailState, Fault};
+
+use crate::support::{Setup, TestEnv, hook_input};
 
 #[test]
 fn log_filters_by_session_and_time_and_refuses_an_unknown_decision() {
@@ -42,6 +44,88 @@ fn log_filters_by_session_and_time_and_refuses_an_unknown_decision() {
     let bad_time = env.run(&["log", "--since", "yesterday-ish"], b"");
     bad_time.failure();
     assert!(bad_time.stderr.contains("ISO-8601"), "{bad_time:#?}");
+}
+
+/// `rewind log --json` with these filters, one record per line.
+fn logged(env: &TestEnv, filters: &[&str]) -> Vec<Value> {
+    let mut args = vec!["log", "--json"];
+    args.extend_from_slice(filters);
+    let run = env.run(&args, b"");
+    run.success();
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// `rewind guard` and `rewind recover` runs are in the trail with words `--decision` takes:
+/// a confirmed guard is `context` (its checkpoint listed), a refused one `deny`, a restore
+/// that wrote the file `recovered`, one that could not `recover-failed`, each with the VM,
+/// the change and why.
+#[test]
+fn guard_and_recover_runs_are_in_the_log_under_their_own_decisions() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::InsertFails {
+            vpg: "db01-azure".into(),
+            state: FailState::Failed,
+            reason: "Journal storage is full".into(),
+        }],
+        ..Setup::default()
+    });
+    env.run(&["guard", "--vm", "jp-ubuntu", "--change", "toolu_g1"], b"")
+        .success();
+    env.run(&["guard", "--vm", "db01", "--change", "toolu_g2"], b"")
+        .failure();
+    let recover = |change: &str| {
+        crate::recover::recover_change(&env, "jp-ubuntu", "/etc/app.conf", change, &["--yes"])
+    };
+    recover("toolu_g1").success();
+    recover("toolu_nope").failure();
+
+    let confirmed = logged(&env, &["--decision", "context"]);
+    assert_eq!(confirmed.len(), 1, "{confirmed:#?}");
+    assert_eq!(confirmed[0]["tool"], "rewind guard");
+    assert_eq!(confirmed[0]["change"], "toolu_g1");
+    assert_eq!(confirmed[0]["vms"], json!(["jp-ubuntu"]));
+    assert_eq!(confirmed[0]["checkpoints"][0]["vpg"], "jp-ubuntu-vpg");
+
+    let refused = logged(&env, &["--decision", "deny"]);
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert_eq!(refused[0]["change"], "toolu_g2");
+    let reason = refused[0]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("db01-azure") && reason.contains("Journal storage is full"),
+        "{reason}"
+    );
+
+    let recovered = logged(&env, &["--decision", "recovered"]);
+    assert_eq!(recovered.len(), 1, "{recovered:#?}");
+    assert_eq!(recovered[0]["tool"], "rewind recover");
+    assert_eq!(recovered[0]["change"], "toolu_g1");
+    assert_eq!(recovered[0]["vpgs"], json!(["jp-ubuntu-vpg"]));
+    let checkpoint = confirmed[0]["checkpoints"][0]["id"].as_str().expect("id");
+    let reason = recovered[0]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains(&format!("from checkpoint {checkpoint} "))
+            && reason.contains("app.conf")
+            && reason.contains("sha256"),
+        "{reason}"
+    );
+
+    let failed = logged(&env, &["--decision", "recover-failed"]);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0]["change"], "toolu_nope");
+    let reason = failed[0]["reason"].as_str().expect("reason");
+    assert!(reason.contains("toolu_nope"), "{reason}");
+
+    // The change's whole story, and the person's view of it.
+    assert_eq!(logged(&env, &["--change", "toolu_g1"]).len(), 2);
+    let text = env.run(&["log", "--change", "toolu_g1"], b"");
+    text.success();
+    assert!(
+        text.stdout.contains("rewind guard") && text.stdout.contains("recovered"),
+        "{text:#?}"
+    );
 }
 
 #[test]

@@ -164,6 +164,28 @@ impl Mcp {
         text(&result)
     }
 
+    /// Keeps the server's notifications until one's progress message passes `wanted`; no
+    /// answer may come meanwhile.
+    #[track_caller]
+    fn progress_until(&mut self, what: &str, wanted: impl Fn(&str) -> bool) {
+        let until = Instant::now() + ANSWER_WAIT;
+        while !self
+            .notifications
+            .iter()
+            .any(|n| n["params"]["message"].as_str().is_some_and(&wanted))
+        {
+            assert!(
+                Instant::now() < until,
+                "no {what}: {:#?}",
+                self.notifications
+            );
+            if let Some(message) = self.next_message(Duration::from_millis(200)) {
+                assert!(message.get("id").is_none(), "answered early: {message:#}");
+                self.notifications.push(message);
+            }
+        }
+    }
+
     /// Closes stdin and waits for the server to exit.
     fn close(mut self) -> i32 {
         drop(self.stdin.take());
@@ -373,7 +395,7 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
     assert_eq!(records[0]["decision"], "context");
     assert_eq!(records[0]["change"], change.as_str());
     assert_eq!(records[3]["decision"], "refused");
-    assert_eq!(records[6]["decision"], "ok");
+    assert_eq!(records[6]["decision"], "recovered");
 }
 
 #[test]
@@ -519,18 +541,7 @@ fn a_cancelled_restore_ends_its_flr_session() {
         }),
     );
     // Wait until the mount is under way, as the client sees it.
-    let until = Instant::now() + ANSWER_WAIT;
-    while !mcp.notifications.iter().any(|n| {
-        n["params"]["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("mounting"))
-    }) {
-        assert!(Instant::now() < until, "no mount progress");
-        if let Some(message) = mcp.next_message(Duration::from_millis(200)) {
-            assert!(message.get("id").is_none(), "answered early: {message:#}");
-            mcp.notifications.push(message);
-        }
-    }
+    mcp.progress_until("mount progress", |m| m.starts_with("mounting"));
     let sessions = mcp.ok("flr_sessions", json!({"vm": "jp-ubuntu"}));
     assert_eq!(
         sessions["sessions"].as_array().map(Vec::len),
@@ -650,4 +661,104 @@ fn rewind_mcp_without_its_server_binary_says_where_it_looked() {
             && stderr.contains(&dir.path().join("rewind-mcp").display().to_string()),
         "{stderr}"
     );
+}
+
+/// Starts `checkpoint_vm` on jp-ubuntu, whose tag Zerto never lists, under a budget far
+/// longer than any test waits, and returns once the client has been told the guard is
+/// waiting for the listing.
+fn checkpoint_waiting_for_a_listing(env: &TestEnv, mcp: &mut Mcp) -> i64 {
+    let id = mcp.start_request(
+        "tools/call",
+        json!({
+            "name": "checkpoint_vm",
+            "arguments": {"vm": "jp-ubuntu", "reason": "edit app.conf"},
+            "_meta": {"progressToken": "guard"}
+        }),
+    );
+    mcp.progress_until("listing progress", |m| {
+        m.contains("waiting until Zerto lists the checkpoint")
+    });
+    assert_eq!(env.sim.inserts().len(), 1, "the insert was sent");
+    id
+}
+
+fn never_listed() -> TestEnv {
+    TestEnv::with(crate::support::Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: String::from("jp-ubuntu-vpg"),
+        }],
+        hook: String::from("budget_secs = 3000"),
+        ..crate::support::Setup::default()
+    })
+}
+
+/// The audit trail's records.
+fn audit_records(env: &TestEnv) -> Vec<Value> {
+    std::fs::read_to_string(env.path("state/audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect()
+}
+
+/// A cancelled `checkpoint_vm` stops waiting for the listing at once instead of at its
+/// deadline; the checkpoint already inserted is not undone, and the audit trail records
+/// `cancelled` naming its task. Each phase reached the client as a progress notification.
+#[test]
+fn a_cancelled_checkpoint_stops_waiting_and_says_the_insert_stays() {
+    let env = never_listed();
+    let mut mcp = Mcp::start(&env, &[]);
+    let id = checkpoint_waiting_for_a_listing(&env, &mut mcp);
+    let phases: Vec<&str> = mcp
+        .notifications
+        .iter()
+        .filter_map(|n| n["params"]["message"].as_str())
+        .filter(|m| m.starts_with("VPG jp-ubuntu-vpg: "))
+        .collect();
+    assert!(
+        phases[0].contains("inserting a tagged checkpoint")
+            && phases[1].contains("waiting for Zerto task")
+            && phases[2].contains("expected at about"),
+        "{phases:#?}"
+    );
+    mcp.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "the person changed their mind"}),
+    );
+    eventually("the cancelled guard's audit record", || {
+        audit_records(&env)
+            .iter()
+            .any(|r| r["tool"] == "checkpoint_vm")
+    });
+    let records = audit_records(&env);
+    let record = records
+        .iter()
+        .find(|r| r["tool"] == "checkpoint_vm")
+        .expect("record");
+    assert_eq!(record["decision"], "cancelled", "{record:#}");
+    let task = &env.sim.inserts()[0].task_id;
+    let reason = record["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains(task.as_str()) && reason.contains("stays in Zerto"),
+        "{reason}"
+    );
+    assert_eq!(env.sim.inserts().len(), 1, "nothing more was inserted");
+    // The server goes on serving.
+    let found = mcp.ok("find_vm", json!({"vm": "jp-ubuntu"}));
+    assert_eq!(found["vm"]["name"], "jp-ubuntu", "{found:#}");
+    assert_eq!(mcp.close(), 0);
+}
+
+/// A client that leaves while `checkpoint_vm` waits does not keep the server running until
+/// the guard's deadline: it stops waiting, records `cancelled`, and exits.
+#[test]
+fn a_client_that_leaves_during_a_checkpoint_does_not_hold_the_server() {
+    let env = never_listed();
+    let mut mcp = Mcp::start(&env, &[]);
+    checkpoint_waiting_for_a_listing(&env, &mut mcp);
+    assert_eq!(mcp.close(), 0, "the server ends when its client leaves");
+    let records = audit_records(&env);
+    let record = records.last().expect("a record");
+    assert_eq!(record["tool"], "checkpoint_vm", "{record:#}");
+    assert_eq!(record["decision"], "cancelled", "{record:#}");
 }

@@ -505,3 +505,46 @@ fn an_insert_failed_by_a_concurrent_insert_elsewhere_is_waited_out_and_retried()
         .collect();
     assert_eq!(states, ["Failed", "Completed"], "{run:#?}");
 }
+
+/// Without a terminal, `rewind guard` says each VPG's phase on stderr once, as it changes,
+/// with the time spent and, while waiting for the listing, the time the VPG's cadence
+/// predicts; stdout keeps only the result.
+#[test]
+fn guard_progress_is_one_plain_line_per_phase_change_on_stderr() {
+    let env = TestEnv::with(Setup {
+        time_scale: 10.0,
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "db01", "--change", "toolu_p1"], b"");
+    run.success();
+    assert!(
+        !run.stdout.contains("waiting"),
+        "stdout is the result: {run:#?}"
+    );
+    assert!(
+        !run.stderr.contains('\x1b'),
+        "no terminal codes in a pipe: {run:#?}"
+    );
+    // The two VPGs run in parallel, so their lines interleave in any order; each VPG's own
+    // lines come in the order of its phases.
+    let progress: Vec<&str> = ["db01-local", "db01-azure"]
+        .iter()
+        .flat_map(|vpg| {
+            let prefix = format!("VPG {vpg}: ");
+            run.stderr
+                .lines()
+                .filter(move |l| l.starts_with(&prefix))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    insta::with_settings!({
+        filters => vec![
+            (r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\.[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", "[task]"),
+            (r"\((\d+ min )?\d+ s", "([elapsed]"),
+            (r"expected at about [^,]+,", "expected at about [time],"),
+            (r"checkpoint \d+ is listed", "checkpoint [id] is listed"),
+        ],
+    }, {
+        insta::assert_snapshot!(progress.join("\n"));
+    });
+}

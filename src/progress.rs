@@ -1,0 +1,416 @@
+//! A running guard's progress for a person or an MCP client: one line per VPG each time its
+//! phase changes ([`Lines`]), or, on a terminal, one row per VPG redrawn every second
+//! ([`Live`]). Both are [`Watch`]es the guard reports to; the hook uses neither (its stdout
+//! is the decision, and it starts no thread to show anything).
+//!
+//! A line reads `VPG <name>: <phase> (<elapsed>)`, where elapsed counts from the start of the
+//! guard's budget, and the wait for the listing adds when the VPG's journal cadence predicts
+//! it (a vSphere VPG lists a tag seconds after the insert, an AWS one about two minutes).
+
+use std::fmt::Write as _;
+use std::io::IsTerminal as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::commands::clean;
+use crate::guard::{Phase, Progress, Watch};
+
+/// Widest row the live display draws (a wrapped row would break the redraw); `COLUMNS`
+/// narrows it.
+const LIVE_WIDTH: usize = 120;
+/// How often the live display redraws when nothing happens.
+const LIVE_TICK: Duration = Duration::from_secs(1);
+
+/// What a phase means, without the time: `VPG vpg-linux: waiting for Zerto task t-1`.
+pub(crate) fn describe(event: &Progress<'_>) -> String {
+    let vpg = clean(&event.vpg.name);
+    let what = match event.phase {
+        Phase::Inserting => String::from("inserting a tagged checkpoint"),
+        Phase::Task { task_id } => format!("waiting for Zerto task {}", clean(task_id)),
+        Phase::Listing { task_id, .. } => format!(
+            "task {} completed; waiting until Zerto lists the checkpoint",
+            clean(task_id)
+        ),
+        Phase::Confirmed { checkpoint_id } => {
+            format!("confirmed: checkpoint {} is listed", clean(checkpoint_id))
+        }
+        Phase::Failed { refusal } => format!("failed: {}", clean(&refusal.to_string())),
+    };
+    format!("VPG {vpg}: {what}")
+}
+
+/// The expectation a phase carries: `expected at about 34 s (60 s journal cadence)`.
+fn expectation(phase: &Phase<'_>) -> Option<String> {
+    match phase {
+        Phase::Listing {
+            cadence, expected, ..
+        } => Some(format!(
+            "expected at about {}, from a {} journal cadence",
+            human(*expected, true),
+            human(*cadence, true)
+        )),
+        _ => None,
+    }
+}
+
+/// The line for one event: what, when, and what is expected.
+pub(crate) fn line(event: &Progress<'_>) -> String {
+    let elapsed = human(event.elapsed, false);
+    match expectation(&event.phase) {
+        Some(expected) => format!("{} ({elapsed}; {expected})", describe(event)),
+        None => format!("{} ({elapsed})", describe(event)),
+    }
+}
+
+/// `4 s`, `2 min 8 s`, `1 h 5 min`: whole seconds, rounded or cut.
+fn human(duration: Duration, round: bool) -> String {
+    let secs = if round {
+        duration.as_secs() + u64::from(duration.subsec_millis() >= 500)
+    } else {
+        duration.as_secs()
+    };
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 if secs % 60 == 0 => format!("{} min", secs / 60),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// One line per VPG phase change, handed to `sink` (stderr, or an MCP progress
+/// notification), and a cancel flag the guard looks at.
+pub(crate) struct Lines<'a> {
+    sink: &'a (dyn Fn(String) + Sync),
+    cancel: Option<&'a AtomicBool>,
+    /// The last phase said for each VPG, so a repeat is not said again.
+    said: Mutex<Vec<(String, String)>>,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(sink: &'a (dyn Fn(String) + Sync)) -> Self {
+        Self {
+            sink,
+            cancel: None,
+            said: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The guard stops waiting once `flag` is set.
+    #[must_use]
+    pub(crate) fn cancelled_by(mut self, flag: &'a AtomicBool) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+}
+
+impl Watch for Lines<'_> {
+    fn progress(&self, event: &Progress<'_>) {
+        let what = describe(event);
+        {
+            let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+            match said.iter_mut().find(|(id, _)| *id == event.vpg.id) {
+                Some((_, last)) if *last == what => return,
+                Some((_, last)) => last.clone_from(&what),
+                None => said.push((event.vpg.id.clone(), what)),
+            }
+        }
+        (self.sink)(line(event));
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|flag| flag.load(Ordering::SeqCst))
+    }
+}
+
+/// One row per VPG on a terminal, each with its phase and the seconds spent, redrawn in place
+/// every second by a thread of its own until [`Live::finish`].
+pub(crate) struct Live {
+    shared: Arc<(Mutex<Board>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+struct Board {
+    started: Instant,
+    rows: Vec<Row>,
+    /// How many rows the last frame drew (the cursor is below them).
+    drawn: usize,
+    done: bool,
+    width: usize,
+}
+
+struct Row {
+    vpg_id: String,
+    what: String,
+    expected: Option<String>,
+    /// The elapsed time at the end, for a VPG that has its answer.
+    ended: Option<Duration>,
+}
+
+impl Live {
+    /// Starts the display; elapsed times count from `started` (the guard deadline's start).
+    pub(crate) fn start(started: Instant) -> Live {
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|c| *c >= 20)
+            .map_or(LIVE_WIDTH, |c| c.min(LIVE_WIDTH) - 1);
+        let shared = Arc::new((
+            Mutex::new(Board {
+                started,
+                rows: Vec::new(),
+                drawn: 0,
+                done: false,
+                width,
+            }),
+            Condvar::new(),
+        ));
+        let ticker = Arc::clone(&shared);
+        let thread = std::thread::spawn(move || {
+            let (board, wake) = &*ticker;
+            let mut board = board.lock().unwrap_or_else(PoisonError::into_inner);
+            while !board.done {
+                board.draw();
+                board = wake
+                    .wait_timeout(board, LIVE_TICK)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        });
+        Live {
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// Draws the final frame and stops the thread; the rows stay on the screen.
+    pub(crate) fn finish(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let (board, wake) = &*self.shared;
+        {
+            let mut board = board.lock().unwrap_or_else(PoisonError::into_inner);
+            board.done = true;
+            board.draw();
+        }
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.stop();
+        }
+    }
+}
+
+impl Watch for Live {
+    fn progress(&self, event: &Progress<'_>) {
+        let (board, wake) = &*self.shared;
+        let mut board = board.lock().unwrap_or_else(PoisonError::into_inner);
+        let ended = matches!(event.phase, Phase::Confirmed { .. } | Phase::Failed { .. })
+            .then_some(event.elapsed);
+        let row = Row {
+            vpg_id: event.vpg.id.clone(),
+            what: describe(event),
+            expected: expectation(&event.phase),
+            ended,
+        };
+        match board.rows.iter_mut().find(|r| r.vpg_id == event.vpg.id) {
+            Some(existing) => *existing = row,
+            None => board.rows.push(row),
+        }
+        board.draw();
+        drop(board);
+        wake.notify_all();
+    }
+}
+
+impl Board {
+    /// Moves up over the last frame and draws every row again, in one write.
+    fn draw(&mut self) {
+        let elapsed = self.started.elapsed();
+        let mut frame = String::new();
+        if self.drawn > 0 {
+            let _ = write!(frame, "\x1b[{}A", self.drawn);
+        }
+        for row in &self.rows {
+            let at = human(row.ended.unwrap_or(elapsed), false);
+            let text = match (&row.expected, row.ended) {
+                (Some(expected), None) => format!("{} ({at}; {expected})", row.what),
+                _ => format!("{} ({at})", row.what),
+            };
+            let text: String = text.chars().take(self.width).collect();
+            frame.push_str("\r\x1b[2K");
+            frame.push_str(&text);
+            frame.push('\n');
+        }
+        self.drawn = self.rows.len();
+        if !frame.is_empty() {
+            crate::console::prompt(&frame);
+        }
+    }
+}
+
+/// Each line on stderr.
+const STDERR: &(dyn Fn(String) + Sync) = &stderr_line;
+
+fn stderr_line(line: String) {
+    crate::console::err(line);
+}
+
+/// The watch for an operator command: live rows when stderr is a terminal, plain lines on
+/// stderr otherwise.
+pub(crate) enum Operator {
+    Live(Live),
+    Lines(Lines<'static>),
+}
+
+impl Operator {
+    /// Picks the display for this process's stderr; times count from `started`.
+    pub(crate) fn for_stderr(started: Instant) -> Operator {
+        if std::io::stderr().is_terminal() {
+            Operator::Live(Live::start(started))
+        } else {
+            Operator::Lines(Lines::new(STDERR))
+        }
+    }
+
+    /// Ends the display (the live rows stay on screen with their final phases).
+    pub(crate) fn finish(self) {
+        if let Operator::Live(live) = self {
+            live.finish();
+        }
+    }
+}
+
+impl Watch for Operator {
+    fn progress(&self, event: &Progress<'_>) {
+        match self {
+            Operator::Live(live) => live.progress(event),
+            Operator::Lines(lines) => lines.progress(event),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::Refusal;
+    use crate::zvm::resolve::VpgRef;
+
+    fn vpg(name: &str) -> VpgRef {
+        VpgRef {
+            id: format!("{name}-id"),
+            name: name.to_owned(),
+        }
+    }
+
+    fn at(secs: f64) -> Duration {
+        Duration::from_secs_f64(secs)
+    }
+
+    /// A vSphere VPG confirmed in seconds, an AWS one in minutes, and one that failed, with
+    /// a phase reported twice said once: the plain lines a script or a log file sees.
+    #[test]
+    fn plain_lines_say_each_phase_change_once_with_elapsed_and_expected() {
+        let said = Mutex::new(Vec::new());
+        let sink = |line: String| said.lock().expect("lock").push(line);
+        let lines = Lines::new(&sink);
+        let (linux, aws, broken) = (vpg("vpg-linux"), vpg("vpg-aws"), vpg("vpg-broken"));
+        let refusal = Refusal::TaskEnded {
+            task_id: String::from("t-9"),
+            state: crate::zvm::wire::TaskState::Failed,
+            reason: String::from("VPG is in error\u{1b}[31m"),
+        };
+        let events = [
+            (&linux, Phase::Inserting, 0.2),
+            (&aws, Phase::Inserting, 0.2),
+            (&broken, Phase::Inserting, 0.3),
+            (&linux, Phase::Task { task_id: "t-1" }, 0.4),
+            (&aws, Phase::Task { task_id: "t-2" }, 0.5),
+            (&broken, Phase::Task { task_id: "t-9" }, 0.5),
+            (&linux, Phase::Task { task_id: "t-1" }, 0.9),
+            (
+                &linux,
+                Phase::Listing {
+                    task_id: "t-1",
+                    cadence: at(5.0),
+                    expected: at(4.4),
+                },
+                1.4,
+            ),
+            (&broken, Phase::Failed { refusal: &refusal }, 1.6),
+            (
+                &linux,
+                Phase::Confirmed {
+                    checkpoint_id: "1042",
+                },
+                4.5,
+            ),
+            (
+                &aws,
+                Phase::Listing {
+                    task_id: "t-2",
+                    cadence: at(630.0),
+                    expected: at(128.5),
+                },
+                2.1,
+            ),
+            (
+                &aws,
+                Phase::Confirmed {
+                    checkpoint_id: "77",
+                },
+                131.0,
+            ),
+        ];
+        for (vpg, phase, secs) in events {
+            lines.progress(&Progress {
+                vpg,
+                phase,
+                elapsed: at(secs),
+            });
+        }
+        insta::assert_snapshot!(said.lock().expect("lock").join("\n"), @r"
+        VPG vpg-linux: inserting a tagged checkpoint (0 s)
+        VPG vpg-aws: inserting a tagged checkpoint (0 s)
+        VPG vpg-broken: inserting a tagged checkpoint (0 s)
+        VPG vpg-linux: waiting for Zerto task t-1 (0 s)
+        VPG vpg-aws: waiting for Zerto task t-2 (0 s)
+        VPG vpg-broken: waiting for Zerto task t-9 (0 s)
+        VPG vpg-linux: task t-1 completed; waiting until Zerto lists the checkpoint (1 s; expected at about 4 s, from a 5 s journal cadence)
+        VPG vpg-broken: failed: checkpoint task t-9 ended Failed: VPG is in error�[31m (1 s)
+        VPG vpg-linux: confirmed: checkpoint 1042 is listed (4 s)
+        VPG vpg-aws: task t-2 completed; waiting until Zerto lists the checkpoint (2 s; expected at about 2 min 9 s, from a 10 min 30 s journal cadence)
+        VPG vpg-aws: confirmed: checkpoint 77 is listed (2 min 11 s)
+        ");
+    }
+
+    #[test]
+    fn a_cancel_flag_reaches_the_guard() {
+        let sink = |_: String| {};
+        let flag = AtomicBool::new(false);
+        let lines = Lines::new(&sink).cancelled_by(&flag);
+        assert!(!lines.cancelled());
+        flag.store(true, Ordering::SeqCst);
+        assert!(lines.cancelled());
+        assert!(!Lines::new(&sink).cancelled());
+    }
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!(human(at(0.4), false), "0 s");
+        assert_eq!(human(at(0.6), true), "1 s");
+        assert_eq!(human(at(59.9), false), "59 s");
+        assert_eq!(human(at(120.0), false), "2 min");
+        assert_eq!(human(at(630.0), false), "10 min 30 s");
+        assert_eq!(human(at(3900.0), false), "1 h 5 min");
+    }
+}
