@@ -372,6 +372,15 @@ pub struct DemoArgs {
     pub time_scale: f64,
 }
 
+/// A count of one or more: `--limit 0` would show nothing and look like an empty VPG.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory as _;
@@ -411,14 +420,5 @@ mod tests {
             args.extend(point);
             assert!(<super::Cli as clap::Parser>::try_parse_from(args).is_ok());
         }
-    }
-}
-
-/// A count of one or more: `--limit 0` would show nothing and look like an empty VPG.
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
     }
 }
