@@ -205,12 +205,13 @@ pub struct McpArgs {
 /// Where `rewind install` writes the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Scope {
-    /// ~/.claude/settings.json
+    /// The host's per-user file (~/.claude/settings.json, ~/.codex/hooks.json, …)
     User,
-    /// ./.claude/settings.json, shared with everyone who clones the project: the entries
-    /// name `rewind` on PATH and pin no config (refused when rewind is not on PATH)
+    /// The project's file (./.claude/settings.json, ./.codex/hooks.json, …), shared with
+    /// everyone who clones the project: the entries name `rewind` on PATH and pin no config
+    /// (refused when rewind is not on PATH)
     Project,
-    /// ./.claude/settings.local.json, this machine only (not committed)
+    /// ./.claude/settings.local.json, this machine only (Claude Code only)
     Local,
 }
 
@@ -235,7 +236,11 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Settings file of the host to inspect [default: user, project and local settings].
+    /// The agent host whose hook to check [default: every host with a rewind entry].
+    #[arg(long, value_enum)]
+    pub host: Option<Host>,
+    /// Settings file of the host to inspect [default: the host's user, project and local
+    /// files].
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
     /// Print one JSON document (shape in the README) instead of text.

@@ -11,7 +11,8 @@ use crate::cli::{DoctorArgs, Scope};
 use crate::commands::install;
 use crate::config::Config;
 use crate::deadline::Deadline;
-use crate::host::claude_code::settings::{self, Installed, POST_TOOL_USE, PRE_TOOL_USE};
+use crate::host::Host;
+use crate::host::settings::{self, Events, Installed, Layout, OnFailure, Unit};
 use crate::zvm::Client;
 use crate::zvm::tls::{self, ProbeError, Trust};
 
@@ -129,7 +130,7 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     }
 
     zvm_checks(&config, &mut checks);
-    hook_checks(args.settings.as_deref(), &mut checks);
+    hook_checks(args, &mut checks);
 
     checks.finish()
 }
@@ -219,96 +220,154 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
     }
 }
 
-/// The hook entries really installed: no kill switch, exactly one rewind entry per event
-/// across the settings files, a binary that exists, a matcher that covers every catalogued
-/// mutating tool, and a timeout above the budget of the config the entry itself reads.
-fn hook_checks(explicit: Option<&Path>, checks: &mut Checks) {
-    let candidates: Vec<PathBuf> = match explicit {
-        Some(path) => vec![path.to_path_buf()],
-        None => [Scope::User, Scope::Project, Scope::Local]
-            .into_iter()
-            .filter_map(|s| settings::path(s).ok())
-            .collect(),
+/// The hook entries really installed, host by host (`--host`, or every host with a rewind
+/// entry): no kill switch, exactly one rewind entry per event across the host's files, a
+/// binary that exists, the right `--host`, a matcher that covers the shell tools and every
+/// catalogued mutating tool, a timeout above the budget of the config the entry itself
+/// reads, and the host's fail-closed setting (or, where it has none, a plain warning).
+fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
+    let hosts: Vec<Host> = match (args.host, &args.settings) {
+        (Some(host), _) => vec![host],
+        (None, Some(_)) => vec![Host::ClaudeCode],
+        (None, None) => Host::ALL.to_vec(),
     };
-    let mut found: Vec<(PathBuf, Installed)> = Vec::new();
-    for path in candidates {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let value = match settings::parse(&text, &path) {
-            Ok(value) => value,
-            Err(e) => {
-                checks.fail("hook", format!("{e:#}"));
-                continue;
+    let mut any = false;
+    for host in hosts {
+        let layout = host.settings();
+        let files: Vec<PathBuf> = if let Some(path) = &args.settings {
+            vec![path.clone()]
+        } else {
+            let mut files = Vec::new();
+            for scope in [Scope::User, Scope::Project, Scope::Local] {
+                if let Ok(f) = layout.files(scope) {
+                    for path in std::iter::once(f.write).chain(f.also) {
+                        if !files.contains(&path) {
+                            files.push(path);
+                        }
+                    }
+                }
             }
+            files
         };
-        let inspection = settings::inspect(&value);
-        if inspection.all_hooks_disabled {
-            checks.fail(
-                &format!("hook in {}", path.display()),
-                "\"disableAllHooks\": true: the host runs no hook at all, so nothing is guarded",
-            );
+        let mut found = Vec::new();
+        let mut problems = Vec::new();
+        for path in files {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            match settings::parse(&text, &path) {
+                Ok(value) => {
+                    let entries = layout.inspect(&path, &value);
+                    if let Some(off) = (layout.kill_switch)(&value) {
+                        problems.push((format!("hook in {}", path.display()), off));
+                    }
+                    found.extend(entries);
+                }
+                // A broken file that mentions rewind is one of ours the host cannot read.
+                Err(e) if text.contains("rewind") => {
+                    problems.push((String::from("hook"), format!("{e:#}")));
+                }
+                Err(_) => {}
+            }
         }
-        found.extend(inspection.handlers.into_iter().map(|h| (path.clone(), h)));
-    }
-    let pre: Vec<&(PathBuf, Installed)> = found
-        .iter()
-        .filter(|(_, h)| h.event == PRE_TOOL_USE)
-        .collect();
-    if pre.is_empty() {
-        return checks.fail("hook", "no rewind hook installed; run `rewind install`");
-    }
-    for event in [PRE_TOOL_USE, POST_TOOL_USE] {
-        let places: Vec<String> = found
-            .iter()
-            .filter(|(_, h)| h.event == event)
-            .map(|(path, h)| format!("{} ({})", path.display(), h.command))
-            .collect();
-        if places.len() > 1 {
-            checks.fail(
-                &format!("hook {event}"),
-                format!(
-                    "{} rewind entries run for each call: {}; keep one (`rewind uninstall --scope …` removes a scope's)",
-                    places.len(),
-                    places.join(", ")
-                ),
-            );
+        if found.is_empty() && args.host.is_none() && problems.is_empty() {
+            continue;
         }
+        any = true;
+        for (what, problem) in problems {
+            checks.fail(&what, problem);
+        }
+        host_checks(layout, &found, checks);
     }
-    if !found.iter().any(|(_, h)| h.event == POST_TOOL_USE) {
-        checks.warn(
+    if !any {
+        checks.fail(
             "hook",
-            "no PostToolUse entry: the audit trail will not show which calls ran; run `rewind install`",
+            "no rewind hook installed; run `rewind install --host <host>`",
         );
-    }
-    for (path, handler) in pre {
-        check_handler(path, handler, checks);
     }
 }
 
-/// One PreToolUse entry, judged with the config it pins (or the one the hook would find).
-fn check_handler(path: &Path, handler: &Installed, checks: &mut Checks) {
-    let what = format!("hook in {}", path.display());
-    let program = if handler.args.is_some() {
-        handler.command.clone()
-    } else {
-        handler
-            .command
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .to_owned()
-    };
+/// One host's entries, event by event.
+fn host_checks(layout: &Layout, found: &[Installed], checks: &mut Checks) {
+    let title = layout.title;
+    let host = layout.host.name();
+    for events in layout.events {
+        let before: Vec<&Installed> = found.iter().filter(|h| h.event == events.before).collect();
+        let after = found.iter().filter(|h| h.event == events.after).count();
+        if before.is_empty() {
+            checks.fail(
+                &format!("hook {title} {}", events.before),
+                format!("no rewind entry: these calls reach no checkpoint; run `rewind install --host {host}`"),
+            );
+        }
+        for (event, count) in [(events.before, before.len()), (events.after, after)] {
+            if count > 1 {
+                let places: Vec<String> = found
+                    .iter()
+                    .filter(|h| h.event == event)
+                    .map(|h| format!("{} ({})", h.file.display(), h.program))
+                    .collect();
+                checks.fail(
+                    &format!("hook {title} {event}"),
+                    format!(
+                        "{count} rewind entries run for each call: {}; keep one (`rewind uninstall --host {host} --scope …` removes a scope's)",
+                        places.join(", ")
+                    ),
+                );
+            }
+        }
+        if !before.is_empty() && after == 0 {
+            checks.warn(
+                &format!("hook {title}"),
+                format!("no {} entry: the audit trail will not show which calls ran; run `rewind install --host {host}`", events.after),
+            );
+        }
+        for handler in before {
+            check_handler(layout, events, handler, checks);
+        }
+    }
+    if let OnFailure::Open(what) = layout.on_failure {
+        checks.warn(&format!("hook {title}"), what);
+    }
+}
+
+/// One before-the-call entry, judged with the config it pins (or the one the hook would
+/// find).
+fn check_handler(layout: &Layout, events: &Events, handler: &Installed, checks: &mut Checks) {
+    let what = format!("hook in {}", handler.file.display());
+    let program = &handler.program;
     let exists = if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
-        Path::new(&program).is_file()
+        Path::new(program).is_file()
     } else {
-        install::find_on_path(&program).is_some()
+        install::find_on_path(program).is_some()
     };
     if !exists {
+        let consequence = match layout.on_failure {
+            OnFailure::Blocks { .. } if handler.fail_closed => "every matched call is blocked",
+            _ => "every matched call runs unguarded",
+        };
         return checks.fail(
             &what,
-            format!("{program} does not exist: with onFailure block every matched call is blocked; run `rewind install` again"),
+            format!(
+                "{program} does not exist: {consequence}; run `rewind install --host {}` again",
+                layout.host.name()
+            ),
         );
+    }
+    let mut problems = Vec::new();
+    match handler.host_arg() {
+        Some(host) if host == layout.host.name() => {}
+        Some(other) => problems.push(format!(
+            "it runs `hook --host {other}` from {}'s file: every call would be read in another host's dialect",
+            layout.title
+        )),
+        None => checks.warn(
+            &what,
+            format!(
+                "no --host: the hook recognises the host from each payload; `rewind install --host {}` names it",
+                layout.host.name()
+            ),
+        ),
     }
     let config = match handler.pinned_config() {
         Some(pinned) => Config::load(&pinned),
@@ -328,52 +387,112 @@ fn check_handler(path: &Path, handler: &Installed, checks: &mut Checks) {
         |p| p.display().to_string(),
     );
     let budget = config.hook.budget.as_secs_f64();
-    let timeout = handler.timeout.unwrap_or(settings::DEFAULT_TIMEOUT_SECS);
-    let mut problems = Vec::new();
-    if timeout <= budget {
-        problems.push(format!("timeout {timeout} s is not above the budget {budget} s of {origin}: the host would cancel the hook and run the call unguarded"));
-    }
-    if !handler.blocks_on_failure {
-        problems.push(String::from(
-            "onFailure is not \"block\": a crash or timeout would let the call through",
-        ));
-    }
-    match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
-        Ok(catalog) => {
-            let missed: Vec<String> = catalog
-                .entries()
-                .iter()
-                .filter(|e| e.class == Class::Mutating)
-                .map(|e| settings::mcp_tool_name(&sample(&e.server), &sample(&e.tool)))
-                .filter(|tool| !handler.matcher.matches(tool))
-                .collect();
-            if !missed.is_empty() {
+    let shown_timeout = timeout_problem(layout, handler, budget, &origin, &mut problems);
+    let failure = match layout.on_failure {
+        OnFailure::Blocks { key, value } => {
+            if !handler.fail_closed {
                 problems.push(format!(
-                    "matcher {:?} does not cover catalogued mutating tools such as {}",
-                    handler.matcher_text.as_deref().unwrap_or("*"),
-                    missed
-                        .iter()
-                        .take(3)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "{key} is not {value}: a crash or timeout would let the call through"
                 ));
             }
+            format!(", {key} {value}")
         }
-        Err(e) => problems.push(format!("the catalogs of {origin} do not load: {e:#}")),
-    }
+        OnFailure::Open(_) => String::new(),
+    };
+    coverage_problem(layout, events, handler, &config, &origin, &mut problems);
     if !problems.is_empty() {
         return checks.fail(&what, problems.join("; "));
     }
-    if handler.args.is_none() {
-        checks.warn(&what, "shell form: a profile script printing to stdout would corrupt decisions; reinstall with `rewind install`");
+    if layout.args_key.is_some() && !handler.exec_form {
+        checks.warn(&what, format!("shell form: a profile script printing to stdout would corrupt decisions; reinstall with `rewind install --host {}`", layout.host.name()));
     } else {
         checks.pass(
             &what,
             format!(
-                "{program}, config {origin}: timeout {timeout} s > budget {budget} s, onFailure block, matcher covers the catalogued tools"
+                "{} {program}, config {origin}: timeout {shown_timeout} > budget {budget} s{failure}, matcher covers the shell tools and the catalogued tools",
+                events.before
             ),
         );
+    }
+}
+
+/// The entry's timeout as shown (in the host's unit), with a problem when it is not above
+/// the budget or cannot be known.
+fn timeout_problem(
+    layout: &Layout,
+    handler: &Installed,
+    budget: f64,
+    origin: &str,
+    problems: &mut Vec<String>,
+) -> String {
+    let unit = layout.unit;
+    let timeout = match (handler.timeout, layout.default_timeout_secs) {
+        (Some(t), _) => Some((format!("{t} {}", unit.symbol()), unit.to_secs(t))),
+        (None, Some(default)) => Some((format!("the default {default} s"), default)),
+        (None, None) => None,
+    };
+    let Some((shown, secs)) = timeout else {
+        problems.push(format!(
+            "no timeout, and {}'s default is not documented: set one above the budget {budget} s",
+            layout.title
+        ));
+        return String::new();
+    };
+    if secs <= budget {
+        let seconds = if unit == Unit::Seconds {
+            String::new()
+        } else {
+            format!(" ({secs} s)")
+        };
+        problems.push(format!("timeout {shown}{seconds} is not above the budget {budget} s of {origin}: the host would cancel the hook and run the call unguarded"));
+    }
+    shown
+}
+
+/// A problem when the entry's matcher lets a shell tool or a catalogued mutating tool past.
+fn coverage_problem(
+    layout: &Layout,
+    events: &Events,
+    handler: &Installed,
+    config: &Config,
+    origin: &str,
+    problems: &mut Vec<String>,
+) {
+    let mut missed: Vec<String> = events
+        .must_reach
+        .iter()
+        .filter(|tool| !handler.matcher.matches(tool))
+        .map(|tool| (*tool).to_owned())
+        .collect();
+    if events.mcp {
+        match Catalog::load(config.hook.builtin_catalogs, &config.hook.catalogs) {
+            Ok(catalog) => missed.extend(
+                catalog
+                    .entries()
+                    .iter()
+                    .filter(|e| e.class == Class::Mutating)
+                    .map(|e| (layout.mcp_name)(&sample(&e.server), &sample(&e.tool)))
+                    .filter(|tool| !handler.matcher.matches(tool)),
+            ),
+            Err(e) => problems.push(format!("the catalogs of {origin} do not load: {e:#}")),
+        }
+    }
+    if !missed.is_empty() {
+        problems.push(format!(
+            "matcher {:?} does not cover {} such as {}",
+            handler.matcher_text.as_deref().unwrap_or("*"),
+            if events.mcp {
+                "the shell tools and catalogued mutating tools"
+            } else {
+                "shell commands that reach a VM"
+            },
+            missed
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
 }
 

@@ -14,55 +14,37 @@ use anyhow::{Context as _, bail};
 use super::say;
 use crate::cli::{InstallArgs, Scope};
 use crate::config::{Config, SecretSource};
-use crate::host::claude_code::settings::{self, POST_TOOL_USE, PRE_TOOL_USE};
+use crate::host::Host;
+use crate::host::settings::{AFTER_TIMEOUT_SECS, Layout, OnFailure, parse, render};
+pub use crate::host::settings::{HOST_TIMEOUT_MARGIN_SECS, Invocation};
 
-/// Seconds the host waits beyond the hook's budget before it gives up on the hook.
-pub const HOST_TIMEOUT_MARGIN_SECS: u64 = 30;
-
-/// How the host runs the hook: the program and its arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
-    pub command: String,
-    pub args: Vec<String>,
-}
-
-impl Invocation {
-    /// `<binary> [--config <file>] hook`.
-    pub fn new(binary: &Path, config: Option<&Path>) -> Invocation {
-        let mut args = Vec::new();
-        if let Some(config) = config {
-            args.push(String::from("--config"));
-            args.push(config.display().to_string());
-        }
-        args.push(String::from("hook"));
-        Invocation {
-            command: binary.display().to_string(),
-            args,
-        }
-    }
-}
-
-/// The host's timeout for a hook with this configuration's budget.
-pub fn host_timeout(config: &Config) -> u64 {
+/// The hook's budget in whole seconds (budgets are at most an hour, checked when the config
+/// loads).
+pub fn budget_secs(config: &Config) -> u64 {
     let budget = config.hook.budget.as_secs_f64().ceil();
-    // Budgets are at most an hour (checked when the config loads), so this cannot truncate.
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         reason = "bounded above"
     )]
     let budget = budget as u64;
-    budget + HOST_TIMEOUT_MARGIN_SECS
+    budget
 }
 
-/// `rewind install --host claude-code --scope user|project|local`.
+/// The host's timeout in seconds for a hook with this configuration's budget.
+pub fn host_timeout(config: &Config) -> u64 {
+    budget_secs(config) + HOST_TIMEOUT_MARGIN_SECS
+}
+
+/// `rewind install --host <host> --scope user|project|local`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
-    only_claude_code(args)?;
+    let layout = args.host.settings();
     let config = Config::discover(config_path)?;
-    let path = settings::path(args.scope)?;
+    let files = layout.files(args.scope)?;
+    let path = files.write;
     let mut warnings = Vec::new();
-    let invocation = if args.scope == Scope::Project {
-        portable_invocation(&path)?
+    let run = if args.scope == Scope::Project {
+        portable_invocation(&path, args.host)?
     } else {
         let binary = std::env::current_exe()
             .and_then(std::fs::canonicalize)
@@ -74,7 +56,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             .map(std::fs::canonicalize)
             .transpose()
             .context("cannot resolve the config file's path")?;
-        Invocation::new(&binary, config_arg.as_deref())
+        Invocation::new(&binary, config_arg.as_deref(), args.host)
     };
     if args.scope == Scope::Project && config.origin.is_some() {
         warnings.push(format!(
@@ -82,15 +64,11 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             config.origin.as_deref().unwrap_or(Path::new("")).display()
         ));
     }
-    let timeout = host_timeout(&config);
-    let pre = settings::pre_tool_use_handler(&invocation.command, &invocation.args, timeout);
-    let post = settings::post_tool_use_handler(&invocation.command, &invocation.args);
+    let timeout = layout.before_timeout(budget_secs(&config));
 
     let (original, mut value) = read_settings(&path)?;
-    settings::merge(&mut value, PRE_TOOL_USE, &pre)?;
-    settings::merge(&mut value, POST_TOOL_USE, &post)?;
-    let text = settings::render(&value)?;
-    let shown = format!("{} {}", invocation.command, invocation.args.join(" "));
+    layout.merge(&mut value, &run, timeout)?;
+    let text = render(&value)?;
     if original.as_deref() == Some(text.as_str()) {
         say(format!(
             "the rewind hook in {} is already up to date",
@@ -98,13 +76,12 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
         ));
     } else {
         let backup = write_with_backup(&path, original.as_deref(), &text)?;
-        say(format!("installed the rewind hook in {}", path.display()));
         say(format!(
-            "  {PRE_TOOL_USE}: {shown} (timeout {timeout} s, onFailure block): decides before each call"
+            "installed the rewind hook for {} in {}",
+            layout.title,
+            path.display()
         ));
-        say(format!(
-            "  {POST_TOOL_USE}: {shown} (timeout 10 s): records in the audit trail that a call ran"
-        ));
+        describe_entries(layout, &run, timeout);
         match backup {
             Some(backup) => say(format!(
                 "  the previous file is kept as {}",
@@ -113,72 +90,121 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             None => say("  (a new file: nothing to back up)"),
         }
     }
-    warnings.extend(setup_warnings(&config));
+    for other in &files.also {
+        let Ok(text) = std::fs::read_to_string(other) else {
+            continue;
+        };
+        let found = parse(&text, other).map_or(0, |v| layout.inspect(other, &v).len());
+        if found > 0 {
+            warnings.push(format!(
+                "{} also holds {found} rewind entr{}: {} would run rewind twice for each call; take {} out of it",
+                other.display(),
+                if found == 1 { "y" } else { "ies" },
+                layout.title,
+                if found == 1 { "it" } else { "them" },
+            ));
+        }
+    }
+    if let OnFailure::Open(what) = layout.on_failure {
+        warnings.push(String::from(what));
+    }
+    if let Some(note) = layout.after_install {
+        warnings.push(String::from(note));
+    }
+    warnings.extend(setup_warnings(&config, layout));
     for warning in warnings {
         crate::console::err(format!("warning: {warning}"));
     }
     Ok(())
 }
 
-/// `rewind uninstall --scope …`: removes every rewind entry from that file, nothing else.
-pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
-    only_claude_code(args)?;
-    let path = settings::path(args.scope)?;
-    let (original, mut value) = read_settings(&path)?;
-    let Some(original) = original else {
-        say(format!(
-            "{} does not exist: nothing to remove",
-            path.display()
-        ));
-        return Ok(());
+/// One line per entry written: the event, what reaches it, the command, the timeout in the
+/// host's unit and what the host does when the hook fails.
+fn describe_entries(layout: &Layout, run: &Invocation, timeout: u64) {
+    let shown = run.line();
+    let unit = layout.unit.symbol();
+    let failure = match layout.on_failure {
+        OnFailure::Blocks { key, value } => format!(", {key} {value}"),
+        OnFailure::Open(_) => String::from(", no fail-closed option"),
     };
-    let removed = settings::remove(&mut value);
-    if removed == 0 {
+    for events in layout.events {
+        let reach = events
+            .matcher
+            .map_or_else(|| String::from("every call"), |m| format!("matcher {m:?}"));
         say(format!(
-            "no rewind entry in {}: nothing changed",
-            path.display()
+            "  {} ({reach}): {shown} (timeout {timeout} {unit}{failure}): decides before each call",
+            events.before
         ));
-        return Ok(());
-    }
-    let text = settings::render(&value)?;
-    let backup = write_with_backup(&path, Some(&original), &text)?;
-    say(format!(
-        "removed {removed} rewind entr{} from {}",
-        if removed == 1 { "y" } else { "ies" },
-        path.display()
-    ));
-    if let Some(backup) = backup {
         say(format!(
-            "  the previous file is kept as {}",
-            backup.display()
+            "  {} ({reach}): {shown} (timeout {} {unit}): records in the audit trail that a call ran",
+            events.after,
+            layout.unit.from_secs(AFTER_TIMEOUT_SECS)
         ));
     }
-    Ok(())
 }
 
-/// Other hosts' settings are not written by this build.
-fn only_claude_code(args: &InstallArgs) -> anyhow::Result<()> {
-    if args.host != crate::host::Host::ClaudeCode {
-        bail!(
-            "rewind cannot install into {} yet: this build speaks only Claude Code's hook protocol",
-            args.host.name()
-        );
+/// `rewind uninstall --host <host> --scope …`: removes every rewind entry from that scope's
+/// files, nothing else.
+pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
+    let layout = args.host.settings();
+    let files = layout.files(args.scope)?;
+    let mut total = 0;
+    for path in std::iter::once(&files.write).chain(&files.also) {
+        let Some(original) = read_existing(path)? else {
+            continue;
+        };
+        let mut value = parse(&original, path)?;
+        let removed = layout.remove(&mut value);
+        if removed == 0 {
+            continue;
+        }
+        if path.extension().is_some_and(|e| e == "toml") {
+            crate::console::err(format!(
+                "warning: {} holds {removed} rewind entr{} in [hooks]; rewind does not rewrite that file: take {} out by hand",
+                path.display(),
+                if removed == 1 { "y" } else { "ies" },
+                if removed == 1 { "it" } else { "them" },
+            ));
+            continue;
+        }
+        let text = render(&value)?;
+        let backup = write_with_backup(path, Some(&original), &text)?;
+        say(format!(
+            "removed {removed} rewind entr{} from {}",
+            if removed == 1 { "y" } else { "ies" },
+            path.display()
+        ));
+        if let Some(backup) = backup {
+            say(format!(
+                "  the previous file is kept as {}",
+                backup.display()
+            ));
+        }
+        total += removed;
+    }
+    if total == 0 {
+        say(format!(
+            "no rewind entry in {}: nothing changed",
+            files.write.display()
+        ));
     }
     Ok(())
 }
 
 /// Project scope: `rewind` found on PATH, or a refusal that says why and what to do.
-fn portable_invocation(path: &Path) -> anyhow::Result<Invocation> {
+fn portable_invocation(path: &Path, host: Host) -> anyhow::Result<Invocation> {
     if find_on_path("rewind").is_none() {
+        let instead = if host == Host::ClaudeCode {
+            "or use --scope local (.claude/settings.local.json, this machine only)"
+        } else {
+            "or use --scope user"
+        };
         bail!(
-            "--scope project writes {}, which is shared with everyone who clones the project, so it cannot name this machine's rewind binary; `rewind` is not on PATH here. Put rewind on PATH (cargo install --path .) and install again, or use --scope local (.claude/settings.local.json, this machine only)",
+            "--scope project writes {}, which is shared with everyone who clones the project, so it cannot name this machine's rewind binary; `rewind` is not on PATH here. Put rewind on PATH (cargo install --path .) and install again, {instead}",
             path.display()
         );
     }
-    Ok(Invocation {
-        command: String::from("rewind"),
-        args: vec![String::from("hook")],
-    })
+    Ok(Invocation::new(Path::new("rewind"), None, host))
 }
 
 /// The file a bare program name runs, searched on PATH.
@@ -190,7 +216,7 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
 }
 
 /// What a person must know after installing: no config, no password source.
-fn setup_warnings(config: &Config) -> Vec<String> {
+fn setup_warnings(config: &Config, layout: &Layout) -> Vec<String> {
     let mut warnings = Vec::new();
     let Some(zvm) = &config.zvm else {
         warnings.push(String::from(
@@ -205,24 +231,30 @@ fn setup_warnings(config: &Config) -> Vec<String> {
             ));
         }
         warnings.push(format!(
-            "${var} must be set in the environment the agent host runs in (the hook inherits it from there, not from this shell)"
+            "${var} must be set in the environment {} runs in (the hook inherits it from there, not from this shell)",
+            layout.title
         ));
     }
     warnings
 }
 
-/// The file's text (when it exists) and its parsed settings (`{}` when it does not).
-fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Value)> {
+/// The file's text, or `None` when it does not exist.
+fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let value = settings::parse(&text, path)?;
-            Ok((Some(text), value))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Ok((None, serde_json::Value::Object(serde_json::Map::new())))
-        }
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     }
+}
+
+/// The file's text (when it exists) and its parsed settings (`{}` when it does not).
+fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Value)> {
+    let text = read_existing(path)?;
+    let value = match &text {
+        Some(text) => parse(text, path)?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
+    };
+    Ok((text, value))
 }
 
 /// Keeps `original` as a new backup (never overwriting one), then replaces the file keeping
@@ -286,8 +318,16 @@ mod tests {
         let config =
             Config::parse("[hook]\nbudget_secs = 150\n", Path::new("c.toml")).expect("config");
         assert_eq!(host_timeout(&config), 180);
-        let inv = Invocation::new(Path::new("/bin/rewind"), Some(Path::new("/etc/r.toml")));
-        assert_eq!(inv.args, ["--config", "/etc/r.toml", "hook"]);
+        assert_eq!(Host::Gemini.settings().before_timeout(150), 180_000);
+        let inv = Invocation::new(
+            Path::new("/bin/rewind"),
+            Some(Path::new("/etc/r.toml")),
+            Host::ClaudeCode,
+        );
+        assert_eq!(
+            inv.args,
+            ["--config", "/etc/r.toml", "hook", "--host", "claude-code"]
+        );
     }
 
     #[test]

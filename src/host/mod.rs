@@ -36,6 +36,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 mod names;
+pub mod settings;
 
 use serde_json::Value;
 
@@ -61,7 +62,7 @@ pub enum Host {
 
 impl Host {
     /// The name used in `--host`, checkpoint tags and the audit trail.
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Self::ClaudeCode => "claude-code",
             Self::Codex => "codex",
@@ -70,6 +71,26 @@ impl Host {
             Self::Cursor => "cursor",
         }
     }
+
+    /// This host's settings files: where `install` writes, what `doctor` reads back.
+    pub fn settings(self) -> &'static settings::Layout {
+        match self {
+            Self::ClaudeCode => &claude_code::settings::LAYOUT,
+            Self::Codex => &codex::settings::LAYOUT,
+            Self::Gemini => &gemini::settings::LAYOUT,
+            Self::Copilot => &copilot::settings::LAYOUT,
+            Self::Cursor => &cursor::settings::LAYOUT,
+        }
+    }
+
+    /// Every host, in the order `doctor` reports them.
+    pub const ALL: [Host; 5] = [
+        Self::ClaudeCode,
+        Self::Codex,
+        Self::Gemini,
+        Self::Copilot,
+        Self::Cursor,
+    ];
 
     /// Reads a payload in this host's dialect.
     pub(crate) fn read(self, stdin: &[u8]) -> Result<ToolCall, Unreadable> {

@@ -1,10 +1,6 @@
-//! Catalog commands, the shipped host snippet, and `rewind doctor`, as a user runs them.
+//! Catalog commands and `rewind doctor`, as a user runs them.
 
 use std::path::Path;
-
-use rewind::commands::install::{Invocation, host_timeout};
-use rewind::config::Config;
-use rewind::host::claude_code::settings;
 
 use crate::support::{Setup, TestEnv, hook_input};
 
@@ -120,30 +116,6 @@ fn catalog_lint_fails_on_a_broken_user_catalog_naming_file_and_key() {
 }
 
 #[test]
-fn the_shipped_snippet_is_what_install_writes() {
-    let snippet: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-code.settings.json"),
-        )
-        .expect("snippet"),
-    )
-    .expect("snippet is JSON");
-    let group = &snippet["hooks"]["PreToolUse"][0];
-    assert_eq!(group["matcher"], settings::MATCHER);
-    let run = Invocation::new(Path::new("/usr/local/bin/rewind"), None);
-    assert_eq!(
-        group["hooks"][0],
-        settings::pre_tool_use_handler(&run.command, &run.args, host_timeout(&Config::defaults()))
-    );
-    let after = &snippet["hooks"]["PostToolUse"][0];
-    assert_eq!(after["matcher"], settings::MATCHER);
-    assert_eq!(
-        after["hooks"][0],
-        settings::post_tool_use_handler(&run.command, &run.args)
-    );
-}
-
-#[test]
 fn doctor_passes_with_the_hook_installed_and_fails_without() {
     let env = TestEnv::start();
     let missing = env.run(&["doctor"], b"");
@@ -200,7 +172,9 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     let partial = env.run(&["doctor"], b"");
     partial.success();
     assert!(
-        partial.stdout.contains("warn  hook: no PostToolUse entry"),
+        partial
+            .stdout
+            .contains("warn  hook Claude Code: no PostToolUse entry"),
         "{partial:#?}"
     );
 

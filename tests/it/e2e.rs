@@ -276,7 +276,7 @@ fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
         run.success();
         run.stdout
     };
-    assert!(install().contains("installed the rewind hook in"));
+    assert!(install().contains("installed the rewind hook for Claude Code in"));
     let once = fs::read_to_string(&settings).expect("installed settings");
     assert!(install().contains("already up to date"));
     assert_eq!(fs::read_to_string(&settings).expect("settings"), once);
@@ -309,7 +309,9 @@ fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
     let pinned = json!([
         "--config",
         fs::canonicalize(&env.config).expect("config path"),
-        "hook"
+        "hook",
+        "--host",
+        "claude-code"
     ]);
     assert_eq!(post[1]["hooks"][0]["args"], pinned);
     let pre = installed["hooks"]["PreToolUse"]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rewind::commands::install::{Invocation, host_timeout};
 use rewind::config::Config;
+use rewind::host::Host;
 use rewind::host::claude_code::settings;
 use serde_json::{Value, json};
 
@@ -30,19 +31,17 @@ fn the_plugin_hooks_are_the_entries_install_writes_with_rewind_from_path() {
     let manifest = read_json(".claude-plugin/plugin.json");
     assert_eq!(manifest["name"], "rewind");
     let plugin = read_json("hooks/hooks.json");
-    let run = Invocation::new(Path::new("rewind"), None);
+    let run = Invocation::new(Path::new("rewind"), None, Host::ClaudeCode);
+    let layout = Host::ClaudeCode.settings();
     let before = &plugin["hooks"]["PreToolUse"][0];
     assert_eq!(before["matcher"], settings::MATCHER);
     assert_eq!(
         before["hooks"][0],
-        settings::pre_tool_use_handler(&run.command, &run.args, host_timeout(&Config::defaults()))
+        layout.handler(&run, true, host_timeout(&Config::defaults()))
     );
     let after = &plugin["hooks"]["PostToolUse"][0];
     assert_eq!(after["matcher"], settings::MATCHER);
-    assert_eq!(
-        after["hooks"][0],
-        settings::post_tool_use_handler(&run.command, &run.args)
-    );
+    assert_eq!(after["hooks"][0], layout.handler(&run, false, 10));
     // Nothing but those two events.
     assert_eq!(
         plugin["hooks"]

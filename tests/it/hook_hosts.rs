@@ -507,7 +507,8 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
             );
         }
     }
-    // Copilot CLI's entry has no matcher: every tool, `bash` and `powershell` among them.
+    // Copilot CLI matches the whole tool name: its shell tools and every MCP tool
+    // (`<server>-<tool>`), none of its local tools (which would otherwise be asked about).
     let copilot: Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/copilot.hooks.json"),
@@ -515,5 +516,26 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
         .expect("copilot snippet"),
     )
     .expect("JSON");
-    assert_eq!(copilot["hooks"]["preToolUse"][0].get("matcher"), None);
+    let matcher = copilot["hooks"]["preToolUse"][0]["matcher"]
+        .as_str()
+        .expect("a matcher");
+    let whole = regex::Regex::new(&format!("^(?:{matcher})$")).expect("a regex");
+    for tool in [
+        "bash",
+        "powershell",
+        "ssh-exec",
+        "desktop-commander-start_process",
+    ] {
+        assert!(whole.is_match(tool), "copilot must route {tool}");
+    }
+    for tool in [
+        "view",
+        "edit",
+        "create",
+        "report_intent",
+        "read_bash",
+        "bashful",
+    ] {
+        assert!(!whole.is_match(tool), "copilot must not route {tool}");
+    }
 }

@@ -1,3 +1,4 @@
 //! OpenAI Codex CLI.
 
 pub mod protocol;
+pub mod settings;

@@ -1,3 +1,4 @@
 //! Google Gemini CLI.
 
 pub mod protocol;
+pub mod settings;

@@ -1,0 +1,749 @@
+//! The settings seam: what every host's settings file has in common, so that `install`,
+//! `uninstall` and `doctor` are written once and each host's `settings.rs` only describes
+//! its own file.
+//!
+//! A host describes itself with one [`Layout`]: where each scope's file is, whether its
+//! events hold matcher groups (`hooks.<Event>: [{matcher, hooks: [handler…]}]`, Claude Code,
+//! Codex CLI, Gemini CLI) or handlers directly (`{"version": 1, "hooks": {"<event>":
+//! [handler…]}}`, Copilot CLI, Cursor), which events rewind uses and which tools must reach
+//! them, how a matcher is evaluated, how a handler names its program and its timeout, and
+//! what happens when the hook fails. Merging rewind's entries in, taking exactly them out
+//! and reading back what is installed are then the same code for every host.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Map, Value, json};
+
+use super::Host;
+use crate::cli::Scope;
+
+/// Seconds the host waits beyond the hook's budget before it gives up on the hook.
+pub const HOST_TIMEOUT_MARGIN_SECS: u64 = 30;
+/// The line a host shows while the before-the-call entry runs.
+pub const STATUS: &str = "rewind: Zerto checkpoint before a VM change";
+/// Seconds an after-the-call entry may take: it only records that a call ran.
+pub const AFTER_TIMEOUT_SECS: u64 = 10;
+
+/// How the host runs the hook: the program and its arguments,
+/// `<binary> [--config <file>] hook --host <name>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub command: String,
+    pub args: Vec<String>,
+}
+
+impl Invocation {
+    /// `<binary> [--config <file>] hook --host <host>`.
+    pub fn new(binary: &Path, config: Option<&Path>, host: Host) -> Invocation {
+        let mut args = Vec::new();
+        if let Some(config) = config {
+            args.push(String::from("--config"));
+            args.push(config.display().to_string());
+        }
+        args.extend(["hook", "--host", host.name()].map(String::from));
+        Invocation {
+            command: binary.display().to_string(),
+            args,
+        }
+    }
+
+    /// One command line for hosts that run a shell string, each word quoted for a POSIX
+    /// shell when it needs it.
+    pub fn line(&self) -> String {
+        std::iter::once(&self.command)
+            .chain(&self.args)
+            .map(|word| {
+                shlex::try_quote(word).map_or_else(|_| word.clone(), std::borrow::Cow::into_owned)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Whether the host's events hold matcher groups or handlers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `hooks.<Event>: [{matcher, hooks: [handler…]}]`.
+    Grouped,
+    /// `{"version": 1, "hooks": {"<event>": [handler…]}}`, a matcher (if any) in the handler.
+    Flat,
+}
+
+/// How a host reads a `matcher`.
+#[derive(Debug, Clone, Copy)]
+pub enum Syntax {
+    /// `*`, empty or absent: every tool; only `plain` characters: exact names split on `|`
+    /// (and the other `separators`); anything else an unanchored regular expression that
+    /// selects nothing when it does not compile (Claude Code, Codex CLI).
+    NamesOrRegex {
+        plain: fn(char) -> bool,
+        separators: &'static [char],
+    },
+    /// An unanchored regular expression; one that does not compile is an exact name
+    /// (Gemini CLI). `*`, empty or absent: every tool.
+    RegexOrLiteral,
+    /// A regular expression that must match the whole name (Copilot CLI); absent: every tool.
+    Anchored,
+    /// An unanchored regular expression; absent, empty or `*`: everything (Cursor).
+    Regex,
+}
+
+/// Which tool names a matcher selects, as its host evaluates it.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    /// `*`, empty or absent.
+    Everything,
+    /// Exact names.
+    Names(Vec<String>),
+    /// A regular expression.
+    Pattern(regex::Regex),
+    /// A pattern that does not compile: it selects nothing.
+    Broken(String),
+}
+
+impl Matcher {
+    /// Reads a `matcher` value the way `syntax` says.
+    pub fn new(syntax: Syntax, text: Option<&str>) -> Matcher {
+        let Some(text) = text.map(str::trim) else {
+            return Matcher::Everything;
+        };
+        if !matches!(syntax, Syntax::Anchored) && (text.is_empty() || text == "*") {
+            return Matcher::Everything;
+        }
+        let regex = |pattern: &str| regex::Regex::new(pattern).ok();
+        match syntax {
+            Syntax::NamesOrRegex { plain, separators } => {
+                if text
+                    .chars()
+                    .all(|c| plain(c) || c == '|' || separators.contains(&c))
+                {
+                    return Matcher::Names(
+                        text.split(|c| c == '|' || separators.contains(&c))
+                            .map(str::trim)
+                            .filter(|n| !n.is_empty())
+                            .map(str::to_owned)
+                            .collect(),
+                    );
+                }
+                regex(text).map_or_else(|| Matcher::Broken(text.to_owned()), Matcher::Pattern)
+            }
+            Syntax::RegexOrLiteral => {
+                regex(text).map_or_else(|| Matcher::Names(vec![text.to_owned()]), Matcher::Pattern)
+            }
+            Syntax::Anchored => regex(&format!("^(?:{text})$"))
+                .map_or_else(|| Matcher::Broken(text.to_owned()), Matcher::Pattern),
+            Syntax::Regex => {
+                regex(text).map_or_else(|| Matcher::Broken(text.to_owned()), Matcher::Pattern)
+            }
+        }
+    }
+
+    /// Whether a call to `tool` (or a command, for hosts that match command text) reaches
+    /// the entry.
+    pub fn matches(&self, tool: &str) -> bool {
+        match self {
+            Matcher::Everything => true,
+            Matcher::Names(names) => names.iter().any(|n| n == tool),
+            Matcher::Pattern(re) => re.is_match(tool),
+            Matcher::Broken(_) => false,
+        }
+    }
+}
+
+/// One pair of events rewind uses: one before the call (it decides), one after (it records
+/// that the call ran).
+#[derive(Debug, Clone, Copy)]
+pub struct Events {
+    pub before: &'static str,
+    pub after: &'static str,
+    /// The matcher rewind writes (`None`: none, every call reaches the entry).
+    pub matcher: Option<&'static str>,
+    /// What must reach the before-the-call entry besides MCP tools: the host's shell tool
+    /// names (or, where the matcher reads command text, sample commands).
+    pub must_reach: &'static [&'static str],
+    /// Whether the host's MCP tools come through this event.
+    pub mcp: bool,
+}
+
+/// The unit of a host's `timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Milliseconds,
+}
+
+impl Unit {
+    /// `secs` in this unit.
+    pub fn from_secs(self, secs: u64) -> u64 {
+        match self {
+            Unit::Seconds => secs,
+            Unit::Milliseconds => secs * 1000,
+        }
+    }
+
+    /// A value in this unit, in seconds.
+    pub fn to_secs(self, value: f64) -> f64 {
+        match self {
+            Unit::Seconds => value,
+            Unit::Milliseconds => value / 1000.0,
+        }
+    }
+
+    /// `s` or `ms`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::Milliseconds => "ms",
+        }
+    }
+}
+
+/// What the host does when the hook times out or crashes.
+#[derive(Debug, Clone, Copy)]
+pub enum OnFailure {
+    /// The handler field that makes the host block the call (`onFailure: "block"`,
+    /// `failClosed: true`); rewind writes it and `doctor` fails an entry without it.
+    Blocks {
+        key: &'static str,
+        value: &'static str,
+    },
+    /// The host has no such option: what it does, said plainly by `install` and `doctor`.
+    Open(&'static str),
+}
+
+/// The files of one scope: the one `install` writes and others the host also reads hooks
+/// from (for `doctor` and `uninstall`).
+#[derive(Debug, Clone)]
+pub struct Files {
+    pub write: PathBuf,
+    pub also: Vec<PathBuf>,
+}
+
+/// Everything rewind needs to know about one host's settings files.
+pub struct Layout {
+    pub host: Host,
+    /// The host's name for people.
+    pub title: &'static str,
+    pub shape: Shape,
+    pub events: &'static [Events],
+    pub syntax: Syntax,
+    /// Matchers earlier rewind versions wrote: an install over one widens it.
+    pub old_matchers: &'static [&'static str],
+    /// Handler keys that may name the program, the first being the one rewind writes.
+    pub program_keys: &'static [&'static str],
+    /// The key of the argument list (exec form), or `None` when the program key holds a
+    /// whole shell command line.
+    pub args_key: Option<&'static str>,
+    pub timeout_key: &'static str,
+    pub unit: Unit,
+    /// The host's timeout for a handler that sets none, in seconds (`None`: not documented).
+    pub default_timeout_secs: Option<f64>,
+    pub on_failure: OnFailure,
+    /// Extra fields of the before-the-call handler (status lines, names).
+    pub before_fields: &'static [(&'static str, &'static str)],
+    /// Extra fields of the after-the-call handler.
+    pub after_fields: &'static [(&'static str, &'static str)],
+    /// The tool name the host gives a tool of an MCP server.
+    pub mcp_name: fn(&str, &str) -> String,
+    /// The file `install` writes for user scope.
+    pub user: fn() -> anyhow::Result<PathBuf>,
+    /// The file `install` writes for project scope, relative to the project (the current
+    /// directory).
+    pub project: &'static str,
+    /// The file for local scope (this machine only), where the host has one.
+    pub local: Option<&'static str>,
+    /// The other files of a scope the host reads hooks from, given the one rewind writes.
+    pub also: fn(&Path) -> Vec<PathBuf>,
+    /// A setting in a parsed file that keeps rewind's entries from running.
+    pub kill_switch: fn(&Value) -> Option<String>,
+    /// What a person must do after installing, if anything.
+    pub after_install: Option<&'static str>,
+}
+
+/// One rewind handler found in a settings file.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub file: PathBuf,
+    pub event: String,
+    /// The matcher as written (`None`: absent).
+    pub matcher_text: Option<String>,
+    pub matcher: Matcher,
+    /// The program the host runs.
+    pub program: String,
+    /// The words after the program.
+    pub args: Vec<String>,
+    /// Whether the program and its arguments are given apart (no shell in between).
+    pub exec_form: bool,
+    /// The timeout as written, in the host's unit (`None`: the host's default).
+    pub timeout: Option<f64>,
+    /// Whether the entry carries the host's fail-closed setting.
+    pub fail_closed: bool,
+}
+
+impl Installed {
+    /// The file given to `--config`, when the handler pins one.
+    pub fn pinned_config(&self) -> Option<PathBuf> {
+        self.args
+            .iter()
+            .position(|a| a == "--config")
+            .and_then(|i| self.args.get(i + 1))
+            .map(PathBuf::from)
+    }
+
+    /// The host given to `--host`, when the handler names one.
+    pub fn host_arg(&self) -> Option<&str> {
+        self.args
+            .iter()
+            .position(|a| a == "--host")
+            .and_then(|i| self.args.get(i + 1))
+            .map(String::as_str)
+    }
+}
+
+/// `~/<relative>`.
+pub fn home(relative: &str) -> anyhow::Result<PathBuf> {
+    Ok(crate::config::home_dir()
+        .context("$HOME is not set")?
+        .join(relative))
+}
+
+/// `$<var>` when it is set and not empty, else `~/<default>`.
+pub fn home_or(var: &str, default: &str) -> anyhow::Result<PathBuf> {
+    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => home(default),
+    }
+}
+
+/// `./<relative>` in the current directory.
+pub fn here(relative: &str) -> anyhow::Result<PathBuf> {
+    Ok(std::env::current_dir()
+        .context("cannot tell the current directory")?
+        .join(relative))
+}
+
+/// No other file.
+pub fn nothing_else(_: &Path) -> Vec<PathBuf> {
+    Vec::new()
+}
+
+/// No setting turns rewind's entries off.
+pub fn no_kill_switch(_: &Value) -> Option<String> {
+    None
+}
+
+impl Layout {
+    /// The files of a scope, or why the host has no such scope.
+    pub fn files(&self, scope: Scope) -> anyhow::Result<Files> {
+        let write = match (scope, self.local) {
+            (Scope::User, _) => (self.user)()?,
+            (Scope::Project, _) => here(self.project)?,
+            (Scope::Local, Some(local)) => here(local)?,
+            (Scope::Local, None) => bail!(
+                "{} has no local scope: it reads {} (user) and ./{} (project); use --scope user",
+                self.title,
+                (self.user)().map_or_else(
+                    |_| String::from("a per-user file"),
+                    |p| p.display().to_string()
+                ),
+                self.project
+            ),
+        };
+        Ok(Files {
+            also: (self.also)(&write),
+            write,
+        })
+    }
+
+    /// The host's timeout for the before-the-call entry: `budget + 30 s` in its unit.
+    pub fn before_timeout(&self, budget_secs: u64) -> u64 {
+        self.unit.from_secs(budget_secs + HOST_TIMEOUT_MARGIN_SECS)
+    }
+
+    /// The events pair an event name belongs to, and whether it is the before-the-call one.
+    pub fn events_of(&self, event: &str) -> Option<(&'static Events, bool)> {
+        self.events.iter().find_map(|e| {
+            if e.before == event {
+                Some((e, true))
+            } else if e.after == event {
+                Some((e, false))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// A handler running `run`, before the call (with `timeout` in the host's unit and the
+    /// fail-closed field) or after it.
+    pub fn handler(&self, run: &Invocation, before: bool, timeout: u64) -> Value {
+        let mut handler = Map::new();
+        handler.insert("type".into(), json!("command"));
+        if let Some(args_key) = self.args_key {
+            handler.insert(self.program_keys[0].into(), json!(run.command));
+            handler.insert(args_key.into(), json!(run.args));
+        } else {
+            handler.insert(self.program_keys[0].into(), json!(run.line()));
+        }
+        handler.insert(self.timeout_key.into(), json!(timeout));
+        let fields = if before {
+            if let OnFailure::Blocks { key, value } = self.on_failure {
+                let value = if value == "true" {
+                    json!(true)
+                } else {
+                    json!(value)
+                };
+                handler.insert(key.into(), value);
+            }
+            self.before_fields
+        } else {
+            self.after_fields
+        };
+        for (key, value) in fields {
+            handler.insert((*key).into(), json!(value));
+        }
+        Value::Object(handler)
+    }
+
+    /// Puts rewind's entries (running `run`, the before-the-call one with `timeout` in the
+    /// host's unit) into parsed settings. An existing rewind entry is replaced in place
+    /// (keeping a matcher its user chose), repeats go, and nothing else is touched.
+    pub fn merge(
+        &self,
+        settings: &mut Value,
+        run: &Invocation,
+        timeout: u64,
+    ) -> anyhow::Result<()> {
+        let root = settings
+            .as_object_mut()
+            .context("the settings are not a JSON object")?;
+        if self.shape == Shape::Flat && !root.contains_key("version") {
+            root.insert("version".into(), json!(1));
+        }
+        let hooks = root
+            .entry("hooks")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .context("\"hooks\" in the settings is not an object")?;
+        // Every before-the-call event first, then every after-the-call one.
+        for before in [true, false] {
+            for events in self.events {
+                let event = if before { events.before } else { events.after };
+                let timeout = if before {
+                    timeout
+                } else {
+                    self.unit.from_secs(AFTER_TIMEOUT_SECS)
+                };
+                let handler = self.handler(run, before, timeout);
+                let list = hooks
+                    .entry(event)
+                    .or_insert_with(|| Value::Array(Vec::new()))
+                    .as_array_mut()
+                    .with_context(|| format!("\"hooks.{event}\" in the settings is not a list"))?;
+                match self.shape {
+                    Shape::Grouped => self.merge_grouped(list, events.matcher, &handler),
+                    Shape::Flat => self.merge_flat(list, events.matcher, handler),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_grouped(&self, groups: &mut Vec<Value>, matcher: Option<&str>, handler: &Value) {
+        let mut placed = false;
+        for group in groups.iter_mut() {
+            let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            let before = handlers.len();
+            let mut ours = false;
+            for h in handlers.iter_mut() {
+                if self.is_rewind(h) {
+                    *h = if placed { Value::Null } else { handler.clone() };
+                    ours = !placed;
+                    placed = true;
+                }
+            }
+            handlers.retain(|h| !h.is_null());
+            if handlers.is_empty() && before > 0 {
+                *group = Value::Null;
+            } else if ours && self.is_old_matcher(group.get("matcher")) {
+                set_matcher(group, matcher);
+            }
+        }
+        groups.retain(|g| !g.is_null());
+        if !placed {
+            let mut group = Map::new();
+            if let Some(matcher) = matcher {
+                group.insert("matcher".into(), json!(matcher));
+            }
+            group.insert("hooks".into(), json!([handler.clone()]));
+            groups.push(Value::Object(group));
+        }
+    }
+
+    fn merge_flat(&self, handlers: &mut Vec<Value>, matcher: Option<&str>, handler: Value) {
+        let mut placed = false;
+        for h in handlers.iter_mut() {
+            if !self.is_rewind(h) {
+                continue;
+            }
+            if placed {
+                *h = Value::Null;
+                continue;
+            }
+            let kept = h.get("matcher").cloned();
+            *h = handler.clone();
+            if self.is_old_matcher(kept.as_ref()) {
+                set_matcher(h, matcher);
+            } else if let Some(kept) = kept {
+                h["matcher"] = kept;
+            }
+            placed = true;
+        }
+        handlers.retain(|h| !h.is_null());
+        if !placed {
+            let mut handler = handler;
+            set_matcher(&mut handler, matcher);
+            handlers.push(handler);
+        }
+    }
+
+    /// Absent, or a matcher an earlier rewind wrote.
+    fn is_old_matcher(&self, matcher: Option<&Value>) -> bool {
+        match matcher {
+            None => true,
+            Some(m) => m.as_str().is_some_and(|m| self.old_matchers.contains(&m)),
+        }
+    }
+
+    /// Takes every rewind handler out of every event; a group, an event list or a `hooks`
+    /// object left empty by that goes too (one that was empty before stays). Returns how
+    /// many were removed.
+    pub fn remove(&self, settings: &mut Value) -> usize {
+        let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) else {
+            return 0;
+        };
+        let mut removed = 0;
+        let mut emptied = Vec::new();
+        for (event, list) in hooks.iter_mut() {
+            let Some(list) = list.as_array_mut() else {
+                continue;
+            };
+            let had = !list.is_empty();
+            match self.shape {
+                Shape::Grouped => {
+                    for group in list.iter_mut() {
+                        let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut)
+                        else {
+                            continue;
+                        };
+                        let before = handlers.len();
+                        handlers.retain(|h| !self.is_rewind(h));
+                        let gone = before - handlers.len();
+                        removed += gone;
+                        if gone > 0 && handlers.is_empty() {
+                            *group = Value::Null;
+                        }
+                    }
+                    list.retain(|g| !g.is_null());
+                }
+                Shape::Flat => {
+                    let before = list.len();
+                    list.retain(|h| !self.is_rewind(h));
+                    removed += before - list.len();
+                }
+            }
+            if had && list.is_empty() {
+                emptied.push(event.clone());
+            }
+        }
+        let had_events = !hooks.is_empty();
+        for event in emptied {
+            hooks.remove(&event);
+        }
+        if had_events
+            && hooks.is_empty()
+            && let Some(root) = settings.as_object_mut()
+        {
+            root.remove("hooks");
+        }
+        removed
+    }
+
+    /// The program and the words after it, as the handler names them.
+    fn command_of(&self, handler: &Value) -> Option<(String, Vec<String>, bool)> {
+        let program = self
+            .program_keys
+            .iter()
+            .find_map(|key| handler.get(*key).and_then(Value::as_str))?;
+        if let Some(args) = self
+            .args_key
+            .and_then(|key| handler.get(key))
+            .and_then(Value::as_array)
+        {
+            let args = args
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect();
+            return Some((program.to_owned(), args, true));
+        }
+        let words = shlex::split(program)
+            .unwrap_or_else(|| program.split_whitespace().map(str::to_owned).collect());
+        let (first, rest) = words.split_first()?;
+        Some((first.clone(), rest.to_vec(), false))
+    }
+
+    /// A handler that runs `rewind … hook`.
+    pub fn is_rewind(&self, handler: &Value) -> bool {
+        self.command_of(handler).is_some_and(|(program, args, _)| {
+            Path::new(&program)
+                .file_name()
+                .is_some_and(|n| n == "rewind" || n == "rewind.exe")
+                && args.iter().any(|a| a == "hook")
+        })
+    }
+
+    /// Every rewind handler in parsed settings read from `file`.
+    pub fn inspect(&self, file: &Path, settings: &Value) -> Vec<Installed> {
+        let mut found = Vec::new();
+        let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+            return found;
+        };
+        for (event, list) in hooks {
+            for item in list.as_array().into_iter().flatten() {
+                let (matcher_text, handlers): (Option<&str>, Vec<&Value>) = match self.shape {
+                    Shape::Grouped => (
+                        item.get("matcher").and_then(Value::as_str),
+                        item.get("hooks")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .collect(),
+                    ),
+                    Shape::Flat => (item.get("matcher").and_then(Value::as_str), vec![item]),
+                };
+                for h in handlers {
+                    let Some((program, args, exec_form)) =
+                        self.command_of(h).filter(|_| self.is_rewind(h))
+                    else {
+                        continue;
+                    };
+                    let fail_closed = match self.on_failure {
+                        OnFailure::Blocks { key, value } => h.get(key).is_some_and(|v| {
+                            v.as_str() == Some(value) || (value == "true" && v == &json!(true))
+                        }),
+                        OnFailure::Open(_) => false,
+                    };
+                    found.push(Installed {
+                        file: file.to_path_buf(),
+                        event: event.clone(),
+                        matcher_text: matcher_text.map(str::to_owned),
+                        matcher: Matcher::new(self.syntax, matcher_text),
+                        program,
+                        args,
+                        exec_form,
+                        timeout: h.get(self.timeout_key).and_then(Value::as_f64),
+                        fail_closed,
+                    });
+                }
+            }
+        }
+        found
+    }
+}
+
+fn set_matcher(item: &mut Value, matcher: Option<&str>) {
+    if let Some(map) = item.as_object_mut() {
+        match matcher {
+            Some(m) => {
+                map.insert("matcher".into(), json!(m));
+            }
+            None => {
+                map.remove("matcher");
+            }
+        }
+    }
+}
+
+/// Parses a settings file's text: JSON, or TOML for a `.toml` file (read, never written);
+/// anything but an object is refused, naming the file.
+pub fn parse(text: &str, path: &Path) -> anyhow::Result<Value> {
+    let value: Value = if path.extension().is_some_and(|e| e == "toml") {
+        let table: toml::Table = toml::from_str(text)
+            .with_context(|| format!("{} is not valid TOML; not touching it", path.display()))?;
+        serde_json::to_value(table)?
+    } else {
+        serde_json::from_str(text)
+            .with_context(|| format!("{} is not valid JSON; not touching it", path.display()))?
+    };
+    if !value.is_object() {
+        bail!("{} is not a JSON object; not touching it", path.display());
+    }
+    Ok(value)
+}
+
+/// The text written for settings.
+pub fn render(settings: &Value) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(settings)? + "\n")
+}
+
+/// The other `*.json` files in the directory of `file`, sorted (a directory that does not
+/// exist has none).
+pub fn other_json_files(file: &Path) -> Vec<PathBuf> {
+    let Some(dir) = file.parent() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p != file && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_line_quotes_what_a_shell_would_split() {
+        let run = Invocation::new(
+            Path::new("/opt/my tools/rewind"),
+            Some(Path::new("/etc/r.toml")),
+            Host::Codex,
+        );
+        assert_eq!(
+            run.line(),
+            "'/opt/my tools/rewind' --config /etc/r.toml hook --host codex"
+        );
+        assert_eq!(
+            shlex::split(&run.line()).expect("splits"),
+            std::iter::once(run.command.clone())
+                .chain(run.args.clone())
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn matcher_syntaxes_follow_their_hosts() {
+        let gemini = |m| Matcher::new(Syntax::RegexOrLiteral, Some(m));
+        assert!(gemini("^mcp_").matches("mcp_ssh_exec"));
+        assert!(!gemini("^mcp_").matches("run_shell_command"));
+        assert!(gemini("read_.*").matches("pre_read_file"), "unanchored");
+        assert!(
+            gemini("mcp_(ssh").matches("mcp_(ssh"),
+            "a broken regex is a literal"
+        );
+        let copilot = |m| Matcher::new(Syntax::Anchored, Some(m));
+        assert!(copilot("bash").matches("bash"));
+        assert!(!copilot("bash").matches("read_bash"), "anchored");
+        assert!(copilot("bash|powershell|.+-.+").matches("ssh-exec"));
+        assert!(!copilot("bash|powershell|.+-.+").matches("view"));
+        assert!(Matcher::new(Syntax::Anchored, None).matches("view"));
+        assert!(!Matcher::new(Syntax::Regex, Some("ssh (")).matches("ssh ("));
+    }
+}
