@@ -48,7 +48,9 @@ fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknow
     let commands = match ctx.walk.parse(text, dialect) {
         Ok(commands) => commands,
         // A text that names no remote program cannot reach one, parsed or not.
-        Err(_) if !ctx.catalog.mentions_a_program(text) && !ctx.catalog.may_hide_a_program(text) => {
+        Err(_)
+            if !ctx.catalog.mentions_a_program(text) && !ctx.catalog.may_hide_a_program(text) =>
+        {
             return Ok(());
         }
         Err(e) => return Err(e),
@@ -193,7 +195,9 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         "strace" | "ltrace" => rest(skip_options(
             args,
             1,
-            &["-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"],
+            &[
+                "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X",
+            ],
         )),
         // An alias that runs a remote program is used later under another name.
         "alias" | "set-alias" | "new-alias" | "sal" | "nal" => {
@@ -467,7 +471,8 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         return Ok(());
     };
     let Some(name) = first.value.as_deref() else {
-        if ctx.named
+        // In PowerShell a leading `$x` is an expression, not a call: only the name itself counts.
+        if (ctx.named && dialect == Dialect::Posix)
             || ctx.catalog.mentions_a_program(&first.raw)
             || ctx.catalog.may_hide_a_program(&first.raw)
         {
