@@ -169,7 +169,8 @@ impl ShellCatalog {
         }
         for file in files {
             let path = file.as_ref();
-            let text = std::fs::read_to_string(path)
+            // Read on the hook's main thread, before any watchdog: never a blocking read.
+            let text = crate::config::read_text_file(path)
                 .with_context(|| format!("cannot read shell catalog {}", path.display()))?;
             catalog.extend(&text, &path.display().to_string())?;
         }
