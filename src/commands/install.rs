@@ -97,11 +97,11 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
         let found = parse(&text, other).map_or(0, |v| layout.inspect(other, &v).len());
         if found > 0 {
             warnings.push(format!(
-                "{} also holds {found} rewind entr{}: {} would run rewind twice for each call; take {} out of it",
+                "{} also holds {found} rewind entr{}: {} would run rewind twice for each call; run `rewind uninstall --host {}` and install again",
                 other.display(),
                 if found == 1 { "y" } else { "ies" },
                 layout.title,
-                if found == 1 { "it" } else { "them" },
+                args.host.name(),
             ));
         }
     }
@@ -153,21 +153,17 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
         let Some(original) = read_existing(path)? else {
             continue;
         };
-        let mut value = parse(&original, path)?;
-        let removed = layout.remove(&mut value);
+        // A TOML file (Codex CLI's config.toml) is edited in place, keeping its comments.
+        let (text, removed) = if path.extension().is_some_and(|e| e == "toml") {
+            layout.remove_toml(&original, path)?
+        } else {
+            let mut value = parse(&original, path)?;
+            let removed = layout.remove(&mut value);
+            (render(&value)?, removed)
+        };
         if removed == 0 {
             continue;
         }
-        if path.extension().is_some_and(|e| e == "toml") {
-            crate::console::err(format!(
-                "warning: {} holds {removed} rewind entr{} in [hooks]; rewind does not rewrite that file: take {} out by hand",
-                path.display(),
-                if removed == 1 { "y" } else { "ies" },
-                if removed == 1 { "it" } else { "them" },
-            ));
-            continue;
-        }
-        let text = render(&value)?;
         let backup = write_with_backup(path, Some(&original), &text)?;
         say(format!(
             "removed {removed} rewind entr{} from {}",

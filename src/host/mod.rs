@@ -288,11 +288,20 @@ pub(crate) fn precheck(stdin: &[u8]) -> Result<(), Unreadable> {
 }
 
 /// Reads stdin with `--host` when given, else with the dialect [`detect`] finds.
+///
+/// Cursor and Copilot CLI also run the hooks in Claude Code's settings files, sending their
+/// own payloads to an entry installed with `--host claude-code`. Such a payload is read, and
+/// answered, in the dialect of the host that really sent it: read as Claude Code's, a Cursor
+/// `Shell` call would be an ask, which Cursor does not enforce.
 pub(crate) fn read(
     host: Option<Host>,
     stdin: &[u8],
 ) -> Result<ToolCall, (Option<Host>, Unreadable)> {
     let host = match host {
+        Some(Host::ClaudeCode) => match detect(stdin) {
+            Some(sender @ (Host::Cursor | Host::Copilot)) => sender,
+            _ => Host::ClaudeCode,
+        },
         Some(host) => host,
         None => {
             // Say what is wrong with the bytes before saying the host is unknown.
@@ -412,6 +421,43 @@ mod tests {
         for (payload, host) in cases {
             assert_eq!(detect(payload.as_bytes()), host, "{payload}");
         }
+    }
+
+    #[test]
+    fn a_claude_code_entry_run_by_cursor_or_copilot_reads_the_senders_payload() {
+        let cases = [
+            (
+                r#"{"conversation_id":"c","generation_id":"g","cursor_version":"1.7.2","hook_event_name":"preToolUse","tool_name":"Shell","tool_input":{"command":"ssh web01 reboot"},"tool_use_id":"tu1"}"#,
+                Host::Cursor,
+            ),
+            (
+                r#"{"hook_event_name":"PreToolUse","session_id":"s","timestamp":"2026-12-01T04:18:12.553Z","cwd":"/p","tool_name":"Bash","tool_input":{"command":"ssh web01 reboot"}}"#,
+                Host::Copilot,
+            ),
+            (
+                r#"{"timestamp":1704614600000,"cwd":"/","toolName":"bash","toolArgs":"{\"command\":\"ssh web01 reboot\"}"}"#,
+                Host::Copilot,
+            ),
+            (
+                r#"{"session_id":"s","transcript_path":"/t","cwd":"/","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh web01 reboot"},"tool_use_id":"toolu_1"}"#,
+                Host::ClaudeCode,
+            ),
+            // Neither fingerprint: read as the host the entry names.
+            (
+                r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh web01 reboot"}}"#,
+                Host::ClaudeCode,
+            ),
+        ];
+        for (payload, sender) in cases {
+            let call = read(Some(Host::ClaudeCode), payload.as_bytes()).expect(payload);
+            assert_eq!(call.host, sender, "{payload}");
+        }
+        // Only Claude Code's files are shared: another host's entry keeps its own dialect.
+        let cursor = cases[0].0.as_bytes();
+        assert_eq!(
+            read(Some(Host::Codex), cursor).map(|c| c.host),
+            Ok(Host::Codex)
+        );
     }
 
     #[test]

@@ -653,6 +653,97 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// Takes every rewind handler out of a TOML file's `[hooks]` (Codex CLI's inline hooks in
+    /// `config.toml`), keeping every other line, comment and format as it was. Returns the
+    /// new text and how many were removed.
+    pub fn remove_toml(&self, text: &str, path: &Path) -> anyhow::Result<(String, usize)> {
+        let mut doc: toml_edit::DocumentMut = text
+            .parse()
+            .with_context(|| format!("{} is not valid TOML; not touching it", path.display()))?;
+        let mut removed = 0;
+        let mut hooks_emptied = false;
+        if let Some(hooks) = doc.get_mut("hooks").and_then(|h| h.as_table_like_mut()) {
+            let events: Vec<String> = hooks.iter().map(|(k, _)| k.to_owned()).collect();
+            let had_events = !events.is_empty();
+            for event in events {
+                let Some(groups) = hooks.get_mut(&event) else {
+                    continue;
+                };
+                let emptied = prune_tables(groups, |group| {
+                    let Some(handlers) = group.get_mut("hooks") else {
+                        return false;
+                    };
+                    prune_tables(handlers, |handler| {
+                        let ours = self.is_rewind(&self.toml_handler(handler));
+                        removed += usize::from(ours);
+                        ours
+                    })
+                });
+                if emptied {
+                    hooks.remove(&event);
+                }
+            }
+            hooks_emptied = had_events && hooks.is_empty();
+        }
+        if hooks_emptied {
+            doc.remove("hooks");
+        }
+        Ok((doc.to_string(), removed))
+    }
+
+    /// The program and argument keys of a TOML handler, as JSON.
+    fn toml_handler(&self, handler: &dyn toml_edit::TableLike) -> Value {
+        let mut map = Map::new();
+        for key in self.program_keys.iter().chain(self.args_key.iter()) {
+            let value = match handler.get(key).and_then(toml_edit::Item::as_value) {
+                Some(toml_edit::Value::String(s)) => json!(s.value()),
+                Some(toml_edit::Value::Array(words)) => json!(
+                    words
+                        .iter()
+                        .filter_map(toml_edit::Value::as_str)
+                        .collect::<Vec<_>>()
+                ),
+                _ => continue,
+            };
+            map.insert((*key).to_owned(), value);
+        }
+        Value::Object(map)
+    }
+}
+
+/// A `retain` predicate keeping the items whose verdict, in order, is false.
+fn not_dropped<T: ?Sized>(verdicts: &[bool]) -> impl FnMut(&T) -> bool + '_ {
+    let mut next = verdicts.iter();
+    move |_| !next.next().copied().unwrap_or(false)
+}
+
+/// Drops the tables of a TOML list (`[[x]]` or an inline array) for which `drop` says so;
+/// `drop` may change the ones it keeps. Whether the list had tables and is now empty.
+fn prune_tables(
+    item: &mut toml_edit::Item,
+    mut drop: impl FnMut(&mut dyn toml_edit::TableLike) -> bool,
+) -> bool {
+    let mut verdicts = Vec::new();
+    match item {
+        toml_edit::Item::ArrayOfTables(list) => {
+            for table in list.iter_mut() {
+                verdicts.push(drop(table));
+            }
+            list.retain(not_dropped(&verdicts));
+            !verdicts.is_empty() && list.is_empty()
+        }
+        toml_edit::Item::Value(toml_edit::Value::Array(list)) => {
+            for value in list.iter_mut() {
+                verdicts.push(value.as_inline_table_mut().is_some_and(|t| drop(t)));
+            }
+            list.retain(not_dropped(&verdicts));
+            !verdicts.is_empty() && list.is_empty()
+        }
+        _ => false,
+    }
+}
+
 fn set_matcher(item: &mut Value, matcher: Option<&str>) {
     if let Some(map) = item.as_object_mut() {
         match matcher {
@@ -725,6 +816,41 @@ mod tests {
             std::iter::once(run.command.clone())
                 .chain(run.args.clone())
                 .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_toml_file_loses_exactly_rewinds_handlers_and_keeps_its_comments() {
+        let text = r#"# my Codex settings
+model = "gpt-5" # the default
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "python3 ~/.codex/policy.py" # keep me
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "/opt/rewind hook --host codex"
+
+[[hooks.PostToolUse]]
+hooks = [{ type = "command", command = "'/opt/my tools/rewind' hook --host codex", timeout = 10 }]
+"#;
+        let (after, removed) = crate::host::codex::settings::LAYOUT
+            .remove_toml(text, Path::new("config.toml"))
+            .expect("TOML");
+        assert_eq!(removed, 2);
+        assert_eq!(
+            after,
+            r#"# my Codex settings
+model = "gpt-5" # the default
+
+[[hooks.PreToolUse]]
+matcher = "Bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "python3 ~/.codex/policy.py" # keep me
+"#
         );
     }
 

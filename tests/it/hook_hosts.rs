@@ -539,3 +539,50 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
         assert!(!whole.is_match(tool), "copilot must not route {tool}");
     }
 }
+
+/// Cursor and Copilot CLI also run the hooks in Claude Code's settings files, with their own
+/// payloads, so an entry installed with `--host claude-code` answers them as their own entry
+/// would: a Cursor shell call to an unknown VM is Cursor's deny (Cursor does not enforce an
+/// ask), never Claude Code's ask.
+#[test]
+fn a_claude_code_entry_run_by_cursor_or_copilot_answers_as_the_senders_own_entry() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hosts");
+    let cursor_shell = json!({
+        "conversation_id": "c0501000-0000-4000-8000-000000000001",
+        "generation_id": "9e0e0000-0000-4000-8000-000000000001",
+        "cursor_version": "1.7.2",
+        "workspace_roots": ["/home/dev/ops"],
+        "hook_event_name": "preToolUse",
+        "tool_name": "Shell",
+        "tool_input": {"command": "ssh nosuch-vm sudo reboot", "working_directory": "/home/dev/ops"},
+        "tool_use_id": "tu1",
+    });
+    let mut cases = vec![("cursor", cursor_shell.to_string().into_bytes())];
+    for call in ["mcp", "mcp-pascal", "shell", "shell-pascal"] {
+        let recorded = std::fs::read_to_string(dir.join(format!("copilot-1.0.102-{call}.json")))
+            .expect("a recorded Copilot payload");
+        cases.push(("copilot", unscrub(&recorded)));
+    }
+    let pid = regex::Regex::new(r"rewind-\d+").expect("a regex");
+    for (sender, stdin) in cases {
+        let answers: Vec<String> = [sender, "claude-code"]
+            .map(|host| {
+                // A fresh simulator each: the second checkpoint would have another id.
+                let env = scene_env(&dir.join("copilot-1.0.102-shell.json"));
+                let run = env.run(&["hook", "--host", host], &stdin);
+                pid.replace_all(&outcome(&run).to_string(), "rewind-[pid]")
+                    .into_owned()
+            })
+            .into();
+        assert_eq!(
+            answers[0],
+            answers[1],
+            "{sender}: {}",
+            String::from_utf8_lossy(&stdin)
+        );
+        if sender == "cursor" {
+            let answer: Value = serde_json::from_str(&answers[1]).expect("JSON");
+            assert_eq!(answer["stdout"]["permission"], "deny", "{answer}");
+        }
+    }
+}

@@ -765,8 +765,15 @@ fn doctor_reads_codex_config_toml_and_gemini_switches() {
     let twice = env.run(&["doctor", "--host", "codex"], b"");
     assert_fails_hook(&twice, "2 rewind entries");
     let uninstall = env.run(&["uninstall", "--host", "codex"], b"");
+    uninstall.success();
     assert!(
-        uninstall.stderr.contains("take it out by hand"),
+        uninstall.stdout.contains("config.toml") && uninstall.stdout.contains("hooks.json"),
+        "{uninstall:#?}"
+    );
+    assert!(
+        !std::fs::read_to_string(&toml)
+            .expect("toml")
+            .contains("rewind"),
         "{uninstall:#?}"
     );
 
