@@ -173,6 +173,22 @@ fn hook_or_hang_with(
     })
 }
 
+/// A FIFO, a file far too large and a directory, each named `<prefix>fifo.toml` and so on.
+#[cfg(unix)]
+fn odd_files(env: &TestEnv, prefix: &str) -> [std::path::PathBuf; 3] {
+    let fifo = env.path(&format!("{prefix}fifo.toml"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let huge = env.path(&format!("{prefix}huge.toml"));
+    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
+    let dir = env.path(&format!("{prefix}dir.toml"));
+    std::fs::create_dir(&dir).expect("mkdir");
+    [fifo, huge, dir]
+}
+
 /// A configuration or catalog file that is a FIFO, a directory or far too large is a deny
 /// naming the file: never a read that blocks forever (no answer lets the call run on hosts
 /// that fail open) nor a parse that outlasts the budget.
@@ -180,16 +196,7 @@ fn hook_or_hang_with(
 #[test]
 fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
     let env = TestEnv::start();
-    let fifo = env.path("fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
-    let huge = env.path("huge.toml");
-    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
-    let dir = env.path("dir.toml");
-    std::fs::create_dir(&dir).expect("mkdir");
+    let [fifo, huge, dir] = odd_files(&env, "");
     let real = std::fs::read_to_string(&env.config).expect("config");
     for (n, odd) in [&fifo, &huge, &dir].into_iter().enumerate() {
         // As the config file itself, and as a catalog the config names.
@@ -249,16 +256,7 @@ fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
 #[test]
 fn a_shell_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
     let env = TestEnv::start();
-    let fifo = env.path("shell-fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
-    let huge = env.path("shell-huge.toml");
-    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
-    let dir = env.path("shell-dir.toml");
-    std::fs::create_dir(&dir).expect("mkdir");
+    let [fifo, huge, dir] = odd_files(&env, "shell-");
     let real = std::fs::read_to_string(&env.config).expect("config");
     let call = hook_input(
         "Bash",
