@@ -53,8 +53,9 @@ pub enum Outcome {
     Recovered,
     /// A `rewind recover` (or `recover_file`) that failed or was not confirmed.
     RecoverFailed,
-    /// A guard the caller stopped waiting for (`checkpoint_vm` cancelled, its client gone);
-    /// a checkpoint already inserted stays in Zerto.
+    /// A guard the caller stopped waiting for (`rewind guard` interrupted with Ctrl-C,
+    /// `checkpoint_vm` cancelled or its client gone); a checkpoint already inserted stays in
+    /// Zerto.
     Cancelled,
     /// An MCP tool call (`rewind mcp`) that answered.
     Ok,

@@ -30,8 +30,9 @@ use std::time::Duration;
 use crate::config::{OnCheckpoint, OnZvmError};
 use crate::guard::{GuardReport, VpgOutcome};
 use crate::host::Unreadable;
+use crate::zvm::Vm;
 use crate::zvm::ZvmError;
-use crate::zvm::resolve::Vm;
+use crate::zvm::resolve::Unresolved;
 
 /// The hook's answer to the host, in no host's words (each dialect renders it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,10 +121,7 @@ pub(crate) enum Finding<'a> {
     /// A mutating call naming more VMs than `[hook] max_vms`.
     TooManyVms { count: usize, max: usize },
     /// These references (of `of` targets) match no protected VM.
-    UnknownVm {
-        references: &'a [&'a str],
-        of: usize,
-    },
+    UnknownVm { references: &'a [String], of: usize },
     /// A reference matches several VMs.
     AmbiguousVm {
         reference: &'a str,
@@ -133,6 +131,24 @@ pub(crate) enum Finding<'a> {
     ZvmError { vms: &'a str, error: &'a ZvmError },
     /// The guard ran.
     Guarded(&'a GuardReport),
+}
+
+impl<'a> From<&'a Unresolved> for Finding<'a> {
+    fn from(unresolved: &'a Unresolved) -> Self {
+        match unresolved {
+            Unresolved::Unknown { references, of } => Finding::UnknownVm {
+                references,
+                of: *of,
+            },
+            Unresolved::Ambiguous {
+                reference,
+                candidates,
+            } => Finding::AmbiguousVm {
+                reference,
+                candidates,
+            },
+        }
+    }
 }
 
 /// How the hook answers where the configuration has a say.
@@ -211,7 +227,7 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             )),
             _ => Decision::Ask(format!(
                 "rewind: {tool} reaches {of} VMs, and Zerto knows none by {}, so there is nothing to rewind to there; no checkpoint was taken on any of them. Approve only if that is acceptable.",
-                quoted(references.iter().copied())
+                quoted(references.iter().map(String::as_str))
             )),
         },
         Finding::AmbiguousVm {
@@ -326,7 +342,7 @@ fn refusal(report: &GuardReport, tool: &str) -> String {
                 let _ = write!(
                     text,
                     " {label}: checkpoint {} confirmed.",
-                    tagged.checkpoint.checkpoint_identifier
+                    tagged.checkpoint.id
                 );
             }
             Err(why) => {
@@ -356,15 +372,16 @@ pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
             text,
             "\n- {}: tagged checkpoint {} at {}",
             vpg_label(report, vpg),
-            tagged.checkpoint.checkpoint_identifier,
-            tagged.checkpoint.time_stamp
+            tagged.checkpoint.id,
+            tagged.checkpoint.time()
         );
         match &tagged.previous {
             Some(previous) => {
                 let _ = write!(
                     text,
                     "; fallback {} at {} (the newest checkpoint before rewind ran)",
-                    previous.checkpoint_identifier, previous.time_stamp
+                    previous.id,
+                    previous.time()
                 );
             }
             None => text.push_str("; no earlier checkpoint to fall back to"),
@@ -403,13 +420,12 @@ mod tests {
 
     use super::*;
     use crate::guard::{Refusal, Tagged, VpgOutcome};
-    use crate::zvm::resolve::VpgRef;
-    use crate::zvm::wire::{Checkpoint, TaskState};
+    use crate::zvm::{Checkpoint, TaskState, VpgRef};
 
     fn checkpoint(id: &str) -> Checkpoint {
         Checkpoint {
-            checkpoint_identifier: id.into(),
-            time_stamp: "2026-03-02T09:00:00Z".into(),
+            id: id.into(),
+            at: crate::time::parse_utc("2026-03-02T09:00:00Z").expect("a time"),
             tag: None,
         }
     }
@@ -432,6 +448,7 @@ mod tests {
                 id: "vm-id".into(),
                 name: "db01".into(),
                 vpgs: vpgs.iter().map(|v| v.vpg.clone()).collect(),
+                ips: Vec::new(),
             }],
             vpgs,
         }

@@ -17,12 +17,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::audit::AuditCheckpoint;
 use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::tag::Tag;
-use crate::zvm::resolve::{Vm, VpgRef};
-use crate::zvm::wire::{Checkpoint, TaskState};
-use crate::zvm::{Client, ZvmError};
+use crate::zvm::{Checkpoint, Client, TaskState, Vm, VpgRef, ZvmError};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
@@ -179,6 +178,22 @@ impl GuardReport {
         !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
     }
 
+    /// The confirmed checkpoints, as the audit trail records them.
+    pub(crate) fn audit_checkpoints(&self) -> Vec<AuditCheckpoint> {
+        self.vpgs
+            .iter()
+            .filter_map(|v| {
+                let tagged = v.result.as_ref().ok()?;
+                Some(AuditCheckpoint {
+                    vpg: v.vpg.name.clone(),
+                    id: tagged.checkpoint.id.clone(),
+                    time: tagged.checkpoint.time(),
+                    fallback: tagged.previous.as_ref().map(|p| p.id.clone()),
+                })
+            })
+            .collect()
+    }
+
     /// The ZVM error, when every VPG without a checkpoint failed only because the ZVM could
     /// not be asked (unreachable, TLS, authentication), not because Zerto refused or did not
     /// finish the checkpoint.
@@ -297,7 +312,7 @@ impl VpgGuard<'_> {
         }
         match &result {
             Ok(tagged) => self.tell(Phase::Confirmed {
-                checkpoint_id: &tagged.checkpoint.checkpoint_identifier,
+                checkpoint_id: &tagged.checkpoint.id,
             }),
             Err(refusal) => self.tell(Phase::Failed { refusal }),
         }
@@ -365,7 +380,7 @@ impl VpgGuard<'_> {
             })
         })?;
         let (previous, cadence) = self.history()?;
-        let since = previous.as_ref().map(|c| c.time_stamp.clone());
+        let since = previous.as_ref().map(|c| c.at);
 
         let mut retry_pause = Duration::from_secs(1);
         let mut inserted;
@@ -408,7 +423,7 @@ impl VpgGuard<'_> {
             expected: inserted.saturating_duration_since(deadline.started())
                 + expected_listing(cadence),
         });
-        let checkpoint = self.wait_for_tag(&task_id, since.as_deref(), cadence, inserted)?;
+        let checkpoint = self.wait_for_tag(&task_id, since, cadence, inserted)?;
         Ok(Tagged {
             checkpoint,
             task_id,
@@ -419,7 +434,7 @@ impl VpgGuard<'_> {
     /// The newest existing checkpoint and the journal cadence the recent ones show.
     fn history(&self) -> Result<(Option<Checkpoint>, Duration), Refusal> {
         let deadline = &self.deadline;
-        let since = crate::zvm::query_time(SystemTime::now() - HISTORY_WINDOW);
+        let since = SystemTime::now() - HISTORY_WINDOW;
         let mut pause = Polling::new(
             Duration::from_millis(250),
             Duration::from_secs(2),
@@ -427,8 +442,7 @@ impl VpgGuard<'_> {
         );
         let mut recent = self
             .patiently(&mut pause, || {
-                self.client
-                    .checkpoints(&self.vpg.id, Some(&since), deadline)
+                self.client.checkpoints(&self.vpg.id, Some(since), deadline)
             })
             .map_err(Refusal::Zvm)?;
         if recent.is_empty() {
@@ -440,13 +454,9 @@ impl VpgGuard<'_> {
                 .map_err(Refusal::Zvm)?,
             );
         }
-        let mut dated: Vec<(SystemTime, Checkpoint)> = recent
-            .into_iter()
-            .filter_map(|c| Some((crate::time::parse_utc(&c.time_stamp).ok()?, c)))
-            .collect();
-        dated.sort_by_key(|(t, _)| *t);
-        let cadence = cadence_of(&dated.iter().map(|(t, _)| *t).collect::<Vec<_>>());
-        Ok((dated.pop().map(|(_, c)| c), cadence))
+        recent.sort_by_key(|c| c.at);
+        let cadence = cadence_of(&recent.iter().map(|c| c.at).collect::<Vec<_>>());
+        Ok((recent.pop(), cadence))
     }
 
     /// Polls the task until it ends; returns its final state and CompleteReason.
@@ -471,9 +481,9 @@ impl VpgGuard<'_> {
                     },
                     other => Refusal::Zvm(other),
                 })?;
-            let state = task.state();
+            let state = task.state;
             if state.is_terminal() {
-                return Ok((state, task.reason().to_owned()));
+                return Ok((state, task.reason));
             }
             if !self.sleep(pause.next()) {
                 return Err(Refusal::TaskUnfinished {
@@ -491,7 +501,7 @@ impl VpgGuard<'_> {
     fn wait_for_tag(
         &self,
         task_id: &str,
-        since: Option<&str>,
+        since: Option<SystemTime>,
         cadence: Duration,
         inserted: Instant,
     ) -> Result<Checkpoint, Refusal> {

@@ -214,18 +214,7 @@ impl Watch for Live {
     fn progress(&self, event: &Progress<'_>) {
         let (board, wake) = &*self.shared;
         let mut board = board.lock().unwrap_or_else(PoisonError::into_inner);
-        let ended = matches!(event.phase, Phase::Confirmed { .. } | Phase::Failed { .. })
-            .then_some(event.elapsed);
-        let row = Row {
-            vpg_id: event.vpg.id.clone(),
-            what: describe(event),
-            expected: expectation(&event.phase),
-            ended,
-        };
-        match board.rows.iter_mut().find(|r| r.vpg_id == event.vpg.id) {
-            Some(existing) => *existing = row,
-            None => board.rows.push(row),
-        }
+        board.update(event);
         board.draw();
         drop(board);
         wake.notify_all();
@@ -233,9 +222,32 @@ impl Watch for Live {
 }
 
 impl Board {
-    /// Moves up over the last frame and draws every row again, in one write.
+    /// The VPG's row says its new phase (a new VPG gets a row below the others).
+    fn update(&mut self, event: &Progress<'_>) {
+        let row = Row {
+            vpg_id: event.vpg.id.clone(),
+            what: describe(event),
+            expected: expectation(&event.phase),
+            ended: matches!(event.phase, Phase::Confirmed { .. } | Phase::Failed { .. })
+                .then_some(event.elapsed),
+        };
+        match self.rows.iter_mut().find(|r| r.vpg_id == event.vpg.id) {
+            Some(existing) => *existing = row,
+            None => self.rows.push(row),
+        }
+    }
+
+    /// Draws the next frame on stderr, in one write.
     fn draw(&mut self) {
-        let elapsed = self.started.elapsed();
+        let frame = self.frame(self.started.elapsed());
+        if !frame.is_empty() {
+            crate::console::prompt(&frame);
+        }
+    }
+
+    /// The next frame at `elapsed`: up over the last frame's rows, then every row again, each
+    /// cleared first and cut to the width (a wrapped row would shift the next redraw).
+    fn frame(&mut self, elapsed: Duration) -> String {
         let mut frame = String::new();
         if self.drawn > 0 {
             let _ = write!(frame, "\x1b[{}A", self.drawn);
@@ -246,15 +258,12 @@ impl Board {
                 (Some(expected), None) => format!("{} ({at}; {expected})", row.what),
                 _ => format!("{} ({at})", row.what),
             };
-            let text: String = text.chars().take(self.width).collect();
             frame.push_str("\r\x1b[2K");
-            frame.push_str(&text);
+            frame.extend(text.chars().take(self.width));
             frame.push('\n');
         }
         self.drawn = self.rows.len();
-        if !frame.is_empty() {
-            crate::console::prompt(&frame);
-        }
+        frame
     }
 }
 
@@ -266,25 +275,32 @@ fn stderr_line(line: String) {
 }
 
 /// The watch for an operator command: live rows when stderr is a terminal, plain lines on
-/// stderr otherwise.
-pub(crate) enum Operator {
+/// stderr otherwise, and a flag (Ctrl-C) that stops the guard.
+pub(crate) struct Operator {
+    display: Display,
+    cancel: &'static AtomicBool,
+}
+
+enum Display {
     Live(Live),
     Lines(Lines<'static>),
 }
 
 impl Operator {
-    /// Picks the display for this process's stderr; times count from `started`.
-    pub(crate) fn for_stderr(started: Instant) -> Operator {
-        if std::io::stderr().is_terminal() {
-            Operator::Live(Live::start(started))
+    /// Picks the display for this process's stderr; times count from `started`; the guard
+    /// stops waiting once `cancel` is set.
+    pub(crate) fn for_stderr(started: Instant, cancel: &'static AtomicBool) -> Operator {
+        let display = if std::io::stderr().is_terminal() {
+            Display::Live(Live::start(started))
         } else {
-            Operator::Lines(Lines::new(STDERR))
-        }
+            Display::Lines(Lines::new(STDERR))
+        };
+        Operator { display, cancel }
     }
 
     /// Ends the display (the live rows stay on screen with their final phases).
     pub(crate) fn finish(self) {
-        if let Operator::Live(live) = self {
+        if let Display::Live(live) = self.display {
             live.finish();
         }
     }
@@ -292,10 +308,14 @@ impl Operator {
 
 impl Watch for Operator {
     fn progress(&self, event: &Progress<'_>) {
-        match self {
-            Operator::Live(live) => live.progress(event),
-            Operator::Lines(lines) => lines.progress(event),
+        match &self.display {
+            Display::Live(live) => live.progress(event),
+            Display::Lines(lines) => lines.progress(event),
         }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
     }
 }
 
@@ -303,7 +323,7 @@ impl Watch for Operator {
 mod tests {
     use super::*;
     use crate::guard::Refusal;
-    use crate::zvm::resolve::VpgRef;
+    use crate::zvm::VpgRef;
 
     fn vpg(name: &str) -> VpgRef {
         VpgRef {
@@ -326,7 +346,7 @@ mod tests {
         let (linux, aws, broken) = (vpg("vpg-linux"), vpg("vpg-aws"), vpg("vpg-broken"));
         let refusal = Refusal::TaskEnded {
             task_id: String::from("t-9"),
-            state: crate::zvm::wire::TaskState::Failed,
+            state: crate::zvm::TaskState::Failed,
             reason: String::from("VPG is in error\u{1b}[31m"),
         };
         let events = [
@@ -390,6 +410,59 @@ mod tests {
         VPG vpg-linux: confirmed: checkpoint 1042 is listed (4 s)
         VPG vpg-aws: task t-2 completed; waiting until Zerto lists the checkpoint (2 s; expected at about 2 min 9 s, from a 10 min 30 s journal cadence)
         VPG vpg-aws: confirmed: checkpoint 77 is listed (2 min 11 s)
+        ");
+    }
+
+    /// On a terminal: one row per VPG, redrawn in place (up over the last frame, each row
+    /// cleared), the running row's time moving on, a finished row's time kept, rows cut to
+    /// the width.
+    #[test]
+    fn live_rows_are_redrawn_in_place_with_the_time_moving_on() {
+        let (linux, aws) = (vpg("vpg-linux"), vpg("vpg-aws"));
+        let mut board = Board {
+            started: Instant::now(),
+            rows: Vec::new(),
+            drawn: 0,
+            done: false,
+            width: 90,
+        };
+        let apply = |board: &mut Board, vpg: &VpgRef, phase: Phase<'_>, secs: f64| {
+            board.update(&Progress {
+                vpg,
+                phase,
+                elapsed: at(secs),
+            });
+        };
+        apply(&mut board, &linux, Phase::Inserting, 0.1);
+        apply(&mut board, &aws, Phase::Inserting, 0.1);
+        let first = board.frame(at(0.2));
+        apply(
+            &mut board,
+            &aws,
+            Phase::Listing {
+                task_id: "t-2",
+                cadence: at(630.0),
+                expected: at(128.0),
+            },
+            1.0,
+        );
+        apply(
+            &mut board,
+            &linux,
+            Phase::Confirmed {
+                checkpoint_id: "1042",
+            },
+            4.2,
+        );
+        let later = board.frame(at(61.0));
+        let shown = format!("{first}{later}")
+            .replace('\x1b', "<ESC>")
+            .replace('\r', "<CR>");
+        insta::assert_snapshot!(shown, @r"
+        <CR><ESC>[2KVPG vpg-linux: inserting a tagged checkpoint (0 s)
+        <CR><ESC>[2KVPG vpg-aws: inserting a tagged checkpoint (0 s)
+        <ESC>[2A<CR><ESC>[2KVPG vpg-linux: confirmed: checkpoint 1042 is listed (4 s)
+        <CR><ESC>[2KVPG vpg-aws: task t-2 completed; waiting until Zerto lists the checkpoint (1 min 1 s; expe
         ");
     }
 

@@ -196,19 +196,19 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
         format!("logged in as {:?} (a fresh login)", zvm.username),
     );
     match client.vms(None, &deadline) {
-        Ok(rows) => checks.pass("zvm api", format!("{} protected VM rows", rows.len())),
+        Ok(vms) => checks.pass("zvm api", format!("{} protected VMs", vms.len())),
         Err(e) => return checks.fail("zvm api", e.to_string()),
     }
     match client.vpgs(&deadline) {
         Ok(vpgs) => {
             for vpg in vpgs {
-                let status = vpg.status_description.clone().unwrap_or_else(|| {
+                let status = vpg.health.clone().unwrap_or_else(|| {
                     vpg.status
                         .map_or_else(|| String::from("unknown"), |s| format!("status {s}"))
                 });
                 let healthy =
                     matches!(vpg.status, Some(1)) || status.eq_ignore_ascii_case("MeetingSLA");
-                let what = format!("vpg {}", clean(&vpg.vpg_name));
+                let what = format!("vpg {}", clean(&vpg.name));
                 if healthy {
                     checks.pass(&what, status);
                 } else {

@@ -1,6 +1,7 @@
 //! `rewind find`, `rewind checkpoints`, `rewind guard`: the Zerto side by hand.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
@@ -13,69 +14,155 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::guard;
 use crate::tag::{self, Tag};
-use crate::zvm::Client;
-use crate::zvm::resolve::{self, Resolution, Vm};
+use crate::zvm::resolve::{self, Resolution};
+use crate::zvm::{Client, Vm};
+
+/// Set by Ctrl-C during `rewind guard`.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Time allowed for a lookup command.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
 
-/// Resolves a reference to exactly one VM, or explains why not.
+/// Resolves a reference to exactly one VM, or explains why not, listing the VMs it may
+/// have meant.
 pub fn find_vm(
     client: &Client,
     config: &Config,
     reference: &str,
     deadline: &Deadline,
 ) -> anyhow::Result<Vm> {
-    match resolve::resolve(client, reference, &config.vm_aliases, deadline)? {
+    one(resolve::resolve(
+        client,
+        reference,
+        &config.vm_aliases,
+        deadline,
+    )?)
+    .map_err(|not_one| not_one.error())
+}
+
+/// A reference that is not exactly one VM, with the VMs it may mean.
+struct NotOne {
+    reference: String,
+    /// Several VMs match (else none does, and `candidates` are near misses).
+    ambiguous: bool,
+    candidates: Vec<Vm>,
+}
+
+fn one(resolution: Resolution) -> Result<Vm, NotOne> {
+    match resolution {
         Resolution::Found(vm) => Ok(vm),
-        Resolution::Unknown { reference } => {
-            bail!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
-            )
-        }
+        Resolution::Unknown { reference, near } => Err(NotOne {
+            reference,
+            ambiguous: false,
+            candidates: near,
+        }),
         Resolution::Ambiguous {
             reference,
             candidates,
-        } => {
-            let list: Vec<String> = candidates
-                .iter()
-                .map(|vm| {
-                    let vpgs: Vec<String> = vm.vpgs.iter().map(|v| clean(&v.name)).collect();
-                    format!(
-                        "  {} ({}), VPG {}",
-                        clean(&vm.name),
-                        vm.id,
-                        if vpgs.is_empty() {
-                            String::from("none")
-                        } else {
-                            vpgs.join(", ")
-                        }
-                    )
-                })
-                .collect();
-            bail!(
-                "{reference:?} matches {} VMs; name one by its vmIdentifier:\n{}",
-                candidates.len(),
-                list.join("\n")
-            )
-        }
+        } => Err(NotOne {
+            reference,
+            ambiguous: true,
+            candidates,
+        }),
     }
 }
 
-/// `rewind find <vm>`.
+impl NotOne {
+    /// Unknown (with the VMs whose name contains the reference or whose IP starts with it)
+    /// or ambiguous (with every candidate), each candidate by name, vmIdentifier, guest IPs
+    /// and VPGs.
+    fn error(&self) -> anyhow::Error {
+        let mut list = String::new();
+        for vm in &self.candidates {
+            list.push_str("\n  ");
+            list.push_str(&describe(vm));
+        }
+        let reference = clean(&self.reference);
+        if self.ambiguous {
+            anyhow::anyhow!(
+                "{reference:?} matches {} VMs; name one by its vmIdentifier:{list}",
+                self.candidates.len()
+            )
+        } else if list.is_empty() {
+            anyhow::anyhow!(
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
+            )
+        } else {
+            anyhow::anyhow!(
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:{list}"
+            )
+        }
+    }
+
+    /// The `find --json` document: no VM, and the candidates.
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "vm": null,
+            "vpgs": [],
+            "found": if self.ambiguous { "ambiguous" } else { "unknown" },
+            "candidates": self.candidates.iter().map(vm_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A VM for a person choosing among several: `web (<id>), IPs 10.0.0.41, VPG web-a`.
+fn describe(vm: &Vm) -> String {
+    let ips = if vm.ips.is_empty() {
+        String::from("no IP known")
+    } else {
+        format!("IPs {}", vm.ips.join(", "))
+    };
+    clean(&format!(
+        "{} ({}), {ips}, VPG {}",
+        vm.name,
+        vm.id,
+        vm.vpg_names()
+    ))
+}
+
+/// A VM as `--json` shows it: name, id, guest IPs and VPGs.
+fn vm_json(vm: &Vm) -> serde_json::Value {
+    json!({
+        "name": vm.name,
+        "id": vm.id,
+        "ips": vm.ips,
+        "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+    })
+}
+
+/// `rewind find <vm>`: the VM and its VPGs; for a reference that is not exactly one VM, the
+/// candidates (with `--json`, as a document on stdout too) and exit 1.
 pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
     let client = client(&config)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
+    let vm = match one(resolve::resolve(
+        &client,
+        &args.vm,
+        &config.vm_aliases,
+        &deadline,
+    )?) {
+        Ok(vm) => vm,
+        Err(not_one) => {
+            if args.json {
+                super::print_json(&not_one.json())?;
+            }
+            return Err(not_one.error());
+        }
+    };
     if args.json {
         return super::print_json(&json!({
-            "vm": {"name": vm.name, "id": vm.id},
+            "vm": {"name": vm.name, "id": vm.id, "ips": vm.ips},
             "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+            "found": "one",
+            "candidates": [],
         }));
     }
     say(format!("{} ({})", clean(&vm.name), vm.id));
+    if !vm.ips.is_empty() {
+        say(format!("  IPs {}", clean(&vm.ips.join(", "))));
+    }
     for vpg in &vm.vpgs {
         say(format!("  VPG {} ({})", clean(&vpg.name), vpg.id));
     }
@@ -117,8 +204,8 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 "total": rows.len(),
                 "shown": shown.len(),
                 "checkpoints": shown.iter().map(|c| json!({
-                    "id": c.checkpoint_identifier,
-                    "time": c.time_stamp,
+                    "id": c.id,
+                    "time": c.time(),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
             }));
@@ -142,8 +229,8 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         for c in shown {
             say(format!(
                 "  {:>10}  {}  {}",
-                c.checkpoint_identifier,
-                c.time_stamp,
+                c.id,
+                c.time(),
                 c.tag.as_deref().map(clean).unwrap_or_default()
             ));
         }
@@ -188,7 +275,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
     let now = SystemTime::now();
     let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
-    let watch = crate::progress::Operator::for_stderr(deadline.started());
+    // Ctrl-C stops the wait (an insert already sent stays in Zerto) and the run is still
+    // recorded; without a handler it would end the process with nothing recorded.
+    if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
+        crate::console::err(format!(
+            "warning: Ctrl-C will end rewind guard without recording it: {e}"
+        ));
+    }
+    let watch = crate::progress::Operator::for_stderr(deadline.started(), &INTERRUPTED);
     let report = guard::guard(
         &client,
         std::slice::from_ref(&vm),
@@ -247,22 +341,23 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                 vpgs_json.push(json!({
                     "name": vpg.vpg.name,
                     "id": vpg.vpg.id,
-                    "checkpoint": {"id": tagged.checkpoint.checkpoint_identifier, "time": tagged.checkpoint.time_stamp},
+                    "checkpoint": {"id": tagged.checkpoint.id, "time": tagged.checkpoint.time()},
                     "task": tagged.task_id,
-                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.checkpoint_identifier, "time": p.time_stamp})),
+                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.id, "time": p.time()})),
                     "error": null,
                 }));
                 lines.push(format!(
                     "  VPG {}: checkpoint {} at {} (task {})",
                     clean(&vpg.vpg.name),
-                    tagged.checkpoint.checkpoint_identifier,
-                    tagged.checkpoint.time_stamp,
+                    tagged.checkpoint.id,
+                    tagged.checkpoint.time(),
                     tagged.task_id
                 ));
                 if let Some(previous) = &tagged.previous {
                     lines.push(format!(
                         "    fallback: checkpoint {} at {} (newest before the guard)",
-                        previous.checkpoint_identifier, previous.time_stamp
+                        previous.id,
+                        previous.time()
                     ));
                 }
             }
@@ -283,7 +378,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
 }
 
 /// Records a `rewind guard` run in the audit trail, like a hook decision: `context` when
-/// every VPG confirmed, `deny` otherwise.
+/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise.
 fn audit_guard(
     config: &Config,
     vm: &Vm,
@@ -293,18 +388,7 @@ fn audit_guard(
     refused: &[String],
     started: SystemTime,
 ) {
-    let checkpoints = report
-        .vpgs
-        .iter()
-        .filter_map(|v| {
-            v.result.as_ref().ok().map(|t| audit::AuditCheckpoint {
-                vpg: v.vpg.name.clone(),
-                id: t.checkpoint.checkpoint_identifier.clone(),
-                time: t.checkpoint.time_stamp.clone(),
-                fallback: t.previous.as_ref().map(|p| p.checkpoint_identifier.clone()),
-            })
-        })
-        .collect();
+    let checkpoints = report.audit_checkpoints();
     let record = audit::Record {
         time: crate::time::format_utc_millis(started),
         host: String::from("cli"),
@@ -317,6 +401,12 @@ fn audit_guard(
         checkpoints,
         decision: if refused.is_empty() {
             audit::Outcome::Context
+        } else if report
+            .vpgs
+            .iter()
+            .any(|v| matches!(v.result, Err(guard::Refusal::Cancelled { .. })))
+        {
+            audit::Outcome::Cancelled
         } else {
             audit::Outcome::Deny
         },

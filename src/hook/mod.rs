@@ -40,8 +40,8 @@ use crate::sessions::Sessions;
 use crate::shell;
 use crate::tag::Tag;
 use crate::targets::{Target, Targets};
-use crate::zvm::Client;
-use crate::zvm::resolve::{self, Resolution, Vm};
+use crate::zvm::resolve;
+use crate::zvm::{Client, Vm};
 
 /// Time kept back from the watchdog's deadline for the worker to answer first.
 const WORKER_MARGIN: Duration = Duration::from_millis(500);
@@ -578,22 +578,7 @@ pub(crate) fn guard_targets(
         deadline,
         &guard::Quiet,
     );
-    facts.checkpoints = report
-        .vpgs
-        .iter()
-        .filter_map(|v| {
-            let tagged = v.result.as_ref().ok()?;
-            Some(AuditCheckpoint {
-                vpg: v.vpg.name.clone(),
-                id: tagged.checkpoint.checkpoint_identifier.clone(),
-                time: tagged.checkpoint.time_stamp.clone(),
-                fallback: tagged
-                    .previous
-                    .as_ref()
-                    .map(|p| p.checkpoint_identifier.clone()),
-            })
-        })
-        .collect();
+    facts.checkpoints = report.audit_checkpoints();
     decide(call, &Finding::Guarded(&report), config)
 }
 
@@ -606,53 +591,17 @@ fn resolve_targets(
     config: &Config,
     deadline: &Deadline,
 ) -> Result<Vec<Vm>, Decision> {
-    let resolutions = resolve::resolve_all(client, references, &config.vm_aliases, deadline)
-        .map_err(|error| {
-            decide(
-                call,
-                &Finding::ZvmError {
-                    vms: &references.join(","),
-                    error: &error,
-                },
-                config,
-            )
-        })?;
-    let mut vms: Vec<Vm> = Vec::new();
-    let mut unknown: Vec<&str> = Vec::new();
-    for (reference, resolution) in references.iter().zip(&resolutions) {
-        match resolution {
-            Resolution::Found(vm) => {
-                if !vms.iter().any(|v| v.id == vm.id) {
-                    vms.push(vm.clone());
-                }
-            }
-            Resolution::Unknown { .. } => unknown.push(reference),
-            Resolution::Ambiguous {
-                reference,
-                candidates,
-            } => {
-                return Err(decide(
-                    call,
-                    &Finding::AmbiguousVm {
-                        reference,
-                        candidates,
-                    },
-                    config,
-                ));
-            }
-        }
-    }
-    if unknown.is_empty() {
-        Ok(vms)
-    } else {
-        Err(decide(
+    match resolve::resolve_targets(client, references, &config.vm_aliases, deadline) {
+        Ok(Ok(vms)) => Ok(vms),
+        Ok(Err(unresolved)) => Err(decide(call, &Finding::from(&unresolved), config)),
+        Err(error) => Err(decide(
             call,
-            &Finding::UnknownVm {
-                references: &unknown,
-                of: references.len(),
+            &Finding::ZvmError {
+                vms: &references.join(","),
+                error: &error,
             },
             config,
-        ))
+        )),
     }
 }
 

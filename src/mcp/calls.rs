@@ -18,17 +18,15 @@ use super::tools::{
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
 use crate::audit::{AuditCheckpoint, Outcome};
-use crate::cli::RecoverArgs;
 use crate::commands::zerto::find_vm;
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::decision::{self, Decision, Finding, Policy};
 use crate::guard::{self, GuardReport, Refusal, VpgOutcome};
-use crate::recover::{self, Step};
+use crate::recover::{self, Point, PointError, RecoverRequest, Step};
 use crate::tag::{self, Tag};
-use crate::zvm::resolve::{self, Resolution, Vm};
-use crate::zvm::wire::Checkpoint;
-use crate::zvm::{Client, ZvmError};
+use crate::zvm::resolve;
+use crate::zvm::{Checkpoint, Client, Vm, ZvmError};
 
 /// Time allowed for a lookup tool.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
@@ -124,8 +122,8 @@ fn vm_out(vm: &Vm) -> VmOut {
 
 fn checkpoint_out(c: &Checkpoint) -> CheckpointOut {
     CheckpointOut {
-        id: c.checkpoint_identifier.clone(),
-        time: c.time_stamp.clone(),
+        id: c.id.clone(),
+        time: c.time(),
         tag: c.tag.clone(),
         change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
     }
@@ -141,7 +139,7 @@ fn find(args: &FindVmArgs, call: &Call<'_>, facts: &mut Facts) -> anyhow::Result
     let deadline = Deadline::after(LOOKUP_BUDGET);
     let vm = find_vm(&client, &config, &args.vm, &deadline)?;
     note_vm(facts, &vm);
-    let since = crate::zvm::query_time(SystemTime::now() - CADENCE_WINDOW);
+    let since = SystemTime::now() - CADENCE_WINDOW;
     let vpgs = vm
         .vpgs
         .iter()
@@ -162,27 +160,21 @@ fn find(args: &FindVmArgs, call: &Call<'_>, facts: &mut Facts) -> anyhow::Result
             match client.vpg(&vpg.id, &deadline) {
                 Ok(detail) => {
                     out.status = detail.status;
-                    out.health = detail.status_description;
-                    out.actual_rpo_secs = detail.actual_rpo;
-                    out.protected_site = detail.protected_site_name;
-                    out.recovery_site = detail.recovery_site_name;
+                    out.health = detail.health;
+                    out.actual_rpo_secs = detail.actual_rpo_secs;
+                    out.protected_site = detail.protected_site;
+                    out.recovery_site = detail.recovery_site;
                 }
                 Err(e) => errors.push(e.to_string()),
             }
-            match client.checkpoints(&vpg.id, Some(&since), &deadline) {
+            match client.checkpoints(&vpg.id, Some(since), &deadline) {
                 Ok(rows) => {
-                    let mut times: Vec<SystemTime> = rows
-                        .iter()
-                        .filter_map(|c| crate::time::parse_utc(&c.time_stamp).ok())
-                        .collect();
+                    let mut times: Vec<SystemTime> = rows.iter().map(|c| c.at).collect();
                     times.sort();
                     if times.len() > 1 {
                         out.cadence_secs = Some(guard::cadence_of(&times).as_secs());
                     }
-                    out.newest_checkpoint = rows
-                        .iter()
-                        .max_by_key(|c| crate::time::parse_utc(&c.time_stamp).ok())
-                        .map(checkpoint_out);
+                    out.newest_checkpoint = rows.iter().max_by_key(|c| c.at).map(checkpoint_out);
                 }
                 Err(e) => errors.push(e.to_string()),
             }
@@ -321,18 +313,7 @@ fn checkpoint_vm(
     if let Some((report, _)) = &report {
         facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
         facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
-        facts.checkpoints = vpgs
-            .iter()
-            .filter_map(|v| {
-                let c = v.checkpoint.as_ref()?;
-                Some(AuditCheckpoint {
-                    vpg: v.vpg.clone(),
-                    id: c.id.clone(),
-                    time: c.time.clone(),
-                    fallback: v.fallback.as_ref().map(|f| f.id.clone()),
-                })
-            })
-            .collect();
+        facts.checkpoints = report.audit_checkpoints();
     }
     // The tasks of the inserts a cancel left waiting (empty: none was sent), when the request
     // was cancelled or its client left while the guard waited.
@@ -422,8 +403,9 @@ fn guard_vms(
         }
     };
     (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
-    let resolutions = match resolve::resolve_all(client, &refs, &config.vm_aliases, deadline) {
-        Ok(resolutions) => resolutions,
+    let vms = match resolve::resolve_targets(client, &refs, &config.vm_aliases, deadline) {
+        Ok(Ok(vms)) => vms,
+        Ok(Err(unresolved)) => return (decide(&Finding::from(&unresolved)), None),
         Err(error) => {
             let all = refs.join(",");
             return (
@@ -435,35 +417,6 @@ fn guard_vms(
             );
         }
     };
-    let mut vms: Vec<Vm> = Vec::new();
-    let mut unknown: Vec<&str> = Vec::new();
-    for (reference, resolution) in refs.iter().zip(&resolutions) {
-        match resolution {
-            Resolution::Found(vm) => {
-                if !vms.iter().any(|v| v.id == vm.id) {
-                    vms.push(vm.clone());
-                }
-            }
-            Resolution::Unknown { .. } => unknown.push(reference),
-            Resolution::Ambiguous {
-                reference,
-                candidates,
-            } => {
-                let finding = Finding::AmbiguousVm {
-                    reference,
-                    candidates,
-                };
-                return (decide(&finding), None);
-            }
-        }
-    }
-    if !unknown.is_empty() {
-        let finding = Finding::UnknownVm {
-            references: &unknown,
-            of: refs.len(),
-        };
-        return (decide(&finding), None);
-    }
     let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
     (call.progress)(format!(
         "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
@@ -508,37 +461,25 @@ fn recover_plan(
     call: &Call<'_>,
     facts: &mut Facts,
 ) -> anyhow::Result<Answer> {
-    let points = [&args.change, &args.checkpoint, &args.before]
-        .iter()
-        .filter(|p| p.is_some())
-        .count();
-    if points > 1 {
-        bail!("invalid arguments: give one of `change`, `checkpoint` or `before`, not several");
-    }
-    if points == 0 {
-        bail!(
+    let point = Point::choose(args.change, args.checkpoint, args.before).map_err(|e| match e {
+        PointError::Several => anyhow::anyhow!(
+            "invalid arguments: give one of `change`, `checkpoint` or `before`, not several"
+        ),
+        PointError::Missing => anyhow::anyhow!(
             "invalid arguments: say which point to restore from: `change` (a change id), `checkpoint` (an id) or `before` (a UTC time)"
-        );
-    }
-    let file_name = recover::guest_file_name(&args.path)
-        .with_context(|| format!("guest path {:?} names no file", args.path))?
-        .to_owned();
-    let (config, client) = setup(call)?;
-    let deadline = Deadline::after(LOOKUP_BUDGET);
-    let cli = RecoverArgs {
-        vm: args.vm,
-        path: args.path,
-        change: args.change,
-        checkpoint: args.checkpoint,
-        before: args.before,
+        ),
+        PointError::Time(e) => anyhow::anyhow!("invalid arguments: `before`: {e:#}"),
+    })?;
+    let request = RecoverRequest {
         vpg: args.vpg,
         volume: args.volume,
         // The destination is decided when the plan runs; a plan only reads.
         out: std::env::temp_dir().join(format!("rewind-plan-{}", uuid::Uuid::new_v4().simple())),
-        yes: false,
-        force: false,
+        ..RecoverRequest::new(args.vm, args.path, point)?
     };
-    let plan = recover::plan(&client, &config, &cli, &deadline)?;
+    let (config, client) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let plan = recover::plan(&client, &config, &request, &deadline)?;
     note_vm(facts, &plan.vm);
     facts.vpgs = vec![plan.vpg.name.clone()];
     let checkpoint = checkpoint_out(&plan.checkpoint);
@@ -547,8 +488,8 @@ fn recover_plan(
     confirm_ids.extend(checkpoint.change.clone());
     let plan_id = call.plans.add(
         plan.clone(),
-        cli.volume.clone(),
-        file_name.clone(),
+        request.volume.clone(),
+        request.file_name.clone(),
         confirm_ids.clone(),
     );
     let text = format!(
@@ -575,7 +516,7 @@ fn recover_plan(
             vpg: plan.vpg.name.clone(),
             checkpoint,
             path: plan.guest_path.clone(),
-            file_name,
+            file_name: request.file_name,
             confirm_ids,
         },
         text,
@@ -693,12 +634,12 @@ fn flr_sessions(args: &FlrSessionsArgs, call: &Call<'_>) -> anyhow::Result<Answe
         .flr_sessions(vm_id.as_deref(), &deadline)?
         .into_iter()
         .map(|s| FlrSessionOut {
-            id: s.flr_session_identifier,
-            status: s.flr_session_status,
-            vm_id: s.vm_identifier,
-            vpg_id: s.vpg_identifier,
-            checkpoint_id: s.checkpoint_identifier,
-            mount_time: s.mount_time,
+            id: s.id,
+            status: s.status.map(|status| status.as_zerto().to_owned()),
+            vm_id: s.vm_id,
+            vpg_id: s.vpg_id,
+            checkpoint_id: s.checkpoint_id,
+            mount_time: s.mounted_at.map(crate::time::format_utc),
         })
         .collect();
     let text = if sessions.is_empty() {

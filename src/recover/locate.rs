@@ -9,8 +9,7 @@ use anyhow::{Context as _, bail};
 use super::check_interrupt;
 use crate::commands::clean;
 use crate::deadline::Deadline;
-use crate::zvm::wire::PathItem;
-use crate::zvm::{Client, ZvmError};
+use crate::zvm::{Client, PathEntry, ZvmError};
 
 /// Maps a guest path to the volume path FLR browses: `/etc/app.conf` →
 /// `Volume1-Ext4/etc/app.conf`. FLR names volumes by label, not by drive letter, so the path
@@ -26,7 +25,7 @@ pub(super) fn locate(
 ) -> anyhow::Result<String> {
     let (drive, parts) = split_guest_path(guest_path)?;
     let windows = drive.is_some();
-    let volumes = client.flr_browse(session, "", deadline)?.path_items;
+    let volumes = client.flr_browse(session, "", deadline)?;
     let candidates = candidates(&volumes, windows, volume)?;
     let mut found = Vec::new();
     let mut unreadable = Vec::new();
@@ -58,7 +57,7 @@ pub(super) fn locate(
 }
 
 /// The volume labels of a browse root.
-fn labels(volumes: &[PathItem]) -> Vec<&str> {
+fn labels(volumes: &[PathEntry]) -> Vec<&str> {
     volumes
         .iter()
         .map(|v| v.path.trim_matches('/'))
@@ -76,7 +75,7 @@ fn is_windows_volume(label: &str) -> bool {
 /// root), else every NTFS/ReFS-looking volume for a Windows path and every other for a Linux
 /// one (all of them when none looks right).
 fn candidates<'a>(
-    volumes: &'a [PathItem],
+    volumes: &'a [PathEntry],
     windows: bool,
     chosen: Option<&str>,
 ) -> anyhow::Result<Vec<&'a str>> {
@@ -106,7 +105,7 @@ fn candidates<'a>(
 /// The one volume path to download, from the volumes that hold the guest path.
 fn choose(
     guest_path: &str,
-    volumes: &[PathItem],
+    volumes: &[PathEntry],
     mut found: Vec<(String, String)>,
     unreadable: &[String],
 ) -> anyhow::Result<String> {
@@ -149,7 +148,7 @@ fn find_on_volume(
     let mut current = label.to_owned();
     for (i, part) in parts.iter().enumerate() {
         check_interrupt(interrupted)?;
-        let items = client.flr_browse(session, &current, deadline)?.path_items;
+        let items = client.flr_browse(session, &current, deadline)?;
         let last = i + 1 == parts.len();
         let found = items.iter().find(|item| {
             let name = item.path.rsplit('/').next().unwrap_or(&item.path);
@@ -158,7 +157,7 @@ fn find_on_volume(
             } else {
                 name == *part
             };
-            same && (last || item.is_browsable.unwrap_or(true))
+            same && (last || item.browsable)
         });
         match found {
             Some(item) if item.path.contains('/') => current.clone_from(&item.path),
@@ -213,12 +212,11 @@ mod tests {
         assert!(split_guest_path("/").is_err());
     }
 
-    fn volume(path: &str) -> PathItem {
-        PathItem {
+    fn volume(path: &str) -> PathEntry {
+        PathEntry {
             path: path.to_owned(),
-            kind: Some("Partition".to_owned()),
-            is_browsable: Some(true),
-            size_in_bytes: None,
+            browsable: true,
+            size: None,
         }
     }
 

@@ -6,6 +6,7 @@
 
 mod file;
 mod locate;
+mod request;
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
@@ -22,12 +23,11 @@ use crate::config::Config;
 use crate::console::err;
 use crate::deadline::Deadline;
 use crate::tag;
-use crate::zvm::resolve::{Vm, VpgRef};
-use crate::zvm::wire::{Checkpoint, FlrSession};
-use crate::zvm::{Client, DownloadError, ZvmError};
+use crate::zvm::{Checkpoint, Client, DownloadError, FlrSession, FlrStatus, Vm, VpgRef, ZvmError};
 
 use self::file::{Hashing, write_atomically};
 use self::locate::locate;
+pub use self::request::{Point, PointError, RecoverRequest};
 
 /// Longest a whole recover may take (mounting a large VM can take minutes).
 const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
@@ -80,24 +80,26 @@ pub struct Restored {
 /// `rewind recover`: the run, then its entry in the audit trail (`recovered` or
 /// `recover-failed`, with the reason).
 pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
+    let request = RecoverRequest::try_from(args)?;
     let config = Config::discover(config_path)?;
     warn_config(&config);
     let started = SystemTime::now();
     let mut planned = None;
-    let result = run(&config, args, &mut planned);
-    audit_recover(&config, args, planned.as_ref(), &result, started);
+    let result = run(&config, &request, args.yes, &mut planned);
+    audit_recover(&config, &request, planned.as_ref(), &result, started);
     result.map(|_| ())
 }
 
-/// Plans, asks, restores; `planned` keeps the plan for the audit trail.
+/// Plans, asks (unless `yes`), restores; `planned` keeps the plan for the audit trail.
 fn run(
     config: &Config,
-    args: &RecoverArgs,
+    request: &RecoverRequest,
+    yes: bool,
     planned: &mut Option<Plan>,
 ) -> anyhow::Result<Restored> {
     let client = client(config)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
-    let plan = planned.insert(plan(&client, config, args, &deadline)?);
+    let plan = planned.insert(plan(&client, config, request, &deadline)?);
 
     say(format!(
         "VM:          {} ({})",
@@ -111,8 +113,8 @@ fn run(
     ));
     say(format!(
         "checkpoint:  {} at {}{}",
-        plan.checkpoint.checkpoint_identifier,
-        plan.checkpoint.time_stamp,
+        plan.checkpoint.id,
+        plan.checkpoint.time(),
         plan.checkpoint
             .tag
             .as_deref()
@@ -120,11 +122,11 @@ fn run(
             .unwrap_or_default()
     ));
     say(format!("guest file:  {}", clean(&plan.guest_path)));
-    if let Some(volume) = &args.volume {
+    if let Some(volume) = &request.volume {
         say(format!("volume:      {}", clean(volume)));
     }
     say(format!("destination: {}", plan.destination.display()));
-    confirm(args.yes)?;
+    confirm(yes)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&interrupted);
@@ -136,8 +138,8 @@ fn run(
     let restored = restore_plan(
         &client,
         plan,
-        args.volume.as_deref(),
-        args.force,
+        request.volume.as_deref(),
+        request.force,
         &deadline,
         &interrupted,
         &mut |step| match step {
@@ -172,7 +174,7 @@ fn run(
 /// Records a `rewind recover` run: what was restored from which checkpoint, or why not.
 fn audit_recover(
     config: &Config,
-    args: &RecoverArgs,
+    request: &RecoverRequest,
     plan: Option<&Plan>,
     result: &anyhow::Result<Restored>,
     started: SystemTime,
@@ -180,7 +182,8 @@ fn audit_recover(
     let from = plan.map_or_else(String::new, |p| {
         format!(
             " from checkpoint {} ({})",
-            p.checkpoint.checkpoint_identifier, p.checkpoint.time_stamp
+            p.checkpoint.id,
+            p.checkpoint.time()
         )
     });
     let (decision, reason) = match result {
@@ -188,7 +191,7 @@ fn audit_recover(
             crate::audit::Outcome::Recovered,
             format!(
                 "restored {}{from} to {} ({} bytes, sha256 {})",
-                args.path,
+                request.guest_path,
                 plan.map_or_else(String::new, |p| p.destination.display().to_string()),
                 restored.size,
                 restored.sha256
@@ -196,33 +199,33 @@ fn audit_recover(
         ),
         Err(e) => (
             crate::audit::Outcome::RecoverFailed,
-            format!("{}{from}: {e:#}", args.path),
+            format!("{}{from}: {e:#}", request.guest_path),
         ),
     };
+    let (key, value) = match &request.point {
+        Point::Change(change) => ("change", change.clone()),
+        Point::Checkpoint(id) => ("checkpoint", id.clone()),
+        Point::Before(before) => ("before", crate::time::format_utc_millis(*before)),
+    };
     let mut point = serde_json::Map::new();
-    for (key, value) in [
-        ("change", &args.change),
-        ("checkpoint", &args.checkpoint),
-        ("before", &args.before),
-        ("vpg", &args.vpg),
-        ("volume", &args.volume),
-    ] {
+    point.insert(key.to_owned(), serde_json::Value::from(value));
+    for (key, value) in [("vpg", &request.vpg), ("volume", &request.volume)] {
         if let Some(value) = value {
             point.insert(key.to_owned(), serde_json::Value::from(value.as_str()));
         }
     }
     point.insert(
         String::from("path"),
-        serde_json::Value::from(args.path.as_str()),
+        serde_json::Value::from(request.guest_path.as_str()),
     );
     let record = crate::audit::Record {
         time: crate::time::format_utc_millis(started),
         host: String::from("cli"),
         session: None,
-        change: args.change.clone(),
+        change: request.point.change().map(str::to_owned),
         tool: String::from("rewind recover"),
         class: String::from("recover"),
-        vms: vec![plan.map_or_else(|| args.vm.clone(), |p| p.vm.name.clone())],
+        vms: vec![plan.map_or_else(|| request.vm.clone(), |p| p.vm.name.clone())],
         vpgs: plan.map(|p| p.vpg.name.clone()).into_iter().collect(),
         checkpoints: Vec::new(),
         decision,
@@ -257,13 +260,8 @@ pub fn restore_plan(
     let known: Option<Vec<String>> = client
         .flr_sessions(Some(&plan.vm.id), deadline)
         .ok()
-        .map(|list| list.into_iter().map(|s| s.flr_session_identifier).collect());
-    let session = match client.flr_mount(
-        &plan.vpg.id,
-        &plan.vm.id,
-        &plan.checkpoint.checkpoint_identifier,
-        deadline,
-    ) {
+        .map(|list| list.into_iter().map(|s| s.id).collect());
+    let session = match client.flr_mount(&plan.vpg.id, &plan.vm.id, &plan.checkpoint.id, deadline) {
         Ok(session) => session,
         Err(e) => {
             if matches!(e, ZvmError::TimedOut { .. } | ZvmError::Unreachable { .. }) {
@@ -310,16 +308,11 @@ pub fn restore_plan(
 pub fn plan(
     client: &Client,
     config: &Config,
-    args: &RecoverArgs,
+    request: &RecoverRequest,
     deadline: &Deadline,
 ) -> anyhow::Result<Plan> {
-    let before = args
-        .before
-        .as_deref()
-        .map(crate::time::parse_utc)
-        .transpose()?;
-    let vm = find_vm(client, config, &args.vm, deadline)?;
-    let vpgs: Vec<&VpgRef> = match &args.vpg {
+    let vm = find_vm(client, config, &request.vm, deadline)?;
+    let vpgs: Vec<&VpgRef> = match &request.vpg {
         Some(name) => {
             let vpg = vm
                 .vpgs
@@ -329,7 +322,7 @@ pub fn plan(
                     format!(
                         "VM {} is not in VPG {name:?}; it is in {}",
                         vm.name,
-                        names(&vm.vpgs)
+                        vm.vpg_names()
                     )
                 })?;
             vec![vpg]
@@ -341,32 +334,24 @@ pub fn plan(
     let mut chosen = None;
     for vpg in &vpgs {
         let rows = client.checkpoints(&vpg.id, None, deadline)?;
-        let found = if let Some(change) = &args.change {
-            rows.iter().find(|c| {
+        let found = match &request.point {
+            Point::Change(change) => rows.iter().find(|c| {
                 c.tag
                     .as_deref()
                     .is_some_and(|t| tag::is_for_change(t, change))
-            })
-        } else if let Some(id) = &args.checkpoint {
-            rows.iter().find(|c| c.checkpoint_identifier == *id)
-        } else {
-            rows.iter()
-                .filter(|c| {
-                    crate::time::parse_utc(&c.time_stamp)
-                        .is_ok_and(|t| before.is_some_and(|b| t < b))
-                })
-                .max_by_key(|c| crate::time::parse_utc(&c.time_stamp).ok())
+            }),
+            Point::Checkpoint(id) => rows.iter().find(|c| c.id == *id),
+            Point::Before(before) => rows.iter().filter(|c| c.at < *before).max_by_key(|c| c.at),
         };
         if let Some(found) = found {
             if chosen.is_some()
-                && args.vpg.is_none()
-                && args.checkpoint.is_none()
-                && args.change.is_none()
+                && request.vpg.is_none()
+                && matches!(request.point, Point::Before(_))
             {
                 bail!(
                     "VM {} is in several VPGs ({}); choose one with --vpg",
                     vm.name,
-                    names(&vm.vpgs)
+                    vm.vpg_names()
                 );
             }
             if chosen.is_none() {
@@ -380,13 +365,15 @@ pub fn plan(
         );
     }
     let Some((vpg, checkpoint)) = chosen else {
-        return Err(no_checkpoint(&vm, args, &tagged, &audited(config, args)));
+        return Err(no_checkpoint(
+            &vm,
+            &request.point,
+            &tagged,
+            &audited(config, &request.point),
+        ));
     };
-
-    let name = guest_file_name(&args.path)
-        .with_context(|| format!("guest path {:?} names no file", args.path))?;
-    let destination = args.out.join(name);
-    if destination.exists() && !args.force {
+    let destination = request.destination();
+    if destination.exists() && !request.force {
         bail!(
             "{} already exists; pass --force to overwrite it",
             destination.display()
@@ -396,43 +383,33 @@ pub fn plan(
         vm,
         vpg,
         checkpoint,
-        guest_path: args.path.clone(),
+        guest_path: request.guest_path.clone(),
         destination,
     })
-}
-
-fn names(vpgs: &[VpgRef]) -> String {
-    vpgs.iter()
-        .map(|v| v.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The error for a point that matches no checkpoint, listing the tagged ones that exist.
 fn no_checkpoint(
     vm: &Vm,
-    args: &RecoverArgs,
+    point: &Point,
     tagged: &[(String, Checkpoint)],
     audited: &[String],
 ) -> anyhow::Error {
-    let what = if let Some(change) = &args.change
-        && !audited.is_empty()
-    {
-        format!(
+    let what = match point {
+        Point::Change(change) if !audited.is_empty() => format!(
             "the checkpoint of change={change} on VM {} (checkpoint {}, in the audit trail) is no longer in Zerto's list: it has aged out of the journal (or the VPG was re-synced)",
             vm.name,
             audited.join(", ")
-        )
-    } else if let Some(change) = &args.change {
-        format!("no checkpoint of VM {} is tagged change={change}", vm.name)
-    } else if let Some(id) = &args.checkpoint {
-        format!("VM {} has no checkpoint {id}", vm.name)
-    } else {
-        format!(
+        ),
+        Point::Change(change) => {
+            format!("no checkpoint of VM {} is tagged change={change}", vm.name)
+        }
+        Point::Checkpoint(id) => format!("VM {} has no checkpoint {id}", vm.name),
+        Point::Before(before) => format!(
             "VM {} has no checkpoint before {}",
             vm.name,
-            args.before.as_deref().unwrap_or_default()
-        )
+            crate::time::format_utc_millis(*before)
+        ),
     };
     let mut text = what;
     if tagged.is_empty() {
@@ -443,8 +420,8 @@ fn no_checkpoint(
             let _ = write!(
                 text,
                 "\n  {vpg}  {:>8}  {}  {}",
-                c.checkpoint_identifier,
-                c.time_stamp,
+                c.id,
+                c.time(),
                 clean(c.tag.as_deref().unwrap_or_default())
             );
         }
@@ -454,8 +431,8 @@ fn no_checkpoint(
 
 /// The checkpoint ids the audit trail holds for `--change`, if any (an unreadable trail is
 /// nothing to say).
-fn audited(config: &Config, args: &RecoverArgs) -> Vec<String> {
-    let Some(change) = &args.change else {
+fn audited(config: &Config, point: &Point) -> Vec<String> {
+    let Some(change) = point.change() else {
         return Vec::new();
     };
     let Ok(path) = config.hook.audit_path() else {
@@ -568,27 +545,26 @@ fn wait_for_mount(
                  (ended elsewhere, or it expired)"
             );
         };
-        let status = state
-            .flr_session_status
-            .unwrap_or_else(|| String::from("unknown"));
-        match status.as_str() {
-            "MountCompletedSuccessfully" => {
+        match state.status {
+            Some(FlrStatus::Mounted) => {
                 report(Step::MountReady {
                     secs: started.elapsed().as_secs_f64(),
                 });
                 return Ok(());
             }
-            "MountFailed" => {
+            Some(FlrStatus::Failed) => {
                 bail!("Zerto could not mount the checkpoint (session {session}: MountFailed)")
             }
-            other if other != last => {
-                report(Step::Mounting {
-                    status: other.to_owned(),
-                    secs: started.elapsed().as_secs(),
-                });
-                other.clone_into(&mut last);
+            status => {
+                let status = status.map_or_else(|| String::from("unknown"), |s| s.to_string());
+                if status != last {
+                    report(Step::Mounting {
+                        status: status.clone(),
+                        secs: started.elapsed().as_secs(),
+                    });
+                    last = status;
+                }
             }
-            _ => {}
         }
         if !deadline.sleep(MOUNT_POLL) {
             bail!("the checkpoint was still mounting when the time ran out");
@@ -649,7 +625,7 @@ fn end_unanswered_mount(
     report: &mut dyn FnMut(Step),
 ) {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
-    let checkpoint = &plan.checkpoint.checkpoint_identifier;
+    let checkpoint = &plan.checkpoint.id;
     let hint = format!(
         "hint: run `rewind flr list --vm {}` and `rewind flr end <id>`",
         plan.vm.id
@@ -702,13 +678,13 @@ fn unanswered_sessions(
     sessions
         .iter()
         .filter(|s| {
-            s.vm_identifier
+            s.vm_id
                 .as_deref()
                 .is_none_or(|vm| vm.eq_ignore_ascii_case(vm_id))
-                && s.checkpoint_identifier.as_deref() == Some(checkpoint)
-                && !known.contains(&s.flr_session_identifier)
+                && s.checkpoint_id.as_deref() == Some(checkpoint)
+                && !known.contains(&s.id)
         })
-        .map(|s| s.flr_session_identifier.clone())
+        .map(|s| s.id.clone())
         .collect()
 }
 
@@ -728,11 +704,11 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
             if *json {
                 return crate::commands::print_json(&serde_json::json!({
                     "sessions": sessions.iter().map(|s| serde_json::json!({
-                        "id": s.flr_session_identifier,
-                        "status": s.flr_session_status,
-                        "vm": s.vm_identifier,
-                        "checkpoint": s.checkpoint_identifier,
-                        "mounted": s.mount_time,
+                        "id": s.id,
+                        "status": s.status.as_ref().map(FlrStatus::as_zerto),
+                        "vm": s.vm_id,
+                        "checkpoint": s.checkpoint_id,
+                        "mounted": s.mounted_at.map(crate::time::format_utc),
                     })).collect::<Vec<_>>(),
                 }));
             }
@@ -742,11 +718,12 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
             for s in sessions {
                 say(clean(&format!(
                     "{}  {}  vm {}  checkpoint {}  mounted {}",
-                    s.flr_session_identifier,
-                    s.flr_session_status.as_deref().unwrap_or("?"),
-                    s.vm_identifier.as_deref().unwrap_or("?"),
-                    s.checkpoint_identifier.as_deref().unwrap_or("?"),
-                    s.mount_time.as_deref().unwrap_or("?")
+                    s.id,
+                    s.status.as_ref().map_or("?", FlrStatus::as_zerto),
+                    s.vm_id.as_deref().unwrap_or("?"),
+                    s.checkpoint_id.as_deref().unwrap_or("?"),
+                    s.mounted_at
+                        .map_or_else(|| String::from("?"), crate::time::format_utc)
                 )));
             }
         }
@@ -771,12 +748,12 @@ mod tests {
 
     fn session(id: &str, vm: &str, checkpoint: &str) -> FlrSession {
         FlrSession {
-            flr_session_identifier: id.to_owned(),
-            flr_session_status: Some("MountInProgress".to_owned()),
-            vm_identifier: Some(vm.to_owned()),
-            vpg_identifier: None,
-            checkpoint_identifier: Some(checkpoint.to_owned()),
-            mount_time: None,
+            id: id.to_owned(),
+            status: Some(FlrStatus::Mounting),
+            vm_id: Some(vm.to_owned()),
+            vpg_id: None,
+            checkpoint_id: Some(checkpoint.to_owned()),
+            mounted_at: None,
         }
     }
 

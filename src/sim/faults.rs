@@ -28,6 +28,9 @@ pub enum Fault {
     /// Carry the request out, then close the connection without answering (the client
     /// cannot tell whether anything happened).
     DropAnswer { route: String },
+    /// Answer HTTP 200 with this body instead: what another ZVM version, or a broken one,
+    /// might send (older date formats, a field that is not what `rewind` needs).
+    Body { route: String, body: String },
     /// Every tagged-checkpoint insert on this VPG (name or id) ends in this state with this reason.
     InsertFails {
         vpg: String,
@@ -63,6 +66,7 @@ pub(crate) enum NetAction {
     Hang,
     Drop,
     DropAnswer,
+    Body(String),
 }
 
 /// How an insert ends because of a fault.
@@ -83,7 +87,8 @@ impl Fault {
             Fault::Latency { route, .. }
             | Fault::Hang { route }
             | Fault::Drop { route }
-            | Fault::DropAnswer { route } => check_route(route),
+            | Fault::DropAnswer { route }
+            | Fault::Body { route, .. } => check_route(route),
             Fault::Status { route, status, .. } => {
                 check_route(route)?;
                 if (100..=599).contains(status) {
@@ -220,6 +225,11 @@ impl FaultSet {
                     if action.is_none() && route_matches(route, method, path) =>
                 {
                     action = Some(NetAction::DropAnswer);
+                }
+                Fault::Body { route, body }
+                    if action.is_none() && route_matches(route, method, path) =>
+                {
+                    action = Some(NetAction::Body(body.clone()));
                 }
                 _ => {}
             }

@@ -191,6 +191,9 @@ impl App for SimApp {
             Some(super::faults::NetAction::Hang) => Action::Hang,
             Some(super::faults::NetAction::Drop) => Action::Drop,
             Some(super::faults::NetAction::DropAnswer) => Action::DropAnswer,
+            Some(super::faults::NetAction::Body(body)) => {
+                Action::Answer(Response::bytes("application/json", body.into_bytes()))
+            }
         };
         (Duration::from_millis(latency), action)
     }

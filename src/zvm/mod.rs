@@ -1,14 +1,16 @@
 //! The ZVM client: every Zerto REST call `rewind` makes lives here, each under the caller's
 //! deadline. Submodules: `http` builds the agent and sends, `auth` logs in and shares the
-//! token, [`wire`] is what Zerto sends, `error` what can go wrong, [`resolve`] turns a VM
-//! reference from a tool call into one VM and its VPGs.
+//! token, `wire` is what Zerto sends (private: each answer becomes a [`model`] type at this
+//! boundary, once), `error` what can go wrong, [`resolve`] turns VM references from a tool
+//! call into VMs and their VPGs.
 
 mod auth;
 mod error;
 mod http;
+pub mod model;
 pub mod resolve;
 pub mod tls;
-pub mod wire;
+mod wire;
 
 use std::path::Path;
 use std::time::SystemTime;
@@ -19,7 +21,9 @@ use ureq::http::Response;
 
 pub use self::error::ZvmError;
 use self::http::{Call, CallBody, Http, error_message, read_json, read_text};
-use self::wire::{BrowseResult, Checkpoint, CheckpointStats, FlrSession, Task, VmRow, Vpg};
+pub use self::model::{
+    Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
+};
 use crate::config::ZvmConfig;
 use crate::deadline::Deadline;
 
@@ -50,21 +54,22 @@ impl Client {
         self.auth.fresh_login(&self.http, deadline)
     }
 
-    /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: one row per VM per VPG.
+    /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: the protected VMs, each with
+    /// every VPG that protects it (Zerto lists one row per VM per VPG).
     pub fn vms(
         &self,
         vm_identifier: Option<&str>,
         deadline: &Deadline,
-    ) -> Result<Vec<VmRow>, ZvmError> {
+    ) -> Result<Vec<Vm>, ZvmError> {
         let query = vm_identifier
             .map(|id| vec![("vmIdentifier", id.to_owned())])
             .unwrap_or_default();
-        self.get("/v1/vms", query, deadline)
+        self.get("/v1/vms", query, deadline, wire::vms)
     }
 
     /// `GET /v1/vpgs`.
     pub fn vpgs(&self, deadline: &Deadline) -> Result<Vec<Vpg>, ZvmError> {
-        self.get("/v1/vpgs", Vec::new(), deadline)
+        self.get("/v1/vpgs", Vec::new(), deadline, wire::vpgs)
     }
 
     /// `GET /v1/vpgs/{id}`.
@@ -73,23 +78,25 @@ impl Client {
             &format!("/v1/vpgs/{}", segment(vpg_id)),
             Vec::new(),
             deadline,
+            wire::vpg,
         )
     }
 
-    /// `GET /v1/vpgs/{id}/checkpoints`, from `since` (ZVM time) when given.
+    /// `GET /v1/vpgs/{id}/checkpoints`, from `since` when given.
     pub fn checkpoints(
         &self,
         vpg_id: &str,
-        since: Option<&str>,
+        since: Option<SystemTime>,
         deadline: &Deadline,
     ) -> Result<Vec<Checkpoint>, ZvmError> {
         let query = since
-            .map(|t| vec![("startDate", t.to_owned())])
+            .map(|t| vec![("startDate", query_time(t))])
             .unwrap_or_default();
         self.get(
             &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
             query,
             deadline,
+            wire::checkpoints,
         )
     }
 
@@ -99,12 +106,12 @@ impl Client {
         vpg_id: &str,
         deadline: &Deadline,
     ) -> Result<Option<Checkpoint>, ZvmError> {
-        let stats: CheckpointStats = self.get(
+        self.get(
             &format!("/v1/vpgs/{}/checkpoints/stats", segment(vpg_id)),
             Vec::new(),
             deadline,
-        )?;
-        Ok(stats.latest)
+            wire::latest,
+        )
     }
 
     /// `POST /v1/vpgs/{id}/checkpoints`: asks for a tagged checkpoint and returns the TASK id.
@@ -120,6 +127,7 @@ impl Client {
             &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
             &body,
             deadline,
+            Ok,
         )
     }
 
@@ -129,6 +137,7 @@ impl Client {
             &format!("/v1/tasks/{}", segment(task_id)),
             Vec::new(),
             deadline,
+            wire::task,
         )
     }
 
@@ -150,7 +159,7 @@ impl Client {
             },
             "bflr": null,
         });
-        self.post("/v1/flrs", &body, deadline)
+        self.post("/v1/flrs", &body, deadline, Ok)
     }
 
     /// `GET /v1/flrs[?vmIdentifier=]`.
@@ -162,7 +171,7 @@ impl Client {
         let query = vm_id
             .map(|id| vec![("vmIdentifier", id.to_owned())])
             .unwrap_or_default();
-        self.get("/v1/flrs", query, deadline)
+        self.get("/v1/flrs", query, deadline, wire::flr_sessions)
     }
 
     /// `GET /v1/flrs/{id}`: an array of one on 10.x, a single object in older docs.
@@ -174,15 +183,17 @@ impl Client {
         #[derive(serde::Deserialize)]
         #[serde(untagged)]
         enum OneOrMany {
-            Many(Vec<FlrSession>),
-            One(Box<FlrSession>),
+            Many(Vec<wire::FlrSessionRow>),
+            One(Box<wire::FlrSessionRow>),
         }
         let path = format!("/v1/flrs/{}", segment(session_id));
-        match self.get::<OneOrMany>(&path, Vec::new(), deadline) {
-            Ok(OneOrMany::Many(mut list)) => Ok(list.pop()),
-            Ok(OneOrMany::One(one)) => Ok(Some(*one)),
+        let one = |answer: OneOrMany| match answer {
+            OneOrMany::Many(mut list) => list.pop().map(wire::flr_session).transpose(),
+            OneOrMany::One(one) => wire::flr_session(*one).map(Some),
+        };
+        match self.get(&path, Vec::new(), deadline, one) {
             Err(e) if matches!(e.status(), Some(400 | 404)) => Ok(None),
-            Err(e) => Err(e),
+            other => other,
         }
     }
 
@@ -192,12 +203,13 @@ impl Client {
         session_id: &str,
         path: &str,
         deadline: &Deadline,
-    ) -> Result<BrowseResult, ZvmError> {
+    ) -> Result<Vec<PathEntry>, ZvmError> {
         let body = serde_json::json!({ "path": path });
         self.post(
             &format!("/v1/flrs/{}/browse", segment(session_id)),
             &body,
             deadline,
+            wire::entries,
         )
     }
 
@@ -213,6 +225,7 @@ impl Client {
             &format!("/v1/flrs/{}/download", segment(session_id)),
             &body,
             deadline,
+            Ok,
         )
     }
 
@@ -246,38 +259,57 @@ impl Client {
             Vec::new(),
             &CallBody::None,
             deadline,
+            Ok,
         )
     }
 
-    fn post<T: DeserializeOwned>(
+    fn post<W: DeserializeOwned, T>(
         &self,
         path: &str,
         body: &serde_json::Value,
         deadline: &Deadline,
+        convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
-        self.send("POST", path, Vec::new(), &CallBody::Json(body), deadline)
+        self.send(
+            "POST",
+            path,
+            Vec::new(),
+            &CallBody::Json(body),
+            deadline,
+            convert,
+        )
     }
 
-    fn get<T: DeserializeOwned>(
+    fn get<W: DeserializeOwned, T>(
         &self,
         path: &str,
         query: Vec<(&str, String)>,
         deadline: &Deadline,
+        convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
-        self.send("GET", path, query, &CallBody::None, deadline)
+        self.send("GET", path, query, &CallBody::None, deadline, convert)
     }
 
-    /// Sends an authenticated call, checks the status, parses the JSON answer.
-    fn send<T: DeserializeOwned>(
+    /// Sends an authenticated call, checks the status, parses the JSON answer as the wire
+    /// type `W` and turns it into `T` with `convert`; an answer that does not parse or
+    /// convert is [`ZvmError::Decode`] naming the call and what was wrong.
+    fn send<W: DeserializeOwned, T>(
         &self,
         method: &'static str,
         path: &str,
         query: Vec<(&str, String)>,
         body: &CallBody<'_>,
         deadline: &Deadline,
+        convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
         let mut response = self.authorized(method, path, query, body, deadline)?;
-        read_json(method, &self.http.url(path), &mut response)
+        let url = self.http.url(path);
+        let answer: W = read_json(method, &url, &mut response)?;
+        convert(answer).map_err(|detail| ZvmError::Decode {
+            method,
+            url,
+            detail,
+        })
     }
 
     /// Sends with the shared token; a 401 renews it exactly once and retries. Non-2xx
@@ -367,6 +399,6 @@ impl std::error::Error for DownloadError {
 }
 
 /// Formats a time for a Zerto query parameter.
-pub fn query_time(t: SystemTime) -> String {
+fn query_time(t: SystemTime) -> String {
     crate::time::format_utc_millis(t)
 }

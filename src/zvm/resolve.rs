@@ -4,33 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use super::wire::VmRow;
+use super::model::Vm;
 use super::{Client, ZvmError};
 use crate::deadline::Deadline;
-
-/// A VM as Zerto protects it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Vm {
-    pub id: String,
-    pub name: String,
-    /// Every VPG protecting the VM, in the order the ZVM listed them.
-    pub vpgs: Vec<VpgRef>,
-}
-
-/// A VPG by id and name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VpgRef {
-    pub id: String,
-    pub name: String,
-}
 
 /// What a reference turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     Found(Vm),
-    /// Zerto protects no VM by that reference: there is nothing to rewind to.
+    /// Zerto protects no VM by that reference: there is nothing to rewind to. `near` are
+    /// the VMs the reference may have meant: those whose name contains it, or whose guest
+    /// IP starts with it.
     Unknown {
         reference: String,
+        near: Vec<Vm>,
     },
     /// Two or more VMs match; never guess.
     Ambiguous {
@@ -48,7 +35,7 @@ pub fn resolve(
 ) -> Result<Resolution, ZvmError> {
     let host = host_part(&apply_alias(reference, aliases));
     let host = apply_alias(&host, aliases);
-    let rows = if looks_like_vm_identifier(&host) {
+    let vms = if looks_like_vm_identifier(&host) {
         match client.vms(Some(&host), deadline) {
             // A ZVM that rejects the identifier does not know the VM: unknown, not a failure.
             Err(e) if matches!(e.status(), Some(400 | 404)) => Vec::new(),
@@ -57,12 +44,12 @@ pub fn resolve(
     } else {
         client.vms(None, deadline)?
     };
-    Ok(match_rows(reference, &host, &rows))
+    Ok(match_vms(reference, &host, &vms))
 }
 
 /// Resolves several references with one `GET /v1/vms` for all of them (a vmIdentifier is
 /// looked up on its own, as [`resolve`] does). The answers come in the order given.
-pub fn resolve_all(
+fn resolve_all(
     client: &Client,
     references: &[&str],
     aliases: &BTreeMap<String, String>,
@@ -85,64 +72,127 @@ pub fn resolve_all(
         let answer = if looks_like_vm_identifier(host) {
             resolve(client, reference, aliases, deadline)?
         } else {
-            match_rows(reference, host, &all)
+            match_vms(reference, host, &all)
         };
         answers.push(answer);
     }
     Ok(answers)
 }
 
-/// Picks the VMs among `rows` that `host` names: exact id, name or IP first; the first
+/// Why the references of one call do not come to VMs Zerto protects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresolved {
+    /// Zerto knows no VM by these references (of `of` given): nothing to rewind to there.
+    Unknown { references: Vec<String>, of: usize },
+    /// A reference matches two or more VMs (the first such reference); never guess.
+    Ambiguous {
+        reference: String,
+        candidates: Vec<Vm>,
+    },
+}
+
+/// Resolves every reference of one call (one `GET /v1/vms` for all but vmIdentifiers) and
+/// takes the answers together: the VMs, each once in the order first named; or, when they
+/// are not all exactly one VM, why not (an ambiguous reference decides before unknown ones).
+/// The outer error is a ZVM that could not be asked.
+pub fn resolve_targets(
+    client: &Client,
+    references: &[&str],
+    aliases: &BTreeMap<String, String>,
+    deadline: &Deadline,
+) -> Result<Result<Vec<Vm>, Unresolved>, ZvmError> {
+    let resolutions = resolve_all(client, references, aliases, deadline)?;
+    Ok(combine(references, resolutions))
+}
+
+/// [`resolve_targets`] past the ZVM: the answers for `references`, in their order.
+fn combine(references: &[&str], resolutions: Vec<Resolution>) -> Result<Vec<Vm>, Unresolved> {
+    let mut vms: Vec<Vm> = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for (reference, resolution) in references.iter().zip(resolutions) {
+        match resolution {
+            Resolution::Found(vm) => {
+                if !vms.iter().any(|v| v.id == vm.id) {
+                    vms.push(vm);
+                }
+            }
+            Resolution::Unknown { .. } => unknown.push((*reference).to_owned()),
+            Resolution::Ambiguous {
+                reference,
+                candidates,
+            } => {
+                return Err(Unresolved::Ambiguous {
+                    reference,
+                    candidates,
+                });
+            }
+        }
+    }
+    if unknown.is_empty() {
+        Ok(vms)
+    } else {
+        Err(Unresolved::Unknown {
+            references: unknown,
+            of: references.len(),
+        })
+    }
+}
+
+/// Picks the VMs among `vms` that `host` names: exact id, name or IP first; the first
 /// label of an FQDN only when nothing matched exactly.
-pub fn match_rows(reference: &str, host: &str, rows: &[VmRow]) -> Resolution {
-    let exact: Vec<&VmRow> = rows
+fn match_vms(reference: &str, host: &str, vms: &[Vm]) -> Resolution {
+    let exact: Vec<&Vm> = vms
         .iter()
-        .filter(|r| {
-            r.vm_identifier.eq_ignore_ascii_case(host)
-                || r.vm_name.eq_ignore_ascii_case(host)
-                || r.ips().any(|ip| ip == host)
+        .filter(|vm| {
+            vm.id.eq_ignore_ascii_case(host)
+                || vm.name.eq_ignore_ascii_case(host)
+                || vm.ips.iter().any(|ip| ip == host)
         })
         .collect();
     let matched = if exact.is_empty() {
         match first_label(host) {
-            Some(label) => rows
+            Some(label) => vms
                 .iter()
-                .filter(|r| r.vm_name.eq_ignore_ascii_case(label))
+                .filter(|vm| vm.name.eq_ignore_ascii_case(label))
                 .collect(),
             None => exact,
         }
     } else {
         exact
     };
-
-    let mut vms: Vec<Vm> = Vec::new();
-    for row in matched {
-        let vpg = VpgRef {
-            id: row.vpg_identifier.clone(),
-            name: row.vpg_name.clone(),
-        };
-        match vms.iter_mut().find(|vm| vm.id == row.vm_identifier) {
-            Some(vm) => {
-                if !vm.vpgs.contains(&vpg) {
-                    vm.vpgs.push(vpg);
-                }
-            }
-            None => vms.push(Vm {
-                id: row.vm_identifier.clone(),
-                name: row.vm_name.clone(),
-                vpgs: vec![vpg],
-            }),
-        }
-    }
+    let mut matched: Vec<Vm> = matched.into_iter().cloned().collect();
     let reference = reference.to_owned();
-    match vms.len() {
-        0 => Resolution::Unknown { reference },
-        1 => Resolution::Found(vms.remove(0)),
+    match matched.len() {
+        0 => Resolution::Unknown {
+            reference,
+            near: near(host, vms),
+        },
+        1 => Resolution::Found(matched.remove(0)),
         _ => Resolution::Ambiguous {
             reference,
-            candidates: vms,
+            candidates: matched,
         },
     }
+}
+
+/// The VMs a reference that matched none may have meant: a name containing it (or its
+/// first label), or a guest IP starting with it. Nothing for a reference under two
+/// characters, which would match almost everything.
+fn near(host: &str, vms: &[Vm]) -> Vec<Vm> {
+    let host = host.to_ascii_lowercase();
+    if host.chars().count() < 2 {
+        return Vec::new();
+    }
+    let label = first_label(&host).unwrap_or(&host);
+    vms.iter()
+        .filter(|vm| {
+            let name = vm.name.to_ascii_lowercase();
+            name.contains(&host)
+                || name.contains(label)
+                || vm.ips.iter().any(|ip| ip.starts_with(&host))
+        })
+        .cloned()
+        .collect()
 }
 
 fn apply_alias(name: &str, aliases: &BTreeMap<String, String>) -> String {
@@ -153,7 +203,7 @@ fn apply_alias(name: &str, aliases: &BTreeMap<String, String>) -> String {
 }
 
 /// The host inside `user@host`, `host:port`, `[v6]:port`, `ssh://user@host:22/path`.
-pub fn host_part(reference: &str) -> String {
+fn host_part(reference: &str) -> String {
     let mut s = reference.trim();
     if let Some((_, rest)) = s.split_once("://") {
         s = rest;
@@ -177,7 +227,7 @@ pub fn host_part(reference: &str) -> String {
 }
 
 /// `<guid>.vm-<n>` (vSphere) or anything else shaped `<guid>.<moref>`.
-pub fn looks_like_vm_identifier(s: &str) -> bool {
+fn looks_like_vm_identifier(s: &str) -> bool {
     let Some((guid, moref)) = s.split_once('.') else {
         return false;
     };
@@ -195,27 +245,34 @@ fn first_label(host: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::zvm::model::VpgRef;
 
-    fn row(id: &str, name: &str, vpg: &str, ip: &str) -> VmRow {
-        serde_json::from_value(serde_json::json!({
-            "VmIdentifier": id, "VmName": name, "VpgIdentifier": vpg, "VpgName": format!("vpg-{vpg}"),
-            "VmNetworkInformation": {"NetworkAdapters": [{"IpAddresses": [ip]}]}
-        }))
-        .expect("row")
+    fn vm(id: &str, name: &str, vpgs: &[&str], ip: &str) -> Vm {
+        Vm {
+            id: id.into(),
+            name: name.into(),
+            vpgs: vpgs
+                .iter()
+                .map(|v| VpgRef {
+                    id: (*v).into(),
+                    name: format!("vpg-{v}"),
+                })
+                .collect(),
+            ips: vec![ip.into()],
+        }
     }
 
-    fn rows() -> Vec<VmRow> {
+    fn vms() -> Vec<Vm> {
         vec![
-            row("a.vm-1", "jp-ubuntu", "v1", "10.0.0.11"),
-            row("b.vm-2", "db01", "v1", "10.0.0.31"),
-            row("b.vm-2", "db01", "v2", "10.0.0.31"),
-            row("c.vm-3", "web", "v1", "10.0.0.41"),
-            row("d.vm-4", "web", "v2", "10.0.0.42"),
+            vm("a.vm-1", "jp-ubuntu", &["v1"], "10.0.0.11"),
+            vm("b.vm-2", "db01", &["v1", "v2"], "10.0.0.31"),
+            vm("c.vm-3", "web", &["v1"], "10.0.0.41"),
+            vm("d.vm-4", "web", &["v2"], "10.0.0.42"),
         ]
     }
 
     fn found(reference: &str) -> Resolution {
-        match_rows(reference, &host_part(reference), &rows())
+        match_vms(reference, &host_part(reference), &vms())
     }
 
     #[test]
@@ -247,6 +304,36 @@ mod tests {
         assert_eq!(names, ["vpg-v1", "vpg-v2"]);
     }
 
+    fn targets(references: &[&str]) -> Result<Vec<Vm>, Unresolved> {
+        let answers = references.iter().map(|r| found(r)).collect();
+        combine(references, answers)
+    }
+
+    #[test]
+    fn several_references_to_one_vm_give_it_once_in_the_order_named() {
+        let vms = targets(&["db01", "jp-ubuntu", "10.0.0.31", "root@db01"]).expect("all known");
+        let names: Vec<_> = vms.iter().map(|vm| vm.name.as_str()).collect();
+        assert_eq!(names, ["db01", "jp-ubuntu"]);
+    }
+
+    #[test]
+    fn an_ambiguous_reference_decides_before_unknown_ones() {
+        assert_eq!(
+            targets(&["mail01", "db01", "web", "10.9.9.9"]),
+            Err(Unresolved::Ambiguous {
+                reference: "web".into(),
+                candidates: vms().into_iter().filter(|vm| vm.name == "web").collect(),
+            })
+        );
+        assert_eq!(
+            targets(&["mail01", "db01", "10.9.9.9"]),
+            Err(Unresolved::Unknown {
+                references: vec!["mail01".into(), "10.9.9.9".into()],
+                of: 3,
+            })
+        );
+    }
+
     #[test]
     fn two_vms_of_one_name_are_ambiguous() {
         let Resolution::Ambiguous { candidates, .. } = found("web") else {
@@ -264,6 +351,22 @@ mod tests {
                 "{reference}"
             );
         }
+    }
+
+    #[test]
+    fn an_unknown_reference_offers_the_vms_it_may_have_meant() {
+        let near = |reference: &str| match found(reference) {
+            Resolution::Unknown { near, .. } => {
+                near.into_iter().map(|vm| vm.id).collect::<Vec<_>>()
+            }
+            other => panic!("{reference}: {other:?}"),
+        };
+        assert_eq!(near("ubuntu"), ["a.vm-1"]);
+        assert_eq!(near("WE"), ["c.vm-3", "d.vm-4"]);
+        assert_eq!(near("10.0.0.4"), ["c.vm-3", "d.vm-4"]);
+        assert_eq!(near("root@db.corp.example"), ["b.vm-2"]);
+        assert!(near("mail01").is_empty());
+        assert!(near("b").is_empty(), "one character suggests nothing");
     }
 
     #[test]

@@ -1,203 +1,320 @@
 //! What the ZVM sends, as it sends it: PascalCase keys, unknown fields ignored, enums kept as
-//! numbers so that values Zerto adds later do not break parsing.
+//! numbers so that values Zerto adds later do not break parsing. Private to the client: each
+//! answer is turned into the types of `model` here, once, and an answer that cannot be
+//! used is an error naming the object and the field.
+
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Deserializer};
+
+use super::model::{
+    Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
+};
 
 /// One row of `GET /v1/vms`: a VM as protected by ONE VPG (a VM in two VPGs has two rows).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct VmRow {
-    pub vm_identifier: String,
-    pub vm_name: String,
-    pub vpg_identifier: String,
-    pub vpg_name: String,
+pub(super) struct VmRow {
+    vm_identifier: String,
+    vm_name: String,
+    vpg_identifier: String,
+    vpg_name: String,
     #[serde(default)]
-    pub guest_os: Option<serde_json::Value>,
-    #[serde(default)]
-    pub vm_network_information: Option<NetworkInformation>,
-    #[serde(default)]
-    pub protected_site_name: Option<String>,
-    #[serde(default)]
-    pub recovery_site_name: Option<String>,
-    #[serde(default)]
-    pub enabled_actions: Option<EnabledActions>,
+    vm_network_information: Option<NetworkInformation>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct NetworkInformation {
+struct NetworkInformation {
     #[serde(default)]
-    pub network_adapters: Vec<NetworkAdapter>,
+    network_adapters: Vec<NetworkAdapter>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct NetworkAdapter {
+struct NetworkAdapter {
     #[serde(default)]
-    pub ip_addresses: Vec<String>,
+    ip_addresses: Vec<Option<String>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct EnabledActions {
-    #[serde(default)]
-    pub is_flr_enabled: Option<bool>,
-}
-
-impl VmRow {
-    /// Every guest IP address Zerto knows for this VM.
-    pub fn ips(&self) -> impl Iterator<Item = &str> {
-        self.vm_network_information
+/// The rows of `GET /v1/vms` as VMs: rows of one vmIdentifier become one VM with every VPG
+/// (once each) and every guest IP (once each), in the order listed.
+pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
+    let mut vms: Vec<Vm> = Vec::new();
+    for (n, row) in rows.into_iter().enumerate() {
+        if row.vm_identifier.trim().is_empty() {
+            return Err(format!("VM row {n}: VmIdentifier is empty"));
+        }
+        if row.vpg_identifier.trim().is_empty() {
+            return Err(format!("VM {}: VpgIdentifier is empty", row.vm_identifier));
+        }
+        let vpg = VpgRef {
+            id: row.vpg_identifier,
+            name: row.vpg_name,
+        };
+        let ips = row
+            .vm_network_information
+            .into_iter()
+            .flat_map(|n| n.network_adapters)
+            .flat_map(|a| a.ip_addresses)
+            .flatten()
+            .map(|ip| ip.trim().to_owned())
+            .filter(|ip| !ip.is_empty());
+        let index = vms
             .iter()
-            .flat_map(|n| &n.network_adapters)
-            .flat_map(|a| &a.ip_addresses)
-            .map(String::as_str)
+            .position(|vm| vm.id == row.vm_identifier)
+            .unwrap_or_else(|| {
+                vms.push(Vm {
+                    id: row.vm_identifier,
+                    name: row.vm_name,
+                    vpgs: Vec::new(),
+                    ips: Vec::new(),
+                });
+                vms.len() - 1
+            });
+        let vm = &mut vms[index];
+        if !vm.vpgs.contains(&vpg) {
+            vm.vpgs.push(vpg);
+        }
+        for ip in ips {
+            if !vm.ips.contains(&ip) {
+                vm.ips.push(ip);
+            }
+        }
     }
+    Ok(vms)
 }
 
-/// A VPG as `GET /v1/vpgs/{id}` describes it (only what `rewind` reads).
+/// A VPG as `GET /v1/vpgs[/{id}]` describes it (only what `rewind` reads).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Vpg {
-    pub vpg_identifier: String,
-    pub vpg_name: String,
+pub(super) struct VpgRow {
+    vpg_identifier: String,
+    vpg_name: String,
     #[serde(default)]
-    pub status: Option<i64>,
+    status: Option<i64>,
     #[serde(default)]
-    pub status_description: Option<String>,
+    status_description: Option<String>,
     #[serde(default, rename = "ActualRPO")]
-    pub actual_rpo: Option<i64>,
+    actual_rpo: Option<i64>,
     #[serde(default)]
-    pub protected_site_name: Option<String>,
+    protected_site_name: Option<String>,
     #[serde(default)]
-    pub recovery_site_name: Option<String>,
+    recovery_site_name: Option<String>,
+}
+
+pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
+    if row.vpg_identifier.trim().is_empty() {
+        return Err(format!("VPG {:?}: VpgIdentifier is empty", row.vpg_name));
+    }
+    Ok(Vpg {
+        id: row.vpg_identifier,
+        name: row.vpg_name,
+        status: row.status,
+        health: row.status_description,
+        actual_rpo_secs: row.actual_rpo,
+        protected_site: row.protected_site_name,
+        recovery_site: row.recovery_site_name,
+    })
+}
+
+pub(super) fn vpgs(rows: Vec<VpgRow>) -> Result<Vec<Vpg>, String> {
+    rows.into_iter().map(vpg).collect()
 }
 
 /// One row of `GET /v1/vpgs/{id}/checkpoints`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Checkpoint {
+pub(super) struct CheckpointRow {
     #[serde(deserialize_with = "string_or_number")]
-    pub checkpoint_identifier: String,
-    pub time_stamp: String,
+    checkpoint_identifier: String,
+    time_stamp: String,
     #[serde(default)]
-    pub tag: Option<String>,
+    tag: Option<String>,
+}
+
+pub(super) fn checkpoint(row: CheckpointRow) -> Result<Checkpoint, String> {
+    let id = row.checkpoint_identifier.trim().to_owned();
+    if id.is_empty() {
+        return Err(String::from("a checkpoint's CheckpointIdentifier is empty"));
+    }
+    let at = time(&row.time_stamp).map_err(|why| format!("checkpoint {id}: TimeStamp {why}"))?;
+    Ok(Checkpoint {
+        id,
+        at,
+        tag: row.tag,
+    })
+}
+
+pub(super) fn checkpoints(rows: Vec<CheckpointRow>) -> Result<Vec<Checkpoint>, String> {
+    rows.into_iter().map(checkpoint).collect()
 }
 
 /// `GET /v1/vpgs/{id}/checkpoints/stats`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct CheckpointStats {
+pub(super) struct CheckpointStats {
     #[serde(default)]
-    pub latest: Option<Checkpoint>,
+    latest: Option<CheckpointRow>,
+}
+
+pub(super) fn latest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
+    stats
+        .latest
+        .map(checkpoint)
+        .transpose()
+        .map_err(|why| format!("Latest: {why}"))
 }
 
 /// `GET /v1/tasks/{id}`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct Task {
+pub(super) struct TaskRow {
+    status: TaskStatus,
     #[serde(default)]
-    pub task_identifier: Option<String>,
-    pub status: TaskStatus,
-    #[serde(default)]
-    pub complete_reason: Option<String>,
+    complete_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct TaskStatus {
-    pub state: i64,
+struct TaskStatus {
+    state: i64,
     #[serde(default)]
-    pub progress: Option<i64>,
+    progress: Option<i64>,
+}
+
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "every conversion at the boundary has the same shape"
+)]
+pub(super) fn task(row: TaskRow) -> Result<Task, String> {
+    Ok(Task {
+        state: task_state(row.status.state),
+        progress: row
+            .status
+            .progress
+            .and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
+        reason: row.complete_reason.unwrap_or_default(),
+    })
 }
 
 /// `Status.State` of a Zerto task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskState {
-    InProgress,
-    WaitingForUserInput,
-    Paused,
-    Failed,
-    Stopped,
-    Completed,
-    Cancelling,
-    Other(i64),
-}
-
-impl TaskState {
-    pub fn from_wire(value: i64) -> Self {
-        match value {
-            1 => Self::InProgress,
-            2 => Self::WaitingForUserInput,
-            3 => Self::Paused,
-            4 => Self::Failed,
-            5 => Self::Stopped,
-            6 => Self::Completed,
-            7 => Self::Cancelling,
-            other => Self::Other(other),
-        }
-    }
-
-    /// Failed, Stopped and Completed end a task; anything else may still change.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Failed | Self::Stopped | Self::Completed)
-    }
-}
-
-impl std::fmt::Display for TaskState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Other(n) => write!(f, "state {n}"),
-            named => write!(f, "{named:?}"),
-        }
-    }
-}
-
-impl Task {
-    pub fn state(&self) -> TaskState {
-        TaskState::from_wire(self.status.state)
-    }
-
-    pub fn reason(&self) -> &str {
-        self.complete_reason.as_deref().unwrap_or_default()
+fn task_state(value: i64) -> TaskState {
+    match value {
+        1 => TaskState::InProgress,
+        2 => TaskState::WaitingForUserInput,
+        3 => TaskState::Paused,
+        4 => TaskState::Failed,
+        5 => TaskState::Stopped,
+        6 => TaskState::Completed,
+        7 => TaskState::Cancelling,
+        other => TaskState::Other(other),
     }
 }
 
 /// A File Level Restore session (`GET /v1/flrs`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct FlrSession {
-    pub flr_session_identifier: String,
+pub(super) struct FlrSessionRow {
+    flr_session_identifier: String,
     #[serde(default)]
-    pub flr_session_status: Option<String>,
+    flr_session_status: Option<String>,
     #[serde(default)]
-    pub vm_identifier: Option<String>,
+    vm_identifier: Option<String>,
     #[serde(default)]
-    pub vpg_identifier: Option<String>,
+    vpg_identifier: Option<String>,
     #[serde(default, deserialize_with = "opt_string_or_number")]
-    pub checkpoint_identifier: Option<String>,
+    checkpoint_identifier: Option<String>,
     #[serde(default)]
-    pub mount_time: Option<String>,
+    mount_time: Option<String>,
+}
+
+pub(super) fn flr_session(row: FlrSessionRow) -> Result<FlrSession, String> {
+    if row.flr_session_identifier.trim().is_empty() {
+        return Err(String::from(
+            "a File Level Restore session's FlrSessionIdentifier is empty",
+        ));
+    }
+    let status = row
+        .flr_session_status
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| match s.as_str() {
+            "MountInProgress" => FlrStatus::Mounting,
+            "MountCompletedSuccessfully" => FlrStatus::Mounted,
+            "MountFailed" => FlrStatus::Failed,
+            _ => FlrStatus::Other(s),
+        });
+    Ok(FlrSession {
+        id: row.flr_session_identifier,
+        status,
+        vm_id: row.vm_identifier,
+        vpg_id: row.vpg_identifier,
+        checkpoint_id: row.checkpoint_identifier,
+        // Only shown to people: an unreadable MountTime must not stop the listing or the
+        // reaping of sessions, so it is left out rather than refused.
+        mounted_at: row.mount_time.as_deref().and_then(|t| time(t).ok()),
+    })
+}
+
+pub(super) fn flr_sessions(rows: Vec<FlrSessionRow>) -> Result<Vec<FlrSession>, String> {
+    rows.into_iter().map(flr_session).collect()
 }
 
 /// `POST /v1/flrs/{id}/browse`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct BrowseResult {
+pub(super) struct BrowseResult {
     #[serde(default)]
-    pub path_items: Vec<PathItem>,
+    path_items: Vec<PathItem>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub struct PathItem {
-    pub path: String,
-    #[serde(default, rename = "Type")]
-    pub kind: Option<String>,
+struct PathItem {
+    path: String,
     #[serde(default)]
-    pub is_browsable: Option<bool>,
+    is_browsable: Option<bool>,
     #[serde(default)]
-    pub size_in_bytes: Option<u64>,
+    size_in_bytes: Option<u64>,
+}
+
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "every conversion at the boundary has the same shape"
+)]
+pub(super) fn entries(result: BrowseResult) -> Result<Vec<PathEntry>, String> {
+    Ok(result
+        .path_items
+        .into_iter()
+        .map(|item| PathEntry {
+            path: item.path,
+            browsable: item.is_browsable.unwrap_or(true),
+            size: item.size_in_bytes,
+        })
+        .collect())
+}
+
+/// A time as Zerto writes it: ISO-8601 UTC (`2019-07-11T16:51:07.022Z`, 8.x and later), or
+/// the `/Date(1520423877045)/` of 7.x and earlier.
+fn time(text: &str) -> Result<SystemTime, String> {
+    let trimmed = text.trim();
+    if let Some(inner) = trimmed
+        .strip_prefix("/Date(")
+        .and_then(|s| s.strip_suffix(")/"))
+    {
+        // The milliseconds are UTC; an offset after them only says where it was written.
+        let digits = inner
+            .find(['+', '-'])
+            .filter(|i| *i > 0)
+            .map_or(inner, |i| &inner[..i]);
+        return digits
+            .parse::<u64>()
+            .map(|ms| SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+            .map_err(|_| format!("{trimmed:?} is not a /Date(milliseconds)/ time"));
+    }
+    crate::time::parse_utc(trimmed).map_err(|_| {
+        format!("{trimmed:?} is not an ISO-8601 UTC time such as 2019-07-11T13:47:23Z")
+    })
 }
 
 fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -225,27 +342,106 @@ fn opt_string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String
 mod tests {
     use super::*;
 
+    fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+        serde_json::from_str(json).expect("parses")
+    }
+
     #[test]
     fn tolerates_unknown_fields_and_numeric_ids() {
-        let cp: Checkpoint = serde_json::from_str(
+        let cp = checkpoint(parse(
             r#"{"CheckpointIdentifier": 786, "TimeStamp": "2019-07-11T13:47:23Z", "Tag": null, "Type": 1, "Vss": false}"#,
-        )
-        .expect("parses");
-        assert_eq!(cp.checkpoint_identifier, "786");
-        let task: Task = serde_json::from_str(
+        ))
+        .expect("usable");
+        assert_eq!(cp.id, "786");
+        assert_eq!(cp.time(), "2019-07-11T13:47:23.000Z");
+        let task = task(parse(
             r#"{"TaskIdentifier":"t.s","Type":"InsertTaggedCP","Status":{"State":9,"Progress":5},"Generation":3}"#,
-        )
-        .expect("parses");
-        assert_eq!(task.state(), TaskState::Other(9));
-        assert!(!task.state().is_terminal());
-        assert_eq!(task.reason(), "");
+        ))
+        .expect("usable");
+        assert_eq!(task.state, TaskState::Other(9));
+        assert_eq!(task.progress, Some(5));
+        assert!(!task.state.is_terminal());
+        assert_eq!(task.reason, "");
     }
 
     #[test]
     fn terminal_states_are_failed_stopped_completed() {
-        let terminal: Vec<i64> = (0..=8)
-            .filter(|n| TaskState::from_wire(*n).is_terminal())
-            .collect();
+        let terminal: Vec<i64> = (0..=8).filter(|n| task_state(*n).is_terminal()).collect();
         assert_eq!(terminal, [4, 5, 6]);
+    }
+
+    #[test]
+    fn old_and_new_zerto_times_give_the_same_instant() {
+        let iso = time("2018-03-07T11:57:57.045Z").expect("iso");
+        assert_eq!(time("/Date(1520423877045)/"), Ok(iso));
+        assert_eq!(time("/Date(1520423877045+0100)/"), Ok(iso));
+        assert_eq!(
+            time("2018-03-07T11:57:57.045"),
+            Ok(iso),
+            "no Z is read as UTC"
+        );
+    }
+
+    #[test]
+    fn an_unusable_checkpoint_time_names_the_checkpoint_and_the_field() {
+        let err = checkpoint(parse(
+            r#"{"CheckpointIdentifier": "41", "TimeStamp": "yesterday"}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "checkpoint 41: TimeStamp \"yesterday\" is not an ISO-8601 UTC time such as 2019-07-11T13:47:23Z"
+        );
+        let err =
+            checkpoint(parse(r#"{"CheckpointIdentifier": "", "TimeStamp": "x"}"#)).unwrap_err();
+        assert!(err.contains("CheckpointIdentifier is empty"), "{err}");
+        let err = latest(parse(
+            r#"{"Latest": {"CheckpointIdentifier": 7, "TimeStamp": "/Date(x)/"}}"#,
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "Latest: checkpoint 7: TimeStamp \"/Date(x)/\" is not a /Date(milliseconds)/ time"
+        );
+    }
+
+    #[test]
+    fn rows_of_one_vm_become_one_vm_with_every_vpg_and_ip() {
+        let rows: Vec<VmRow> = parse(
+            r#"[
+              {"VmIdentifier":"b.vm-2","VmName":"db01","VpgIdentifier":"v1","VpgName":"Gold",
+               "VmNetworkInformation":{"NetworkAdapters":[{"IpAddresses":["10.0.0.31"]},{"IpAddresses":["fe80::1",null," "]}]}},
+              {"VmIdentifier":"a.vm-1","VmName":"web","VpgIdentifier":"v1","VpgName":"Gold"},
+              {"VmIdentifier":"b.vm-2","VmName":"db01","VpgIdentifier":"v2","VpgName":"Silver",
+               "VmNetworkInformation":{"NetworkAdapters":[{"IpAddresses":["10.0.0.31","10.0.1.31"]}]}},
+              {"VmIdentifier":"b.vm-2","VmName":"db01","VpgIdentifier":"v2","VpgName":"Silver"}
+            ]"#,
+        );
+        let vms = vms(rows).expect("usable");
+        assert_eq!(vms.len(), 2);
+        assert_eq!(vms[0].name, "db01");
+        assert_eq!(vms[0].vpg_names(), "Gold, Silver");
+        assert_eq!(vms[0].ips, ["10.0.0.31", "fe80::1", "10.0.1.31"]);
+        assert_eq!(vms[1].vpg_names(), "Gold");
+        assert!(vms[1].ips.is_empty());
+    }
+
+    #[test]
+    fn flr_states_and_times() {
+        let sessions = flr_sessions(parse(
+            r#"[{"FlrSessionIdentifier":"s1","FlrSessionStatus":"MountCompletedSuccessfully","CheckpointIdentifier":42,"MountTime":"2026-03-02T09:00:00Z"},
+                {"FlrSessionIdentifier":"s2","FlrSessionStatus":"UnmountInProgress","MountTime":"soon"},
+                {"FlrSessionIdentifier":"s3"}]"#,
+        ))
+        .expect("usable");
+        assert_eq!(sessions[0].status, Some(FlrStatus::Mounted));
+        assert_eq!(sessions[0].checkpoint_id.as_deref(), Some("42"));
+        assert!(sessions[0].mounted_at.is_some());
+        assert_eq!(
+            sessions[1].status.as_ref().map(FlrStatus::as_zerto),
+            Some("UnmountInProgress")
+        );
+        assert_eq!(sessions[1].mounted_at, None);
+        assert_eq!(sessions[2].status, None);
     }
 }

@@ -98,6 +98,57 @@ fn find_checkpoints_and_guard_speak_json() {
     );
 }
 
+/// A name two VMs share, and a part of a name, are not one VM: `find` exits 1 and lists the
+/// candidates by name, id, guest IPs and VPGs, on stderr for a person and, with `--json`,
+/// in the same document shape as a found VM.
+#[test]
+fn find_lists_the_candidates_of_a_name_that_is_not_one_vm() {
+    let env = frozen();
+    let shared = env.run(&["find", "web"], b"");
+    assert_eq!(shared.code, 1, "{shared:#?}");
+    assert!(shared.stdout.is_empty(), "{shared:#?}");
+    for line in [
+        "\"web\" matches 2 VMs; name one by its vmIdentifier:",
+        "  web (d4a6a1d5-3c1e-4b8a-9f2d-7c3e616f0908.vm-201), IPs 10.0.0.41, VPG web-a",
+    ] {
+        assert!(shared.stderr.contains(line), "{line}\n{shared:#?}");
+    }
+    assert!(
+        shared.stderr.contains("IPs 10.0.0.42, VPG web-b"),
+        "{shared:#?}"
+    );
+
+    let partial = env.run(&["find", "ubuntu"], b"");
+    assert_eq!(partial.code, 1, "{partial:#?}");
+    assert!(
+        partial.stderr.contains(
+            "VM \"ubuntu\" is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:\n  jp-ubuntu ("
+        ) && partial.stderr.contains("IPs 10.0.0.11, VPG jp-ubuntu-vpg"),
+        "{partial:#?}"
+    );
+
+    let ambiguous = snapshot(&env, "find_ambiguous", &["find", "web", "--json"]);
+    assert_eq!(ambiguous["found"], "ambiguous");
+    let unknown = snapshot(&env, "find_partial", &["find", "10.0.0.", "--json"]);
+    assert_eq!(unknown["found"], "unknown");
+    let names: Vec<&str> = unknown["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(
+        names.len(),
+        5,
+        "every VM has an IP in 10.0.0.x: {unknown:#}"
+    );
+    let nothing = env.run(&["find", "mail01", "--json"], b"");
+    assert_eq!(nothing.code, 1);
+    let nothing: Value = serde_json::from_str(&nothing.stdout).expect("JSON");
+    assert_eq!(nothing["candidates"], serde_json::json!([]));
+    assert_eq!(nothing["vm"], Value::Null);
+}
+
 #[test]
 fn doctor_catalog_check_and_flr_speak_json() {
     let env = frozen();
@@ -142,4 +193,23 @@ fn doctor_catalog_check_and_flr_speak_json() {
     for key in ["class", "server", "tool", "vm_arg", "note", "from"] {
         assert!(first.get(key).is_some(), "{key}: {first}");
     }
+}
+
+/// `catalog list --json` of a user catalog alone: each entry with its class, server, tool,
+/// VM arguments, note and file.
+#[test]
+fn catalog_list_speaks_json() {
+    let env = TestEnv::with(Setup {
+        hook: String::from(
+            "budget_secs = 30\nbuiltin_catalogs = false\ncatalogs = [\"catalog.toml\"]",
+        ),
+        ..Setup::default()
+    });
+    std::fs::write(
+        env.path("catalog.toml"),
+        "[[mutating]]\nserver = \"ssh\"\ntool = \"exec\"\nvm_arg = [\"host\"]\nnote = \"runs a command\"\n\n\
+         [[read_only]]\nserver = \"ssh\"\ntool = \"read_*\"\n",
+    )
+    .expect("catalog");
+    snapshot(&env, "catalog_list", &["catalog", "list", "--json"]);
 }

@@ -548,3 +548,148 @@ fn guard_progress_is_one_plain_line_per_phase_change_on_stderr() {
         insta::assert_snapshot!(progress.join("\n"));
     });
 }
+
+/// What another ZVM version sends: 7.x writes times as `/Date(milliseconds)/`, and a
+/// checkpoint id may be a number. They are read as the same instants and ids.
+#[test]
+fn checkpoints_in_the_date_format_of_older_zvms_are_read() {
+    let env = TestEnv::start();
+    env.sim.add_fault(Fault::Body {
+        route: String::from("GET /v1/vpgs/*/checkpoints"),
+        body: String::from(
+            r#"[{"CheckpointIdentifier":786,"TimeStamp":"/Date(1520423877045)/","Tag":"ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
+                {"CheckpointIdentifier":"787","TimeStamp":"/Date(1520423882045+0100)/","Tag":null}]"#,
+        ),
+    });
+    let listed = env.run(&["checkpoints", "jp-ubuntu", "--json"], b"");
+    listed.success();
+    let listed: serde_json::Value = serde_json::from_str(&listed.stdout).expect("JSON");
+    assert_eq!(
+        listed["vpgs"][0]["checkpoints"],
+        serde_json::json!([
+            {"id": "786", "time": "2018-03-07T11:57:57.045Z", "tag": "ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
+            {"id": "787", "time": "2018-03-07T11:58:02.045Z", "tag": null},
+        ])
+    );
+}
+
+/// A checkpoint list Zerto sends with a time that is no time cannot be trusted to order
+/// checkpoints or to confirm one: the command fails naming the call, the checkpoint and the
+/// field, and the hook denies with the same words rather than guessing.
+#[test]
+fn an_unusable_checkpoint_time_is_an_error_naming_the_field_and_the_hook_denies() {
+    let env = TestEnv::start();
+    env.sim.add_fault(Fault::Body {
+        route: String::from("GET /v1/vpgs/*/checkpoints"),
+        body: String::from(r#"[{"CheckpointIdentifier":"41","TimeStamp":"yesterday","Tag":null}]"#),
+    });
+    let what = "/checkpoints: unexpected answer: checkpoint 41: TimeStamp \"yesterday\" is not an ISO-8601 UTC time";
+    let listed = env.run(&["checkpoints", "jp-ubuntu"], b"");
+    listed.failure();
+    assert!(
+        listed.stderr.contains("GET https://127.0.0.1:") && listed.stderr.contains(what),
+        "{listed:#?}"
+    );
+    let hook = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &serde_json::json!({"host": "jp-ubuntu", "command": "touch /tmp/x"}),
+        "toolu_bad_time",
+    ));
+    assert_eq!(hook.decision(), "deny", "{hook:#?}");
+    assert!(hook.reason().contains(what), "{hook:#?}");
+}
+
+/// `guard --budget` replaces the configured budget (here 50 minutes) for one run: a tag that
+/// never lists is refused once the 1 s given on the command line is spent, naming its task.
+/// Nonsense budgets are refused before anything is inserted.
+#[test]
+fn guard_budget_on_the_command_line_replaces_the_configured_one() {
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        hook: String::from("budget_secs = 3000"),
+        ..Setup::default()
+    });
+    for bad in ["0", "-1", "NaN", "3601"] {
+        let flag = format!("--budget={bad}");
+        let run = env.run(&["guard", "--vm", "jp-ubuntu", &flag], b"");
+        run.failure();
+        assert!(run.stderr.contains("--budget"), "{bad}: {run:#?}");
+    }
+    assert!(env.sim.inserts().is_empty(), "nothing inserted");
+    let mut child = env
+        .command(&["guard", "--vm", "jp-ubuntu", "--budget", "1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    // Not a timing assertion: only a guard that ignored --budget would still run after
+    // minutes (it would wait the configured 50).
+    let until = std::time::Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("guard --budget 1 was still waiting after two minutes");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let task = &env.sim.inserts()[0].task_id;
+    assert!(
+        stderr.contains(&format!("check Zerto task {task}")),
+        "{stderr}"
+    );
+}
+
+/// Ctrl-C while `rewind guard` waits for the listing stops the wait: the run fails saying the
+/// inserted checkpoint stays in Zerto, and the audit trail records it as `cancelled`.
+#[test]
+fn ctrl_c_stops_a_guard_waiting_for_the_listing_and_is_recorded() {
+    use std::io::BufRead as _;
+    let env = TestEnv::with(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        hook: String::from("budget_secs = 3000"),
+        ..Setup::default()
+    });
+    let mut child = env
+        .command(&["guard", "--vm", "jp-ubuntu", "--change", "toolu_int"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rewind starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut said = String::new();
+    while !said.contains("waiting until Zerto lists the checkpoint") {
+        let mut line = String::new();
+        let read = stderr.read_line(&mut line).expect("stderr");
+        assert!(read > 0, "rewind guard ended early: {said}");
+        said.push_str(&line);
+    }
+    let killed = std::process::Command::new("sh")
+        .args(["-c", r#"kill -INT "$1""#, "sh", &child.id().to_string()])
+        .status()
+        .expect("sh");
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("stderr");
+    let status = child.wait().expect("ends");
+    assert_eq!(status.code(), Some(1), "{said}{rest}");
+    let task = &env.sim.inserts()[0].task_id;
+    assert!(
+        rest.contains(&format!(
+            "Zerto task {task} is not undone and stays in Zerto"
+        )),
+        "{rest}"
+    );
+    let log = env.run(&["log", "--decision", "cancelled", "--json"], b"");
+    let record: serde_json::Value = serde_json::from_str(log.stdout.trim()).expect("one line");
+    assert_eq!(record["tool"], "rewind guard");
+    assert_eq!(record["change"], "toolu_int");
+}

@@ -1,0 +1,167 @@
+//! What `rewind` knows about the ZVM's objects once an answer has been checked: VMs with
+//! their VPGs and guest IPs, checkpoints with a real time, tasks with a state, File Level
+//! Restore sessions and the entries they browse. The client builds these at the wire
+//! boundary (`wire`), once; nothing past it reads Zerto's field names or parses its times.
+
+use std::fmt;
+use std::time::SystemTime;
+
+/// A VM as Zerto protects it, with every VPG that protects it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vm {
+    /// The vmIdentifier (`<vcenter guid>.vm-<n>`).
+    pub id: String,
+    pub name: String,
+    /// Every VPG protecting the VM, in the order the ZVM listed them.
+    pub vpgs: Vec<VpgRef>,
+    /// Every guest IP address Zerto knows for the VM, in the order it listed them.
+    pub ips: Vec<String>,
+}
+
+impl Vm {
+    /// The names of the VM's VPGs, joined by commas (`none` when it has none).
+    pub fn vpg_names(&self) -> String {
+        if self.vpgs.is_empty() {
+            return String::from("none");
+        }
+        self.vpgs
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A VPG by id and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VpgRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// A VPG with the health Zerto reports for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vpg {
+    pub id: String,
+    pub name: String,
+    /// Zerto's VPG status number (1 is MeetingSLA).
+    pub status: Option<i64>,
+    /// Zerto's words for the status (`MeetingSLA`, `NotMeetingSLA`, …).
+    pub health: Option<String>,
+    /// The RPO Zerto measures, in seconds.
+    pub actual_rpo_secs: Option<i64>,
+    pub protected_site: Option<String>,
+    pub recovery_site: Option<String>,
+}
+
+/// A journal checkpoint of one VPG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Zerto's checkpoint id (a number, kept as text as Zerto's answers and FLR take it).
+    pub id: String,
+    /// When the checkpoint was taken.
+    pub at: SystemTime,
+    /// The tag, for a tagged checkpoint.
+    pub tag: Option<String>,
+}
+
+impl Checkpoint {
+    /// The checkpoint's time as ISO-8601 UTC with milliseconds, as shown and recorded.
+    pub fn time(&self) -> String {
+        crate::time::format_utc_millis(self.at)
+    }
+}
+
+/// A Zerto task (`GET /v1/tasks/{id}`), such as a checkpoint insert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    pub state: TaskState,
+    /// Percent done, when Zerto says.
+    pub progress: Option<u8>,
+    /// Zerto's CompleteReason; empty when it gave none.
+    pub reason: String,
+}
+
+/// The state of a Zerto task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    InProgress,
+    WaitingForUserInput,
+    Paused,
+    Failed,
+    Stopped,
+    Completed,
+    Cancelling,
+    /// A state number this version of `rewind` does not know: not terminal.
+    Other(i64),
+}
+
+impl TaskState {
+    /// Failed, Stopped and Completed end a task; anything else may still change.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Failed | Self::Stopped | Self::Completed)
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Other(n) => write!(f, "state {n}"),
+            named => write!(f, "{named:?}"),
+        }
+    }
+}
+
+/// A File Level Restore session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlrSession {
+    pub id: String,
+    /// Where the mount is; `None` when Zerto did not say.
+    pub status: Option<FlrStatus>,
+    pub vm_id: Option<String>,
+    pub vpg_id: Option<String>,
+    pub checkpoint_id: Option<String>,
+    /// When the mount was requested, when Zerto gave a readable time.
+    pub mounted_at: Option<SystemTime>,
+}
+
+/// The mount state of a File Level Restore session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlrStatus {
+    /// `MountInProgress`.
+    Mounting,
+    /// `MountCompletedSuccessfully`: browsable.
+    Mounted,
+    /// `MountFailed`.
+    Failed,
+    /// Any other state Zerto names (an unmount in progress, a state added later).
+    Other(String),
+}
+
+impl FlrStatus {
+    /// The state in Zerto's own word.
+    pub fn as_zerto(&self) -> &str {
+        match self {
+            Self::Mounting => "MountInProgress",
+            Self::Mounted => "MountCompletedSuccessfully",
+            Self::Failed => "MountFailed",
+            Self::Other(word) => word,
+        }
+    }
+}
+
+impl fmt::Display for FlrStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_zerto())
+    }
+}
+
+/// One entry a mounted checkpoint lists: a volume at the root, a directory or file below.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathEntry {
+    /// The volume path (`Volume1-Ext4/etc/app.conf`) or, from some ZVMs, the bare name.
+    pub path: String,
+    /// Whether it can be browsed into (true when Zerto did not say).
+    pub browsable: bool,
+    pub size: Option<u64>,
+}
