@@ -6,7 +6,9 @@
 //! loop right after the same loop of the floor binary, `ROUNDS` (7) rounds; the figure is
 //! the median over rounds, and the ratio the median of each round's case/floor ratio. One
 //! `sh` for the whole loop, so a shell's own start-up does not hide the difference. Peak
-//! resident memory comes from GNU time's `%M` (max over runs), beside the floor's.
+//! resident memory comes from GNU time's `%M` (max over runs), minor page faults from its `%R`
+//! (median), beside the floor's: unlike times, neither depends on the machine's load, which
+//! is printed too.
 //!
 //! `cargo bench --bench hook`. Environment: `ROUNDS`, `LOOP`; `BEFORE=<path to another
 //! rewind binary>` measures that binary too, in the same rounds, for before/after figures.
@@ -100,6 +102,7 @@ fn main() {
         stdin: input.to_path_buf(),
     };
 
+    let load_before = load_average();
     let mut floors: Vec<Duration> = Vec::new();
     let mut samples: Vec<Vec<(Duration, f64)>> = vec![Vec::new(); cases.len()];
     for _ in 0..rounds {
@@ -112,6 +115,10 @@ fn main() {
     }
     println!(
         "wall time of {runs} back-to-back runs from one sh loop, median of {rounds} rounds, each after the floor's loop"
+    );
+    println!(
+        "load average before: {load_before}; after: {}",
+        load_average()
     );
     println!(
         "  {:<36} {:>11}",
@@ -177,38 +184,64 @@ fn run_loop(case: &Case, runs: usize, home: &Path, config: &Path) -> Duration {
     took
 }
 
-/// Peak resident memory, from GNU time's `%M` (KiB), max over runs, when it is installed.
+/// The load average (1, 5, 15 minutes) as the kernel reports it, to judge how noisy a run was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map_or_else(
+        |_| String::from("unknown"),
+        |text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    )
+}
+
+/// Peak resident memory and minor page faults, from GNU time's `%M` (KiB) and `%R`, when it
+/// is installed: memory the max over runs, faults the median. Neither depends on the machine's
+/// load, unlike the times above.
 fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
     let gnu_time = Path::new("/usr/bin/time");
     if !gnu_time.exists() {
         println!("peak memory not measured: /usr/bin/time (GNU time) is not installed");
         return;
     }
-    let peak = |program: &Path, args: &[&str], input: &Path| -> u64 {
+    let measure = |program: &Path, args: &[&str], input: &Path| -> (u64, u64) {
         let mut cmd = Command::new(gnu_time);
-        cmd.args(["-f", "%M"])
+        cmd.args(["-f", "%M %R"])
             .arg(program)
             .args(args)
             .stdin(std::fs::File::open(input).expect("stdin"))
             .stdout(Stdio::null());
         private(&mut cmd, home, config);
         let out = cmd.output().expect("time runs");
-        String::from_utf8_lossy(&out.stderr)
+        let text = String::from_utf8_lossy(&out.stderr);
+        let mut numbers = text
             .lines()
             .last()
-            .and_then(|l| l.trim().parse().ok())
-            .expect("GNU time printed %M")
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|n| n.parse::<u64>().expect("GNU time printed %M %R"));
+        let kib = numbers.next().expect("GNU time printed %M");
+        let faults = numbers.next().expect("GNU time printed %R");
+        (kib, faults)
     };
-    let max_of = |f: &dyn Fn() -> u64| (0..10).map(|_| f()).max().unwrap_or(0);
-    let base = max_of(&|| peak(floor, &[], &cases[0].stdin));
-    println!("peak resident memory, max of 10 runs (GNU time %M)");
-    println!("  {:<36} {base:>7} KiB", "floor");
+    let of_10 = |f: &dyn Fn() -> (u64, u64)| {
+        let runs: Vec<(u64, u64)> = (0..10).map(|_| f()).collect();
+        let kib = runs.iter().map(|r| r.0).max().unwrap_or(0);
+        let mut faults: Vec<u64> = runs.iter().map(|r| r.1).collect();
+        faults.sort_unstable();
+        (kib, faults[faults.len() / 2])
+    };
+    let (base, base_faults) = of_10(&|| measure(floor, &[], &cases[0].stdin));
+    println!("peak resident memory, max of 10 runs (GNU time %M); minor page faults, median (%R)");
+    println!("  {:<36} {base:>7} KiB {base_faults:>12} faults", "floor");
     for case in cases {
-        let kib = max_of(&|| peak(&case.program, &case.args, &case.stdin));
-        #[expect(clippy::cast_precision_loss, reason = "KiB counts are small")]
-        let ratio = kib as f64 / base as f64;
+        let (kib, faults) = of_10(&|| measure(&case.program, &case.args, &case.stdin));
+        #[expect(clippy::cast_precision_loss, reason = "KiB and fault counts are small")]
+        let (ratio, fault_ratio) = (kib as f64 / base as f64, faults as f64 / base_faults as f64);
         println!(
-            "  {:<36} {kib:>7} KiB   x{ratio:.2} of the floor",
+            "  {:<36} {kib:>7} KiB x{ratio:.2} {faults:>6} faults x{fault_ratio:.2}",
             case.name
         );
     }

@@ -56,7 +56,7 @@ use cli::{CatalogCommand, Cli, Command};
 
 /// Runs one command and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
-    let config = cli.config.as_deref();
+    let config = cli.global.config.as_deref();
     match cli.command {
         Command::Hook(args) => hook::run(args.host, config),
         Command::Check(args) => report(commands::catalog::check(config, &args)),

@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    rewind::run(rewind::cli::Cli::parse())
+    rewind::run(rewind::cli::Cli::from_env())
 }

@@ -80,8 +80,7 @@ pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec
         ("read_only", Class::ReadOnly, raw.read_only),
     ] {
         for (index, entry) in list.into_iter().enumerate() {
-            let at = format!("catalog {origin}: [[{section}]] #{}", index + 1);
-            entries.push(check(entry, class, &at, origin)?);
+            entries.push(check(entry, class, section, index + 1, origin)?);
         }
     }
     for (i, a) in entries.iter().enumerate() {
@@ -191,8 +190,40 @@ pub(super) fn read(path: &Path) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding
     parse(&text, &path.display().to_string())
 }
 
-fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<Entry> {
-    let name = format!("{at} (server {:?}, tool {:?})", raw.server, raw.tool);
+/// Where an entry is, as errors name it; put into words only for an error, since the hook
+/// checks every entry of the catalogs it loads on each call.
+struct EntryAt<'a> {
+    origin: &'a str,
+    section: &'a str,
+    number: usize,
+    server: &'a str,
+    tool: &'a str,
+}
+
+impl std::fmt::Display for EntryAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "catalog {}: [[{}]] #{} (server {:?}, tool {:?})",
+            self.origin, self.section, self.number, self.server, self.tool
+        )
+    }
+}
+
+fn check(
+    raw: RawEntry,
+    class: Class,
+    section: &str,
+    number: usize,
+    origin: &str,
+) -> anyhow::Result<Entry> {
+    let name = EntryAt {
+        origin,
+        section,
+        number,
+        server: &raw.server,
+        tool: &raw.tool,
+    };
     for (key, value) in [("server", &raw.server), ("tool", &raw.tool)] {
         if value.trim().is_empty() {
             bail!("{name}: {key} is empty, so the entry can never match");
@@ -275,7 +306,7 @@ fn check(raw: RawEntry, class: Class, at: &str, origin: &str) -> anyhow::Result<
 }
 
 /// `shell_arg` (and its `shell`) stands alone: the command names the targets.
-fn check_shell_arg(raw: &RawEntry, class: Class, name: &str) -> anyhow::Result<()> {
+fn check_shell_arg(raw: &RawEntry, class: Class, name: &EntryAt<'_>) -> anyhow::Result<()> {
     let Some(key) = &raw.shell_arg else {
         if raw.shell.is_some() {
             bail!("{name}: shell is only read with shell_arg");

@@ -631,22 +631,26 @@ fn session_name(value: &Value) -> Option<String> {
     }
 }
 
-/// A server name as compared: lower case, with `-`, `_` and every character Claude Code
-/// would turn into `_` (a dot, a space, a slash) as one and the same character.
-fn normalise_server(name: &str) -> String {
-    name.chars()
-        .map(|c| match c {
-            '*' | '?' => c,
-            c if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
-            _ => '-',
-        })
-        .collect()
+/// One character of a server name as compared: lower case, with `-`, `_` and every
+/// character Claude Code would turn into `_` (a dot, a space, a slash) as one and the same
+/// character. Compared character by character, never collected: the hook matches every
+/// shipped catalog's server patterns on each call, and an allocation per comparison was most
+/// of its classification time.
+fn normalise_server_char(c: char) -> char {
+    match c {
+        '*' | '?' => c,
+        c if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
+        _ => '-',
+    }
 }
 
 /// Whether a catalog's server pattern matches a server name: globs, case-insensitively, with
 /// `-` and `_` the same (`ssh_manager` matches `ssh-manager`, `SSH-Manager` too).
 pub fn server_match(pattern: &str, server: &str) -> bool {
-    glob_match(&normalise_server(pattern), &normalise_server(server))
+    glob_chars(
+        pattern.chars().map(normalise_server_char),
+        server.chars().map(normalise_server_char),
+    )
 }
 
 /// The server patterns a shipped catalog names (`server = "…"` of entries, `name = "…"` of
@@ -662,31 +666,50 @@ fn server_patterns(text: &str) -> impl Iterator<Item = &str> {
 
 /// Whether two server names (or patterns) are the same once normalised.
 pub fn same_server(a: &str, b: &str) -> bool {
-    normalise_server(a) == normalise_server(b)
+    a.chars()
+        .map(normalise_server_char)
+        .eq(b.chars().map(normalise_server_char))
 }
 
 /// `*` matches any run of characters, `?` one; everything else literally, case-sensitively.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
+    glob_chars(pattern.chars(), text.chars())
+}
+
+/// [`glob_match`] over two character iterators: a position is a clone of an iterator, so
+/// backtracking to the last `*` needs no buffer.
+fn glob_chars<P, T>(mut pattern: P, mut text: T) -> bool
+where
+    P: Iterator<Item = char> + Clone,
+    T: Iterator<Item = char> + Clone,
+{
+    // After the last `*` seen: the pattern past it, and where in the text it started.
+    let mut star: Option<(P, T)> = None;
+    loop {
+        let mut text_next = text.clone();
+        let Some(t) = text_next.next() else { break };
+        let mut pattern_next = pattern.clone();
+        match pattern_next.next() {
+            Some('*') => {
+                star = Some((pattern_next.clone(), text.clone()));
+                pattern = pattern_next;
+            }
+            Some(p) if p == '?' || p == t => {
+                pattern = pattern_next;
+                text = text_next;
+            }
+            _ => match &mut star {
+                // Let the `*` take one more character and try again from there.
+                Some((after_star, from)) => {
+                    from.next();
+                    pattern = after_star.clone();
+                    text = from.clone();
+                }
+                None => return false,
+            },
         }
     }
-    p[pi..].iter().all(|c| *c == '*')
+    pattern.all(|c| c == '*')
 }
 
 #[cfg(test)]
@@ -728,6 +751,55 @@ mod tests {
         // A pattern against another pattern's text (lint compares entries this way).
         assert!(glob_match("*", "*command*"));
         assert!(glob_match("run*", "run*"));
+    }
+
+    /// The plain backtracking matcher over collected characters, as it stood before matching
+    /// went character by character: the reference the iterator matcher must agree with.
+    fn reference_glob(pattern: &str, text: &str) -> bool {
+        let p: Vec<char> = pattern.chars().collect();
+        let t: Vec<char> = text.chars().collect();
+        let (mut pi, mut ti) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while ti < t.len() {
+            if pi < p.len() && p[pi] == '*' {
+                star = Some((pi, ti));
+                pi += 1;
+            } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+                pi += 1;
+                ti += 1;
+            } else if let Some((sp, st)) = star {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            } else {
+                return false;
+            }
+        }
+        p[pi..].iter().all(|c| *c == '*')
+    }
+
+    fn reference_normalise(name: &str) -> String {
+        name.chars().map(normalise_server_char).collect()
+    }
+
+    proptest::proptest! {
+        /// Globs, server globs and server equality agree with matching on collected strings,
+        /// over names made of the characters that matter (wildcards, separators, case, é).
+        #[test]
+        fn matching_without_buffers_agrees_with_the_reference(
+            pattern in "[ab*?_.é-]{0,8}",
+            text in "[abAB*?_.é-]{0,10}",
+        ) {
+            proptest::prop_assert_eq!(glob_match(&pattern, &text), reference_glob(&pattern, &text));
+            proptest::prop_assert_eq!(
+                server_match(&pattern, &text),
+                reference_glob(&reference_normalise(&pattern), &reference_normalise(&text))
+            );
+            proptest::prop_assert_eq!(
+                same_server(&pattern, &text),
+                reference_normalise(&pattern) == reference_normalise(&text)
+            );
+        }
     }
 
     #[test]

@@ -23,7 +23,7 @@
 
 use std::io::Read as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -152,7 +152,7 @@ fn answer(
     }
     // The budget counts from the start: reading the config is part of it.
     let deadline = Deadline::starting_at(started, config.hook.budget);
-    let read = read_stdin(&deadline.shortened_by(AUDIT_ALLOWANCE));
+    let (read, helper) = read_stdin(&deadline.shortened_by(AUDIT_ALLOWANCE));
     let (dialect, evaluation) = match read {
         Err(e) => (
             host,
@@ -175,35 +175,70 @@ fn answer(
             }
         },
     };
-    record(&config, &evaluation, &deadline);
+    record(&config, &evaluation, &deadline, helper);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
         None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
     }
 }
 
-/// Reads stdin (at most `MAX_INPUT + 1` bytes) on its own thread, waiting until `deadline`:
+/// An audit record to append, and where.
+type AuditJob = (anyhow::Result<PathBuf>, Record);
+
+/// The hook's one helper thread, free again after reading stdin: it takes the audit append.
+/// Both steps block on things the hook does not control (a host that never closes stdin, a
+/// hung file system), so each is waited for under a deadline; one thread serves both because
+/// each thread costs its start, its stack and a context switch on every tool call.
+struct Helper {
+    jobs: mpsc::Sender<AuditJob>,
+    done: mpsc::Receiver<anyhow::Result<()>>,
+}
+
+/// Reads stdin (at most `MAX_INPUT + 1` bytes) on a helper thread, waiting until `deadline`:
 /// a host that writes the payload but never closes stdin gets a refusal within the budget,
-/// not a hook that outlives it (some hosts run the tool when the hook times out).
-fn read_stdin(deadline: &Deadline) -> std::io::Result<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name(String::from("stdin"))
-        .spawn(move || {
-            let mut stdin = Vec::new();
-            let read = std::io::stdin()
-                .lock()
-                .take(MAX_INPUT as u64 + 1)
-                .read_to_end(&mut stdin)
-                .map(|_| stdin);
-            let _ = tx.send(read);
-        })?;
-    rx.recv_timeout(deadline.remaining()).unwrap_or_else(|_| {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            "still open when the budget ran out",
-        ))
+/// not a hook that outlives it (some hosts run the tool when the hook times out). The helper
+/// comes back when it finished reading in time, for the audit append.
+fn read_stdin(deadline: &Deadline) -> (std::io::Result<Vec<u8>>, Option<Helper>) {
+    read_on_helper(deadline, || {
+        let mut stdin = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT as u64 + 1)
+            .read_to_end(&mut stdin)
+            .map(|_| stdin)
     })
+}
+
+/// [`read_stdin`] with the reading given: runs `read` on a new helper thread under `deadline`.
+fn read_on_helper(
+    deadline: &Deadline,
+    read: impl FnOnce() -> std::io::Result<Vec<u8>> + Send + 'static,
+) -> (std::io::Result<Vec<u8>>, Option<Helper>) {
+    let (read_tx, read_rx) = mpsc::channel();
+    let (jobs, job_rx) = mpsc::channel::<AuditJob>();
+    let (done_tx, done) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(String::from("stdin+audit"))
+        .spawn(move || {
+            let _ = read_tx.send(read());
+            if let Ok((path, record)) = job_rx.recv() {
+                let _ = done_tx.send(path.and_then(|path| audit::append(&path, &record)));
+            }
+        });
+    if let Err(e) = spawned {
+        return (Err(e), None);
+    }
+    match read_rx.recv_timeout(deadline.remaining()) {
+        Ok(read) => (read, Some(Helper { jobs, done })),
+        // Still reading: that thread is lost to the audit append.
+        Err(_) => (
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "still open when the budget ran out",
+            )),
+            None,
+        ),
+    }
 }
 
 fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
@@ -679,7 +714,7 @@ fn class_name(class: &Classification) -> &'static str {
 /// Appends the decision to the audit trail, waiting at most [`AUDIT_ALLOWANCE`]; a failure is
 /// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
 /// log).
-fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
+fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper: Option<Helper>) {
     let Evaluation {
         decision,
         call,
@@ -705,21 +740,31 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
         duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),
     };
-    // On its own thread, waited for briefly: a hung file system must not hold the decision.
+    // On the helper thread (or a new one when stdin kept it), waited for briefly: a hung file
+    // system must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
-    let path = config.hook.audit_path().map(Path::to_path_buf);
-    let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name(String::from("audit"))
-        .spawn(move || {
-            let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
-        });
-    let outcome = match spawned {
-        Ok(_) => rx
-            .recv_timeout(wait)
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} ms", wait.as_millis()))),
-        Err(e) => Err(e.into()),
+    let job = (config.hook.audit_path().map(Path::to_path_buf), record);
+    let started = if let Some(helper) = helper {
+        helper
+            .jobs
+            .send(job)
+            .map(|()| helper.done)
+            .map_err(|_| anyhow::anyhow!("the helper thread is gone"))
+    } else {
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name(String::from("audit"))
+            .spawn(move || {
+                let (path, record) = job;
+                let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
+            })
+            .map(|_| rx)
+            .map_err(anyhow::Error::from)
     };
+    let outcome = started.and_then(|done| {
+        done.recv_timeout(wait)
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} ms", wait.as_millis())))
+    });
     if let Err(e) = outcome {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));
     }
@@ -759,9 +804,52 @@ mod tests {
             call: None,
             facts: Facts::default(),
         };
-        record(&config, &evaluation, &spent);
+        record(&config, &evaluation, &spent, None);
         let audit = std::fs::read_to_string(&path).expect("audited");
         assert!(audit.contains("budget ran out"), "{audit}");
+    }
+
+    /// The thread that read stdin appends the record; a stdin still open at the deadline
+    /// keeps its thread, and the record is then appended by a new one.
+    #[test]
+    fn the_audit_is_appended_whether_or_not_stdin_came_in_time() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = Config::defaults();
+        let path = dir.path().join("audit.jsonl");
+        config.hook.audit_log = Some(path.clone());
+        let evaluation = |reason: &str| Evaluation {
+            decision: Decision::Block(reason.to_owned()),
+            call: None,
+            facts: Facts::default(),
+        };
+        let deadline = Deadline::after(Duration::from_secs(10));
+        let (read, helper) = read_on_helper(&deadline, || Ok(b"{}".to_vec()));
+        assert_eq!(read.expect("read in time"), b"{}");
+        assert!(helper.is_some(), "the helper is free for the audit");
+        record(&config, &evaluation("read in time"), &deadline, helper);
+
+        let short = Deadline::after(Duration::from_millis(50));
+        let (read, helper) = read_on_helper(&short, || {
+            std::thread::sleep(Duration::from_secs(5));
+            Ok(Vec::new())
+        });
+        assert_eq!(
+            read.expect_err("still reading").kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        assert!(helper.is_none(), "a helper still reading is not reused");
+        record(
+            &config,
+            &evaluation("stdin never closed"),
+            &deadline,
+            helper,
+        );
+
+        let audit = std::fs::read_to_string(&path).expect("audited");
+        let lines: Vec<&str> = audit.lines().collect();
+        assert_eq!(lines.len(), 2, "{audit}");
+        assert!(lines[0].contains("read in time"), "{audit}");
+        assert!(lines[1].contains("stdin never closed"), "{audit}");
     }
 
     #[test]

@@ -213,15 +213,14 @@ impl ShellCatalog {
         }
         if let Some(remote) = raw.remote {
             for name in remote.read_only {
-                check_word(
-                    &name,
-                    &format!("shell catalog {origin}: [remote] read_only"),
-                )?;
+                check_word(&name, || {
+                    format!("shell catalog {origin}: [remote] read_only")
+                })?;
                 self.remote_read_only.insert(name);
             }
             for (index, rule) in remote.rule.into_iter().enumerate() {
                 let at = format!("shell catalog {origin}: [[remote.rule]] #{}", index + 1);
-                check_word(&rule.command, &format!("{at}: command"))?;
+                check_word(&rule.command, || format!("{at}: command"))?;
                 if rule.subcommands.is_empty()
                     && rule.unless.is_empty()
                     && rule.unless_short.is_empty()
@@ -246,10 +245,9 @@ impl ShellCatalog {
         }
         if let Some(windows) = raw.windows {
             for name in windows.read_only {
-                check_word(
-                    &name,
-                    &format!("shell catalog {origin}: [windows] read_only"),
-                )?;
+                check_word(&name, || {
+                    format!("shell catalog {origin}: [windows] read_only")
+                })?;
                 self.windows_read_only.push(name);
             }
         }
@@ -384,7 +382,7 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         bail!("{at}: names is empty, so the entry can never match");
     }
     for name in &raw.names {
-        check_word(name, &format!("{at}: names"))?;
+        check_word(name, || format!("{at}: names"))?;
     }
     let at = format!("{at} ({})", raw.names[0]);
     for option in &raw.value_options {
@@ -409,7 +407,7 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         bail!("{at}: mutating is only read for the govc grammar");
     }
     for item in raw.read_only.iter().chain(&raw.mutating) {
-        check_word(item, &format!("{at}: read_only/mutating"))?;
+        check_word(item, || format!("{at}: read_only/mutating"))?;
     }
     Ok(Program {
         names: raw.names,
@@ -421,12 +419,14 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
     })
 }
 
-fn check_word(word: &str, at: &str) -> anyhow::Result<()> {
+/// Refuses an empty word or one with white space; `at` (where it was found) is only put
+/// into words for an error: the hook loads the shell catalog on every command it judges.
+fn check_word(word: &str, at: impl FnOnce() -> String) -> anyhow::Result<()> {
     if word.trim().is_empty() {
-        bail!("{at}: an entry is empty");
+        bail!("{}: an entry is empty", at());
     }
     if word.chars().any(char::is_whitespace) {
-        bail!("{at}: {word:?} contains white space");
+        bail!("{}: {word:?} contains white space", at());
     }
     Ok(())
 }
