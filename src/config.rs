@@ -432,7 +432,9 @@ fn validate_zvm(
 ) -> anyhow::Result<ZvmConfig> {
     let url = z.url.trim_end_matches('/').to_owned();
     if !(url.starts_with("https://") || url.starts_with("http://")) {
-        bail!("{name}: [zvm] url must start with https://");
+        bail!(
+            "{name}: [zvm] url must start with https:// (e.g. https://zvm.example:443; http:// is accepted with a warning)"
+        );
     }
     if url.contains('@') {
         bail!("{name}: [zvm] url must not carry credentials; use username and password_env");
@@ -525,7 +527,7 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
     // The part after ", expected" describes what the program wants, not what the file says.
     let expected = message
         .split_once(", expected ")
-        .map(|(_, wanted)| format!(", expected {}", wanted.trim_end()));
+        .map(|(_, wanted)| format!(", expected {}", plain_type(wanted.trim_end())));
     let expected = expected.as_deref().unwrap_or_default();
     let what = if message.starts_with("invalid type") {
         let found = kind.map_or_else(String::new, |kind| format!(" (found {})", article(kind)));
@@ -552,6 +554,17 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
         format!("{file}:{place} the document {what}")
     } else {
         format!("{file}:{place}{key} {what}")
+    }
+}
+
+/// serde names Rust's number types (`expected f64`); a person reading a config wants the
+/// TOML words.
+fn plain_type(wanted: &str) -> &str {
+    match wanted {
+        "f32" | "f64" => "a number",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+        other => other,
     }
 }
 
@@ -874,6 +887,23 @@ mod tests {
             err,
             "/etc/rewind/config.toml: line 3 column 12: `zvm.password` has the wrong type (found an integer), expected a string"
         );
+        // Numbers are named in TOML's words, not Rust's (`expected f64`).
+        let err = format!(
+            "{:#}",
+            parse("[hook]\nbudget_secs = \"150\"\n").expect_err("a string for a number")
+        );
+        assert_eq!(
+            err,
+            "/etc/rewind/config.toml: line 2 column 15: `hook.budget_secs` has the wrong type (found a string), expected a number"
+        );
+        let err = format!(
+            "{:#}",
+            parse("[hook]\nmax_vms = 2.5\n").expect_err("a float for a count")
+        );
+        assert!(
+            err.ends_with("`hook.max_vms` has the wrong type (found a float), expected a whole number (0 or more)"),
+            "{err}"
+        );
         let err = format!(
             "{:#}",
             parse("[hook]\non_checkpoint = \"sometimes\"\n").expect_err("variant")
@@ -881,6 +911,19 @@ mod tests {
         assert_eq!(
             err,
             "/etc/rewind/config.toml: line 2 column 17: `hook.on_checkpoint` is not one of the accepted values, expected `context` or `allow`"
+        );
+    }
+
+    #[test]
+    fn a_url_without_a_scheme_says_what_one_looks_like() {
+        let err = format!(
+            "{:#}",
+            parse("[zvm]\nurl = \"zvm.example:443\"\npassword_env = \"P\"\n")
+                .expect_err("no scheme")
+        );
+        assert!(
+            err.contains("must start with https://") && err.contains("https://zvm.example:443"),
+            "{err}"
         );
     }
 
