@@ -139,6 +139,28 @@ pub(crate) fn write_json(text: &str) -> std::io::Result<()> {
     write_stdout(&sanitise_json(text))
 }
 
+/// Whether stdout leads nowhere: `/dev/null`, which is also what the Rust runtime puts in
+/// place of a stdout the parent closed (`rewind hook >&-`), so writes there "succeed". A
+/// decision written there reaches no host; the hook then blocks instead.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "inspects the single stdout, writes nothing"
+)]
+pub(crate) fn stdout_is_void() -> bool {
+    use std::os::fd::AsFd as _;
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
+        return true;
+    };
+    match (
+        std::fs::File::from(fd).metadata(),
+        std::fs::metadata("/dev/null"),
+    ) {
+        (Ok(out), Ok(null)) => out.file_type().is_char_device() && out.rdev() == null.rdev(),
+        _ => false,
+    }
+}
+
 /// Prints one line of an operator command's output for a person. A closed stdout is not
 /// worth a panic: the line is dropped.
 pub(crate) fn say(text: impl std::fmt::Display) {

@@ -34,10 +34,26 @@ pub fn client(config: &Config) -> anyhow::Result<Client> {
 }
 
 /// Replaces a file's contents atomically (a temporary file beside it, renamed over it),
-/// keeping the original's permissions; a new file gets owner-only permissions.
+/// keeping the original's permissions; a new file gets owner-only permissions. A symbolic
+/// link (dotfiles kept elsewhere) is written through, so the link stays a link; a link to
+/// nothing is refused rather than replaced by a file.
 pub fn replace_keeping_mode(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use std::io::Write as _;
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path).with_context(|| {
+                format!(
+                    "{} is a symbolic link to {}, which cannot be reached; not replacing the link",
+                    path.display(),
+                    std::fs::read_link(path).unwrap_or_default().display()
+                )
+            })?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => std::path::Path::new("."),

@@ -820,3 +820,42 @@ fn doctor_reads_codex_config_toml_and_gemini_switches() {
     let skipped = env.run(&["doctor", "--host", "gemini"], b"");
     assert_fails_hook(&skipped, "hooksConfig.disabled");
 }
+
+/// A settings file kept elsewhere and linked in (a dotfiles repository): install writes
+/// through the link, which stays a link; a link to nothing is refused and left as it is.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_settings_file_stays_a_link_and_a_dangling_one_is_refused() {
+    let env = TestEnv::start();
+    let dotfiles = env.path("dotfiles/gemini.json");
+    std::fs::create_dir_all(dotfiles.parent().expect("dir")).expect("dir");
+    std::fs::write(&dotfiles, r#"{"theme": "dark"}"#).expect("write");
+    let link = env.path("home/.gemini/settings.json");
+    std::fs::create_dir_all(link.parent().expect("dir")).expect("dir");
+    std::os::unix::fs::symlink(&dotfiles, &link).expect("symlink");
+
+    env.run(&["install", "--host", "gemini"], b"").success();
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    let written = read_json(&dotfiles);
+    assert_eq!(written["theme"], "dark", "{written}");
+    assert!(written["hooks"]["BeforeTool"].is_array(), "{written}");
+
+    let dangling = env.path("home/.cursor/hooks.json");
+    std::fs::create_dir_all(dangling.parent().expect("dir")).expect("dir");
+    std::os::unix::fs::symlink(env.path("nowhere/hooks.json"), &dangling).expect("symlink");
+    let refused = env.run(&["install", "--host", "cursor"], b"");
+    assert_ne!(refused.code, 0, "{refused:#?}");
+    assert!(refused.stderr.contains("symbolic link"), "{refused:#?}");
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+}
