@@ -210,30 +210,54 @@ pub fn read(path: &Path, filter: &Filter<'_>) -> anyhow::Result<Vec<Record>> {
     Ok(records)
 }
 
-/// A summary of tool arguments safe to keep: secret-looking keys redacted, long values cut.
+/// A summary of tool arguments safe to keep: secret-looking keys redacted, secrets written
+/// into values redacted, long values cut.
 pub fn summarise(args: &Value) -> Value {
+    summarise_for(args, None)
+}
+
+/// The keys under which a call names the program its argument vector is for.
+const PROGRAM_KEYS: &[&str] = &["command", "cmd", "program", "executable", "binary", "bin"];
+
+/// [`summarise`], where an argument vector is for `program` (named beside it, if at all).
+fn summarise_for(args: &Value, program: Option<&str>) -> Value {
     match args {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .take(ITEMS_MAX)
-                .map(|(k, v)| {
-                    let value = if secret::is_secret_key(k) {
-                        Value::String(String::from(secret::REDACTED))
-                    } else {
-                        summarise(v)
-                    };
-                    (cut(k), value)
-                })
-                .collect(),
-        ),
+        Value::Object(map) => {
+            let program = PROGRAM_KEYS
+                .iter()
+                .find_map(|key| map.get(*key).and_then(Value::as_str))
+                .and_then(|command| command.split_whitespace().next());
+            Value::Object(
+                map.iter()
+                    .take(ITEMS_MAX)
+                    .map(|(k, v)| {
+                        let value = if secret::is_secret_key(k) {
+                            Value::String(String::from(secret::REDACTED))
+                        } else {
+                            summarise_for(v, program)
+                        };
+                        (cut(k), value)
+                    })
+                    .collect(),
+            )
+        }
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            secret::redact_args(items.iter().take(ITEMS_MAX).filter_map(Value::as_str))
-                .into_iter()
-                .map(|item| summarise(&Value::String(item)))
+            secret::redact_args(
+                program,
+                items.iter().take(ITEMS_MAX).filter_map(Value::as_str),
+            )
+            .into_iter()
+            .map(|item| Value::String(cut(&item)))
+            .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .take(ITEMS_MAX)
+                .map(|item| summarise_for(item, program))
                 .collect(),
         ),
-        Value::Array(items) => Value::Array(items.iter().take(ITEMS_MAX).map(summarise).collect()),
         Value::String(s) => Value::String(cut(&secret::redact_text(s))),
         other => other.clone(),
     }
@@ -308,6 +332,14 @@ mod tests {
             json!({"command": "deploy --password\thunter2"}),
             json!({"url": "https://admin:hunter2@web01.example/"}),
             json!({"args": ["--token", "hunter2"]}),
+            json!({"args": ["-p", "hunter2"]}),
+            json!({"command": "sshpass", "args": ["-p", "hunter2", "ssh", "web01"]}),
+            json!({"command": "docker", "args": ["login", "-p", "hunter2"]}),
+            json!({"command": "echo hunter2 | sudo -S reboot"}),
+            json!({"command": "net user admin hunter2 /add"}),
+            json!({"ssh_key": "hunter2"}),
+            json!({"tls_key": "hunter2"}),
+            json!({"headers": ["Authorization: Bearer hunter2"]}),
             json!({"env": {"MYSQL_PWD": "hunter2"}}),
             json!({"options": [{"name": "x", "credentials": {"user": "a", "hunter2": 1}}]}),
         ];
@@ -344,6 +376,14 @@ mod tests {
         let ordinary =
             json!({"host": "passage01", "command": "ssh -p 2222 passage01 'cat /etc/passwd'"});
         assert_eq!(summarise(&ordinary), ordinary);
+        // The VM a call reaches stays, whatever the flags around it.
+        for ordinary in [
+            json!({"command": "ssh", "args": ["-p", "2222", "web01", "uptime"]}),
+            json!({"args": ["ssh", "-p", "2222", "web01"]}),
+            json!({"command": "mysql", "args": ["-p", "app", "-h", "db01"]}),
+        ] {
+            assert_eq!(summarise(&ordinary), ordinary);
+        }
     }
 
     #[test]

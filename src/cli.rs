@@ -144,7 +144,7 @@ pub struct CheckpointsArgs {
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
     /// Show the newest N checkpoints of each VPG.
-    #[arg(long, value_name = "N", default_value_t = 20, conflicts_with = "all")]
+    #[arg(long, value_name = "N", default_value_t = 20, conflicts_with = "all", value_parser = at_least_one)]
     pub limit: usize,
     /// Show every checkpoint.
     #[arg(long)]
@@ -406,6 +406,15 @@ pub struct DemoArgs {
     pub time_scale: f64,
 }
 
+/// A count of one or more: `--limit 0` would show nothing and look like an empty VPG.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory as _;
@@ -478,6 +487,23 @@ mod tests {
         expected.retain(|id| id != "help" && id != "version");
         expected.sort();
         assert_eq!(names(&fast), expected);
+    }
+
+    #[test]
+    fn checkpoints_limit_zero_is_a_usage_error() {
+        let parse = |n: &str| {
+            <super::Cli as clap::Parser>::try_parse_from([
+                "rewind",
+                "checkpoints",
+                "db01",
+                "--limit",
+                n,
+            ])
+        };
+        let err = parse("0").expect_err("--limit 0 shows nothing");
+        assert_eq!(err.exit_code(), i32::from(crate::exit::BLOCKED));
+        assert!(err.to_string().contains("--all"), "{err}");
+        assert!(parse("1").is_ok());
     }
 
     #[test]

@@ -16,6 +16,8 @@ use crate::zvm::tls::Fingerprint;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
+/// The longest `[hook] budget_secs` a configuration may set.
+pub const MAX_BUDGET_SECS: f64 = 3600.0;
 /// The most VMs one call may checkpoint before the hook asks instead (`[hook] max_vms`).
 pub const DEFAULT_MAX_VMS: usize = 16;
 
@@ -80,6 +82,15 @@ impl std::fmt::Debug for SecretSource {
     }
 }
 
+/// Whether `name` is spelled as environment variables conventionally are: upper-case
+/// letters, digits and `_`, not starting with a digit.
+fn is_variable_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 impl SecretSource {
     /// Reads the secret: from the environment variable, or the first line the command prints.
     /// A command still running when `deadline` comes is killed with its whole process group
@@ -88,6 +99,11 @@ impl SecretSource {
         match self {
             Self::Env(name) => match std::env::var(name) {
                 Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
+                // A name that no shell would give a variable may be the secret itself, pasted
+                // under the wrong key: it is not printed back.
+                _ if !is_variable_name(name) => bail!(
+                    "the environment variable named in [zvm] of the config is not set, and its name is not a variable's (A-Z, 0-9, _): password_env takes the name of the variable that holds the password, never the password"
+                ),
                 _ => bail!("environment variable {name} (named in [zvm] of the config) is not set"),
             },
             Self::Command(command) => run_password_command(command, deadline),
@@ -397,10 +413,12 @@ impl Config {
 fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookConfig> {
     let budget = match hook.budget_secs {
         None => DEFAULT_BUDGET,
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
+        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_BUDGET_SECS => {
             Duration::from_secs_f64(secs)
         }
-        Some(_) => bail!("{name}: [hook] budget_secs must be more than 0 and at most 3600"),
+        Some(_) => {
+            bail!("{name}: [hook] budget_secs must be more than 0 and at most {MAX_BUDGET_SECS}")
+        }
     };
     let max_vms = match hook.max_vms {
         None => DEFAULT_MAX_VMS,
@@ -432,7 +450,9 @@ fn validate_zvm(
 ) -> anyhow::Result<ZvmConfig> {
     let url = z.url.trim_end_matches('/').to_owned();
     if !(url.starts_with("https://") || url.starts_with("http://")) {
-        bail!("{name}: [zvm] url must start with https://");
+        bail!(
+            "{name}: [zvm] url must start with https:// (e.g. https://zvm.example:443; http:// is accepted with a warning)"
+        );
     }
     if url.contains('@') {
         bail!("{name}: [zvm] url must not carry credentials; use username and password_env");
@@ -525,7 +545,7 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
     // The part after ", expected" describes what the program wants, not what the file says.
     let expected = message
         .split_once(", expected ")
-        .map(|(_, wanted)| format!(", expected {}", wanted.trim_end()));
+        .map(|(_, wanted)| format!(", expected {}", plain_type(wanted.trim_end())));
     let expected = expected.as_deref().unwrap_or_default();
     let what = if message.starts_with("invalid type") {
         let found = kind.map_or_else(String::new, |kind| format!(" (found {})", article(kind)));
@@ -552,6 +572,17 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
         format!("{file}:{place} the document {what}")
     } else {
         format!("{file}:{place}{key} {what}")
+    }
+}
+
+/// serde names Rust's number types (`expected f64`); a person reading a config wants the
+/// TOML words.
+fn plain_type(wanted: &str) -> &str {
+    match wanted {
+        "f32" | "f64" => "a number",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+        other => other,
     }
 }
 
@@ -825,6 +856,7 @@ mod tests {
             ("zvm", "auth"),
             ("zvm", "insecure_tls"),
             ("zvm", "ca_cert"),
+            ("zvm", "tls_fingerprint"),
             ("hook", "budget_secs"),
             ("hook", "on_checkpoint"),
             ("hook", "on_zvm_error"),
@@ -874,6 +906,23 @@ mod tests {
             err,
             "/etc/rewind/config.toml: line 3 column 12: `zvm.password` has the wrong type (found an integer), expected a string"
         );
+        // Numbers are named in TOML's words, not Rust's (`expected f64`).
+        let err = format!(
+            "{:#}",
+            parse("[hook]\nbudget_secs = \"150\"\n").expect_err("a string for a number")
+        );
+        assert_eq!(
+            err,
+            "/etc/rewind/config.toml: line 2 column 15: `hook.budget_secs` has the wrong type (found a string), expected a number"
+        );
+        let err = format!(
+            "{:#}",
+            parse("[hook]\nmax_vms = 2.5\n").expect_err("a float for a count")
+        );
+        assert!(
+            err.ends_with("`hook.max_vms` has the wrong type (found a float), expected a whole number (0 or more)"),
+            "{err}"
+        );
         let err = format!(
             "{:#}",
             parse("[hook]\non_checkpoint = \"sometimes\"\n").expect_err("variant")
@@ -881,6 +930,19 @@ mod tests {
         assert_eq!(
             err,
             "/etc/rewind/config.toml: line 2 column 17: `hook.on_checkpoint` is not one of the accepted values, expected `context` or `allow`"
+        );
+    }
+
+    #[test]
+    fn a_url_without_a_scheme_says_what_one_looks_like() {
+        let err = format!(
+            "{:#}",
+            parse("[zvm]\nurl = \"zvm.example:443\"\npassword_env = \"P\"\n")
+                .expect_err("no scheme")
+        );
+        assert!(
+            err.contains("must start with https://") && err.contains("https://zvm.example:443"),
+            "{err}"
         );
     }
 
@@ -906,6 +968,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("REWIND_TEST_SURELY_UNSET"), "{err}");
+        // The password itself under password_env is not printed back.
+        let err = SecretSource::Env("hunter2!".into())
+            .resolve(&Deadline::after(Duration::from_secs(5)))
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(err.contains("password_env takes the name"), "{err}");
     }
 
     #[test]

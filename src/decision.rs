@@ -214,8 +214,9 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             "rewind: {tool} can change a VM, but {source} {why}, so it names no VM and no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
         Finding::Unknowable { source, part, why } => Decision::Ask(format!(
-            "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in {source} {why}. No Zerto checkpoint was taken; \
-             approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
+            "rewind: {tool} reaches hosts that cannot be known exactly: `{}` in {source} {why}. No Zerto checkpoint was taken; \
+             approve only if nothing on those hosts needs rewinding, or name the hosts one by one.",
+            crate::secret::redact_text(part)
         )),
         Finding::TooManyVms { count, max } => Decision::Ask(format!(
             "rewind: {tool} names {count} hosts, more than the {max} one call may checkpoint ([hook] max_vms); no Zerto checkpoint was taken. \
@@ -421,6 +422,25 @@ mod tests {
     use super::*;
     use crate::guard::{Refusal, Tagged, VpgOutcome};
     use crate::zvm::{Checkpoint, TaskState, VpgRef};
+
+    /// The command a decision quotes goes to the host and the audit trail: its secrets are
+    /// redacted there, its hosts kept.
+    #[test]
+    fn a_quoted_command_part_keeps_its_hosts_and_loses_its_secrets() {
+        let decision = decide(
+            "Bash",
+            "toolu_1",
+            &Finding::Unknowable {
+                source: "the command",
+                part: "sshpass -p hunter2 ssh $HOST 'echo hunter2 | sudo -S reboot'",
+                why: "names a host only the shell knows",
+            },
+            &Policy::default(),
+        );
+        let text = decision.text().expect("a reason");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("ssh $HOST"), "{text}");
+    }
 
     fn checkpoint(id: &str) -> Checkpoint {
         Checkpoint {

@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::commands::clean;
 use crate::guard::{Phase, Progress, Watch};
 
 /// Widest row the live display draws (a wrapped row would break the redraw); `COLUMNS`
@@ -24,18 +23,18 @@ const LIVE_TICK: Duration = Duration::from_secs(1);
 
 /// What a phase means, without the time: `VPG vpg-linux: waiting for Zerto task t-1`.
 pub(crate) fn describe(event: &Progress<'_>) -> String {
-    let vpg = clean(&event.vpg.name);
+    // Zerto's names and reasons as they are: every writer sanitises (`crate::console`).
+    let vpg = &event.vpg.name;
     let what = match event.phase {
         Phase::Inserting => String::from("inserting a tagged checkpoint"),
-        Phase::Task { task_id } => format!("waiting for Zerto task {}", clean(task_id)),
-        Phase::Listing { task_id, .. } => format!(
-            "task {} completed; waiting until Zerto lists the checkpoint",
-            clean(task_id)
-        ),
-        Phase::Confirmed { checkpoint_id } => {
-            format!("confirmed: checkpoint {} is listed", clean(checkpoint_id))
+        Phase::Task { task_id } => format!("waiting for Zerto task {task_id}"),
+        Phase::Listing { task_id, .. } => {
+            format!("task {task_id} completed; waiting until Zerto lists the checkpoint")
         }
-        Phase::Failed { refusal } => format!("failed: {}", clean(&refusal.to_string())),
+        Phase::Confirmed { checkpoint_id } => {
+            format!("confirmed: checkpoint {checkpoint_id} is listed")
+        }
+        Phase::Failed { refusal } => format!("failed: {refusal}"),
     };
     format!("VPG {vpg}: {what}")
 }
@@ -241,7 +240,7 @@ impl Board {
     fn draw(&mut self) {
         let frame = self.frame(self.started.elapsed());
         if !frame.is_empty() {
-            crate::console::prompt(&frame);
+            crate::console::write_frame(&frame);
         }
     }
 
@@ -259,7 +258,7 @@ impl Board {
                 _ => format!("{} ({at})", row.what),
             };
             frame.push_str("\r\x1b[2K");
-            frame.extend(text.chars().take(self.width));
+            frame.extend(crate::console::sanitise(&text).chars().take(self.width));
             frame.push('\n');
         }
         self.drawn = self.rows.len();
@@ -398,7 +397,10 @@ mod tests {
                 elapsed: at(secs),
             });
         }
-        insta::assert_snapshot!(said.lock().expect("lock").join("\n"), @r"
+        // Zerto's text reaches the sink as it is; the writer behind it (stderr, the MCP
+        // notification) sanitises, as here.
+        let said = said.lock().expect("lock").join("\n");
+        insta::assert_snapshot!(crate::console::sanitise(&said), @r"
         VPG vpg-linux: inserting a tagged checkpoint (0 s)
         VPG vpg-aws: inserting a tagged checkpoint (0 s)
         VPG vpg-broken: inserting a tagged checkpoint (0 s)

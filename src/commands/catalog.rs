@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use super::{clean, say, warn_config};
+use super::{say, warn_config};
 use crate::catalog::{self, Catalog, Class, Classification, ToolName};
 use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
@@ -77,9 +77,9 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
     say(match &name {
         ToolName::Mcp { server, tool } => format!(
             "tool:     {} (MCP server {server:?}, tool {tool:?})",
-            clean(&call.tool)
+            call.tool
         ),
-        ToolName::Host(tool) => format!("tool:     {} (a host tool)", clean(tool)),
+        ToolName::Host(tool) => format!("tool:     {tool} (a host tool)"),
     });
     // What the catalogs say, for the reader; the decision below comes from the hook's code.
     if call.event == Event::BeforeTool
@@ -94,7 +94,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
             decision.label(),
             decision
                 .text()
-                .map(|t| format!(": {}", clean(t)))
+                .map(|t| format!(": {t}"))
                 .unwrap_or_default()
         )),
         hook::Plan::Guard(targets) => {
@@ -102,7 +102,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .first()
                 .map(|t| t.source.clone())
                 .unwrap_or_default();
-            let refs: Vec<String> = targets.iter().map(|t| clean(&t.reference)).collect();
+            let refs: Vec<String> = targets.iter().map(|t| t.reference.clone()).collect();
             // `key` for an argument; a binding names itself (`[[server]] prod-ssh`).
             let from = if source.starts_with('`') {
                 format!("argument {source}")
@@ -204,16 +204,16 @@ fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Re
     let cwd = std::env::current_dir().ok();
     let judgement = shell::judge(command, dialect, config, cwd.as_deref(), until)?;
     for line in judgement.analysis.to_string().lines() {
-        say(clean(line));
+        say(line);
     }
     say(match &judgement.outcome {
         Outcome::NoDecision => {
             String::from("decision: none; the command runs under the host's own rules")
         }
-        Outcome::Ask { part, why } => format!("decision: ask (`{}`: {})", clean(part), clean(why)),
+        Outcome::Ask { part, why } => format!("decision: ask (`{part}`: {why})"),
         Outcome::Checkpoint(vms) => format!(
             "decision: checkpoint every VPG of {} in Zerto before the command runs; deny if that fails, ask if Zerto does not know a VM",
-            clean(&vms.join(", "))
+            vms.join(", ")
         ),
     });
     Ok(())
@@ -305,12 +305,12 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
     );
     let mut covered = 0;
     for report in &reports {
-        let what = format!("mcp server {}", clean(&report.name));
+        let what = format!("mcp server {}", report.name);
         match &report.tools {
             Err(e) => findings.push((
                 false,
                 what,
-                format!("tools unknown: {}; run `rewind catalog scan`", clean(e)),
+                format!("tools unknown: {e}; run `rewind catalog scan`"),
             )),
             Ok(tools) => {
                 let uncovered = report.uncovered();
@@ -318,7 +318,7 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
                     covered += 1;
                     continue;
                 }
-                let names: Vec<String> = uncovered.iter().take(5).map(|t| clean(&t.name)).collect();
+                let names: Vec<String> = uncovered.iter().take(5).map(|t| t.name.clone()).collect();
                 findings.push((
                     false,
                     what,
@@ -510,14 +510,12 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
     for server in &reports {
         say(format!(
             "server {} ({}) from {}",
-            clean(&server.name),
-            server.transport,
-            server.origin
+            server.name, server.transport, server.origin
         ));
         let tools = match &server.tools {
             Ok(tools) => tools,
             Err(e) => {
-                say(format!("  not scanned: {}", clean(e)));
+                say(format!("  not scanned: {e}"));
                 continue;
             }
         };
@@ -547,7 +545,7 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
 }
 
 fn tool_line(tool: &scan::ToolReport) -> String {
-    let name = clean(&tool.name);
+    let name = &tool.name;
     if let (Some(class), Some(entry)) = (tool.class, &tool.entry) {
         return format!("  {name:<28} {:<10} {entry}", class.to_string());
     }
@@ -571,12 +569,7 @@ fn tool_line(tool: &scan::ToolReport) -> String {
     if let Some(review) = &proposal.review {
         let _ = write!(line, "\n  {:<28} REVIEW: {review}", "");
     }
-    clean_lines(&line)
-}
-
-/// Control characters out, line breaks kept.
-fn clean_lines(text: &str) -> String {
-    text.split('\n').map(clean).collect::<Vec<_>>().join("\n")
+    line
 }
 
 /// Appends the proposals to the user's catalog, after a timestamped backup of it, and

@@ -28,6 +28,90 @@ struct Row {
     /// Which config the hook reads: the normal one, or a variant.
     config: Variant,
     fault: Option<Fault>,
+    /// What the row claims the hook answers.
+    expect: Expect,
+}
+
+/// A row's claim: the hook's answer, and for a checkpoint, which VMs' VPGs must finish it
+/// inside the budget for the claim to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    /// No decision and no context.
+    Nothing,
+    /// No decision, with the checkpoints of these VMs as context.
+    Confirmed(&'static [&'static str]),
+    /// A deny because the insert task on these VMs' VPGs ends in failure.
+    TaskFails(&'static [&'static str]),
+    Deny,
+    Ask,
+    Block,
+}
+
+impl Expect {
+    /// How the demo labels the answer this row claims.
+    fn label(self) -> &'static str {
+        match self {
+            Expect::Nothing => NOTHING,
+            Expect::Confirmed(_) => CONTEXT,
+            Expect::TaskFails(_) | Expect::Deny => "DENY",
+            Expect::Ask => "ASK",
+            Expect::Block => BLOCKED,
+        }
+    }
+
+    /// Sim seconds the slowest VPG of the row's VMs needs to give the claimed answer: its
+    /// insert task, and for a confirmation the listing of its tag too.
+    fn sim_secs(self, scenario: &Scenario) -> f64 {
+        let (vms, listing) = match self {
+            Expect::Confirmed(vms) => (vms, true),
+            Expect::TaskFails(vms) => (vms, false),
+            _ => return 0.0,
+        };
+        scenario
+            .vpgs
+            .iter()
+            .filter(|vpg| {
+                vpg.vms
+                    .iter()
+                    .any(|&i| vms.contains(&scenario.vms[i].name.as_str()))
+            })
+            .map(|vpg| vpg.timing.task + if listing { vpg.timing.tag_latency } else { 0.0 })
+            .fold(0.0, f64::max)
+    }
+}
+
+const NOTHING: &str = "no decision: the host's own rules apply";
+const CONTEXT: &str = "no decision + context for the model";
+const BLOCKED: &str = "exit 2 (blocked)";
+
+/// The budget of the short-budget rows: they show a deny for a spent budget at any scale.
+const SHORT_BUDGET_SECS: f64 = 2.0;
+/// The least budget of the normal config, in real seconds.
+const LEAST_BUDGET_SECS: f64 = 20.0;
+/// Room for what is not the VPG's cadence: starting the hook, logging in, the guard's polls.
+const BUDGET_SLACK_SECS: f64 = 10.0;
+
+/// The normal config's budget in real seconds at `time_scale`: twice what the slowest row
+/// (or the story) needs in simulated time, plus slack, so that every row shows what it claims
+/// at any scale (at scale 1 an Azure VPG lists its tag after about 34 real seconds).
+fn normal_budget(scenario: &Scenario, rows: &[Row], time_scale: f64) -> anyhow::Result<f64> {
+    let needed = rows
+        .iter()
+        .filter(|row| matches!(row.config, Variant::Normal))
+        .map(|row| row.expect)
+        .chain([Expect::Confirmed(&[STORY_VM])])
+        .map(|expect| expect.sim_secs(scenario))
+        .fold(0.0, f64::max);
+    let budget = (2.0 * needed / time_scale + BUDGET_SLACK_SECS)
+        .max(LEAST_BUDGET_SECS)
+        .ceil();
+    if budget > crate::config::MAX_BUDGET_SECS {
+        bail!(
+            "--time-scale {time_scale} is too slow for the demo: its rows would need a {budget} s budget, more than the {} s a hook may have; use 1 or more",
+            crate::config::MAX_BUDGET_SECS
+        );
+    }
+    Ok(budget)
 }
 
 #[derive(Clone, Copy)]
@@ -43,8 +127,10 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     let dir = tempfile::Builder::new().prefix("rewind-demo-").tempdir()?;
     let mut options = SimOptions::new(Scenario::lab(), dir.path().join("sim"));
     options.time_scale = args.time_scale;
+    let rows = rows();
+    let budget = normal_budget(&options.scenario, &rows, args.time_scale)?;
     let sim = Sim::start(options).context("cannot start the simulator")?;
-    let demo = Demo::new(&sim, dir.path())?;
+    let demo = Demo::new(&sim, dir.path(), budget)?;
     say(format!(
         "rewind demo: a simulated ZVM at {} (time x{}), the lab scenario, the real hook binary.\n",
         sim.url(),
@@ -52,18 +138,34 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     ));
 
     say("== The decision table: one tool call per row ==\n");
-    let rows = rows();
+    let mut missed = Vec::new();
     for (n, row) in rows.iter().enumerate() {
-        demo.row(n + 1, row)?;
+        if !demo.row(n + 1, row)? {
+            missed.push(n + 1);
+        }
     }
-    demo.row_raw(
+    if !demo.row_raw(
         rows.len() + 1,
         "stdin that is not JSON (the host sent garbage)",
         b"{\"tool_name\": \"mcp__ssh__exec\", \"tool_input\": {",
-    )?;
+    )? {
+        missed.push(rows.len() + 1);
+    }
 
     say("== The story: a guarded change, a broken file, the file back ==\n");
-    demo.story()
+    demo.story()?;
+    if !missed.is_empty() {
+        bail!(
+            "row(s) {} did not show what they claim (a busy machine, or a budget too short for --time-scale {})",
+            missed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            args.time_scale
+        );
+    }
+    Ok(())
 }
 
 struct Demo<'a> {
@@ -73,7 +175,7 @@ struct Demo<'a> {
 }
 
 impl<'a> Demo<'a> {
-    fn new(sim: &'a Sim, dir: &Path) -> anyhow::Result<Self> {
+    fn new(sim: &'a Sim, dir: &Path, budget: f64) -> anyhow::Result<Self> {
         let binary = std::env::current_exe().context("cannot tell where the rewind binary is")?;
         let demo = Demo {
             sim,
@@ -84,14 +186,19 @@ impl<'a> Demo<'a> {
             let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
             format!("https://127.0.0.1:{}", listener.local_addr()?.port())
         };
-        demo.write_config("config.toml", &sim.url(), true, 20)?;
-        demo.write_config("config-short-budget.toml", &sim.url(), true, 2)?;
-        demo.write_config("config-down.toml", &closed, true, 20)?;
-        demo.write_config("config-no-ca.toml", &sim.url(), false, 20)?;
+        demo.write_config("config.toml", &sim.url(), true, budget)?;
+        demo.write_config(
+            "config-short-budget.toml",
+            &sim.url(),
+            true,
+            SHORT_BUDGET_SECS,
+        )?;
+        demo.write_config("config-down.toml", &closed, true, budget)?;
+        demo.write_config("config-no-ca.toml", &sim.url(), false, budget)?;
         Ok(demo)
     }
 
-    fn write_config(&self, name: &str, url: &str, ca: bool, budget: u32) -> anyhow::Result<()> {
+    fn write_config(&self, name: &str, url: &str, ca: bool, budget: f64) -> anyhow::Result<()> {
         let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
         let text = format!(
             "{}\n[hook]\nbudget_secs = {budget}\naudit_log = {}\n",
@@ -118,7 +225,8 @@ impl<'a> Demo<'a> {
         cmd
     }
 
-    fn row(&self, n: usize, row: &Row) -> anyhow::Result<()> {
+    /// Runs one row; whether it showed what it claims.
+    fn row(&self, n: usize, row: &Row) -> anyhow::Result<bool> {
         let stdin = json!({
             "session_id": "d3m0d3m0-0000-4000-8000-000000000000",
             "hook_event_name": "PreToolUse",
@@ -137,14 +245,15 @@ impl<'a> Demo<'a> {
             stdin.to_string().as_bytes(),
         );
         self.sim.clear_faults();
-        result
+        Ok(result? == row.expect.label())
     }
 
-    fn row_raw(&self, n: usize, title: &str, stdin: &[u8]) -> anyhow::Result<()> {
-        self.hook(n, title, "(garbage)", Variant::Normal, stdin)
+    fn row_raw(&self, n: usize, title: &str, stdin: &[u8]) -> anyhow::Result<bool> {
+        let label = self.hook(n, title, "(garbage)", Variant::Normal, stdin)?;
+        Ok(label == Expect::Block.label())
     }
 
-    /// Runs `rewind hook` on one call and prints the decision readably.
+    /// Runs `rewind hook` on one call, prints the decision readably and returns its label.
     fn hook(
         &self,
         n: usize,
@@ -152,7 +261,7 @@ impl<'a> Demo<'a> {
         tool: &str,
         config: Variant,
         stdin: &[u8],
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<String> {
         say(format!("{n:>2}. {title}\n    {tool}"));
         let started = Instant::now();
         let mut child = self
@@ -174,7 +283,7 @@ impl<'a> Demo<'a> {
         let code = out.status.code().unwrap_or(-1);
         let (label, text) = if code == 2 {
             (
-                String::from("exit 2 (blocked)"),
+                String::from(BLOCKED),
                 String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             )
         } else {
@@ -190,10 +299,8 @@ impl<'a> Demo<'a> {
                 .collect::<Vec<_>>()
                 .join("\n");
             let label = match decision {
-                "none" if text.is_empty() => {
-                    String::from("no decision: the host's own rules apply")
-                }
-                "none" => String::from("no decision + context for the model"),
+                "none" if text.is_empty() => String::from(NOTHING),
+                "none" => String::from(CONTEXT),
                 other => other.to_uppercase(),
             };
             (label, text)
@@ -205,7 +312,7 @@ impl<'a> Demo<'a> {
             }
         }
         say("");
-        Ok(())
+        Ok(label)
     }
 
     /// A guarded change, the agent breaking the file, and `recover` bringing it back.
@@ -227,13 +334,16 @@ impl<'a> Demo<'a> {
             "tool_input": {"host": STORY_VM, "command": "sudo sed -i 's/mode = safe/mode = fast/' /etc/app.conf"},
             "tool_use_id": STORY_CHANGE,
         });
-        self.hook(
+        let label = self.hook(
             1,
             "the agent asks to edit the file over ssh",
             "mcp__ssh__exec",
             Variant::Normal,
             call.to_string().as_bytes(),
         )?;
+        if label != CONTEXT {
+            bail!("the guarded change got no confirmed checkpoint ({label})");
+        }
 
         let broken =
             String::from_utf8_lossy(&before).replace("mode = safe", "mode = f@st\u{0}garbage");
@@ -296,12 +406,13 @@ impl<'a> Demo<'a> {
 )]
 fn rows() -> Vec<Row> {
     let exec = |host: &str| json!({"host": host, "command": "sudo systemctl restart app"});
-    let row = |title, tool, input, config, fault| Row {
+    let row = |title, tool, input, config, fault, expect| Row {
         title,
         tool,
         input,
         config,
         fault,
+        expect,
     };
     vec![
         row(
@@ -310,6 +421,7 @@ fn rows() -> Vec<Row> {
             json!({"file_path": "/tmp/notes.md"}),
             Variant::Normal,
             None,
+            Expect::Nothing,
         ),
         row(
             "a read-only tool",
@@ -317,6 +429,7 @@ fn rows() -> Vec<Row> {
             json!({"host": "jp-ubuntu", "path": "/etc/app.conf"}),
             Variant::Normal,
             None,
+            Expect::Nothing,
         ),
         row(
             "mutating, one vSphere VPG: checkpoint confirmed",
@@ -324,6 +437,7 @@ fn rows() -> Vec<Row> {
             exec("jp-ubuntu"),
             Variant::Normal,
             None,
+            Expect::Confirmed(&["jp-ubuntu"]),
         ),
         row(
             "mutating, a VM in two VPGs (vSphere + Azure): both confirmed",
@@ -331,6 +445,7 @@ fn rows() -> Vec<Row> {
             exec("root@db01"),
             Variant::Normal,
             None,
+            Expect::Confirmed(&["db01"]),
         ),
         row(
             "mutating, Zerto's checkpoint task fails",
@@ -342,6 +457,7 @@ fn rows() -> Vec<Row> {
                 state: FailState::Failed,
                 reason: String::from("The VPG is not meeting its SLA"),
             }),
+            Expect::TaskFails(&["win2019-1"]),
         ),
         row(
             "mutating, the tag is never listed (2 s budget)",
@@ -351,6 +467,7 @@ fn rows() -> Vec<Row> {
             Some(Fault::TagNeverListed {
                 vpg: String::from("jp-ubuntu-vpg"),
             }),
+            Expect::Deny,
         ),
         row(
             "mutating, a VM Zerto does not know",
@@ -358,6 +475,7 @@ fn rows() -> Vec<Row> {
             exec("mail01.corp.example"),
             Variant::Normal,
             None,
+            Expect::Ask,
         ),
         row(
             "mutating, a name two VMs share",
@@ -365,6 +483,7 @@ fn rows() -> Vec<Row> {
             exec("web"),
             Variant::Normal,
             None,
+            Expect::Ask,
         ),
         row(
             "mutating, an Ansible limit naming two VMs: every VPG of both confirmed",
@@ -372,6 +491,7 @@ fn rows() -> Vec<Row> {
             json!({"playbook": "patch.yml", "limit": "jp-ubuntu:db01"}),
             Variant::Normal,
             None,
+            Expect::Confirmed(&["jp-ubuntu", "db01"]),
         ),
         row(
             "mutating, a host pattern only an inventory can expand",
@@ -379,6 +499,7 @@ fn rows() -> Vec<Row> {
             json!({"playbook": "patch.yml", "limit": "jp-ubuntu:!db01"}),
             Variant::Normal,
             None,
+            Expect::Ask,
         ),
         row(
             "mutating, no VM in the arguments",
@@ -386,6 +507,7 @@ fn rows() -> Vec<Row> {
             json!({"command": "reboot"}),
             Variant::Normal,
             None,
+            Expect::Ask,
         ),
         row(
             "a tool in no catalog",
@@ -393,6 +515,7 @@ fn rows() -> Vec<Row> {
             json!({"vm": "jp-ubuntu"}),
             Variant::Normal,
             None,
+            Expect::Ask,
         ),
         row(
             "the ZVM is down",
@@ -400,6 +523,7 @@ fn rows() -> Vec<Row> {
             exec("jp-ubuntu"),
             Variant::Down,
             None,
+            Expect::Deny,
         ),
         row(
             "the ZVM's certificate is not trusted (no ca_cert)",
@@ -407,6 +531,7 @@ fn rows() -> Vec<Row> {
             exec("jp-ubuntu"),
             Variant::NoCa,
             None,
+            Expect::Deny,
         ),
         row(
             "the ZVM hangs (2 s budget)",
@@ -416,6 +541,7 @@ fn rows() -> Vec<Row> {
             Some(Fault::Hang {
                 route: String::from("*"),
             }),
+            Expect::Deny,
         ),
     ]
 }
@@ -450,7 +576,49 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::wrap;
+    use super::*;
+
+    /// At every scale, each row that claims a confirmed checkpoint (or a failed task) gets a
+    /// budget twice what its slowest VPG needs: at scale 1 the Azure VPG of db01 lists its
+    /// tag after about 34 real seconds, which a fixed 20 s budget turned into a deny.
+    #[test]
+    fn the_budget_follows_the_time_scale_so_every_row_shows_its_claim() {
+        let scenario = Scenario::lab();
+        let rows = rows();
+        let azure = scenario
+            .vpgs
+            .iter()
+            .find(|vpg| vpg.name == "db01-azure")
+            .expect("the lab has db01's Azure VPG");
+        assert!(azure.timing.tag_latency >= 30.0, "{:?}", azure.timing);
+        for scale in [1.0, 2.5, 20.0, 100.0, 1000.0] {
+            let budget = normal_budget(&scenario, &rows, scale).expect("a budget");
+            assert!((LEAST_BUDGET_SECS..=crate::config::MAX_BUDGET_SECS).contains(&budget));
+            for row in &rows {
+                let real = row.expect.sim_secs(&scenario) / scale;
+                match row.config {
+                    Variant::Normal | Variant::Down | Variant::NoCa => assert!(
+                        2.0 * real <= budget,
+                        "{}: needs {real} s at x{scale}, budget {budget} s",
+                        row.title
+                    ),
+                    // These claim a deny because the budget runs out: they need none.
+                    Variant::ShortBudget => assert_eq!(row.expect, Expect::Deny, "{}", row.title),
+                }
+            }
+        }
+        let both = rows
+            .iter()
+            .find(|row| row.title.contains("both confirmed"))
+            .expect("the two-VPG row");
+        assert!(both.expect.sim_secs(&scenario) >= azure.timing.tag_latency + azure.timing.task);
+        assert!(normal_budget(&scenario, &rows, 1.0).expect("x1") >= 2.0 * 37.0);
+        let too_slow = normal_budget(&scenario, &rows, 0.001).expect_err("too slow");
+        assert!(
+            too_slow.to_string().contains("--time-scale 0.001"),
+            "{too_slow}"
+        );
+    }
 
     #[test]
     fn wraps_at_spaces() {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use super::{clean, say};
+use super::say;
 use crate::catalog::{Catalog, Class};
 use crate::cli::{DoctorArgs, Scope};
 use crate::commands::install;
@@ -33,7 +33,6 @@ struct Checks {
 
 impl Checks {
     fn record(&mut self, status: &str, what: &str, detail: &str) {
-        let detail = clean(detail);
         if self.json {
             self.items
                 .push(serde_json::json!({"status": status, "check": what, "detail": detail}));
@@ -208,7 +207,7 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
                 });
                 let healthy =
                     matches!(vpg.status, Some(1)) || status.eq_ignore_ascii_case("MeetingSLA");
-                let what = format!("vpg {}", clean(&vpg.name));
+                let what = format!("vpg {}", &vpg.name);
                 if healthy {
                     checks.pass(&what, status);
                 } else {

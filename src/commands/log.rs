@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{clean, say};
+use super::say;
 use crate::audit::{self, Filter};
 use crate::cli::LogArgs;
 use crate::config::Config;
@@ -22,7 +22,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
     let records = audit::read(path, &filter)?;
     for r in &records {
         if args.json {
-            say(serde_json::to_string(r)?);
+            crate::console::write_json(&serde_json::to_string(r)?)?;
             continue;
         }
         let detail = if r.checkpoints.is_empty() {
@@ -41,14 +41,14 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
             "{}  {:<7} {:<24} {:<12} {:<16} {}",
             r.time,
             r.decision,
-            clean(&r.tool),
-            clean(&if r.vms.is_empty() {
+            r.tool,
+            if r.vms.is_empty() {
                 String::from("-")
             } else {
                 r.vms.join(",")
-            }),
-            clean(r.change.as_deref().unwrap_or("-")),
-            clean(&detail)
+            },
+            r.change.as_deref().unwrap_or("-"),
+            &detail
         ));
     }
     if records.is_empty() && !args.json {

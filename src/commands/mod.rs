@@ -33,19 +33,27 @@ pub fn client(config: &Config) -> anyhow::Result<Client> {
     Ok(Client::new(zvm, &crate::config::cache_dir()?)?)
 }
 
-/// Replaces control characters in text that came from elsewhere (the ZVM, a tool call)
-/// before it reaches a terminal.
-pub fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect()
-}
-
 /// Replaces a file's contents atomically (a temporary file beside it, renamed over it),
-/// keeping the original's permissions; a new file gets owner-only permissions.
+/// keeping the original's permissions; a new file gets owner-only permissions. A symbolic
+/// link (dotfiles kept elsewhere) is written through, so the link stays a link; a link to
+/// nothing is refused rather than replaced by a file.
 pub fn replace_keeping_mode(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use std::io::Write as _;
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path).with_context(|| {
+                format!(
+                    "{} is a symbolic link to {}, which cannot be reached; not replacing the link",
+                    path.display(),
+                    std::fs::read_link(path).unwrap_or_default().display()
+                )
+            })?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => std::path::Path::new("."),
@@ -88,6 +96,6 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
 
 /// Prints one JSON document on stdout (the `--json` output of a command).
 pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    crate::console::write_line(&serde_json::to_string_pretty(value)?)?;
+    crate::console::write_json(&serde_json::to_string_pretty(value)?)?;
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
 
-use super::{clean, say};
+use super::say;
 use crate::cli::TrustArgs;
 use crate::config::Config;
 use crate::zvm::tls::{self, CertInfo};
@@ -42,25 +42,68 @@ pub fn trust(config_path: Option<&Path>, args: &TrustArgs) -> anyhow::Result<()>
     }
     let line = format!("tls_fingerprint = \"{}\"", info.fingerprint);
 
-    let target = match (&config, &configured_url) {
-        (Ok(config), Some(configured)) if same_origin(configured, &url) => config.origin.clone(),
+    let zvm = match (&config, &configured_url) {
+        (Ok(config), Some(configured)) if same_origin(configured, &url) => {
+            config.origin.clone().zip(config.zvm.as_ref())
+        }
         _ => None,
     };
-    let Some(file) = target else {
+    let Some((file, zvm)) = zvm else {
         say("");
         say("To trust exactly this certificate, put this line in the [zvm] section of the config:");
         say(format!("  {line}"));
-        if let Err(e) = &config {
-            crate::console::err(format!(
+        match (&config, &configured_url) {
+            (Err(e), _) => crate::console::err(format!(
                 "note: the configuration did not load, so it was not changed: {e:#}"
-            ));
+            )),
+            (Ok(config), Some(configured)) => crate::console::err(format!(
+                "note: {url} is not the configured ZVM ({configured}{}), so nothing was written",
+                config
+                    .origin
+                    .as_ref()
+                    .map(|f| format!(" in {}", f.display()))
+                    .unwrap_or_default()
+            )),
+            (Ok(_), None) => {}
         }
         return Ok(());
     };
+    let presented = tls::Fingerprint::of(leaf);
+    match zvm.tls_fingerprint {
+        Some(pinned) if pinned == presented => {
+            say("");
+            say(format!(
+                "This is the certificate [zvm] tls_fingerprint already pins in {}: nothing to change.",
+                file.display()
+            ));
+            return Ok(());
+        }
+        Some(pinned) => crate::console::err(format!(
+            "warning: this is NOT the certificate [zvm] tls_fingerprint pins in {}: it pins {pinned}, the ZVM presents {presented}. The ZVM's certificate was replaced, or something between you and the ZVM presents its own: compare the fingerprint on the ZVM itself before pinning it.",
+            file.display()
+        )),
+        None => {}
+    }
     if !(args.yes || confirm(&format!("Pin this certificate in {}?", file.display()))?) {
+        // The pin cannot stand beside the settings it replaces (`Config::parse` refuses both).
+        let mut replaces = Vec::new();
+        if zvm.ca_cert.is_some() {
+            replaces.push("ca_cert");
+        }
+        if zvm.insecure_tls {
+            replaces.push("insecure_tls");
+        }
+        if zvm.tls_fingerprint.is_some() {
+            replaces.push("tls_fingerprint");
+        }
+        let instead = if replaces.is_empty() {
+            String::new()
+        } else {
+            format!(" in place of its {}", replaces.join(" and "))
+        };
         say("");
         say(format!(
-            "Nothing was written. To trust exactly this certificate, put this line in [zvm] of {}:",
+            "Nothing was written. To trust exactly this certificate, put this line in [zvm] of {}{instead} (or run `rewind trust --yes`):",
             file.display()
         ));
         say(format!("  {line}"));
@@ -96,9 +139,9 @@ fn describe_lines(info: &CertInfo, chain_len: usize) -> Vec<String> {
         kind.push("CA:TRUE");
     }
     let mut lines = vec![
-        format!("subject:     {}", clean(&info.subject)),
-        format!("names:       {}", clean(&names)),
-        format!("issuer:      {}", clean(&info.issuer)),
+        format!("subject:     {}", info.subject),
+        format!("names:       {names}"),
+        format!("issuer:      {}", info.issuer),
         format!(
             "valid:       {} to {}{validity}",
             info.not_before, info.not_after

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::bail;
 use serde_json::json;
 
-use super::{clean, client, say, warn_config};
+use super::{client, say, warn_config};
 use crate::audit;
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
 use crate::config::{self, Config};
@@ -77,7 +77,7 @@ impl NotOne {
             list.push_str("\n  ");
             list.push_str(&describe(vm));
         }
-        let reference = clean(&self.reference);
+        let reference = &self.reference;
         if self.ambiguous {
             anyhow::anyhow!(
                 "{reference:?} matches {} VMs; name one by its vmIdentifier:{list}",
@@ -112,12 +112,7 @@ fn describe(vm: &Vm) -> String {
     } else {
         format!("IPs {}", vm.ips.join(", "))
     };
-    clean(&format!(
-        "{} ({}), {ips}, VPG {}",
-        vm.name,
-        vm.id,
-        vm.vpg_names()
-    ))
+    format!("{} ({}), {ips}, VPG {}", vm.name, vm.id, vm.vpg_names())
 }
 
 /// A VM as `--json` shows it: name, id, guest IPs and VPGs.
@@ -159,12 +154,12 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
             "candidates": [],
         }));
     }
-    say(format!("{} ({})", clean(&vm.name), vm.id));
+    say(format!("{} ({})", &vm.name, vm.id));
     if !vm.ips.is_empty() {
-        say(format!("  IPs {}", clean(&vm.ips.join(", "))));
+        say(format!("  IPs {}", &vm.ips.join(", ")));
     }
     for vpg in &vm.vpgs {
-        say(format!("  VPG {} ({})", clean(&vpg.name), vpg.id));
+        say(format!("  VPG {} ({})", vpg.name, vpg.id));
     }
     Ok(())
 }
@@ -216,7 +211,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
                 "{} of {} checkpoints tagged change={}",
                 shown.len(),
                 rows.len(),
-                clean(change)
+                change
             ),
             None if shown.len() < rows.len() => format!(
                 "the newest {} of {} checkpoints (--all shows every one)",
@@ -225,13 +220,13 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             ),
             None => format!("{} checkpoints", rows.len()),
         };
-        say(format!("VPG {} ({}): {what}", clean(&vpg.name), vpg.id));
+        say(format!("VPG {} ({}): {what}", vpg.name, vpg.id));
         for c in shown {
             say(format!(
                 "  {:>10}  {}  {}",
                 c.id,
                 c.time(),
-                c.tag.as_deref().map(clean).unwrap_or_default()
+                c.tag.as_deref().unwrap_or_default()
             ));
         }
     }
@@ -244,10 +239,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
     if let Some(change) = &args.change
         && found == 0
     {
-        bail!(
-            "no checkpoint of VM {} is tagged change={change}",
-            clean(&vm.name)
-        );
+        bail!("no checkpoint of VM {} is tagged change={change}", vm.name);
     }
     Ok(())
 }
@@ -304,12 +296,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             "vpgs": vpgs_json,
         }))?;
     } else {
-        say(format!(
-            "VM {} ({}) tag: {}",
-            clean(&vm.name),
-            vm.id,
-            clean(tag.as_str())
-        ));
+        say(format!("VM {} ({}) tag: {}", vm.name, vm.id, tag.as_str()));
         for line in lines {
             say(line);
         }
@@ -317,14 +304,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     if !refused.is_empty() {
         bail!(
             "checkpoint refused on VM {}:\n  {}",
-            clean(&vm.name),
+            vm.name,
             refused.join("\n  ")
         );
     }
     if !args.json {
         say(format!(
             "recover with: rewind recover --vm {} --change {change} --path <file>",
-            clean(&vm.name)
+            vm.name
         ));
     }
     Ok(())
@@ -348,7 +335,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                 }));
                 lines.push(format!(
                     "  VPG {}: checkpoint {} at {} (task {})",
-                    clean(&vpg.vpg.name),
+                    &vpg.vpg.name,
                     tagged.checkpoint.id,
                     tagged.checkpoint.time(),
                     tagged.task_id
@@ -370,7 +357,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                     "fallback": null,
                     "error": why.to_string(),
                 }));
-                refused.push(format!("VPG {}: {why}", clean(&vpg.vpg.name)));
+                refused.push(format!("VPG {}: {why}", vpg.vpg.name));
             }
         }
     }

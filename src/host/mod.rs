@@ -371,10 +371,11 @@ impl Rendered {
     }
 
     /// Writes the answer (through the one stdout writer) and returns the exit code. A stdout
-    /// nobody reads becomes exit 2, which still blocks if anything reads the exit code.
+    /// nobody reads (a broken pipe, or closed: `/dev/null` in its place) becomes exit 2, which
+    /// still blocks if anything reads the exit code.
     pub(crate) fn emit(&self) -> std::process::ExitCode {
         if let Some(text) = &self.stdout
-            && crate::console::write_line(text).is_err()
+            && (crate::console::stdout_is_void() || crate::console::write_json(text).is_err())
         {
             crate::console::err("rewind: could not write the decision to stdout");
             return crate::exit::code(crate::exit::BLOCKED);

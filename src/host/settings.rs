@@ -594,13 +594,13 @@ impl Layout {
         Some((first.clone(), rest.to_vec(), false))
     }
 
-    /// A handler that runs `rewind … hook`.
+    /// A handler that runs `rewind … hook`: the program is named `rewind` or `rewind-<suffix>`
+    /// (a copy kept by version, say; `.exe` or not), or is this very binary, whatever its name.
+    /// A stale entry of an older copy is then replaced by install, named by doctor and taken
+    /// out by uninstall, never left to block every call.
     pub fn is_rewind(&self, handler: &Value) -> bool {
         self.command_of(handler).is_some_and(|(program, args, _)| {
-            Path::new(&program)
-                .file_name()
-                .is_some_and(|n| n == "rewind" || n == "rewind.exe")
-                && args.iter().any(|a| a == "hook")
+            args.iter().any(|a| a == "hook") && is_rewind_program(Path::new(&program))
         })
     }
 
@@ -651,6 +651,24 @@ impl Layout {
         }
         found
     }
+}
+
+/// Whether `program` is a rewind binary (see [`Layout::is_rewind`]); `rewind-mcp` is not one.
+fn is_rewind_program(program: &Path) -> bool {
+    let named = program
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|name| {
+            let name = name.strip_suffix(".exe").unwrap_or(name);
+            name == "rewind"
+                || name
+                    .strip_prefix("rewind-")
+                    .is_some_and(|rest| rest != "mcp")
+        });
+    named
+        || std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .is_ok_and(|this| std::fs::canonicalize(program).is_ok_and(|p| p == this))
 }
 
 impl Layout {

@@ -163,9 +163,9 @@ impl Server {
         }
         Ok(match outcome {
             Ok(Ok(answer)) => result(answer),
-            Ok(Err(error)) => {
-                CallToolResult::error(vec![ContentBlock::text(format!("rewind: {error:#}"))])
-            }
+            Ok(Err(error)) => CallToolResult::error(vec![ContentBlock::text(
+                crate::console::sanitise(&format!("rewind: {error:#}")).into_owned(),
+            )]),
             Err(join) => CallToolResult::error(vec![ContentBlock::text(format!(
                 "rewind: internal error: {join}"
             ))]),
@@ -173,14 +173,20 @@ impl Server {
     }
 }
 
-fn result(answer: Answer) -> CallToolResult {
+/// The answer as the client receives it; every string sanitised (`crate::console`), since
+/// the transport, not `console`, writes it to stdout.
+fn result(mut answer: Answer) -> CallToolResult {
+    crate::console::sanitise_value(&mut answer.value);
     let mut result = if answer.is_error {
         CallToolResult::structured_error(answer.value)
     } else {
         CallToolResult::structured(answer.value)
     };
     // The text first: clients that show only text then show what a person would read.
-    result.content.insert(0, ContentBlock::text(answer.text));
+    result.content.insert(
+        0,
+        ContentBlock::text(crate::console::sanitise(&answer.text).into_owned()),
+    );
     result
 }
 
@@ -205,7 +211,7 @@ async fn forward_progress(
         };
         count += 1.0;
         let mut param = ProgressNotificationParam::new(token.clone(), count);
-        param.message = Some(message);
+        param.message = Some(crate::console::sanitise(&message).into_owned());
         if peer.notify_progress(param).await.is_err() {
             return;
         }

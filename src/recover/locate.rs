@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context as _, bail};
 
 use super::check_interrupt;
-use crate::commands::clean;
 use crate::deadline::Deadline;
 use crate::zvm::{Client, PathEntry, ZvmError};
 
@@ -89,7 +88,7 @@ fn candidates<'a>(
             .with_context(|| {
                 format!(
                     "the mounted checkpoint has no volume {:?}; its volumes are: {}; nothing was written",
-                    clean(chosen),
+                    chosen,
                     all.join(", ")
                 )
             });

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context as _, bail};
 
 use crate::cli::{FlrCommand, RecoverArgs};
-use crate::commands::{clean, client, say, warn_config, zerto::find_vm};
+use crate::commands::{client, say, warn_config, zerto::find_vm};
 use crate::config::Config;
 use crate::console::err;
 use crate::deadline::Deadline;
@@ -101,16 +101,8 @@ fn run(
     let deadline = Deadline::after(RECOVER_BUDGET);
     let plan = planned.insert(plan(&client, config, request, &deadline)?);
 
-    say(format!(
-        "VM:          {} ({})",
-        clean(&plan.vm.name),
-        plan.vm.id
-    ));
-    say(format!(
-        "VPG:         {} ({})",
-        clean(&plan.vpg.name),
-        plan.vpg.id
-    ));
+    say(format!("VM:          {} ({})", plan.vm.name, plan.vm.id));
+    say(format!("VPG:         {} ({})", plan.vpg.name, plan.vpg.id));
     say(format!(
         "checkpoint:  {} at {}{}",
         plan.checkpoint.id,
@@ -118,12 +110,12 @@ fn run(
         plan.checkpoint
             .tag
             .as_deref()
-            .map(|t| format!(" ({})", clean(t)))
+            .map(|t| format!(" ({t})"))
             .unwrap_or_default()
     ));
-    say(format!("guest file:  {}", clean(&plan.guest_path)));
+    say(format!("guest file:  {}", &plan.guest_path));
     if let Some(volume) = &request.volume {
-        say(format!("volume:      {}", clean(volume)));
+        say(format!("volume:      {volume}"));
     }
     say(format!("destination: {}", plan.destination.display()));
     confirm(yes)?;
@@ -144,13 +136,10 @@ fn run(
         &interrupted,
         &mut |step| match step {
             Step::Mounted { session } => {
-                say(format!(
-                    "session:     {} (mount requested)",
-                    clean(&session)
-                ));
+                say(format!("session:     {session} (mount requested)"));
             }
             Step::Mounting { status, secs } => {
-                err(format!("mounting: {} ({secs} s)", clean(&status)));
+                err(format!("mounting: {status} ({secs} s)"));
             }
             Step::MountReady { secs } => say(format!("mounted:     in {secs:.1} s")),
             Step::Downloading { volume_path } => err(format!("downloading {volume_path}")),
@@ -422,7 +411,7 @@ fn no_checkpoint(
                 "\n  {vpg}  {:>8}  {}  {}",
                 c.id,
                 c.time(),
-                clean(c.tag.as_deref().unwrap_or_default())
+                c.tag.as_deref().unwrap_or_default()
             );
         }
     }
@@ -588,8 +577,7 @@ pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
                     && matches!(client.flr_session(session, &deadline), Ok(None)) =>
             {
                 bail!(
-                    "the ZVM has no File Level Restore session {}: {e}; `rewind flr list` shows the sessions there are",
-                    clean(session)
+                    "the ZVM has no File Level Restore session {session}: {e}; `rewind flr list` shows the sessions there are"
                 );
             }
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
@@ -633,7 +621,7 @@ fn end_unanswered_mount(
     let Some(known) = known else {
         crate::console::err(format!(
             "warning: the mount request got no answer, and the sessions of VM {} could not be listed before it, so none is ended here\n{hint}",
-            clean(&plan.vm.name)
+            plan.vm.name
         ));
         return;
     };
@@ -650,7 +638,7 @@ fn end_unanswered_mount(
     if orphans.is_empty() {
         crate::console::err(format!(
             "the mount request got no answer; no session of VM {} for checkpoint {checkpoint} was left behind",
-            clean(&plan.vm.name)
+            plan.vm.name
         ));
     }
     for id in orphans {
@@ -716,7 +704,7 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
                 say("no File Level Restore sessions");
             }
             for s in sessions {
-                say(clean(&format!(
+                say(format!(
                     "{}  {}  vm {}  checkpoint {}  mounted {}",
                     s.id,
                     s.status.as_ref().map_or("?", FlrStatus::as_zerto),
@@ -724,7 +712,7 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
                     s.checkpoint_id.as_deref().unwrap_or("?"),
                     s.mounted_at
                         .map_or_else(|| String::from("?"), crate::time::format_utc)
-                )));
+                ));
             }
         }
         FlrCommand::End { id } => {

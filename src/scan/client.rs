@@ -122,9 +122,13 @@ impl Stdio_ {
         args: &[String],
         env: &std::collections::BTreeMap<String, String>,
     ) -> anyhow::Result<Stdio_> {
-        let program = std::path::Path::new(command)
-            .file_name()
-            .map_or_else(|| command.to_owned(), |n| n.to_string_lossy().into_owned());
+        // The command as configured, so a wrong path can be fixed; one that looks like more
+        // than a path (white space, `=`) is not repeated, as it may hold a secret.
+        let program = if command.contains(|c: char| c.is_whitespace() || c == '=') {
+            String::from("its configured command (not a plain program path)")
+        } else {
+            format!("`{command}`")
+        };
         let mut child = Command::new(command)
             .args(args)
             .envs(env)

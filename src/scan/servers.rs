@@ -39,9 +39,15 @@ impl Transport {
     pub fn describe(&self) -> String {
         match self {
             Self::Stdio { command, args, .. } => {
-                let program = Path::new(command)
-                    .file_name()
-                    .map_or_else(|| command.clone(), |n| n.to_string_lossy().into_owned());
+                // A command with white space or `=` in it is more than a program (`TOKEN=… x`
+                // pasted as the command) and is not shown.
+                let program = if command.contains(|c: char| c.is_whitespace() || c == '=') {
+                    String::from("(a command line)")
+                } else {
+                    Path::new(command)
+                        .file_name()
+                        .map_or_else(|| command.clone(), |n| n.to_string_lossy().into_owned())
+                };
                 format!("stdio: {program} (+{} arguments)", args.len())
             }
             Self::Http { url, .. } => format!("http: {}", redact_url(url)),

@@ -169,7 +169,8 @@ impl ShellCatalog {
         }
         for file in files {
             let path = file.as_ref();
-            let text = std::fs::read_to_string(path)
+            // Read on the hook's main thread, before any watchdog: never a blocking read.
+            let text = crate::config::read_text_file(path)
                 .with_context(|| format!("cannot read shell catalog {}", path.display()))?;
             catalog.extend(&text, &path.display().to_string())?;
         }
@@ -286,6 +287,17 @@ impl ShellCatalog {
             .any(|name| folded.contains(name.as_str()))
     }
 
+    /// Whether `text` could run a remote program whose name is split by what the shell takes
+    /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
+    /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
+    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
+    pub fn may_hide_a_program(&self, text: &str) -> bool {
+        let folded = without_expansions(text);
+        self.mentions
+            .iter()
+            .any(|name| folded.contains(name.as_str()))
+    }
+
     /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
     pub fn first_mention(&self, text: &str) -> Option<&str> {
         let folded: String = text
@@ -307,6 +319,62 @@ impl ShellCatalog {
             .iter()
             .any(|p| glob_match(&p.to_lowercase(), &lower))
     }
+}
+
+/// `text` lowercased with expansions (`$(…)`, `${…}`, `` `…` ``, `$name`, `$@`), quotes,
+/// backslashes, `+`, brackets and whitespace taken away.
+fn without_expansions(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    // Past the bracket that closes the one at `open` (or the end of the text).
+    let close = |open: usize| -> usize {
+        let (start, end) = match chars[open] {
+            '(' => ('(', ')'),
+            _ => ('{', '}'),
+        };
+        let mut depth = 0usize;
+        for (at, &c) in chars.iter().enumerate().skip(open) {
+            if c == start {
+                depth += 1;
+            } else if c == end {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1;
+                }
+            }
+        }
+        chars.len()
+    };
+    while let Some(&c) = chars.get(i) {
+        match (c, chars.get(i + 1)) {
+            ('$', Some('(' | '{')) => i = close(i + 1),
+            ('$', Some(&n)) if n.is_ascii_digit() || "@*#?!-$".contains(n) => i += 2,
+            ('$', Some(&n)) if n.is_alphabetic() || n == '_' => {
+                i += 2;
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+                {
+                    i += 1;
+                }
+            }
+            ('`', _) if chars[i + 1..].contains(&'`') => {
+                i += 1;
+                while chars.get(i).is_some_and(|c| *c != '`') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                if !(c.is_whitespace() || "\\'\"$`+(){}".contains(c)) {
+                    out.extend(c.to_lowercase());
+                }
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Program> {

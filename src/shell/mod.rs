@@ -291,7 +291,7 @@ pub fn analyse(
     until: Option<Instant>,
 ) -> Analysis {
     // The hot path: a command that names no remote program is not parsed at all.
-    if !catalog.mentions_a_program(command) {
+    if !catalog.mentions_a_program(command) && !catalog.may_hide_a_program(command) {
         return Analysis::local();
     }
     let mut walk = Walk::new(until);

@@ -20,6 +20,9 @@ use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknow
 /// What one analysis carries through nested texts.
 pub(crate) struct Ctx<'a> {
     pub(crate) catalog: &'a ShellCatalog,
+    /// Whether the whole command names a remote program: a program word only known when the
+    /// command runs (`x=ssh; $x web01`, `"${argv[@]}"`) may then be that program.
+    pub(crate) named: bool,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
@@ -34,6 +37,7 @@ pub(crate) fn analyse_text(
 ) -> Result<(), Unknown> {
     let mut ctx = Ctx {
         catalog,
+        named: catalog.mentions_a_program(text),
         walk,
         findings,
     };
@@ -44,7 +48,11 @@ fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknow
     let commands = match ctx.walk.parse(text, dialect) {
         Ok(commands) => commands,
         // A text that names no remote program cannot reach one, parsed or not.
-        Err(_) if !ctx.catalog.mentions_a_program(text) => return Ok(()),
+        Err(_)
+            if !ctx.catalog.mentions_a_program(text) && !ctx.catalog.may_hide_a_program(text) =>
+        {
+            return Ok(());
+        }
         Err(e) => return Err(e),
     };
     ctx.walk.enter()?;
@@ -77,7 +85,8 @@ fn lower_base(name: &str) -> String {
 }
 
 fn mentions(catalog: &ShellCatalog, args: &[Arg]) -> bool {
-    args.iter().any(|a| catalog.mentions_a_program(&a.raw))
+    args.iter()
+        .any(|a| catalog.mentions_a_program(&a.raw) || catalog.may_hide_a_program(&a.raw))
 }
 
 /// Skips options of a wrapper: `value_options` take the next word (or the rest of the word).
@@ -177,8 +186,28 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             }
             rest(i)
         }
-        "nohup" | "setsid" | "chronic" | "unbuffer" | "builtin" | "catchsegv" | "caffeinate" => {
-            rest(skip_options(args, 1, &[]))
+        "nohup" | "setsid" | "chronic" | "unbuffer" | "builtin" | "catchsegv" | "caffeinate"
+        | "busybox" => rest(skip_options(args, 1, &[])),
+        // sshpass [-p PASSWORD | -f FILE | -d FD | -e] [-P PROMPT] [-v] COMMAND…
+        "sshpass" => rest(skip_options(args, 1, &["-p", "-f", "-d", "-P"])),
+        // chroot [--userspec=…] [--groups=…] NEWROOT [COMMAND…]
+        "chroot" => rest(skip_options(args, 1, &[]) + 1),
+        "strace" | "ltrace" => rest(skip_options(
+            args,
+            1,
+            &[
+                "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X",
+            ],
+        )),
+        // An alias that runs a remote program is used later under another name.
+        "alias" | "set-alias" | "new-alias" | "sal" | "nal" => {
+            if mentions(catalog, &args[1..]) {
+                Next::Opaque(format!(
+                    "`{name}` gives a remote program another name, which the analysis does not follow"
+                ))
+            } else {
+                Next::Nothing
+            }
         }
         "timeout" => {
             let i = skip_options(args, 1, &["-s", "--signal", "-k", "--kill-after"]);
@@ -229,6 +258,23 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 Next::Nothing
             }
         }
+        "invoke-expression" | "iex" => {
+            let words: Vec<Arg> = args[1..]
+                .iter()
+                .filter(|a| !a.text().starts_with('-'))
+                .cloned()
+                .collect();
+            let joined = join(&words);
+            if joined.value.is_some() {
+                Next::Text(joined, Dialect::PowerShell)
+            } else if mentions(catalog, &words) {
+                Next::Opaque(format!(
+                    "`{name}` runs text that is only known when the command runs"
+                ))
+            } else {
+                Next::Nothing
+            }
+        }
         "watch" => {
             let i = skip_options(args, 1, &["-n", "--interval", "-d", "--differences"]);
             if i < args.len() {
@@ -256,9 +302,7 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 None => Next::Nothing,
             }
         }
-        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" | "busybox" => {
-            shell(args, stdin, name)
-        }
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => shell(args, stdin),
         "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => powershell(args),
         "cmd" | "cmd.exe" => {
             let c = args.iter().position(|a| {
@@ -304,11 +348,8 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
 }
 
 /// `bash -c TEXT`, `bash -lc TEXT`, `bash -s <<EOF`, `bash script.sh`.
-fn shell(args: &[Arg], stdin: &Stdin, name: &str) -> Next {
+fn shell(args: &[Arg], stdin: &Stdin) -> Next {
     let mut i = 1;
-    if lower_base(name) == "busybox" {
-        i = 2;
-    }
     let mut reads_stdin = true;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -430,7 +471,11 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         return Ok(());
     };
     let Some(name) = first.value.as_deref() else {
-        if ctx.catalog.mentions_a_program(&first.raw) {
+        // In PowerShell a leading `$x` is an expression, not a call: only the name itself counts.
+        if (ctx.named && dialect == Dialect::Posix)
+            || ctx.catalog.mentions_a_program(&first.raw)
+            || ctx.catalog.may_hide_a_program(&first.raw)
+        {
             return Err(Unknown(format!(
                 "the program `{}` is only known when the command runs",
                 first.raw
@@ -452,7 +497,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             return Ok(());
         }
         Next::Text(text, inner_dialect) => {
-            if text.value.is_none() && ctx.catalog.mentions_a_program(&text.raw) {
+            if text.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&text)) {
                 return Err(Unknown(format!(
                     "`{name}` runs `{}`, which is only known when the command runs",
                     text.raw
@@ -522,6 +567,25 @@ fn unknown_finding(program: &Program, why: String) -> Finding {
         class: Class::Mutating,
         why,
     }
+}
+
+/// A finding that `what` (`the destination`, `-ComputerName`), written `raw`, is only known
+/// when the command runs.
+fn not_fixed(program: &Program, what: &str, raw: &str) -> Finding {
+    unknown_finding(
+        program,
+        format!("{what} `{raw}` is only known when the command runs"),
+    )
+}
+
+/// The value of `arg` when the command line fixes it; otherwise the finding that `what` is
+/// only known when the command runs is recorded, and there is none.
+fn fixed<'a>(ctx: &mut Ctx<'_>, program: &Program, arg: &'a Arg, what: &str) -> Option<&'a str> {
+    let value = arg.value.as_deref();
+    if value.is_none() {
+        ctx.findings.push(not_fixed(program, what, &arg.raw));
+    }
+    value
 }
 
 /// `user@host`, `ssh://user@host:port/…` → host.
@@ -638,14 +702,7 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
     if o.local_only {
         return Ok(());
     }
-    let Some(dest) = destination.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the destination `{}` is only known when the command runs",
-                destination.raw
-            ),
-        ));
+    let Some(dest) = fixed(ctx, program, destination, "the destination") else {
         return Ok(());
     };
     let name = o.hostname.clone().unwrap_or_else(|| host_of(dest));
@@ -873,10 +930,9 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
         return Ok(());
     }
     match remote_operand(destination) {
-        Err(raw) => ctx.findings.push(unknown_finding(
-            program,
-            format!("the destination `{raw}` is only known when the command runs"),
-        )),
+        Err(raw) => ctx
+            .findings
+            .push(not_fixed(program, "the destination", &raw)),
         Ok(None) => {}
         Ok(Some(host)) => {
             let (class, why) = if dry_run {
@@ -914,14 +970,7 @@ fn sftp(
     let Some(first) = operands.first() else {
         return Ok(());
     };
-    let Some(text) = first.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the destination `{}` is only known when the command runs",
-                first.raw
-            ),
-        ));
+    let Some(text) = fixed(ctx, program, first, "the destination") else {
         return Ok(());
     };
     let (host, path) = if text.starts_with("sftp://") {
@@ -1197,10 +1246,7 @@ fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
                 .trim_start_matches("https://"),
         ),
         Err(raw) => {
-            ctx.findings.push(unknown_finding(
-                &program,
-                format!("the host in `{raw}` is only known when the command runs"),
-            ));
+            ctx.findings.push(not_fixed(&program, "the host in", &raw));
             return Ok(());
         }
     };
@@ -1366,10 +1412,7 @@ fn smbclient(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> R
     let host = match host_of_service(&service) {
         Ok(host) => host,
         Err(raw) => {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("the share `{raw}` is only known when the command runs"),
-            ));
+            ctx.findings.push(not_fixed(program, "the share", &raw));
             return Ok(());
         }
     };
@@ -1430,14 +1473,7 @@ fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknow
     let Some(sub) = args.first() else {
         return Ok(());
     };
-    let Some(subcommand) = sub.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the subcommand `{}` is only known when the command runs",
-                sub.raw
-            ),
-        ));
+    let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
     let mut vm_flags: Vec<(String, Arg)> = Vec::new();
@@ -1508,11 +1544,7 @@ fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknow
 fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
     let mut targets = Vec::new();
     for name in names {
-        let Some(value) = name.value.as_deref() else {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("the VM `{}` is only known when the command runs", name.raw),
-            ));
+        let Some(value) = fixed(ctx, program, name, "the VM") else {
             return;
         };
         for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -1576,14 +1608,7 @@ fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unkno
         ));
         return Ok(());
     };
-    let Some(subcommand) = sub.value.as_deref() else {
-        ctx.findings.push(unknown_finding(
-            program,
-            format!(
-                "the subcommand `{}` is only known when the command runs",
-                sub.raw
-            ),
-        ));
+    let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
     if program.is_read_only(subcommand) {
@@ -1825,11 +1850,12 @@ fn ps_remoting(
             v.as_ref().map_or("", |a| a.raw.as_str())
         ));
     }
-    // Enter-PSSession and New-PSSession take the computer as their first positional word.
-    if !invoke
-        && targets.is_empty()
+    // Enter-PSSession and New-PSSession take the computer as their first positional word;
+    // so does Invoke-Command (`icm web01 { … }`) unless that word is the script block.
+    if targets.is_empty()
         && unknown.is_none()
         && let Some(first) = parsed.positional.first()
+        && !(invoke && first.raw.starts_with('{'))
     {
         add_names(
             Some(first),
@@ -1940,10 +1966,7 @@ fn ps_computer(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(),
             class,
             why,
         ),
-        Some(Err(raw)) => unknown_finding(
-            program,
-            format!("-ComputerName `{raw}` is only known when the command runs"),
-        ),
+        Some(Err(raw)) => not_fixed(program, "-ComputerName", &raw),
         None => unknown_finding(program, String::from("-ComputerName has no value")),
     };
     ctx.findings.push(f);
@@ -2000,10 +2023,7 @@ fn ps_vm(
                     last.remote = Some(script.raw.clone());
                 }
             }
-            Err(raw) => ctx.findings.push(unknown_finding(
-                program,
-                format!("the VM `{raw}` is only known when the command runs"),
-            )),
+            Err(raw) => ctx.findings.push(not_fixed(program, "the VM", &raw)),
         },
         _ if cmd.stdin == Stdin::Pipe => ctx.findings.push(unknown_finding(
             program,

@@ -400,3 +400,55 @@ fn the_shell_table() {
     }
     insta::assert_snapshot!(table);
 }
+
+/// A remote program hidden behind another name, a variable or a split word is never "no
+/// remote program": each of these asks or checkpoints web01.
+#[test]
+fn a_hidden_remote_program_asks_or_checkpoints() {
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    let cases: &[(Dialect, &str)] = &[
+        (Dialect::Posix, "alias x=ssh; x web01 reboot"),
+        (Dialect::Posix, "x=ssh; $x web01 reboot"),
+        (Dialect::Posix, "a=(ssh web01); \"${a[@]}\" reboot"),
+        (Dialect::Posix, "ss$@h web01 reboot"),
+        (Dialect::Posix, "ss${IFS:0:0}h web01 reboot"),
+        (Dialect::Posix, "ss$(true)h web01 reboot"),
+        (Dialect::Posix, "sshpass -p hunter2 ssh web01 reboot"),
+        (Dialect::Posix, "sshpass -f ~/.pw ssh web01 reboot"),
+        (Dialect::Posix, "chroot / ssh web01 reboot"),
+        (Dialect::Posix, "strace -f -o /tmp/t ssh web01 reboot"),
+        (Dialect::Posix, "busybox ssh web01 reboot"),
+        (Dialect::PowerShell, "& (\"ss\"+\"h\") web01 reboot"),
+        (Dialect::PowerShell, "& (\"ss\" + \"h\") web01 reboot"),
+        (Dialect::PowerShell, "Set-Alias x ssh; x web01 reboot"),
+        (Dialect::PowerShell, "iex \"ssh web01 reboot\""),
+        (
+            Dialect::PowerShell,
+            "Invoke-Expression (\"ss\"+\"h web01 reboot\")",
+        ),
+        (Dialect::PowerShell, "icm web01 { Stop-Service app }"),
+        (
+            Dialect::PowerShell,
+            "Invoke-Command web01 { Restart-Computer }",
+        ),
+    ];
+    for (dialect, command) in cases {
+        let verdict = analyse(command, *dialect, &catalog, None).verdict;
+        match &verdict {
+            Verdict::Unknown { .. } => {}
+            Verdict::Mutating(targets) => assert!(
+                targets.iter().any(|t| t.name == "web01"),
+                "{command}: {verdict:?}"
+            ),
+            _ => panic!("{command}: {verdict:?}"),
+        }
+    }
+    // What stays local: a variable as the program when nothing names a remote program.
+    for command in ["\"$EDITOR\" notes.txt", "for f in *.sh; do \"$f\"; done"] {
+        assert_eq!(
+            analyse(command, Dialect::Posix, &catalog, None).verdict,
+            Verdict::Local,
+            "{command}"
+        );
+    }
+}

@@ -105,13 +105,26 @@ pub(crate) fn handle(app: &SimApp, request: &Request) -> Response {
             let token = &request.path.trim_end_matches('/')["/_sim/flr-download/".len()..];
             match world.flr.download(&world, token, now) {
                 Some((file_name, bytes)) => Response::bytes("application/octet-stream", bytes)
-                    .with_header(
-                        "Content-Disposition",
-                        &format!("attachment; filename=\"{file_name}\""),
-                    ),
+                    .with_header("Content-Disposition", &content_disposition(&file_name)),
                 None => Response::message(404, "no such download (its FLR session has ended?)"),
             }
         }
         _ => Response::message(404, &format!("no simulator endpoint {method} {path}")),
     }
+}
+
+/// `attachment` with the file name as a header may carry it (RFC 6266): an ASCII stand-in
+/// in `filename`, the exact name percent-encoded in `filename*`. A guest file's name may hold
+/// any character but `/`, and a raw control or non-ASCII byte makes the header invalid.
+fn content_disposition(file_name: &str) -> String {
+    let plain: String = file_name
+        .chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => '_',
+        })
+        .collect();
+    let exact =
+        percent_encoding::utf8_percent_encode(file_name, percent_encoding::NON_ALPHANUMERIC);
+    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}")
 }

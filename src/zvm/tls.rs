@@ -51,8 +51,12 @@ impl Fingerprint {
     }
 
     /// Reads `sha256:` followed by 64 hex digits, with or without colons, in either case
-    /// (so `openssl x509 -noout -fingerprint -sha256` output pastes after `sha256:`).
+    /// (so `openssl x509 -noout -fingerprint -sha256` output pastes after `sha256:`). The
+    /// error says what is wrong without quoting the text: it came from a config file, where
+    /// a secret pasted under the wrong key must not be printed back.
     pub fn parse(text: &str) -> Result<Fingerprint, String> {
+        const HOW: &str =
+            "it must be sha256: followed by the 64 hex digits `rewind trust <url>` prints";
         let text = text.trim();
         // OpenSSL's own line: `sha256 Fingerprint=AB:CD:…`.
         let split = match text.split_once(" Fingerprint=") {
@@ -60,27 +64,30 @@ impl Fingerprint {
             None => text.split_once(':'),
         };
         let Some((algorithm, hex)) = split else {
-            return Err(format!(
-                "{text:?} is not a fingerprint: write sha256: followed by 64 hex digits"
-            ));
+            return Err(format!("this is not a fingerprint: {HOW}"));
         };
         if !algorithm.eq_ignore_ascii_case("sha256") {
             return Err(format!(
-                "{text:?}: start with sha256: (only SHA-256 fingerprints are supported, not {algorithm:?})"
+                "only SHA-256 fingerprints are supported, and this one does not start with sha256: ({HOW})"
             ));
         }
         let digits: Vec<u8> = hex.bytes().filter(|b| *b != b':').collect();
-        let mut bytes = [0_u8; 32];
         if digits.len() != 64 {
             return Err(format!(
-                "{text:?}: a sha256 fingerprint has 64 hex digits, this one has {}",
+                "a sha256 fingerprint has 64 hex digits, this one has {} ({HOW})",
                 digits.len()
             ));
         }
-        for (i, pair) in digits.chunks(2).enumerate() {
-            let pair = std::str::from_utf8(pair).unwrap_or("");
-            bytes[i] = u8::from_str_radix(pair, 16)
-                .map_err(|_| format!("{text:?}: {pair:?} is not a hex byte"))?;
+        if let Some(n) = digits.iter().position(|b| !b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "hex digit {} of 64 is not one of 0-9 and A-F ({HOW})",
+                n + 1
+            ));
+        }
+        let mut bytes = [0_u8; 32];
+        for (byte, pair) in bytes.iter_mut().zip(digits.chunks(2)) {
+            let pair = std::str::from_utf8(pair).unwrap_or("00");
+            *byte = u8::from_str_radix(pair, 16).unwrap_or_default();
         }
         Ok(Fingerprint(bytes))
     }
@@ -652,16 +659,21 @@ mod tests {
     #[test]
     fn a_bad_fingerprint_says_what_is_wrong() {
         for (text, says) in [
-            ("AB:CD", "sha256:"),
+            ("hunter2", "not a fingerprint"),
+            ("AB:CD", "only SHA-256"),
             ("sha1:AB:CD", "only SHA-256"),
             ("sha256:ABCD", "has 4"),
             (
-                "sha256:zz00000000000000000000000000000000000000000000000000000000000000",
-                "\"zz\"",
+                "sha256:0z00000000000000000000000000000000000000000000000000000000000000",
+                "hex digit 2 of 64",
             ),
         ] {
             let err = Fingerprint::parse(text).unwrap_err();
             assert!(err.contains(says), "{text}: {err}");
+            // The value is never quoted back, not even in part.
+            for part in text.split(':').filter(|p| *p != "sha256") {
+                assert!(!err.contains(part), "{text}: {err}");
+            }
         }
     }
 

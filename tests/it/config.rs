@@ -133,6 +133,15 @@ fn a_planted_link_does_not_redirect_the_audit_trail() {
 /// Runs the hook and kills it if it has not answered within a minute (a hang guard, not a
 /// timing assertion): a hook that never answers is the failure under test.
 fn hook_or_hang(env: &TestEnv, config: &std::path::Path) -> Option<support::Run> {
+    hook_or_hang_with(env, config, &mutating("toolu_odd_config"))
+}
+
+/// [`hook_or_hang`] with a payload of the caller's.
+fn hook_or_hang_with(
+    env: &TestEnv,
+    config: &std::path::Path,
+    payload: &[u8],
+) -> Option<support::Run> {
     use std::io::Write as _;
     use std::process::Stdio;
     let started = std::time::Instant::now();
@@ -143,9 +152,7 @@ fn hook_or_hang(env: &TestEnv, config: &std::path::Path) -> Option<support::Run>
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("rewind starts");
     let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(&mutating("toolu_odd_config"))
-        .expect("write");
+    stdin.write_all(payload).expect("write");
     drop(stdin);
     while child.try_wait().expect("wait").is_none() {
         if started.elapsed() > std::time::Duration::from_secs(60) {
@@ -166,6 +173,22 @@ fn hook_or_hang(env: &TestEnv, config: &std::path::Path) -> Option<support::Run>
     })
 }
 
+/// A FIFO, a file far too large and a directory, each named `<prefix>fifo.toml` and so on.
+#[cfg(unix)]
+fn odd_files(env: &TestEnv, prefix: &str) -> [std::path::PathBuf; 3] {
+    let fifo = env.path(&format!("{prefix}fifo.toml"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let huge = env.path(&format!("{prefix}huge.toml"));
+    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
+    let dir = env.path(&format!("{prefix}dir.toml"));
+    std::fs::create_dir(&dir).expect("mkdir");
+    [fifo, huge, dir]
+}
+
 /// A configuration or catalog file that is a FIFO, a directory or far too large is a deny
 /// naming the file: never a read that blocks forever (no answer lets the call run on hosts
 /// that fail open) nor a parse that outlasts the budget.
@@ -173,16 +196,7 @@ fn hook_or_hang(env: &TestEnv, config: &std::path::Path) -> Option<support::Run>
 #[test]
 fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
     let env = TestEnv::start();
-    let fifo = env.path("fifo.toml");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
-    let huge = env.path("huge.toml");
-    std::fs::write(&huge, "#".repeat(8 * 1024 * 1024)).expect("write");
-    let dir = env.path("dir.toml");
-    std::fs::create_dir(&dir).expect("mkdir");
+    let [fifo, huge, dir] = odd_files(&env, "");
     let real = std::fs::read_to_string(&env.config).expect("config");
     for (n, odd) in [&fifo, &huge, &dir].into_iter().enumerate() {
         // As the config file itself, and as a catalog the config names.
@@ -231,6 +245,42 @@ fn a_config_or_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
             .unwrap_or_else(|| panic!("no answer with ssh_mcp_config {}", odd.display()));
         assert_eq!(run.code, 0, "{run:#?}");
         assert_ne!(run.decision(), "none", "{run:#?}");
+    }
+    assert!(env.sim.inserts().is_empty());
+}
+
+/// A shell catalog (`[shell] catalogs`) that is a FIFO, a directory or far too large: a shell
+/// call is denied naming the file, never a read that blocks the hook (the catalogs are read
+/// before any watchdog runs).
+#[cfg(unix)]
+#[test]
+fn a_shell_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
+    let env = TestEnv::start();
+    let [fifo, huge, dir] = odd_files(&env, "shell-");
+    let real = std::fs::read_to_string(&env.config).expect("config");
+    let call = hook_input(
+        "Bash",
+        &serde_json::json!({"command": "ssh jp-ubuntu sudo reboot"}),
+        "toolu_shell_odd",
+    );
+    for (n, odd) in [&fifo, &huge, &dir].into_iter().enumerate() {
+        let config = env.path(&format!("with-shell-catalog-{n}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "{real}\n[shell]\ncatalogs = [{:?}]\n",
+                odd.display().to_string()
+            ),
+        )
+        .expect("write");
+        let run = hook_or_hang_with(&env, &config, &call)
+            .unwrap_or_else(|| panic!("no answer with shell catalog {}", odd.display()));
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(run.decision(), "deny", "{run:#?}");
+        assert!(
+            run.reason().contains(&odd.display().to_string()),
+            "names the file: {run:#?}"
+        );
     }
     assert!(env.sim.inserts().is_empty());
 }

@@ -42,3 +42,35 @@ fn the_demo_runs_every_row_and_brings_the_file_back() {
         "the demo writes nothing into the user's home"
     );
 }
+
+/// The README's first command is `cargo run --release -- demo`: with two binaries in the
+/// package, cargo refuses a bare `cargo run` ("could not determine which binary to run")
+/// unless the manifest names the default one, and that one must be the CLI with `demo`.
+#[test]
+fn the_readme_try_it_command_picks_the_rewind_binary() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    assert!(
+        readme.contains("\ncargo run --release -- demo\n"),
+        "the README's try-it command changed; keep this test in step"
+    );
+    let manifest: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .expect("Cargo.toml")
+        .parse()
+        .expect("Cargo.toml parses");
+    let bins = manifest
+        .get("bin")
+        .and_then(toml::Value::as_array)
+        .map_or(0, Vec::len);
+    if bins > 1 {
+        let default_run = manifest
+            .get("package")
+            .and_then(|p| p.get("default-run"))
+            .and_then(toml::Value::as_str);
+        assert_eq!(
+            default_run,
+            Some("rewind"),
+            "{bins} binaries: `cargo run -- demo` needs package.default-run = \"rewind\""
+        );
+    }
+}

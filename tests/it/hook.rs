@@ -459,6 +459,51 @@ fn a_closed_stdout_is_exit_2() {
     assert!(stderr.contains("could not write the decision"), "{stderr}");
 }
 
+/// stdout closed by the parent (`rewind hook >&-`): the runtime puts `/dev/null` in its place,
+/// so the write "succeeds" and nobody sees the deny. The hook must block with exit 2 instead
+/// of exiting 0 with the decision lost.
+#[test]
+fn a_stdout_closed_by_the_parent_is_exit_2_not_a_lost_deny() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let env = TestEnv::start();
+    let hook = env.command(&["hook"]);
+    let mut wrapped = std::process::Command::new("sh");
+    wrapped
+        .arg("-c")
+        .arg("exec \"$@\" >&-")
+        .arg("sh")
+        .arg(hook.get_program())
+        .args(hook.get_args())
+        .env_clear()
+        .current_dir(hook.get_current_dir().expect("dir"));
+    for (key, value) in hook.get_envs() {
+        if let Some(value) = value {
+            wrapped.env(key, value);
+        }
+    }
+    let mut child = wrapped
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let call = hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "no-such-vm", "command": "reboot"}),
+        "toolu_o2",
+    );
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&call)
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("could not write the decision"), "{stderr}");
+}
+
 /// A password command that hangs past the budget: the call is denied inside the budget, the
 /// deny is in the audit trail, and the command (with its children) is killed, not orphaned.
 #[test]
@@ -540,18 +585,20 @@ fn check_agrees_with_the_hook_on_every_fixture() {
             serde_json::from_str(&text[text.find("\n{").expect("json")..]).expect("json");
         let checked = env.run(&["check", "--payload", &fixture.display().to_string()], b"");
         checked.success();
-        let said = checked
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("decision: "))
-            .unwrap_or_else(|| panic!("{name}: no decision line: {checked:#?}"))
+        // The decision comes last, and a reason may run over several lines.
+        let stdout = format!("\n{}", checked.stdout);
+        let said = stdout
+            .split_once("\ndecision: ")
+            .map_or_else(
+                || panic!("{name}: no decision line: {checked:#?}"),
+                |(_, decision)| decision.trim_end(),
+            )
             .replace(&env.dir.path().display().to_string(), "[tmp]");
         let specific = &hook["stdout"]["hookSpecificOutput"];
         let reason = specific["permissionDecisionReason"]
             .as_str()
             .or_else(|| specific["additionalContext"].as_str())
-            .unwrap_or_default()
-            .replace(|c: char| c.is_control(), "\u{fffd}");
+            .unwrap_or_default();
         let label = specific["permissionDecision"].as_str().unwrap_or("none");
         if let Some(line) = said.strip_prefix("block (exit 2): ") {
             assert_eq!(hook["exit_code"], 2, "{name}");

@@ -238,17 +238,52 @@ fn doctor_fails_a_matcher_narrowed_to_one_server_or_without_the_shell_tools() {
     }
 }
 
+/// A second entry left by an older copy, under rewind's own name or a versioned one.
+fn stale_entry(program: &str) -> Value {
+    json!({"matcher": "mcp__.*", "hooks": [{
+        "type": "command", "command": program, "args": ["hook", "--host", "claude-code"],
+        "timeout": 180, "onFailure": "block"
+    }]})
+}
+
 #[test]
 fn doctor_fails_a_stale_second_entry_whose_binary_is_gone() {
-    let run = doctor_after(|s, _| {
-        let groups = s["hooks"]["PreToolUse"].as_array_mut().expect("groups");
-        groups.push(json!({"matcher": "mcp__.*", "hooks": [{
-            "type": "command", "command": "/opt/old/bin/rewind", "args": ["hook"],
-            "timeout": 180, "onFailure": "block"
-        }]}));
-    });
-    assert_fails_hook(&run, "2 rewind entries");
-    assert_fails_hook(&run, "/opt/old/bin/rewind does not exist");
+    for program in ["/opt/old/bin/rewind", "/opt/old/bin/rewind-0.1.0"] {
+        let run = doctor_after(|s, _| {
+            let groups = s["hooks"]["PreToolUse"].as_array_mut().expect("groups");
+            groups.push(stale_entry(program));
+        });
+        assert_fails_hook(&run, "2 rewind entries");
+        assert_fails_hook(&run, &format!("{program} does not exist"));
+    }
+}
+
+/// An entry of a copy named by its version is rewind's own: install replaces it, uninstall
+/// takes it out, and neither touches `rewind-mcp` or another program's hook.
+#[test]
+fn install_and_uninstall_recognise_an_older_copy_named_by_its_version() {
+    let env = TestEnv::start();
+    let path = env.path("home/.claude/settings.json");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    let others = json!({"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "/usr/local/bin/rewind-mcp", "args": ["hook"]},
+        {"type": "command", "command": "/usr/local/bin/audit-hook"}
+    ]});
+    let settings = json!({"hooks": {"PreToolUse": [
+        stale_entry("/opt/old/bin/rewind-0.1.0"), others
+    ]}});
+    std::fs::write(&path, settings.to_string()).expect("write");
+
+    env.run(&["install"], b"").success();
+    let text = std::fs::read_to_string(&path).expect("settings");
+    assert!(!text.contains("rewind-0.1.0"), "replaced: {text}");
+    assert_eq!(read_json(&path)["hooks"]["PreToolUse"][1], others, "{text}");
+    env.run(&["doctor"], b"").success();
+
+    std::fs::write(&path, settings.to_string()).expect("write");
+    env.run(&["uninstall"], b"").success();
+    let after = read_json(&path);
+    assert_eq!(after["hooks"]["PreToolUse"], json!([others]), "{after}");
 }
 
 #[test]
@@ -784,4 +819,43 @@ fn doctor_reads_codex_config_toml_and_gemini_switches() {
     std::fs::write(&settings, value.to_string()).expect("write");
     let skipped = env.run(&["doctor", "--host", "gemini"], b"");
     assert_fails_hook(&skipped, "hooksConfig.disabled");
+}
+
+/// A settings file kept elsewhere and linked in (a dotfiles repository): install writes
+/// through the link, which stays a link; a link to nothing is refused and left as it is.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_settings_file_stays_a_link_and_a_dangling_one_is_refused() {
+    let env = TestEnv::start();
+    let dotfiles = env.path("dotfiles/gemini.json");
+    std::fs::create_dir_all(dotfiles.parent().expect("dir")).expect("dir");
+    std::fs::write(&dotfiles, r#"{"theme": "dark"}"#).expect("write");
+    let link = env.path("home/.gemini/settings.json");
+    std::fs::create_dir_all(link.parent().expect("dir")).expect("dir");
+    std::os::unix::fs::symlink(&dotfiles, &link).expect("symlink");
+
+    env.run(&["install", "--host", "gemini"], b"").success();
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    let written = read_json(&dotfiles);
+    assert_eq!(written["theme"], "dark", "{written}");
+    assert!(written["hooks"]["BeforeTool"].is_array(), "{written}");
+
+    let dangling = env.path("home/.cursor/hooks.json");
+    std::fs::create_dir_all(dangling.parent().expect("dir")).expect("dir");
+    std::os::unix::fs::symlink(env.path("nowhere/hooks.json"), &dangling).expect("symlink");
+    let refused = env.run(&["install", "--host", "cursor"], b"");
+    assert_ne!(refused.code, 0, "{refused:#?}");
+    assert!(refused.stderr.contains("symbolic link"), "{refused:#?}");
+    assert!(
+        std::fs::symlink_metadata(&dangling)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
 }

@@ -15,6 +15,7 @@ mod e2e_plugin;
 mod e2e_shell;
 mod hook;
 mod hook_hosts;
+mod hostile;
 mod install;
 mod json;
 mod log;

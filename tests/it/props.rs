@@ -379,3 +379,80 @@ fn the_hook_holds_its_invariants_on_generated_calls() {
         );
     }
 }
+
+/// Ways to run a program that the shell takes away before it runs: each leaves `ssh` (or
+/// another remote program) running while its name is split or wrapped.
+const SPLITTERS: &[&str] = &[
+    "",
+    "''",
+    "\"\"",
+    "\\",
+    "$@",
+    "$*",
+    "${IFS:0:0}",
+    "$(true)",
+    "`true`",
+    "${X#*}",
+];
+const WRAPPERS: &[&str] = &[
+    "",
+    "sudo ",
+    "env FOO=1 ",
+    "command ",
+    "exec ",
+    "nohup ",
+    "time ",
+    "sshpass -p hunter2 ",
+    "busybox ",
+    "chroot / ",
+    "strace -f ",
+    "timeout 5 ",
+    "nice -n 5 ",
+    "bash -c ",
+];
+
+/// A remote program whose name is split by quotes or an empty expansion, behind any wrapper,
+/// is never "no remote program" (no decision): the analysis checkpoints or asks.
+#[test]
+fn a_split_or_wrapped_remote_program_is_never_local() {
+    use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
+    let catalog = ShellCatalog::builtin().expect("shipped shell catalog");
+    let programs = ["ssh", "scp", "rsync", "ansible", "autossh"];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = (
+        0..programs.len(),
+        0usize..8,
+        0..SPLITTERS.len(),
+        0..WRAPPERS.len(),
+    );
+    runner
+        .run(&strategy, |(p, at, s, w)| {
+            let program = programs[p];
+            // A backslash escapes the next character, so it never ends the word.
+            let at = match SPLITTERS[s] {
+                "\\" => at % program.len(),
+                _ => at % (program.len() + 1),
+            };
+            let word = format!("{}{}{}", &program[..at], SPLITTERS[s], &program[at..]);
+            let args = match program {
+                "ansible" => "web01 -m reboot",
+                "scp" | "rsync" => "/tmp/x web01:/etc/x",
+                _ => "web01 reboot",
+            };
+            let command = match WRAPPERS[w] {
+                "bash -c " => format!("bash -c '{} {args}'", word.replace('\'', "'\\''")),
+                wrapper => format!("{wrapper}{word} {args}"),
+            };
+            let verdict = analyse(&command, Dialect::Posix, &catalog, None).verdict;
+            prop_assert!(
+                matches!(verdict, Verdict::Mutating(_) | Verdict::Unknown { .. }),
+                "{command}: {verdict:?}"
+            );
+            Ok(())
+        })
+        .expect("every split or wrapped remote program checkpoints or asks");
+}

@@ -421,15 +421,54 @@ fn flr_end_of_an_unknown_session_says_so_at_once() {
             || run.stderr.contains("404"),
         "{run:#?}"
     );
-    let unmounts = env
-        .sim
+    assert_eq!(
+        unmount_requests(&env),
+        1,
+        "a permanent refusal is not asked again"
+    );
+}
+
+/// How many unmounts (`DELETE /v1/flrs/{id}`) the simulator received.
+fn unmount_requests(env: &TestEnv) -> u64 {
+    env.sim
         .stats()
         .by_route
         .iter()
         .filter(|(route, _)| route.starts_with("DELETE"))
         .map(|(_, n)| *n)
-        .sum::<u64>();
-    assert_eq!(unmounts, 1, "a permanent refusal is not asked again");
+        .sum()
+}
+
+/// A ZVM that answers HTTP 400 for an id it cannot parse (not 404): `flr end` asks once,
+/// says the session does not exist, and does not spend its budget asking again.
+#[test]
+fn flr_end_of_a_bad_id_answered_with_400_is_not_asked_again() {
+    let env = TestEnv::with(Setup {
+        faults: ["DELETE /v1/flrs/*", "GET /v1/flrs/*"]
+            .into_iter()
+            .map(|route| Fault::Status {
+                route: route.into(),
+                status: 400,
+                times: None,
+            })
+            .collect(),
+        ..Setup::default()
+    });
+    let run = env.run(&["flr", "end", "not-a-session-id"], b"");
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("no File Level Restore session not-a-session-id")
+            && run.stderr.contains("HTTP 400")
+            && run.stderr.contains("rewind flr list"),
+        "{run:#?}"
+    );
+    assert!(!run.stderr.contains("asking again"), "{run:#?}");
+    assert_eq!(
+        unmount_requests(&env),
+        1,
+        "a permanent 400 is not asked again"
+    );
 }
 
 #[test]

@@ -226,3 +226,45 @@ fn doctor_reports_configured_servers_no_catalog_covers() {
         "{doctor:#?}"
     );
 }
+
+/// A server whose program cannot be started is reported with the command as configured, so
+/// the wrong path can be found and fixed; a command with more than a path in it (a variable
+/// assignment, white space) is not repeated; the other servers are still scanned.
+#[test]
+fn a_server_that_cannot_start_is_named_by_its_configured_command() {
+    let env = TestEnv::start();
+    let file = env.path("servers.json");
+    std::fs::write(
+        &file,
+        json!({"mcpServers": {
+            "gone": {"command": "/opt/nowhere/bin/ops-mcp"},
+            "glued": {"command": "TOKEN=s3cr3t-value ops-mcp"},
+        }})
+        .to_string(),
+    )
+    .expect("write");
+    let run = env.run(
+        &[
+            "catalog",
+            "scan",
+            "--timeout",
+            "5",
+            "--mcp-config",
+            &file.display().to_string(),
+        ],
+        b"",
+    );
+    run.success();
+    assert!(
+        run.stdout
+            .contains("not scanned: cannot start `/opt/nowhere/bin/ops-mcp`"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stdout
+            .contains("not scanned: cannot start its configured command"),
+        "{run:#?}"
+    );
+    assert!(!run.stdout.contains("s3cr3t-value"), "{run:#?}");
+    assert!(!run.stderr.contains("s3cr3t-value"), "{run:#?}");
+}

@@ -220,3 +220,160 @@ fn trust_shows_the_certificate_and_pins_it_after_yes() {
     );
     assert_trusted(&env, "after rewind trust --yes");
 }
+
+/// `rewind doctor` against every certificate shape, trusted each way: it claims the TLS
+/// stage only after its own handshake, the login only after its own fresh login, and with a
+/// wrong password it stops at the login; untrusted or wrongly pinned, it stops at TLS.
+#[test]
+fn doctor_claims_each_stage_only_once_shown_for_every_certificate_shape() {
+    let shapes = [
+        (SimCertificate::CaSignedLeaf, "a CA-signed leaf"),
+        (
+            SimCertificate::SelfSignedCa,
+            "a self-signed CA:TRUE certificate",
+        ),
+        (SimCertificate::OtherName, "a certificate for another name"),
+        (openssl_appliance(), "an openssl req -x509 certificate"),
+    ];
+    for (shape, what) in shapes {
+        let env = env_presenting(shape);
+        let ca = format!(
+            "ca_cert = {:?}",
+            env.sim.ca_cert_path().display().to_string()
+        );
+        let presented = fingerprint_of_pem(&presented_pem(&env));
+        let pin = format!("tls_fingerprint = {presented:?}");
+        for trust in [&ca, &pin] {
+            configure(&env, trust);
+            let run = env.run(&["doctor"], b"");
+            for claim in [
+                "ok    zvm reachable",
+                "ok    tls",
+                "ok    authentication",
+                "ok    zvm api",
+            ] {
+                assert!(
+                    run.stdout.contains(claim),
+                    "{what}, {trust}: {claim}: {run:#?}"
+                );
+            }
+
+            std::fs::write(env.path("password"), "not-the-password").expect("password");
+            let run = env.run(&["doctor"], b"");
+            run.failure();
+            assert!(
+                run.stdout.contains("ok    tls"),
+                "{what}, {trust}: {run:#?}"
+            );
+            assert!(
+                run.stdout.contains("FAIL  authentication"),
+                "{what}, {trust}: {run:#?}"
+            );
+            assert!(!run.stdout.contains("zvm api"), "{what}, {trust}: {run:#?}");
+            assert!(!run.stdout.contains("not-the-password"), "{run:#?}");
+            std::fs::write(env.path("password"), env.sim.password()).expect("password");
+        }
+
+        configure(&env, "# no ca_cert, no tls_fingerprint");
+        let run = env.run(&["doctor"], b"");
+        run.failure();
+        assert!(
+            run.stdout.contains("FAIL  tls: "),
+            "{what}, untrusted: {run:#?}"
+        );
+        for claim in ["ok    tls", "authentication", "zvm api"] {
+            assert!(
+                !run.stdout.contains(claim),
+                "{what}, untrusted: {claim}: {run:#?}"
+            );
+        }
+
+        let other = fingerprint_of_pem(&fixture("openssl-appliance.pem"));
+        if other != presented {
+            configure(&env, &format!("tls_fingerprint = {other:?}"));
+            let run = env.run(&["doctor"], b"");
+            run.failure();
+            assert!(
+                run.stdout.contains("FAIL  tls: ")
+                    && run.stdout.contains(&presented)
+                    && run.stdout.contains(&other),
+                "{what}, wrong pin: {run:#?}"
+            );
+            assert!(
+                !run.stdout.contains("authentication"),
+                "{what}, wrong pin: {run:#?}"
+            );
+        }
+    }
+}
+
+/// `rewind trust` against a ZVM whose certificate is already pinned says so and writes
+/// nothing; against one whose certificate differs from the pin it warns with both
+/// fingerprints before anything is written; and the line it prints for a configuration
+/// that trusts through `ca_cert` says that the pin replaces it (both at once is refused).
+#[test]
+fn trust_compares_with_the_pin_and_says_what_the_line_replaces() {
+    let env = env_presenting(SimCertificate::SelfSignedCa);
+    let presented = fingerprint_of_pem(&presented_pem(&env));
+    let other = fingerprint_of_pem(&fixture("openssl-appliance.pem"));
+
+    configure(&env, &format!("tls_fingerprint = {presented:?}"));
+    let before = std::fs::read_to_string(&env.config).expect("config");
+    let same = env.run(&["trust", "--yes"], b"");
+    same.success();
+    assert!(
+        same.stdout.contains("already pins") && same.stdout.contains("nothing to change"),
+        "{same:#?}"
+    );
+    assert!(!same.stdout.contains("wrote"), "{same:#?}");
+    assert_eq!(
+        std::fs::read_to_string(&env.config).expect("config"),
+        before
+    );
+
+    configure(&env, &format!("tls_fingerprint = {other:?}"));
+    let changed = env.run(&["trust"], b"");
+    changed.success();
+    assert!(
+        changed.stderr.contains("NOT the certificate")
+            && changed.stderr.contains(&other)
+            && changed.stderr.contains(&presented),
+        "both fingerprints: {changed:#?}"
+    );
+    assert!(
+        changed.stdout.contains("in place of its tls_fingerprint"),
+        "{changed:#?}"
+    );
+
+    let ca = env.sim.ca_cert_path();
+    configure(&env, &format!("ca_cert = {:?}", ca.display().to_string()));
+    let shown = env.run(&["trust"], b"");
+    shown.success();
+    assert!(
+        shown.stdout.contains("in place of its ca_cert"),
+        "{shown:#?}"
+    );
+    assert!(!shown.stderr.contains("NOT the certificate"), "{shown:#?}");
+}
+
+/// For a URL that is not the configured ZVM nothing is written, and the note names the
+/// configured one and its file.
+#[test]
+fn trust_for_another_url_names_the_configured_zvm() {
+    let env = env_presenting(SimCertificate::SelfSignedCa);
+    configure(&env, "# nothing trusted yet");
+    let before = std::fs::read_to_string(&env.config).expect("config");
+    let other_url = env.sim.url().replace("127.0.0.1", "localhost");
+    let run = env.run(&["trust", "--yes", &other_url], b"");
+    run.success();
+    assert!(
+        run.stderr.contains("is not the configured ZVM")
+            && run.stderr.contains(&env.sim.url())
+            && run.stderr.contains(&env.config.display().to_string()),
+        "{run:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&env.config).expect("config"),
+        before
+    );
+}

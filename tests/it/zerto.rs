@@ -192,6 +192,10 @@ fn unknown_ambiguous_ip_and_identifier_references() {
         ambiguous.stderr.matches(", VPG ").count() >= 2,
         "each candidate with its VPGs: {ambiguous:#?}"
     );
+    // The two share a name: their IPs tell a person which is which.
+    for ip in ["10.0.0.41", "10.0.0.42"] {
+        assert!(ambiguous.stderr.contains(ip), "{ip}: {ambiguous:#?}");
+    }
 
     for reference in [
         "10.0.0.11",
@@ -236,7 +240,10 @@ fn zvm_down_5xx_and_hang_are_refused_within_the_deadline() {
     });
     let run = down.run(&["guard", "--vm", "jp-ubuntu"], b"");
     run.failure();
-    assert!(run.stderr.contains("ZVM unreachable"), "{run:#?}");
+    assert!(
+        run.stderr.contains("ZVM unreachable") && run.stderr.contains("check [zvm] url"),
+        "says what to check: {run:#?}"
+    );
 
     let broken = TestEnv::with(Setup {
         faults: vec![Fault::Status {
