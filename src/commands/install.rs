@@ -7,7 +7,6 @@
 //! so it names `rewind` on PATH and pins no config, or is refused with the reason.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use anyhow::{Context as _, bail};
 
@@ -261,48 +260,11 @@ fn write_with_backup(
     text: &str,
 ) -> anyhow::Result<Option<PathBuf>> {
     let backup = match original {
-        Some(original) => Some(keep_backup(path, original)?),
+        Some(original) => Some(super::keep_backup(path, original)?),
         None => None,
     };
     super::replace_keeping_mode(path, text.as_bytes())?;
     Ok(backup)
-}
-
-/// Writes `<file>.rewind-backup-<UTC time>` (with `-2`, `-3`… when taken), owner-only.
-pub fn keep_backup(path: &Path, contents: &str) -> anyhow::Result<PathBuf> {
-    use std::io::Write as _;
-    let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
-        .to_string()
-        .replace([':', '-'], "");
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    for n in 1..1000 {
-        let suffix = if n == 1 {
-            String::new()
-        } else {
-            format!("-{n}")
-        };
-        let candidate = path.with_file_name(format!("{name}.rewind-backup-{stamp}{suffix}"));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
-        match options.open(&candidate) {
-            Ok(mut file) => {
-                file.write_all(contents.as_bytes())
-                    .with_context(|| format!("cannot write the backup {}", candidate.display()))?;
-                return Ok(candidate);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot write the backup {}", candidate.display()));
-            }
-        }
-    }
-    bail!("too many backups of {} this second", path.display())
 }
 
 #[cfg(test)]
@@ -330,8 +292,8 @@ mod tests {
     fn every_backup_is_kept() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("settings.json");
-        let first = keep_backup(&path, "one").expect("first");
-        let second = keep_backup(&path, "two").expect("second");
+        let first = super::super::keep_backup(&path, "one").expect("first");
+        let second = super::super::keep_backup(&path, "two").expect("second");
         assert_ne!(first, second);
         assert_eq!(std::fs::read_to_string(first).expect("first"), "one");
         assert_eq!(std::fs::read_to_string(second).expect("second"), "two");

@@ -33,6 +33,44 @@ pub fn client(config: &Config) -> anyhow::Result<Client> {
     Ok(Client::new(zvm, &crate::config::cache_dir()?)?)
 }
 
+/// Writes `<file>.rewind-backup-<UTC time>` (with `-2`, `-3`… when taken), owner-only.
+pub fn keep_backup(path: &std::path::Path, contents: &str) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .replace([':', '-'], "");
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    for n in 1..1000 {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let candidate = path.with_file_name(format!("{name}.rewind-backup-{stamp}{suffix}"));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        match options.open(&candidate) {
+            Ok(mut file) => {
+                file.write_all(contents.as_bytes())
+                    .with_context(|| format!("cannot write the backup {}", candidate.display()))?;
+                return Ok(candidate);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot write the backup {}", candidate.display()));
+            }
+        }
+    }
+    anyhow::bail!("too many backups of {} this second", path.display())
+}
+
 /// Replaces a file's contents atomically (a temporary file beside it, renamed over it),
 /// keeping the original's permissions; a new file gets owner-only permissions. A symbolic
 /// link (dotfiles kept elsewhere) is written through, so the link stays a link; a link to

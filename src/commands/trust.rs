@@ -109,8 +109,9 @@ pub fn trust(config_path: Option<&Path>, args: &TrustArgs) -> anyhow::Result<()>
         say(format!("  {line}"));
         return Ok(());
     }
-    let removed = pin_in_file(&file, &info.fingerprint)?;
+    let Pinned { removed, backup } = pin_in_file(&file, &info.fingerprint)?;
     say(format!("wrote [zvm] {line} to {}", file.display()));
+    say(format!("kept the previous config as {}", backup.display()));
     for key in removed {
         say(format!(
             "removed [zvm] {key}: the pin alone says which certificate to trust"
@@ -188,8 +189,9 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
 }
 
 /// Sets `[zvm] tls_fingerprint` in the file, dropping `ca_cert` and `insecure_tls`, which
-/// would contradict or override the pin; keeps everything else. Returns the keys removed.
-pub fn pin_in_file(path: &Path, fingerprint: &str) -> anyhow::Result<Vec<&'static str>> {
+/// would contradict or override the pin; keeps everything else, and the file as it was in a
+/// backup beside it.
+pub fn pin_in_file(path: &Path, fingerprint: &str) -> anyhow::Result<Pinned> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read config file {}", path.display()))?;
     let mut doc: toml_edit::DocumentMut = text
@@ -209,8 +211,17 @@ pub fn pin_in_file(path: &Path, fingerprint: &str) -> anyhow::Result<Vec<&'stati
     let new_text = doc.to_string();
     // The result must still be a valid configuration before it replaces the file.
     Config::parse(&new_text, path)?;
+    let backup = super::keep_backup(path, &text)?;
     super::replace_keeping_mode(path, new_text.as_bytes())?;
-    Ok(removed)
+    Ok(Pinned { removed, backup })
+}
+
+/// What pinning changed besides the pin.
+pub struct Pinned {
+    /// The settings the pin replaced.
+    pub removed: Vec<&'static str>,
+    /// The file as it was before, kept beside it.
+    pub backup: std::path::PathBuf,
 }
 
 #[cfg(test)]
@@ -229,8 +240,13 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
         }
         let fp = "sha256:76:E9:39:37:BE:D2:F1:C2:1C:1A:48:DB:81:06:25:4A:26:E0:F6:48:67:D4:80:38:EA:D4:51:A1:4F:74:BB:1C";
-        let removed = pin_in_file(&path, fp).expect("pinned");
+        let Pinned { removed, backup } = pin_in_file(&path, fp).expect("pinned");
         assert_eq!(removed, vec!["ca_cert"]);
+        assert_eq!(
+            std::fs::read_to_string(&backup).expect("the backup"),
+            original,
+            "the file as it was is kept"
+        );
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(
             text.contains("# my ZVM") && text.contains("# the appliance"),

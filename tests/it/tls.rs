@@ -218,6 +218,16 @@ fn trust_shows_the_certificate_and_pins_it_after_yes() {
         after.contains("# the appliance's own certificate"),
         "{after}"
     );
+    let backup = pinned
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("kept the previous config as "))
+        .unwrap_or_else(|| panic!("the backup is named: {pinned:#?}"));
+    assert_eq!(
+        std::fs::read_to_string(backup).expect("the backup"),
+        before,
+        "the config as it was before the pin is kept"
+    );
     assert_trusted(&env, "after rewind trust --yes");
 }
 
