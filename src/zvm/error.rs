@@ -14,8 +14,13 @@ pub enum ZvmError {
         url: String,
         detail: String,
     },
-    /// The TLS handshake failed, most often an untrusted certificate.
-    Tls { url: String, detail: String },
+    /// The TLS handshake failed, most often an untrusted certificate. `unknown_issuer`: the
+    /// chain leads to no trusted CA, which `ca_cert` naming that CA would fix.
+    Tls {
+        url: String,
+        detail: String,
+        unknown_issuer: bool,
+    },
     /// The ZVM did not answer before the deadline.
     TimedOut { method: &'static str, url: String },
     /// The login was refused (wrong user, password or client).
@@ -81,11 +86,21 @@ impl fmt::Display for ZvmError {
                 f,
                 "ZVM unreachable: {method} {url}: {detail}; check [zvm] url (host and port) and that this machine can reach the ZVM"
             ),
-            Self::Tls { url, detail } => write!(
-                f,
-                "TLS certificate of {url} is not trusted ({detail}); run `rewind trust {}` to see the certificate and pin it, or point [zvm] ca_cert at the CA that signed it",
-                origin(url)
-            ),
+            Self::Tls {
+                url,
+                detail,
+                unknown_issuer,
+            } => {
+                write!(
+                    f,
+                    "TLS certificate of {url} is not trusted ({detail}); run `rewind trust {}` to see the certificate it presents and pin it",
+                    origin(url)
+                )?;
+                if *unknown_issuer {
+                    f.write_str(", or point [zvm] ca_cert at the CA that signed it")?;
+                }
+                Ok(())
+            }
             Self::TimedOut { method, url } => {
                 write!(f, "ZVM did not answer in time: {method} {url}")
             }

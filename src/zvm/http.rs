@@ -13,7 +13,7 @@ use ureq::{Agent, Body};
 
 use super::DownloadError;
 use super::error::ZvmError;
-use super::tls::{TlsConnector, Trust, rustls_detail};
+use super::tls::{TlsConnector, Trust, is_unknown_issuer, rustls_detail};
 use crate::config::ZvmConfig;
 use crate::deadline::Deadline;
 
@@ -265,10 +265,26 @@ fn preview(text: &str) -> String {
 }
 
 fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> ZvmError {
-    if let Some(detail) = tls_detail(error) {
-        return ZvmError::Tls { url, detail };
+    let refusal = match error {
+        ureq::Error::Rustls(e) => Some(e),
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        _ => None,
+    };
+    if let Some(refusal) = refusal {
+        return ZvmError::Tls {
+            url,
+            detail: rustls_detail(refusal),
+            unknown_issuer: is_unknown_issuer(refusal),
+        };
     }
     match error {
+        ureq::Error::Tls(detail) => ZvmError::Tls {
+            url,
+            detail: (*detail).to_owned(),
+            unknown_issuer: false,
+        },
         ureq::Error::Timeout(_) => ZvmError::TimedOut { method, url },
         ureq::Error::BodyExceedsLimit(limit) => ZvmError::Decode {
             method,
@@ -280,18 +296,6 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
             url,
             detail: other.to_string(),
         },
-    }
-}
-
-fn tls_detail(error: &ureq::Error) -> Option<String> {
-    match error {
-        ureq::Error::Rustls(e) => Some(rustls_detail(e)),
-        ureq::Error::Tls(e) => Some((*e).to_owned()),
-        ureq::Error::Io(io) => io
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            .map(rustls_detail),
-        _ => None,
     }
 }
 

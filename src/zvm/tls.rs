@@ -319,7 +319,8 @@ impl ServerCertVerifier for PinVerifier {
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
             .map_err(|e| {
                 rustls::Error::General(format!(
-                    "the certificate presented has fingerprint {presented}; it is not the certificate of {source} ({expected}) and does not verify against it as a CA: {e}"
+                    "the certificate presented has fingerprint {presented}; it is not the certificate of {source} ({expected}) and does not verify against it as a CA: {}",
+                    rustls_detail(&e)
                 ))
             })
     }
@@ -531,12 +532,54 @@ pub fn handshake(
     Ok(chain)
 }
 
-/// A rustls error as a sentence: our own verifier's text without rustls's prefix.
+/// A rustls error as a sentence an operator can act on: our own verifier's text without
+/// rustls's prefix, and the certificate refusals an appliance most often meets in words, the
+/// library's name for each in brackets for a search.
 pub(crate) fn rustls_detail(error: &rustls::Error) -> String {
-    match error {
-        rustls::Error::General(text) => text.clone(),
-        other => other.to_string(),
-    }
+    use rustls::CertificateError as C;
+    let rustls::Error::InvalidCertificate(refusal) = error else {
+        return match error {
+            rustls::Error::General(text) => text.clone(),
+            other => other.to_string(),
+        };
+    };
+    let (words, name) = match refusal {
+        C::UnknownIssuer => (
+            "it is not signed by a CA this machine trusts",
+            "UnknownIssuer",
+        ),
+        C::NotValidForName | C::NotValidForNameContext { .. } => (
+            "its names (subjectAltName) do not include the host in the URL",
+            "NotValidForName",
+        ),
+        C::Expired | C::ExpiredContext { .. } => ("it has expired", "Expired"),
+        C::NotValidYet | C::NotValidYetContext { .. } => (
+            "it is not valid yet (check this machine's clock)",
+            "NotValidYet",
+        ),
+        C::Other(other)
+            if matches!(
+                other.0.downcast_ref::<webpki::Error>(),
+                Some(webpki::Error::CaUsedAsEndEntity)
+            ) =>
+        {
+            (
+                "the server presents a CA certificate (CA:TRUE, as `openssl req -x509` makes) as its own, which CA verification never accepts; pin that very certificate instead",
+                "CaUsedAsEndEntity",
+            )
+        }
+        _ => return error.to_string(),
+    };
+    format!("{words} [{name}]")
+}
+
+/// Whether the refusal is a chain to no trusted CA, the one case `ca_cert` naming that CA
+/// fixes (a pin mismatch or a CA certificate used as the server's own are not).
+pub(crate) fn is_unknown_issuer(error: &rustls::Error) -> bool {
+    matches!(
+        error,
+        rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)
+    )
 }
 
 /// Connects to `url` and returns the chain its server presents, whatever it is; the handshake

@@ -166,7 +166,40 @@ fn without_trust_settings_a_self_signed_appliance_is_refused() {
         configure(&env, "");
         let run = assert_refused(&env, "no ca_cert, no tls_fingerprint");
         assert!(run.stderr.contains("rewind trust"), "{run:#?}");
+        // The web roots meet the appliance's CA:TRUE certificate as the server's own.
+        assert!(
+            run.stderr.contains("presents a CA certificate (CA:TRUE")
+                && !run.stderr.contains("OtherError"),
+            "the refusal in words: {run:#?}"
+        );
     }
+}
+
+/// A `ca_cert` bundle (more than one certificate: CA verification, no pin) holding the
+/// appliance's own `CA:TRUE` certificate: the refusal says so in words, not as the TLS
+/// library's `Other(OtherError(CaUsedAsEndEntity))`, and points at a pin, not at `ca_cert`.
+#[test]
+fn a_ca_certificate_presented_as_the_servers_own_is_refused_in_words() {
+    let env = env_presenting(openssl_appliance());
+    let bundle = env.path("bundle.pem");
+    let pems = [fixture("openssl-appliance.pem"), env.sim.ca_cert_path()]
+        .map(|p| std::fs::read_to_string(p).expect("pem"));
+    std::fs::write(&bundle, pems.concat()).expect("bundle");
+    configure(
+        &env,
+        &format!("ca_cert = {:?}", bundle.display().to_string()),
+    );
+    let run = assert_refused(&env, "a bundle holding the appliance's CA:TRUE certificate");
+    assert!(
+        run.stderr.contains("presents a CA certificate (CA:TRUE")
+            && run.stderr.contains("[CaUsedAsEndEntity]")
+            && !run.stderr.contains("OtherError"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains("rewind trust") && !run.stderr.contains("ca_cert at the CA"),
+        "pinning is the way out here: {run:#?}"
+    );
 }
 
 #[test]
@@ -175,7 +208,12 @@ fn a_ca_keeps_its_name_checks_a_pin_replaces_them() {
     let ca = env.sim.ca_cert_path();
     configure(&env, &format!("ca_cert = {:?}", ca.display().to_string()));
     let run = assert_refused(&env, "a CA-signed leaf for another name");
-    assert!(run.stderr.contains("not valid for name"), "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("names (subjectAltName) do not include the host")
+            && run.stderr.contains("[NotValidForName]"),
+        "{run:#?}"
+    );
 
     let pin = fingerprint_of_pem(&presented_pem(&env));
     configure(&env, &format!("tls_fingerprint = {pin:?}"));
