@@ -535,13 +535,25 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
         if !proposals.is_empty() {
             say("run again with --write to add the proposals to your catalog");
         }
-        return Ok(());
-    }
-    if proposals.is_empty() {
+    } else if proposals.is_empty() {
         say("nothing to write");
-        return Ok(());
+    } else {
+        write_proposals(&config, &proposals)?;
     }
-    write_proposals(&config, &proposals, &stamp)
+    // A server left unscanned may hide mutating tools no catalog covers: not a success.
+    let unscanned: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.tools.is_err())
+        .map(|r| r.name.as_str())
+        .collect();
+    if !unscanned.is_empty() {
+        bail!(
+            "{} server(s) could not be scanned ({}); any of their tools no catalog lists makes the hook ask",
+            unscanned.len(),
+            unscanned.join(", ")
+        );
+    }
+    Ok(())
 }
 
 fn tool_line(tool: &scan::ToolReport) -> String {
@@ -574,17 +586,14 @@ fn tool_line(tool: &scan::ToolReport) -> String {
 
 /// Appends the proposals to the user's catalog, after a timestamped backup of it, and
 /// checks the result loads before replacing the file.
-fn write_proposals(config: &Config, proposals: &str, stamp: &str) -> anyhow::Result<()> {
+fn write_proposals(config: &Config, proposals: &str) -> anyhow::Result<()> {
     let path = config
         .hook
         .user_catalog()
         .context("no home directory and no [hook] catalogs: nowhere to write")?;
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let backup =
-                path.with_extension(format!("toml.{}.bak", stamp.replace([':', '.'], "-")));
-            lockfile::write_private_atomic(&backup, text.as_bytes())
-                .with_context(|| format!("cannot write the backup {}", backup.display()))?;
+            let backup = super::keep_backup(&path, &text)?;
             say(format!("backup: {}", backup.display()));
             text
         }

@@ -94,23 +94,33 @@ pub fn scan(
                     .servers
                     .get(&server.name)
                     .filter(|c| c.fingerprint == key && now.saturating_sub(c.at) < ttl.as_secs())
-                    .map(|c| c.tools.clone())
-                    .ok_or_else(|| {
-                        String::from("not scanned since its configuration changed, or for a day")
-                    }),
+                    .map_or_else(
+                        || {
+                            Err(String::from(
+                                "not scanned since its configuration changed, or for a day",
+                            ))
+                        },
+                        |c| match &c.failed {
+                            Some(why) => Err(format!("the last scan failed: {why}")),
+                            None => Ok(c.tools.clone()),
+                        },
+                    ),
                 Source::Servers(timeout) => {
                     let listed = client::list_tools(&server.transport, &Deadline::after(timeout))
                         .map_err(|e| format!("{e:#}"));
-                    if let Ok(tools) = &listed {
-                        cache.servers.insert(
-                            server.name.clone(),
-                            Cached {
-                                fingerprint: key,
-                                at: now,
-                                tools: tools.clone(),
-                            },
-                        );
-                    }
+                    let (tools, failed) = match &listed {
+                        Ok(tools) => (tools.clone(), None),
+                        Err(why) => (Vec::new(), Some(why.clone())),
+                    };
+                    cache.servers.insert(
+                        server.name.clone(),
+                        Cached {
+                            fingerprint: key,
+                            at: now,
+                            tools,
+                            failed,
+                        },
+                    );
                     listed
                 }
             };
@@ -259,6 +269,9 @@ struct Cached {
     fingerprint: String,
     at: u64,
     tools: Vec<Value>,
+    /// Why the last scan could not list the tools, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    failed: Option<String>,
 }
 
 impl Cache {

@@ -46,7 +46,12 @@ fn scan_reports_coverage_and_proposes_entries_without_trusting_annotations_alone
     let env = TestEnv::start();
     configure(&env);
     let run = env.run(&["catalog", "scan", "--timeout", "60"], b"");
-    run.success();
+    assert_eq!(run.code, 1, "one configured server cannot start: {run:#?}");
+    assert!(
+        run.stderr
+            .contains("1 server(s) could not be scanned (gone)"),
+        "{run:#?}"
+    );
     assert!(
         !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
         "{run:#?}"
@@ -62,12 +67,16 @@ fn scan_reports_coverage_and_proposes_entries_without_trusting_annotations_alone
     std::fs::create_dir_all(user_catalog.parent().expect("dir")).expect("mkdir");
     std::fs::write(&user_catalog, "# mine\n").expect("write");
     let write = env.run(&["catalog", "scan", "--timeout", "60", "--write"], b"");
-    write.success();
+    assert_eq!(write.code, 1, "still one server unscanned: {write:#?}");
     assert!(!write.stdout.contains(SECRET), "{write:#?}");
     let backups: Vec<_> = std::fs::read_dir(user_catalog.parent().expect("dir"))
         .expect("list")
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".bak"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("catalog.toml.rewind-backup-")
+        })
         .collect();
     assert_eq!(backups.len(), 1, "{write:#?}");
     assert_eq!(
@@ -136,7 +145,12 @@ fn a_server_that_never_answers_is_reported_at_the_timeout() {
         ],
         b"",
     );
-    run.success();
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("1 server(s) could not be scanned (silent)"),
+        "{run:#?}"
+    );
     assert!(
         run.stdout
             .contains("server silent (stdio: sleep (+1 arguments))")
@@ -208,8 +222,8 @@ fn doctor_reports_configured_servers_no_catalog_covers() {
         "{before:#?}"
     );
     std::fs::remove_file(&marker).ok();
-    env.run(&["catalog", "scan", "--timeout", "60"], b"")
-        .success();
+    let scan = env.run(&["catalog", "scan", "--timeout", "60"], b"");
+    assert_eq!(scan.code, 1, "toucher is no MCP server: {scan:#?}");
     assert!(marker.exists(), "scan starts the servers");
     let doctor = env.run(&["doctor"], b"");
     assert!(!doctor.stdout.contains(SECRET), "{doctor:#?}");
@@ -223,6 +237,15 @@ fn doctor_reports_configured_servers_no_catalog_covers() {
         doctor
             .stdout
             .contains("ok    mcp servers: 1 of 3 configured servers have every tool in a catalog"),
+        "{doctor:#?}"
+    );
+    // The server the scan could not list is named with why, not as never scanned.
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l
+                .starts_with("warn  mcp server toucher: tools unknown: the last scan failed: ")),
         "{doctor:#?}"
     );
 }
@@ -254,7 +277,11 @@ fn a_server_that_cannot_start_is_named_by_its_configured_command() {
         ],
         b"",
     );
-    run.success();
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("2 server(s) could not be scanned"),
+        "{run:#?}"
+    );
     assert!(
         run.stdout
             .contains("not scanned: cannot start `/opt/nowhere/bin/ops-mcp`"),
