@@ -106,6 +106,10 @@ pub struct Record {
     /// Every VM the call reaches (Zerto's names once resolved).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vms: Vec<String>,
+    /// How the call named those VMs where that was not Zerto's name (an IP address, an
+    /// alias, a host name), so `rewind log --vm` finds a call by what was typed too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vpgs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -116,6 +120,22 @@ pub struct Record {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub args: Value,
+}
+
+/// The `references` a call used that are not among Zerto's `names` for the VMs they found:
+/// what [`Record::named`] keeps.
+pub fn named_otherwise<R: AsRef<str>>(references: &[R], names: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for reference in references.iter().map(AsRef::as_ref) {
+        let known = names
+            .iter()
+            .chain(&kept)
+            .any(|n| n.eq_ignore_ascii_case(reference));
+        if !known {
+            kept.push(reference.to_owned());
+        }
+    }
+    kept
 }
 
 /// A checkpoint the guard confirmed.
@@ -167,9 +187,12 @@ pub struct Filter<'a> {
 
 impl Filter<'_> {
     fn keeps(&self, r: &Record) -> bool {
-        self.vm
-            .is_none_or(|vm| r.vms.iter().any(|v| v.eq_ignore_ascii_case(vm)))
-            && self.change.is_none_or(|c| r.change.as_deref() == Some(c))
+        self.vm.is_none_or(|vm| {
+            r.vms
+                .iter()
+                .chain(&r.named)
+                .any(|v| v.eq_ignore_ascii_case(vm))
+        }) && self.change.is_none_or(|c| r.change.as_deref() == Some(c))
             && self.decision.is_none_or(|d| r.decision == d)
             && self.session.is_none_or(|s| {
                 r.session
@@ -390,13 +413,15 @@ mod tests {
     fn appended_records_read_back_filtered() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("state/audit.jsonl");
-        for (vm, decision) in [
-            ("jp-ubuntu", Outcome::Context),
-            ("db01", Outcome::Deny),
-            ("jp-ubuntu", Outcome::Ask),
+        for (vm, typed, decision) in [
+            ("jp-ubuntu", "10.0.0.5", Outcome::Context),
+            ("db01", "db01", Outcome::Deny),
+            ("jp-ubuntu", "jp", Outcome::Ask),
         ] {
+            let vms = vec![String::from(vm)];
             let record = Record {
-                vms: vec![vm.into()],
+                named: named_otherwise(&[typed], &vms),
+                vms,
                 decision,
                 tool: "mcp__ssh__exec".into(),
                 ..Record::default()
@@ -421,6 +446,18 @@ mod tests {
         )
         .expect("read");
         assert_eq!(some.len(), 1);
+        // The address the call typed finds the call made to the VM Zerto names otherwise.
+        let by_address = read(
+            &path,
+            &Filter {
+                vm: Some("10.0.0.5"),
+                ..Filter::default()
+            },
+        )
+        .expect("read");
+        assert_eq!(by_address.len(), 1);
+        assert_eq!(by_address[0].decision, Outcome::Context);
+        assert!(all[1].named.is_empty(), "db01 was named by its own name");
         std::fs::write(&path, "{not json\n").expect("write");
         let err = read(&path, &Filter::default())
             .expect_err("corrupt")

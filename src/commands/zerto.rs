@@ -286,7 +286,15 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     watch.finish();
     let tag = tag_for(&vm.name);
     let (vpgs_json, lines, refused) = outcome(&report);
-    audit_guard(&config, &vm, &report, &change, &tag, &refused, now);
+    audit_guard(
+        &config,
+        (&args.vm, &vm),
+        &report,
+        &change,
+        &tag,
+        &refused,
+        now,
+    );
     if args.json {
         super::print_json(&json!({
             "vm": {"name": vm.name, "id": vm.id},
@@ -365,10 +373,11 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
 }
 
 /// Records a `rewind guard` run in the audit trail, like a hook decision: `context` when
-/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise.
+/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise. `vm`: the VM
+/// as the operator named it and as Zerto knows it.
 fn audit_guard(
     config: &Config,
-    vm: &Vm,
+    (reference, vm): (&str, &Vm),
     report: &guard::GuardReport,
     change: &str,
     tag: &Tag,
@@ -384,6 +393,7 @@ fn audit_guard(
         tool: String::from("rewind guard"),
         class: String::from("guard"),
         vms: vec![vm.name.clone()],
+        named: audit::named_otherwise(&[reference], std::slice::from_ref(&vm.name)),
         vpgs: vm.vpgs.iter().map(|v| v.name.clone()).collect(),
         checkpoints,
         decision: if refused.is_empty() {

@@ -83,6 +83,8 @@ pub(crate) struct Facts {
     pub(crate) class: &'static str,
     /// Every VM the call reaches (references until resolved, then Zerto's names).
     pub(crate) vms: Vec<String>,
+    /// The references that were not Zerto's names, once resolved.
+    pub(crate) named: Vec<String>,
     pub(crate) vpgs: Vec<String>,
     pub(crate) checkpoints: Vec<AuditCheckpoint>,
 }
@@ -588,6 +590,7 @@ pub(crate) fn guard_targets(
         Err(decision) => return decision,
     };
     facts.vms = vms.iter().map(|vm| vm.name.clone()).collect();
+    facts.named = audit::named_otherwise(&references, &facts.vms);
     facts.vpgs = Vec::new();
     for vm in &vms {
         for vpg in &vm.vpgs {
@@ -729,6 +732,7 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper:
         tool: call.map(|c| c.tool.clone()).unwrap_or_default(),
         class: facts.class.to_owned(),
         vms: facts.vms.clone(),
+        named: facts.named.clone(),
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
         decision: if facts.ran {

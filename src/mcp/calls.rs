@@ -54,6 +54,8 @@ pub(super) struct Call<'a> {
 pub(super) struct Facts {
     pub change: Option<String>,
     pub vms: Vec<String>,
+    /// The references that were not Zerto's names, once resolved.
+    pub named: Vec<String>,
     pub vpgs: Vec<String>,
     pub checkpoints: Vec<AuditCheckpoint>,
     /// What the audit trail records, when the tool decides it (`checkpoint_vm`: the hook's
@@ -312,6 +314,7 @@ fn checkpoint_vm(
         .unwrap_or_default();
     if let Some((report, _)) = &report {
         facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
+        facts.named = crate::audit::named_otherwise(&references, &facts.vms);
         facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
         facts.checkpoints = report.audit_checkpoints();
     }

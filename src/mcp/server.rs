@@ -251,6 +251,7 @@ fn audit_call(
             "mutating"
         }),
         vms: facts.vms.clone(),
+        named: facts.named.clone(),
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
         decision,

@@ -207,6 +207,7 @@ fn audit_recover(
         String::from("path"),
         serde_json::Value::from(request.guest_path.as_str()),
     );
+    let vm = plan.map_or_else(|| request.vm.clone(), |p| p.vm.name.clone());
     let record = crate::audit::Record {
         time: crate::time::format_utc_millis(started),
         host: String::from("cli"),
@@ -214,7 +215,8 @@ fn audit_recover(
         change: request.point.change().map(str::to_owned),
         tool: String::from("rewind recover"),
         class: String::from("recover"),
-        vms: vec![plan.map_or_else(|| request.vm.clone(), |p| p.vm.name.clone())],
+        vms: vec![vm.clone()],
+        named: crate::audit::named_otherwise(&[&request.vm], &[vm]),
         vpgs: plan.map(|p| p.vpg.name.clone()).into_iter().collect(),
         checkpoints: Vec::new(),
         decision,
