@@ -633,6 +633,13 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
         if !text.starts_with('-') || text.len() < 2 {
             return i;
         }
+        if text.starts_with("--") {
+            // A long option (mosh's `--ssh=…`, `--predict always`; OpenSSH has none): read
+            // whole, never letter by letter, and never one of ssh's own.
+            let takes_next = !text.contains('=') && program.takes_value(text);
+            i += if takes_next { 2 } else { 1 };
+            continue;
+        }
         let chars: Vec<char> = text[1..].chars().collect();
         let mut consumed_next = false;
         for (k, c) in chars.iter().enumerate() {

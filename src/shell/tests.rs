@@ -401,6 +401,27 @@ fn the_shell_table() {
     insta::assert_snapshot!(table);
 }
 
+/// mosh names its destination and command as ssh does, whatever its options.
+#[test]
+fn mosh_reaches_its_destination_like_ssh() {
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    for command in [
+        "mosh web01 sudo reboot",
+        "mosh -- admin@web01 sudo reboot",
+        "mosh --ssh 'ssh -p 2222' -p 60001 web01 sudo reboot",
+        "mosh --ssh='ssh -p 2222' --predict=always web01",
+    ] {
+        let verdict = analyse(command, Dialect::Posix, &catalog, None).verdict;
+        match &verdict {
+            Verdict::Mutating(targets) => assert!(
+                targets.iter().map(|t| t.name.as_str()).eq(["web01"]),
+                "{command}: {verdict:?}"
+            ),
+            _ => panic!("{command}: {verdict:?}"),
+        }
+    }
+}
+
 /// A remote program hidden behind another name, a variable or a split word is never "no
 /// remote program": each of these asks or checkpoints web01.
 #[test]
