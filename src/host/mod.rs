@@ -24,8 +24,10 @@
 //!   run or approve the call in a host that can ask. A host with no context channel puts the
 //!   checkpoint and the recover command of `Decision::Context` where it shows text to the
 //!   model (the reason) or the user (stderr on exit 0), and renders "no decision" the way that
-//!   host spells it. `Decision::Block` is always `Rendered::block`: exit 2, one line on
-//!   stderr.
+//!   host spells it. `Decision::Block` is exit 2 with one line on stderr
+//!   (`Rendered::block`); where a closed stderr would let the call run, the host's own deny
+//!   goes on stdout too (Gemini, Copilot: `Rendered::block_with`), or instead with exit 0
+//!   (Codex, which reads no stdout on exit 2).
 //!
 //! A host without a dialect yet is refused at `Host::read` (exit 2 with a line saying so),
 //! never passed.
@@ -368,6 +370,15 @@ impl Rendered {
             stderr: Some(text.split_whitespace().collect::<Vec<_>>().join(" ")),
             code: crate::exit::BLOCKED,
         }
+    }
+
+    /// [`Rendered::block`] with the same refusal on stdout as `answer` spells it, for a host
+    /// that reads stdout whatever the exit code: a closed stderr then still blocks, with a
+    /// reason.
+    pub(crate) fn block_with(text: &str, answer: impl FnOnce(&str) -> Value) -> Self {
+        let mut block = Self::block(text);
+        block.stdout = block.stderr.as_deref().map(|line| answer(line).to_string());
+        block
     }
 
     /// Writes the answer (through the one stdout writer) and returns the exit code. A stdout

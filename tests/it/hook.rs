@@ -374,11 +374,16 @@ vms = ["app02"]
 }
 
 /// Runs `rewind hook` with one of its output pipes closed by the reader before it writes.
-fn hook_with_closed(env: &TestEnv, stdin: &[u8], close_stdout: bool) -> (i32, String) {
+fn hook_with_closed(
+    env: &TestEnv,
+    args: &[&str],
+    stdin: &[u8],
+    close_stdout: bool,
+) -> (i32, String) {
     use std::io::{Read as _, Write as _};
     use std::process::Stdio;
     let mut child = env
-        .command(&["hook"])
+        .command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -432,16 +437,42 @@ fn a_closed_stderr_never_turns_into_exit_101() {
         &json!({"host": "jp-ubuntu"}),
         "toolu_e1",
     );
-    let (code, stdout) = hook_with_closed(&env, &read_only, false);
+    let (code, stdout) = hook_with_closed(&env, &["hook"], &read_only, false);
     assert_eq!((code, stdout.trim()), (0, "{}"));
 
     let mutating = hook_input("mcp__ssh__exec", &json!({"host": "jp-ubuntu"}), "toolu_e2");
-    let (code, stdout) = hook_with_closed(&env, &mutating, false);
+    let (code, stdout) = hook_with_closed(&env, &["hook"], &mutating, false);
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("tagged checkpoint"), "{stdout}");
 
-    let (code, stdout) = hook_with_closed(&env, b"{not json", false);
+    let (code, stdout) = hook_with_closed(&env, &["hook"], b"{not json", false);
     assert_eq!((code, stdout.as_str()), (2, ""));
+}
+
+/// Codex CLI and Gemini CLI run a call whose hook exits 2 with nothing on stderr, as a closed
+/// stderr leaves it: for them, input the hook cannot read is refused on stdout as well (Gemini
+/// reads stdout whatever the exit code; Codex reads no stdout on exit 2, so its deny goes
+/// with exit 0). Copilot CLI gets its deny beside the exit 2 too.
+#[test]
+fn with_stderr_closed_unreadable_input_is_still_refused_on_hosts_that_need_stderr() {
+    let env = TestEnv::start();
+    for (host, code, deny) in [
+        ("gemini", 2, "/decision"),
+        ("copilot", 2, "/permissionDecision"),
+        ("codex", 0, "/hookSpecificOutput/permissionDecision"),
+    ] {
+        for stdin in [&b"{not json"[..], b"", b"[1,2]"] {
+            let (got, stdout) = hook_with_closed(&env, &["hook", "--host", host], stdin, false);
+            let answer: Value = serde_json::from_str(&stdout)
+                .unwrap_or_else(|e| panic!("{host}: a JSON answer, not {stdout:?}: {e}"));
+            assert_eq!(got, code, "{host}: {stdout}");
+            assert_eq!(
+                answer.pointer(deny),
+                Some(&json!("deny")),
+                "{host}: {stdout}"
+            );
+        }
+    }
 }
 
 /// stdout is closed before the decision is written: exit 2 (still a block for a host that
@@ -454,7 +485,7 @@ fn a_closed_stdout_is_exit_2() {
         &json!({"host": "jp-ubuntu"}),
         "toolu_o1",
     );
-    let (code, stderr) = hook_with_closed(&env, &call, true);
+    let (code, stderr) = hook_with_closed(&env, &["hook"], &call, true);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("could not write the decision"), "{stderr}");
 }

@@ -76,7 +76,9 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
         Decision::Context(text) | Decision::Allow { context: text, .. } => context(text),
         Decision::Deny(reason) => deny(reason),
         Decision::Ask(reason) => deny(&names::ask_as_deny(reason, "Codex CLI")),
-        Decision::Block(line) => Rendered::block(line),
+        // Codex runs the call on exit 2 with nothing on stderr (a closed one) and reads no
+        // stdout then: its own deny, exit 0, blocks whatever happened to stderr.
+        Decision::Block(line) => deny(line),
     }
 }
 

@@ -133,14 +133,7 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
         Decision::Deny(reason) => Rendered::json(&decide("deny", reason)),
         Decision::Ask(reason) => Rendered::json(&decide("ask", reason)),
         // Exit 2 alone reaches the model as "hook exited with code 2": say why on stdout too.
-        Decision::Block(line) => {
-            let block = Rendered::block(line);
-            let reason = block.stderr.clone().unwrap_or_default();
-            Rendered {
-                stdout: Some(decide("deny", &reason).to_string()),
-                ..block
-            }
-        }
+        Decision::Block(line) => Rendered::block_with(line, |reason| decide("deny", reason)),
     }
 }
 

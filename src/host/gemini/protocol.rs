@@ -89,7 +89,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
 
 /// Renders a decision in Gemini CLI's schema.
 pub(crate) fn render(decision: &Decision) -> Rendered {
-    let deny = |reason: &str| Rendered::json(&json!({"decision": "deny", "reason": reason}));
+    let answer = |reason: &str| json!({"decision": "deny", "reason": reason});
+    let deny = |reason: &str| Rendered::json(&answer(reason));
     match decision {
         Decision::None => Rendered::json(&json!({})),
         Decision::Context(text) | Decision::Allow { context: text, .. } => {
@@ -97,7 +98,9 @@ pub(crate) fn render(decision: &Decision) -> Rendered {
         }
         Decision::Deny(reason) => deny(reason),
         Decision::Ask(reason) => deny(&names::ask_as_deny(reason, "Gemini CLI")),
-        Decision::Block(line) => Rendered::block(line),
+        // Exit 2 with nothing on stderr (a closed one) runs the call; JSON on stdout decides
+        // whatever the exit code.
+        Decision::Block(line) => Rendered::block_with(line, answer),
     }
 }
 
