@@ -235,14 +235,11 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             reference,
             candidates,
         } => {
-            let list: Vec<String> = candidates
-                .iter()
-                .map(|vm| format!("{} ({})", vm.name, vm.id))
-                .collect();
+            let list: Vec<String> = candidates.iter().map(Vm::describe).collect();
             Decision::Ask(format!(
                 "rewind: {reference:?} matches {} VMs in Zerto: {}. No checkpoint was taken; name the VM by its vmIdentifier or add a [vm_aliases] entry.",
                 candidates.len(),
-                list.join(", ")
+                list.join("; ")
             ))
         }
         Finding::ZvmError { vms, error } if error.is_connection_problem() => {

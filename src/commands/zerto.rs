@@ -75,7 +75,7 @@ impl NotOne {
         let mut list = String::new();
         for vm in &self.candidates {
             list.push_str("\n  ");
-            list.push_str(&describe(vm));
+            list.push_str(&vm.describe());
         }
         let reference = &self.reference;
         if self.ambiguous {
@@ -103,16 +103,6 @@ impl NotOne {
             "candidates": self.candidates.iter().map(vm_json).collect::<Vec<_>>(),
         })
     }
-}
-
-/// A VM for a person choosing among several: `web (<id>), IPs 10.0.0.41, VPG web-a`.
-fn describe(vm: &Vm) -> String {
-    let ips = if vm.ips.is_empty() {
-        String::from("no IP known")
-    } else {
-        format!("IPs {}", vm.ips.join(", "))
-    };
-    format!("{} ({}), {ips}, VPG {}", vm.name, vm.id, vm.vpg_names())
 }
 
 /// A VM as `--json` shows it: name, id, guest IPs and VPGs.

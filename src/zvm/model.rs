@@ -30,6 +30,21 @@ impl Vm {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// The VM for a person choosing among several: `web (<id>), IPs 10.0.0.41, VPG web-a`.
+    pub fn describe(&self) -> String {
+        let ips = if self.ips.is_empty() {
+            String::from("no IP known")
+        } else {
+            format!("IPs {}", self.ips.join(", "))
+        };
+        format!(
+            "{} ({}), {ips}, VPG {}",
+            self.name,
+            self.id,
+            self.vpg_names()
+        )
+    }
 }
 
 /// A VPG by id and name.
