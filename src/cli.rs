@@ -251,7 +251,7 @@ pub enum Scope {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The agent host to install into.
+    /// The agent host whose settings to change (install into, or take rewind out of).
     #[arg(long, value_enum, default_value_t = Host::ClaudeCode)]
     pub host: Host,
     /// Which settings file to change.
