@@ -222,7 +222,7 @@ fn setup_warnings(config: &Config, layout: &Layout) -> Vec<String> {
             return warnings;
         }
     };
-    if let SecretSource::Env(var) = &zvm.password {
+    if let SecretSource::Env { var, .. } = &zvm.password {
         if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
             warnings.push(format!(
                 "${var} is not set here: without it every mutating call will be denied"
