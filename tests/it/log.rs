@@ -149,6 +149,14 @@ fn guard_and_recover_runs_are_in_the_log_under_their_own_decisions() {
         text.stdout.contains("rewind guard") && text.stdout.contains("recovered"),
         "{text:#?}"
     );
+    // One column per field, whatever the decision's length (`context`, `recovered`).
+    let tool_columns: Vec<Option<usize>> = text
+        .stdout
+        .lines()
+        .map(|line| line.find("rewind "))
+        .collect();
+    assert_eq!(tool_columns.len(), 2, "{text:#?}");
+    assert_eq!(tool_columns[0], tool_columns[1], "{text:#?}");
 }
 
 #[test]
