@@ -101,9 +101,18 @@ pub(super) fn run(
     }
 }
 
-/// Arguments into their type, or an error naming the field that is wrong.
+/// Arguments into their type, or an error naming the field that is wrong: serde's own
+/// message names a missing or unknown field but not one of the wrong type (`"limit": "ten"`
+/// gave only "invalid type: string, expected usize"), so the path is put in front.
 fn parse<T: serde::de::DeserializeOwned>(args: Value) -> anyhow::Result<T> {
-    serde_json::from_value(args).map_err(|e| anyhow::anyhow!("invalid arguments: {e}"))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            anyhow::anyhow!("invalid arguments: {}", e.inner())
+        } else {
+            anyhow::anyhow!("invalid arguments: `{path}`: {}", e.inner())
+        }
+    })
 }
 
 fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Client)> {

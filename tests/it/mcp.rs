@@ -475,7 +475,12 @@ fn bad_arguments_are_tool_errors_that_name_the_field() {
         "list_checkpoints",
         json!({"vm": "jp-ubuntu", "limit": "ten"}),
     );
-    assert!(wrong_type.contains("invalid type"), "{wrong_type}");
+    assert!(
+        wrong_type.contains("`limit`") && wrong_type.contains("invalid type"),
+        "{wrong_type}"
+    );
+    let nested = mcp.error("checkpoint_vm", json!({"vms": ["db01", 7], "reason": "x"}));
+    assert!(nested.contains("`vms[1]`"), "{nested}");
     let unknown_plan = mcp.error(
         "recover_file",
         json!({"plan_id": "plan-0", "confirm": true, "confirm_id": "1"}),
