@@ -82,7 +82,7 @@ pub fn trust(config_path: Option<&Path>, args: &TrustArgs) -> anyhow::Result<()>
             "warning: this is NOT the certificate [zvm] tls_fingerprint pins in {}: it pins {pinned}, the ZVM presents {presented}. The ZVM's certificate was replaced, or something between you and the ZVM presents its own: compare the fingerprint on the ZVM itself before pinning it.",
             file.display()
         )),
-        None => {}
+        None => say_if_ca_cert_is_it(zvm, &presented),
     }
     if !(args.yes || confirm(&format!("Pin this certificate in {}?", file.display()))?) {
         // The pin cannot stand beside the settings it replaces (`Config::parse` refuses both).
@@ -118,6 +118,24 @@ pub fn trust(config_path: Option<&Path>, args: &TrustArgs) -> anyhow::Result<()>
         ));
     }
     Ok(())
+}
+
+/// A `ca_cert` naming one self-signed certificate is an exact pin already: says so when
+/// that is the presented certificate, or the offer to pin it reads as if the ZVM were not
+/// trusted yet.
+fn say_if_ca_cert_is_it(zvm: &crate::config::ZvmConfig, presented: &tls::Fingerprint) {
+    if let Ok(tls::Trust::Pin {
+        fingerprint,
+        source,
+        or_root: Some(_),
+    }) = tls::Trust::from_config(zvm)
+        && fingerprint == *presented
+    {
+        say("");
+        say(format!(
+            "{source} is this very certificate, so it is trusted as it is; a tls_fingerprint pins the same certificate by its hash instead of a file."
+        ));
+    }
 }
 
 /// The certificate as lines for a person.

@@ -402,6 +402,28 @@ fn trust_compares_with_the_pin_and_says_what_the_line_replaces() {
         "{shown:#?}"
     );
     assert!(!shown.stderr.contains("NOT the certificate"), "{shown:#?}");
+    // That ca_cert is the presented certificate itself: trusted already, and said so.
+    assert!(
+        shown.stdout.contains(&format!(
+            "[zvm] ca_cert {} is this very certificate, so it is trusted as it is",
+            ca.display()
+        )),
+        "{shown:#?}"
+    );
+
+    // A CA that signed the presented leaf is not the certificate itself: no such claim.
+    let signed = TestEnv::start();
+    let ca = signed.sim.ca_cert_path();
+    configure(
+        &signed,
+        &format!("ca_cert = {:?}", ca.display().to_string()),
+    );
+    let shown = signed.run(&["trust"], b"");
+    shown.success();
+    assert!(
+        !shown.stdout.contains("this very certificate"),
+        "{shown:#?}"
+    );
 }
 
 /// For a URL that is not the configured ZVM nothing is written, and the note names the
