@@ -219,7 +219,8 @@ fn default_inventory(home: Option<&Path>) -> Option<PathBuf> {
         Some(PathBuf::from("/etc/ansible/ansible.cfg")),
     ];
     for config in configs.into_iter().flatten() {
-        let Ok(text) = std::fs::read_to_string(&config) else {
+        // Bounded and never blocking: an ansible.cfg that is a FIFO must not hold the hook.
+        let Ok(text) = crate::config::read_text_file(&config) else {
             continue;
         };
         for line in text.lines() {
@@ -243,8 +244,15 @@ fn load_inventory(path: &Path, until: Instant) -> Result<Inventory, String> {
     if !path.exists() {
         return Err(format!("the inventory {} does not exist", path.display()));
     }
+    if !path.is_file() && !path.is_dir() {
+        return Err(format!(
+            "the inventory {} is not a file or a directory",
+            path.display()
+        ));
+    }
     if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::config::read_text_file(path)
+            .map_err(|e| format!("the inventory {}: {e}", path.display()))?;
         let yaml = path.extension().is_some_and(|e| e == "yml" || e == "yaml")
             || text
                 .lines()

@@ -142,10 +142,21 @@ fn hook_or_hang_with(
     config: &std::path::Path,
     payload: &[u8],
 ) -> Option<support::Run> {
+    hook_or_hang_in(env, config, payload, &[])
+}
+
+/// [`hook_or_hang_with`] with more environment variables.
+fn hook_or_hang_in(
+    env: &TestEnv,
+    config: &std::path::Path,
+    payload: &[u8],
+    vars: &[(&str, &std::path::Path)],
+) -> Option<support::Run> {
     use std::io::Write as _;
     use std::process::Stdio;
     let started = std::time::Instant::now();
     let mut cmd = env.command(&["hook"]);
+    cmd.envs(vars.iter().copied());
     cmd.env("REWIND_CONFIG", config)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -282,5 +293,49 @@ fn a_shell_catalog_that_is_a_fifo_or_huge_is_denied_not_waited_on() {
             "names the file: {run:#?}"
         );
     }
+    assert!(env.sim.inserts().is_empty());
+}
+
+/// An Ansible inventory that is a FIFO or far too large asks, naming it; an `ansible.cfg`
+/// that is a FIFO is passed over like an unreadable one. Neither is a read that holds the
+/// hook until its budget runs out.
+#[cfg(unix)]
+#[test]
+fn an_inventory_or_ansible_cfg_that_is_a_fifo_or_huge_is_not_waited_on() {
+    let env = TestEnv::start();
+    let [fifo, huge, _] = odd_files(&env, "inventory-");
+    let real = std::fs::read_to_string(&env.config).expect("config");
+    let call = hook_input(
+        "Bash",
+        &serde_json::json!({"command": "ansible webservers -m shell -a 'sudo reboot'"}),
+        "toolu_inventory_odd",
+    );
+    for (n, odd) in [&fifo, &huge].into_iter().enumerate() {
+        let config = env.path(&format!("with-inventory-{n}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "{real}\n[shell]\nansible_inventory = {:?}\n",
+                odd.display().to_string()
+            ),
+        )
+        .expect("write");
+        let run = hook_or_hang_with(&env, &config, &call)
+            .unwrap_or_else(|| panic!("no answer with inventory {}", odd.display()));
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(run.decision(), "ask", "{run:#?}");
+        assert!(
+            run.reason().contains(&odd.display().to_string()),
+            "names the inventory: {run:#?}"
+        );
+    }
+    let run = hook_or_hang_in(&env, &env.config, &call, &[("ANSIBLE_CONFIG", &fifo)])
+        .expect("an answer with ANSIBLE_CONFIG naming a FIFO");
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        run.decision(),
+        "ask",
+        "no inventory to expand the group: {run:#?}"
+    );
     assert!(env.sim.inserts().is_empty());
 }
