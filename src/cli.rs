@@ -251,7 +251,7 @@ pub enum Scope {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// The agent host to install into.
+    /// The agent host whose settings to change (install into, or take rewind out of).
     #[arg(long, value_enum, default_value_t = Host::ClaudeCode)]
     pub host: Host,
     /// Which settings file to change.
@@ -379,6 +379,13 @@ pub struct SimArgs {
     /// The shape of certificate to present, as ZVMs do.
     #[arg(long, value_enum, default_value_t = SimCertificateArg::CaSigned)]
     pub certificate: SimCertificateArg,
+    /// Present this certificate (PEM, the server's first, then any chain) instead of a
+    /// generated one, e.g. what `openssl req -x509` made for a ZVM; needs --key.
+    #[arg(long, value_name = "FILE", requires = "key", conflicts_with_all = ["certificate", "cert_dir"])]
+    pub cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
 }
 
 /// Certificate shapes `rewind sim` can present.

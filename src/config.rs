@@ -67,7 +67,12 @@ pub enum AuthMode {
 /// Where a secret comes from. Only [`SecretSource::resolve`] produces the value.
 #[derive(Clone)]
 pub enum SecretSource {
-    Env(String),
+    /// An environment variable, and the setting that names it (`[zvm] password_env in
+    /// <file>`), so that an unset variable is traced back to the line to fix.
+    Env {
+        var: String,
+        setting: String,
+    },
     Command(String),
     Literal(Secret),
 }
@@ -75,7 +80,7 @@ pub enum SecretSource {
 impl std::fmt::Debug for SecretSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Env(name) => write!(f, "Env({name})"),
+            Self::Env { var, .. } => write!(f, "Env({var})"),
             Self::Command(_) => f.write_str("Command(***)"),
             Self::Literal(_) => f.write_str("Literal(***)"),
         }
@@ -97,14 +102,14 @@ impl SecretSource {
     /// (a shell's children too), never left behind.
     pub fn resolve(&self, deadline: &Deadline) -> anyhow::Result<Secret> {
         match self {
-            Self::Env(name) => match std::env::var(name) {
+            Self::Env { var, setting } => match std::env::var(var) {
                 Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
                 // A name that no shell would give a variable may be the secret itself, pasted
                 // under the wrong key: it is not printed back.
-                _ if !is_variable_name(name) => bail!(
-                    "the environment variable named in [zvm] of the config is not set, and its name is not a variable's (A-Z, 0-9, _): password_env takes the name of the variable that holds the password, never the password"
+                _ if !is_variable_name(var) => bail!(
+                    "the environment variable named by {setting} is not set, and its name is not a variable's (A-Z, 0-9, _): it takes the name of the variable that holds the secret, never the secret"
                 ),
-                _ => bail!("environment variable {name} (named in [zvm] of the config) is not set"),
+                _ => bail!("environment variable {var} (named by {setting}) is not set"),
             },
             Self::Command(command) => run_password_command(command, deadline),
             Self::Literal(secret) => Ok(secret.clone()),
@@ -463,7 +468,10 @@ fn validate_zvm(
         ));
     }
     let password = match (z.password_env, z.password_command, z.password) {
-        (Some(var), None, None) => SecretSource::Env(var),
+        (Some(var), None, None) => SecretSource::Env {
+            var,
+            setting: format!("[zvm] password_env in {name}"),
+        },
         (None, Some(cmd), None) => SecretSource::Command(cmd),
         (None, None, Some(literal)) => {
             warnings.push(format!(
@@ -471,9 +479,10 @@ fn validate_zvm(
             ));
             SecretSource::Literal(Secret::new(literal))
         }
-        (None, None, None) if z.client_secret_env.is_some() => {
-            SecretSource::Env(String::from("REWIND_ZVM_PASSWORD"))
-        }
+        (None, None, None) if z.client_secret_env.is_some() => SecretSource::Env {
+            var: String::from("REWIND_ZVM_PASSWORD"),
+            setting: format!("the default password_env, as {name} sets none"),
+        },
         (None, None, None) => {
             bail!("{name}: [zvm] needs password_env (or password_command) for the ZVM password")
         }
@@ -503,7 +512,10 @@ fn validate_zvm(
         username: z.username.unwrap_or_default(),
         password,
         client_id: z.client_id.unwrap_or_else(|| String::from("zerto-client")),
-        client_secret: z.client_secret_env.map(SecretSource::Env),
+        client_secret: z.client_secret_env.map(|var| SecretSource::Env {
+            var,
+            setting: format!("[zvm] client_secret_env in {name}"),
+        }),
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
         tls_fingerprint,
         insecure_tls,
@@ -963,18 +975,33 @@ mod tests {
 
     #[test]
     fn missing_password_env_names_the_variable() {
-        let err = SecretSource::Env("REWIND_TEST_SURELY_UNSET".into())
-            .resolve(&Deadline::after(Duration::from_secs(5)))
-            .unwrap_err()
-            .to_string();
+        let err = SecretSource::Env {
+            var: "REWIND_TEST_SURELY_UNSET".into(),
+            setting: "[zvm] password_env in /etc/rewind.toml".into(),
+        }
+        .resolve(&Deadline::after(Duration::from_secs(5)))
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("REWIND_TEST_SURELY_UNSET"), "{err}");
+        // The setting and the file that name it, to know what to fix.
+        assert!(
+            err.contains("[zvm] password_env in /etc/rewind.toml"),
+            "{err}"
+        );
         // The password itself under password_env is not printed back.
-        let err = SecretSource::Env("hunter2!".into())
-            .resolve(&Deadline::after(Duration::from_secs(5)))
-            .unwrap_err()
-            .to_string();
+        let err = SecretSource::Env {
+            var: "hunter2!".into(),
+            setting: "[zvm] password_env in /etc/rewind.toml".into(),
+        }
+        .resolve(&Deadline::after(Duration::from_secs(5)))
+        .unwrap_err()
+        .to_string();
         assert!(!err.contains("hunter2"), "{err}");
-        assert!(err.contains("password_env takes the name"), "{err}");
+        assert!(err.contains("takes the name of the variable"), "{err}");
+        assert!(
+            err.contains("[zvm] password_env in /etc/rewind.toml"),
+            "{err}"
+        );
     }
 
     #[test]

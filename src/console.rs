@@ -121,9 +121,43 @@ pub(crate) fn sanitise_value(value: &mut serde_json::Value) {
 )]
 fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.write_all(b"\n")?;
-    out.flush()
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, ReaderGone)
+            } else {
+                e
+            }
+        })
+}
+
+/// The error of a stdout write whose reader closed its end of the pipe (`rewind log | head`).
+/// Its own type, so that only stdout's broken pipe reads as "nobody is listening any more",
+/// never a broken pipe to the ZVM or to an MCP server.
+#[derive(Debug)]
+pub(crate) struct ReaderGone;
+
+impl std::fmt::Display for ReaderGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stdout was closed by its reader")
+    }
+}
+
+impl std::error::Error for ReaderGone {}
+
+/// Whether `err` (or a cause of it) is a stdout write whose reader went away.
+pub(crate) fn reader_went_away(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        if cause.is::<ReaderGone>() {
+            return true;
+        }
+        match cause.downcast_ref::<std::io::Error>() {
+            Some(io) => matches!(io.get_ref(), Some(inner) if inner.is::<ReaderGone>()),
+            None => false,
+        }
+    })
 }
 
 /// Writes `text`, sanitised, and a newline to stdout. The error is the caller's to judge: an

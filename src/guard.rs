@@ -124,6 +124,25 @@ pub(crate) enum Refusal {
     Internal(String),
 }
 
+impl Refusal {
+    /// The Zerto task of the insert this VPG's guard sent, when it sent one: a refusal after
+    /// the insert still names the task that may yet make the checkpoint.
+    pub(crate) fn task_id(&self) -> Option<&str> {
+        match self {
+            Self::TaskEnded { task_id, .. }
+            | Self::TaskUnfinished { task_id, .. }
+            | Self::TagNotListed { task_id }
+            | Self::Cancelled {
+                task_id: Some(task_id),
+            } => Some(task_id),
+            Self::Cancelled { task_id: None }
+            | Self::Busy(_)
+            | Self::Zvm(_)
+            | Self::Internal(_) => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -213,13 +213,16 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
 /// What a person must know after installing: no config, no password source.
 fn setup_warnings(config: &Config, layout: &Layout) -> Vec<String> {
     let mut warnings = Vec::new();
-    let Some(zvm) = &config.zvm else {
-        warnings.push(String::from(
-            "no configuration with a [zvm] section was found: every mutating call will be denied until one exists (see `rewind doctor`)",
-        ));
-        return warnings;
+    let zvm = match config.require_zvm() {
+        Ok(zvm) => zvm,
+        Err(why) => {
+            warnings.push(format!(
+                "{why}. Until the hook's configuration has a [zvm] section, every mutating call will be denied (see `rewind doctor`)"
+            ));
+            return warnings;
+        }
     };
-    if let SecretSource::Env(var) = &zvm.password {
+    if let SecretSource::Env { var, .. } = &zvm.password {
         if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
             warnings.push(format!(
                 "${var} is not set here: without it every mutating call will be denied"

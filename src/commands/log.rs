@@ -38,9 +38,10 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
                 .join(" ")
         };
         say(format!(
-            "{}  {:<7} {:<24} {:<12} {:<16} {}",
+            "{}  {:<14} {:<24} {:<12} {:<16} {}",
             r.time,
-            r.decision,
+            // As a string, so that the width pads it (the longest word is recover-failed).
+            r.decision.to_string(),
             r.tool,
             if r.vms.is_empty() {
                 String::from("-")

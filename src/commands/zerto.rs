@@ -351,7 +351,7 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                     "name": vpg.vpg.name,
                     "id": vpg.vpg.id,
                     "checkpoint": null,
-                    "task": null,
+                    "task": why.task_id(),
                     "fallback": null,
                     "error": why.to_string(),
                 }));

@@ -691,12 +691,27 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
                 None => None,
             };
             let sessions = client.flr_sessions(vm_id.as_deref(), &deadline)?;
+            // Zerto names a session's VM by its vmIdentifier only; a person knows it by name.
+            // Without the list the names are unknown, and the sessions still shown.
+            let names: std::collections::HashMap<String, String> = if sessions.is_empty() {
+                std::collections::HashMap::new()
+            } else {
+                client
+                    .vms(None, &deadline)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|vm| (vm.id, vm.name))
+                    .collect()
+            };
+            let name_of =
+                |s: &crate::zvm::FlrSession| s.vm_id.as_ref().and_then(|id| names.get(id)).cloned();
             if *json {
                 return crate::commands::print_json(&serde_json::json!({
                     "sessions": sessions.iter().map(|s| serde_json::json!({
                         "id": s.id,
                         "status": s.status.as_ref().map(FlrStatus::as_zerto),
                         "vm": s.vm_id,
+                        "vm_name": name_of(s),
                         "checkpoint": s.checkpoint_id,
                         "mounted": s.mounted_at.map(crate::time::format_utc),
                     })).collect::<Vec<_>>(),
@@ -705,12 +720,16 @@ pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<(
             if sessions.is_empty() {
                 say("no File Level Restore sessions");
             }
-            for s in sessions {
+            for s in &sessions {
+                let vm = match (name_of(s), &s.vm_id) {
+                    (Some(name), Some(id)) => format!("{name} ({id})"),
+                    (None, Some(id)) => id.clone(),
+                    (_, None) => String::from("?"),
+                };
                 say(format!(
-                    "{}  {}  vm {}  checkpoint {}  mounted {}",
+                    "{}  {}  vm {vm}  checkpoint {}  mounted {}",
                     s.id,
                     s.status.as_ref().map_or("?", FlrStatus::as_zerto),
-                    s.vm_id.as_deref().unwrap_or("?"),
                     s.checkpoint_id.as_deref().unwrap_or("?"),
                     s.mounted_at
                         .map_or_else(|| String::from("?"), crate::time::format_utc)

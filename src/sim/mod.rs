@@ -340,10 +340,19 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         port: args.port,
         time_scale: args.time_scale,
         cert_dir,
-        certificate: match args.certificate {
-            SimCertificateArg::CaSigned => SimCertificate::CaSignedLeaf,
-            SimCertificateArg::SelfSignedCa => SimCertificate::SelfSignedCa,
-            SimCertificateArg::OtherName => SimCertificate::OtherName,
+        certificate: match (&args.cert, &args.key) {
+            // Absolute, so that the `ca_cert` line the banner prints holds wherever the
+            // configuration is written.
+            (Some(cert), Some(key)) => SimCertificate::Files {
+                cert: std::path::absolute(cert)
+                    .with_context(|| format!("--cert {}", cert.display()))?,
+                key: key.clone(),
+            },
+            _ => match args.certificate {
+                SimCertificateArg::CaSigned => SimCertificate::CaSignedLeaf,
+                SimCertificateArg::SelfSignedCa => SimCertificate::SelfSignedCa,
+                SimCertificateArg::OtherName => SimCertificate::OtherName,
+            },
         },
         frozen_clock: false,
     })?;

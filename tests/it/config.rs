@@ -339,3 +339,34 @@ fn an_inventory_or_ansible_cfg_that_is_a_fifo_or_huge_is_not_waited_on() {
     );
     assert!(env.sim.inserts().is_empty());
 }
+
+/// An unset password variable is traced back to the setting and the file that name it, in
+/// an operator command and in the hook's deny alike: "the config" did not say which file
+/// (the hook's is pinned by install, not necessarily the one the person edits) or which key.
+#[test]
+fn an_unset_password_variable_names_the_setting_and_the_file() {
+    let env = TestEnv::start();
+    let expected = format!(
+        "environment variable REWIND_ZVM_PASSWORD (named by [zvm] password_env in {}) is not set",
+        env.config.display()
+    );
+    let mut cmd = env.command(&["find", "jp-ubuntu"]);
+    cmd.env_remove("REWIND_ZVM_PASSWORD");
+    let run = support::run(cmd, b"");
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains(&expected), "{run:#?}");
+
+    let mut cmd = env.command(&["hook"]);
+    cmd.env_remove("REWIND_ZVM_PASSWORD");
+    let run = support::run(
+        cmd,
+        &hook_input(
+            "mcp__ssh__exec",
+            &serde_json::json!({"host": "jp-ubuntu", "command": "reboot"}),
+            "toolu_unset_password",
+        ),
+    );
+    run.success();
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+    assert!(run.reason().contains(&expected), "{run:#?}");
+}

@@ -180,8 +180,28 @@ fn install_warns_when_no_config_exists() {
     cmd.env_remove("REWIND_CONFIG");
     let run = crate::support::run(cmd, b"");
     run.success();
+    // Where it looked, so that the person knows where to put one.
     assert!(
-        run.stderr.contains("no configuration with a [zvm] section"),
+        run.stderr.contains(
+            "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml)"
+        ),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains("every mutating call will be denied"),
+        "{run:#?}"
+    );
+
+    // A file without [zvm] is named.
+    let bare = env.path("bare.toml");
+    std::fs::write(&bare, "[hook]\nbudget_secs = 30\n").expect("write");
+    let mut cmd = env.command(&["--config", bare.to_str().expect("UTF-8"), "install"]);
+    cmd.env_remove("REWIND_CONFIG");
+    let run = crate::support::run(cmd, b"");
+    run.success();
+    assert!(
+        run.stderr
+            .contains(&format!("{} has no [zvm] section", bare.display())),
         "{run:#?}"
     );
 }

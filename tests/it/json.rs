@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use rewind::sim::{FailState, Fault};
+
 use crate::support::{Setup, TestEnv};
 
 fn frozen() -> TestEnv {
@@ -96,6 +98,45 @@ fn find_checkpoints_and_guard_speak_json() {
             .contains(&format!("the newest 3 of {} checkpoints", vpg["total"])),
         "{text:#?}"
     );
+}
+
+/// A VPG whose insert was sent but not confirmed still names its Zerto task in `guard --json`
+/// (the task that may yet make the checkpoint, or that says why not), as the text does; a
+/// runbook reading the document must not have to parse the error sentence for it.
+#[test]
+fn a_refused_guard_names_each_vpg_task_in_json() {
+    let env = TestEnv::with(Setup {
+        faults: vec![
+            Fault::InsertFails {
+                vpg: "db01-local".into(),
+                state: FailState::Failed,
+                reason: "Journal storage is full".into(),
+            },
+            Fault::TagNeverListed {
+                vpg: "db01-azure".into(),
+            },
+        ],
+        ..Setup::default()
+    });
+    let run = env.run(&["guard", "--vm", "db01", "--budget", "3", "--json"], b"");
+    assert_eq!(run.code, 1, "{run:#?}");
+    let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    assert_eq!(doc["confirmed"], false, "{doc:#}");
+    let vpgs = doc["vpgs"].as_array().expect("vpgs");
+    assert_eq!(vpgs.len(), 2, "{doc:#}");
+    for vpg in vpgs {
+        assert!(vpg["checkpoint"].is_null(), "{doc:#}");
+        let task = vpg["task"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no task: {doc:#}"));
+        assert!(!task.is_empty(), "{doc:#}");
+        let error = vpg["error"].as_str().expect("error");
+        assert!(
+            error.contains(task),
+            "the error and the task differ: {doc:#}"
+        );
+        assert!(run.stderr.contains(task), "{run:#?}");
+    }
 }
 
 /// A name two VMs share, and a part of a name, are not one VM: `find` exits 1 and lists the

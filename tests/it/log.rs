@@ -47,6 +47,29 @@ fn log_filters_by_session_and_time_and_refuses_an_unknown_decision() {
 }
 
 /// `rewind log --json` with these filters, one record per line.
+/// `rewind log --json | head -1`: the reader closes the pipe, which is no failure of `log`.
+/// It ends with 0 and says nothing, as `cat` would; before, it printed
+/// "error: Broken pipe (os error 32)" and exited 1, which `set -o pipefail` scripts read as
+/// a failed command.
+#[test]
+fn a_reader_that_closes_the_pipe_is_not_an_error() {
+    let env = TestEnv::start();
+    let input = hook_input(
+        "mcp__ssh__read_file",
+        &json!({"host": "jp-ubuntu", "path": "/etc/hosts"}),
+        "toolu_pipe",
+    );
+    env.hook(&input);
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut cmd = env.command(&["log", "--json"]);
+    cmd.stdin(std::process::Stdio::null()).stdout(writer);
+    let out = cmd.output().expect("rewind runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+}
+
 fn logged(env: &TestEnv, filters: &[&str]) -> Vec<Value> {
     let mut args = vec!["log", "--json"];
     args.extend_from_slice(filters);
@@ -126,6 +149,14 @@ fn guard_and_recover_runs_are_in_the_log_under_their_own_decisions() {
         text.stdout.contains("rewind guard") && text.stdout.contains("recovered"),
         "{text:#?}"
     );
+    // One column per field, whatever the decision's length (`context`, `recovered`).
+    let tool_columns: Vec<Option<usize>> = text
+        .stdout
+        .lines()
+        .map(|line| line.find("rewind "))
+        .collect();
+    assert_eq!(tool_columns.len(), 2, "{text:#?}");
+    assert_eq!(tool_columns[0], tool_columns[1], "{text:#?}");
 }
 
 #[test]

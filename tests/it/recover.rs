@@ -549,3 +549,49 @@ fn a_tagged_checkpoint_the_audit_trail_knows_but_zerto_no_longer_lists_aged_out(
         "{run:#?}"
     );
 }
+
+/// A session a crash left mounted is listed with its VM's name beside the vmIdentifier
+/// Zerto gives: `flr list` is read by a person deciding which session to end.
+#[test]
+fn flr_list_names_each_session_vm() {
+    let env = TestEnv::start();
+    let found = env.run(&["checkpoints", "jp-ubuntu", "--limit", "1", "--json"], b"");
+    found.success();
+    let found: serde_json::Value = serde_json::from_str(&found.stdout).expect("JSON");
+    let vm_id = found["vm"]["id"].as_str().expect("vm id").to_owned();
+    let vpg_id = found["vpgs"][0]["id"].as_str().expect("vpg id").to_owned();
+    let checkpoint = found["vpgs"][0]["checkpoints"][0]["id"]
+        .as_str()
+        .expect("checkpoint id")
+        .to_owned();
+
+    // Mount as a crashed `rewind recover` would have, and leave it.
+    let text = std::fs::read_to_string(&env.config)
+        .expect("config")
+        .replace(
+            "password_env = \"REWIND_ZVM_PASSWORD\"",
+            &format!("password = {:?}", env.sim.password()),
+        );
+    let literal = env.path("literal.toml");
+    std::fs::write(&literal, text).expect("write");
+    let config = rewind::config::Config::load(&literal).expect("config");
+    let zvm = config.require_zvm().expect("[zvm]");
+    let client = rewind::zvm::Client::new(zvm, &env.path("client-cache")).expect("client");
+    let deadline = rewind::deadline::Deadline::after(std::time::Duration::from_secs(30));
+    let session = client
+        .flr_mount(&vpg_id, &vm_id, &checkpoint, &deadline)
+        .expect("mount");
+
+    let list = env.run(&["flr", "list"], b"");
+    list.success();
+    assert!(
+        list.stdout.contains(&session) && list.stdout.contains(&format!("vm jp-ubuntu ({vm_id})")),
+        "{list:#?}"
+    );
+    let json = env.run(&["flr", "list", "--json"], b"");
+    json.success();
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(json["sessions"][0]["id"], session.as_str(), "{json:#}");
+    assert_eq!(json["sessions"][0]["vm"], vm_id.as_str(), "{json:#}");
+    assert_eq!(json["sessions"][0]["vm_name"], "jp-ubuntu", "{json:#}");
+}

@@ -425,3 +425,88 @@ fn trust_for_another_url_names_the_configured_zvm() {
         before
     );
 }
+
+/// `rewind sim --cert FILE --key FILE` presents a certificate the operator made the usual
+/// way (`openssl req -x509 …`, the committed fixture), as an appliance does: the banner's
+/// `ca_cert` line trusts it exactly, and `rewind trust` shows the fingerprint openssl prints.
+#[test]
+fn the_simulator_presents_a_certificate_made_with_openssl() {
+    use std::io::BufRead as _;
+
+    let env = TestEnv::start();
+    let mut sim = env
+        .command(&[
+            "sim",
+            "--port",
+            "0",
+            "--time-scale",
+            "100",
+            "--cert",
+            fixture("openssl-appliance.pem").to_str().expect("UTF-8"),
+            "--key",
+            fixture("openssl-appliance-key.pem")
+                .to_str()
+                .expect("UTF-8"),
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("rewind sim starts");
+    let mut banner = String::new();
+    let mut lines = std::io::BufReader::new(sim.stdout.take().expect("stdout")).lines();
+    for line in lines.by_ref() {
+        let line = line.expect("banner");
+        let done = line.starts_with("Press Ctrl-C");
+        banner.push_str(&line);
+        banner.push('\n');
+        if done {
+            break;
+        }
+    }
+    let mut zvm = banner
+        .lines()
+        .skip_while(|l| *l != "[zvm]")
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    zvm.push('\n');
+    let url = zvm
+        .lines()
+        .find_map(|l| l.strip_prefix("url = "))
+        .map(|u| u.trim_matches('"').to_owned());
+    std::fs::write(
+        &env.config,
+        format!(
+            "{zvm}[hook]\nbudget_secs = 30\naudit_log = {:?}\n",
+            env.path("state/audit.jsonl").display().to_string()
+        ),
+    )
+    .expect("write config");
+
+    let expected = OPENSSL_FINGERPRINT_LINE
+        .strip_prefix("sha256 Fingerprint=")
+        .expect("openssl's spelling");
+    let found = env.run(&["find", "jp-ubuntu"], b"");
+    let trust = env.run(&["trust"], b"");
+    let _ = sim.kill();
+    let _ = sim.wait();
+
+    let url = url.unwrap_or_else(|| panic!("no url in the banner:\n{banner}"));
+    assert!(
+        zvm.contains(&format!(
+            "ca_cert = {:?}",
+            fixture("openssl-appliance.pem").display().to_string()
+        )),
+        "the banner's ca_cert is not the certificate given:\n{banner}"
+    );
+    found.success();
+    assert!(found.stdout.contains("jp-ubuntu"), "{found:#?}");
+    trust.success();
+    assert!(trust.stdout.contains(&url), "{trust:#?}");
+    assert!(trust.stdout.contains("CN=zvm-appliance"), "{trust:#?}");
+    assert!(
+        trust.stdout.contains(&format!("sha256:{expected}")),
+        "{trust:#?}"
+    );
+}
