@@ -45,6 +45,11 @@ pub enum Grammar {
     PsComputer,
     /// PowerCLI and Hyper-V cmdlets whose argument is the VM.
     PsVm,
+    /// `telnet host [port]`, `rlogin host`: an interactive session on the first operand.
+    Session,
+    /// `pdsh -w a,b cmd`, `clush -w …`, `pssh -H …`: one command on the hosts listed by
+    /// `host_options`; `other_host_options` pick hosts that are not written (ask).
+    HostList,
 }
 
 /// One remote program.
@@ -55,6 +60,10 @@ pub struct Program {
     pub value_options: Vec<String>,
     pub read_only: Vec<String>,
     pub mutating: Vec<String>,
+    /// Options whose value lists hosts (host-list grammar).
+    pub host_options: Vec<String>,
+    /// Options that pick hosts from a file, a group or the whole cluster (host-list grammar).
+    pub other_host_options: Vec<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
 }
@@ -127,6 +136,10 @@ struct RawProgram {
     read_only: Vec<String>,
     #[serde(default)]
     mutating: Vec<String>,
+    #[serde(default)]
+    host_options: Vec<String>,
+    #[serde(default)]
+    other_host_options: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -265,13 +278,28 @@ impl ShellCatalog {
         &self.programs
     }
 
-    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`) runs, if any.
+    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
+    /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
     pub fn program(&self, command: &str) -> Option<&Program> {
         let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-        self.programs
+        let lower = base.to_ascii_lowercase();
+        let stem = [".exe", ".com", ".cmd", ".bat"]
             .iter()
-            .rev()
-            .find(|p| p.names.iter().any(|n| n.eq_ignore_ascii_case(base)))
+            .find_map(|ext| lower.strip_suffix(ext))
+            .unwrap_or(&lower);
+        self.programs.iter().rev().find(|p| {
+            p.names
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
+        })
+    }
+
+    /// The first word of `text` that names a remote program as a command would (`ssh`,
+    /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
+    pub fn names_a_program(&self, text: &str) -> Option<&str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
+            .filter(|word| !word.is_empty())
+            .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
     }
 
     /// Whether `text` could name a remote program at all: the fast path for local commands.
@@ -292,6 +320,10 @@ impl ShellCatalog {
     /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
     /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
     pub fn may_hide_a_program(&self, text: &str) -> bool {
+        // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
+        if text.contains("$'") && text.contains('\\') {
+            return true;
+        }
         let folded = without_expansions(text);
         self.mentions
             .iter()
@@ -409,12 +441,26 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
     for item in raw.read_only.iter().chain(&raw.mutating) {
         check_word(item, || format!("{at}: read_only/mutating"))?;
     }
+    let host_list = matches!(raw.grammar, Grammar::HostList);
+    if host_list && raw.host_options.is_empty() {
+        bail!("{at}: the host-list grammar needs host_options, the options that list hosts");
+    }
+    if !host_list && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty()) {
+        bail!("{at}: host_options and other_host_options are only read for the host-list grammar");
+    }
+    for option in raw.host_options.iter().chain(&raw.other_host_options) {
+        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
+            bail!("{at}: host option {option:?} is not an option (it must start with -)");
+        }
+    }
     Ok(Program {
         names: raw.names,
         grammar: raw.grammar,
         value_options: raw.value_options,
         read_only: raw.read_only,
         mutating: raw.mutating,
+        host_options: raw.host_options,
+        other_host_options: raw.other_host_options,
         origin: origin.to_owned(),
     })
 }
@@ -480,7 +526,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

@@ -98,8 +98,10 @@ pub struct Cmd {
     pub stdin: Stdin,
     /// The first file an output redirection writes to (not `/dev/null`).
     pub writes: Option<String>,
-    /// `NAME=value` words before the command name.
+    /// `NAME=value` words before the command name (the value as written when it expands).
     pub assignments: Vec<String>,
+    /// PowerShell's call operator runs it (`& $x web01`): a leading variable is the program.
+    pub call: bool,
 }
 
 /// Why the analysis cannot say what the command does: the hook asks.
@@ -291,7 +293,10 @@ pub fn analyse(
     until: Option<Instant>,
 ) -> Analysis {
     // The hot path: a command that names no remote program is not parsed at all.
-    if !catalog.mentions_a_program(command) && !catalog.may_hide_a_program(command) {
+    if !catalog.mentions_a_program(command)
+        && !catalog.may_hide_a_program(command)
+        && !programs::may_reach_without_a_program(command)
+    {
         return Analysis::local();
     }
     let mut walk = Walk::new(until);

@@ -162,7 +162,13 @@ fn item_into(
         ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
             let arg = to_arg(&w.value, walk)?;
             if in_prefix {
-                cmd.assignments.push(assignment.name.to_string());
+                // The word is the whole `NAME=value`.
+                let text = arg.text();
+                cmd.assignments.push(if text.contains('=') {
+                    text.to_owned()
+                } else {
+                    format!("{}={text}", assignment.name)
+                });
             } else {
                 cmd.words.push(arg);
             }
@@ -311,6 +317,60 @@ fn substitutions(piece: &WordPiece, walk: &mut Walk) -> Result<(), Unknown> {
     }
 }
 
+/// The value of `$'…'` text: `\x73sh` is `ssh`. `None` for an escape not decoded here.
+fn ansi_c(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let digits = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize| {
+        let mut code = 0u32;
+        let mut n = 0;
+        while n < max
+            && let Some(d) = chars.peek().and_then(|c| c.to_digit(radix))
+        {
+            code = code * radix + d;
+            chars.next();
+            n += 1;
+        }
+        (n > 0).then_some(code)
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let decoded = match chars.next()? {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            c @ ('\\' | '\'' | '"' | '?') => c,
+            'x' => char::from_u32(digits(&mut chars, 16, 2)?)?,
+            'u' => char::from_u32(digits(&mut chars, 16, 4)?)?,
+            'U' => char::from_u32(digits(&mut chars, 16, 8)?)?,
+            c @ '0'..='7' => {
+                let mut code = c.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            code = code * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                char::from_u32(code)?
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    Some(out)
+}
+
 /// Appends a piece's literal text to `value`, or clears it when the piece expands.
 fn literal_into(piece: &WordPiece, value: &mut Option<String>) {
     let Some(text) = value.as_mut() else {
@@ -319,7 +379,10 @@ fn literal_into(piece: &WordPiece, value: &mut Option<String>) {
     match piece {
         WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => text.push_str(t),
         WordPiece::EscapeSequence(e) => text.push_str(e.strip_prefix('\\').unwrap_or(e)),
-        WordPiece::AnsiCQuotedText(t) if !t.contains('\\') => text.push_str(t),
+        WordPiece::AnsiCQuotedText(t) => match ansi_c(t) {
+            Some(decoded) => text.push_str(&decoded),
+            None => *value = None,
+        },
         WordPiece::TildeExpansion(tilde) => {
             // A tilde never names a host; keep it as written.
             text.push('~');

@@ -38,7 +38,12 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
                 finish(&mut cmd, walk, Stdin::Inherited)?;
             }
             // The call operator (`& ssh …`) or a background job (`… &`).
-            '&' => lexer.at += 1,
+            '&' => {
+                lexer.at += 1;
+                if cmd.words.is_empty() {
+                    cmd.call = true;
+                }
+            }
             '#' => lexer.skip_line(),
             '<' if lexer.peek_at(1) == Some('#') => lexer.skip_block_comment()?,
             '>' | '*' | '1'..='6' if lexer.redirection_len().is_some() => {

@@ -75,6 +75,16 @@ pub(crate) enum Next {
     Text(Arg, Dialect),
     /// Something runs that cannot be seen (`eval "$x"`, `xargs ssh`): the reason.
     Opaque(String),
+    /// Each of these texts may run as a shell program (`tmux new 'ssh web01'`, `expect`'s
+    /// `spawn` lines): every one is parsed.
+    Texts(Vec<Arg>, Dialect),
+    /// Commands come from its standard input or a file another command writes (`… | bash`,
+    /// `source <(…)`), which is not seen: unknown when the whole command names a remote
+    /// program.
+    Piped(String),
+    /// It reaches another machine or runs code that can, by means no grammar reads
+    /// (`python3 -c '…paramiko…'`, `systemd-run --host`): always unknown.
+    Ask(String),
 }
 
 fn lower_base(name: &str) -> String {
@@ -91,6 +101,8 @@ fn mentions(catalog: &ShellCatalog, args: &[Arg]) -> bool {
 
 /// Skips options of a wrapper: `value_options` take the next word (or the rest of the word).
 /// Returns the index of the first operand.
+/// A bundle of short options (`-iu root`, `-dmS name`) takes the next word when its last
+/// letter is a value option and its value is not attached (`-n5`).
 fn skip_options(args: &[Arg], mut i: usize, value_options: &[&str]) -> usize {
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -100,13 +112,32 @@ fn skip_options(args: &[Arg], mut i: usize, value_options: &[&str]) -> usize {
         if !text.starts_with('-') || text == "-" {
             return i;
         }
-        let takes_next = value_options.contains(&text)
-            || (!text.starts_with("--")
-                && text.len() == 2
-                && value_options.iter().any(|o| o.len() == 2 && *o == text));
-        i += if takes_next { 2 } else { 1 };
+        i += if takes_next_word(text, value_options) {
+            2
+        } else {
+            1
+        };
     }
     i
+}
+
+/// Whether the option word `text` leaves its value to the next word.
+fn takes_next_word(text: &str, value_options: &[&str]) -> bool {
+    if value_options.contains(&text) {
+        return true;
+    }
+    if text.starts_with("--") || text.contains('=') {
+        return false;
+    }
+    // The first letter that takes a value takes the rest of the word, or the next word.
+    let letters: Vec<char> = text[1..].chars().collect();
+    for (k, c) in letters.iter().enumerate() {
+        let option = format!("-{c}");
+        if value_options.contains(&option.as_str()) {
+            return k + 1 == letters.len();
+        }
+    }
+    false
 }
 
 /// Looks through one wrapper. `args[0]` is the wrapper's name.
@@ -168,6 +199,21 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                     let joined = join(&args[i + 1..]);
                     return Next::Text(joined, Dialect::Posix);
                 }
+                // `-S'ssh web01'`, `-iS 'ssh web01'`: the string is attached or next.
+                if !text.starts_with("--")
+                    && let Some(at) = text.find('S').filter(|_| text.starts_with('-'))
+                {
+                    let attached = &text[at + 1..];
+                    let mut words = Vec::new();
+                    if !attached.is_empty() {
+                        words.push(Arg {
+                            raw: attached.to_owned(),
+                            value: arg.value.as_ref().map(|_| attached.to_owned()),
+                        });
+                    }
+                    words.extend(args[i + 1..].iter().cloned());
+                    return Next::Text(join(&words), Dialect::Posix);
+                }
                 if let Some(split) = text.strip_prefix("--split-string=") {
                     let mut joined = String::from(split);
                     for a in &args[i + 1..] {
@@ -187,7 +233,232 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             rest(i)
         }
         "nohup" | "setsid" | "chronic" | "unbuffer" | "builtin" | "catchsegv" | "caffeinate"
-        | "busybox" => rest(skip_options(args, 1, &[])),
+        | "busybox" | "firejail" | "dbus-run-session" | "setpriv" | "unshare" | "tsocks"
+        | "nocache" | "eatmydata" | "linux32" | "linux64" | "with-lock-ex" => rest(skip_options(
+            args,
+            1,
+            &[
+                "--reuid",
+                "--regid",
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+                "-S",
+                "--setuid",
+                "-G",
+                "--setgid",
+                "-R",
+                "--root",
+                "-w",
+                "--wd",
+            ],
+        )),
+        "pkexec" => rest(skip_options(args, 1, &["--user", "-u"])),
+        "proxychains" | "proxychains4" => rest(skip_options(args, 1, &["-f"])),
+        "torsocks" => rest(skip_options(
+            args,
+            1,
+            &[
+                "-u",
+                "-p",
+                "-a",
+                "-P",
+                "--user",
+                "--pass",
+                "--address",
+                "--port",
+            ],
+        )),
+        "rlwrap" => rest(skip_options(
+            args,
+            1,
+            &[
+                "-b", "-C", "-D", "-e", "-f", "-F", "-g", "-H", "-l", "-O", "-P", "-q", "-s", "-S",
+                "-t", "-w", "-z",
+            ],
+        )),
+        "fakeroot" => rest(skip_options(
+            args,
+            1,
+            &["-l", "--lib", "--faked", "-s", "-i", "-b"],
+        )),
+        "ssh-agent" => rest(skip_options(args, 1, &["-a", "-E", "-O", "-P", "-t"])),
+        "chpst" => rest(skip_options(
+            args,
+            1,
+            &[
+                "-u", "-U", "-b", "-e", "-/", "-C", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f",
+                "-c",
+            ],
+        )),
+        "nsenter" => rest(skip_options(
+            args,
+            1,
+            &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+        )),
+        "cpulimit" => rest(skip_options(
+            args,
+            1,
+            &["-l", "--limit", "-e", "--exe", "-p", "--pid", "-c", "--cpu"],
+        )),
+        "trickle" => rest(skip_options(args, 1, &["-d", "-u", "-w", "-t", "-l", "-n"])),
+        "tsp" => rest(skip_options(args, 1, &["-L", "-D", "-W", "-N"])),
+        // faketime [-f] [-m] [-p PID] TIMESTAMP COMMAND…; chrt [options] PRIORITY COMMAND…;
+        // taskset [options] MASK COMMAND… (`-p` acts on a running process instead).
+        "faketime" | "chrt" | "taskset" => {
+            let i = skip_options(args, 1, &["-p", "--pid"]);
+            if args[1..i]
+                .iter()
+                .any(|a| matches!(a.text(), "-p" | "--pid") || a.text().starts_with("-p"))
+                && lower_base(name) != "faketime"
+            {
+                return Next::Nothing;
+            }
+            rest(i + 1)
+        }
+        // systemd-run --host runs the command on another machine over ssh.
+        "systemd-run" => {
+            let values = [
+                "-u",
+                "--unit",
+                "-p",
+                "--property",
+                "-E",
+                "--setenv",
+                "--description",
+                "--slice",
+                "--uid",
+                "--gid",
+                "-M",
+                "--machine",
+                "-H",
+                "--host",
+                "--working-directory",
+                "--nice",
+                "--on-active",
+                "--on-boot",
+                "--on-startup",
+                "--on-unit-active",
+                "--on-unit-inactive",
+                "--on-calendar",
+                "--timer-property",
+                "--path-property",
+                "--socket-property",
+                "--service-type",
+                "-C",
+                "--capsule",
+            ];
+            let i = skip_options(args, 1, &values);
+            if args[1..i].iter().any(|a| {
+                let text = a.text();
+                text == "--host" || text.starts_with("--host=") || short_letter(text, 'H')
+            }) {
+                return Next::Ask(String::from(
+                    "`systemd-run --host` runs the command on another machine",
+                ));
+            }
+            rest(i)
+        }
+        // ip netns exec NAME COMMAND…, ip vrf exec NAME COMMAND…
+        "ip" => {
+            let words: Vec<&str> = args[1..].iter().map(Arg::text).collect();
+            match words.iter().position(|w| *w == "exec") {
+                Some(at)
+                    if at >= 1
+                        && matches!(words[at - 1], "netns" | "vrf" | "netn" | "net" | "vr")
+                        && !words[..at - 1].iter().any(|w| !w.starts_with('-')) =>
+                {
+                    rest(at + 3)
+                }
+                _ => Next::No,
+            }
+        }
+        // dtach -n|-N|-A|-c SOCKET [options] COMMAND…; abduco -c|-n|-A NAME COMMAND….
+        "dtach" => {
+            if !matches!(args.get(1).map(Arg::text), Some("-n" | "-N" | "-A" | "-c")) {
+                return Next::Nothing;
+            }
+            rest(skip_options(args, 3, &["-e", "-r"]))
+        }
+        "abduco" => {
+            let i = skip_options(args, 1, &["-e"]);
+            rest(i + 1)
+        }
+        "sg" => {
+            // sg [-] GROUP [-c] COMMAND: the command is one string.
+            let mut i = 1;
+            if args.get(i).map(Arg::text) == Some("-") {
+                i += 1;
+            }
+            i += 1;
+            if args.get(i).map(Arg::text) == Some("-c") {
+                i += 1;
+            }
+            match args.get(i) {
+                Some(_) => Next::Text(join(&args[i..]), Dialect::Posix),
+                None => Next::Nothing,
+            }
+        }
+        "runuser" => {
+            let values = [
+                "-u",
+                "--user",
+                "-g",
+                "--group",
+                "-G",
+                "--supp-group",
+                "-s",
+                "--shell",
+                "-w",
+                "--whitelist-environment",
+            ];
+            if let Some(text) = command_option(args) {
+                return Next::Text(text, Dialect::Posix);
+            }
+            let i = skip_options(args, 1, &values);
+            if args[1..i]
+                .iter()
+                .any(|a| matches!(a.text(), "-u" | "--user") || a.text().starts_with("--user="))
+            {
+                rest(i)
+            } else {
+                Next::Nothing
+            }
+        }
+        "screen" => screen(args),
+        "tmux" | "byobu" => tmux(args),
+        "zellij" => zellij(args),
+        "script" => script(args),
+        "expect" => expect(args, stdin),
+        "at" | "batch" => match stdin {
+            Stdin::Text(body) if !args[1..].iter().any(|a| a.text().starts_with("-f")) => {
+                Next::Text(body.clone(), Dialect::Posix)
+            }
+            Stdin::Pipe => Next::Piped(format!("`{name}` runs commands read from a pipe")),
+            _ => Next::Nothing,
+        },
+        "source" | "." => match args.get(1) {
+            Some(file) if file.value.is_none() => Next::Piped(format!(
+                "`{name}` runs `{}`, whose content is only known when the command runs",
+                file.raw
+            )),
+            Some(file) if matches!(file.text(), "/dev/stdin" | "/proc/self/fd/0" | "-") => {
+                match stdin {
+                    Stdin::Text(body) => Next::Text(body.clone(), Dialect::Posix),
+                    _ => Next::Piped(format!("`{name}` runs commands read from its input")),
+                }
+            }
+            _ => Next::Nothing,
+        },
         // sshpass [-p PASSWORD | -f FILE | -d FD | -e] [-P PROMPT] [-v] COMMAND…
         "sshpass" => rest(skip_options(args, 1, &["-p", "-f", "-d", "-P"])),
         // chroot [--userspec=…] [--groups=…] NEWROOT [COMMAND…]
@@ -209,11 +480,11 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 Next::Nothing
             }
         }
-        "timeout" => {
+        "timeout" | "gtimeout" => {
             let i = skip_options(args, 1, &["-s", "--signal", "-k", "--kill-after"]);
             rest(i + 1)
         }
-        "nice" | "ionice" | "stdbuf" | "taskset" | "chrt" => rest(skip_options(
+        "nice" | "ionice" | "stdbuf" => rest(skip_options(
             args,
             1,
             &[
@@ -276,7 +547,7 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             }
         }
         "watch" => {
-            let i = skip_options(args, 1, &["-n", "--interval", "-d", "--differences"]);
+            let i = skip_options(args, 1, &["-n", "--interval", "-q", "--equexit"]);
             if i < args.len() {
                 Next::Text(join(&args[i..]), Dialect::Posix)
             } else {
@@ -293,16 +564,13 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 _ => rest(i + 1),
             }
         }
-        "su" => {
-            let c = args
-                .iter()
-                .position(|a| matches!(a.text(), "-c" | "--command"));
-            match c.and_then(|c| args.get(c + 1)) {
-                Some(text) => Next::Text(text.clone(), Dialect::Posix),
-                None => Next::Nothing,
-            }
-        }
+        "su" => command_option(args).map_or(Next::Nothing, |text| Next::Text(text, Dialect::Posix)),
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => shell(args, stdin),
+        "python" | "python2" | "python3" | "pypy" | "pypy3" | "perl" | "ruby" | "node"
+        | "nodejs" | "deno" | "bun" | "php" | "lua" | "tclsh" | "osascript" | "rscript" => {
+            interpreter(catalog, name, args, stdin)
+        }
+        _ if lower_base(name).starts_with("python3.") => interpreter(catalog, name, args, stdin),
         "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => powershell(args),
         "cmd" | "cmd.exe" => {
             let c = args.iter().position(|a| {
@@ -363,17 +631,38 @@ fn shell(args: &[Arg], stdin: &Stdin) -> Next {
                     .get(i + 1)
                     .map_or(Next::Nothing, |t| Next::Text(t.clone(), Dialect::Posix));
             }
-            if text[1..].contains('o') {
+            // `-o pipefail`, `-O extglob`: the option's name is the next word.
+            if text[1..].contains(['o', 'O']) {
                 i += 1;
             }
             i += 1;
             continue;
         }
-        if text.starts_with("--") || text.starts_with('+') {
-            i += 1;
+        if let Some(flags) = text.strip_prefix('+') {
+            i += if flags.contains(['o', 'O']) { 2 } else { 1 };
             continue;
         }
-        // A script file: its content is not seen.
+        if text.starts_with("--") {
+            i += if matches!(text, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        // A script file: its content is not seen, unless another command writes it
+        // (`bash <(curl …)`) or it is the standard input.
+        if arg.value.is_none() {
+            return Next::Piped(format!(
+                "`{}` runs `{}`, whose content is only known when the command runs",
+                args[0].text(),
+                arg.raw
+            ));
+        }
+        if matches!(text, "/dev/stdin" | "/proc/self/fd/0") {
+            i = args.len();
+            break;
+        }
         reads_stdin = false;
         break;
     }
@@ -382,7 +671,411 @@ fn shell(args: &[Arg], stdin: &Stdin) -> Next {
     }
     match stdin {
         Stdin::Text(body) => Next::Text(body.clone(), Dialect::Posix),
-        _ => Next::Nothing,
+        Stdin::Pipe | Stdin::File => Next::Piped(format!(
+            "`{}` runs the commands it reads from its input, which are not seen",
+            args[0].text()
+        )),
+        Stdin::Inherited => Next::Nothing,
+    }
+}
+
+/// The command of `su -c CMD`, `su -lc CMD`, `su -cCMD`, `runuser --command=CMD`.
+fn command_option(args: &[Arg]) -> Option<Arg> {
+    for (i, arg) in args.iter().enumerate().skip(1) {
+        let text = arg.text();
+        if matches!(text, "-c" | "--command" | "--session-command") {
+            return args.get(i + 1).cloned();
+        }
+        for long in ["--command=", "--session-command="] {
+            if let Some(value) = text.strip_prefix(long) {
+                return Some(attached(arg, text.len() - value.len()));
+            }
+        }
+        if text.starts_with('-') && !text.starts_with("--") {
+            let letters = &text[1..];
+            if let Some(at) = letters.find('c') {
+                let value_at = 1 + at + 1;
+                return if value_at < text.len() {
+                    Some(attached(arg, value_at))
+                } else {
+                    args.get(i + 1).cloned()
+                };
+            }
+        }
+    }
+    None
+}
+
+/// The part of an option word after its first `at` bytes (`-cssh web01` → `ssh web01`).
+fn attached(arg: &Arg, at: usize) -> Arg {
+    let text = arg.text();
+    let value = text.get(at..).unwrap_or_default().to_owned();
+    Arg {
+        raw: value.clone(),
+        value: arg.value.as_ref().map(|_| value),
+    }
+}
+
+/// Whether the option word `text` is the short option `-<letter>`, its value attached or not
+/// (`-H`, `-Hweb01`).
+fn short_letter(text: &str, letter: char) -> bool {
+    !text.starts_with("--")
+        && text
+            .strip_prefix('-')
+            .is_some_and(|t| t.starts_with(letter))
+}
+
+/// `screen [options] COMMAND…`, and `screen -X stuff TEXT`, which types TEXT into a session.
+fn screen(args: &[Arg]) -> Next {
+    let values = ["-S", "-c", "-e", "-h", "-p", "-t", "-T", "-Logfile", "-s"];
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "-X" {
+            // -X COMMAND…: a screen command sent to a running session.
+            return match args.get(i + 1).map(Arg::text) {
+                Some("stuff") => Next::Text(typed(&args[i + 2..]), Dialect::Posix),
+                Some("screen") => rest_of(args, i + 2),
+                _ => Next::Nothing,
+            };
+        }
+        if !text.starts_with('-') {
+            break;
+        }
+        i += if takes_next_word(text, &values) { 2 } else { 1 };
+    }
+    rest_of(args, i)
+}
+
+fn rest_of(args: &[Arg], i: usize) -> Next {
+    if i < args.len() {
+        Next::Argv(args[i..].to_vec())
+    } else {
+        Next::Nothing
+    }
+}
+
+/// Text typed into a terminal (`screen -X stuff`, `tmux send-keys`, `zellij action
+/// write-chars`): the words joined, with `\n`, `\r` and `^M` read as the Enter key.
+fn typed(words: &[Arg]) -> Arg {
+    let mut joined = join(words);
+    for text in [&mut joined.raw].into_iter().chain(joined.value.as_mut()) {
+        *text = text
+            .replace("\\n", "\n")
+            .replace("\\r", "\n")
+            .replace("^M", "\n");
+    }
+    joined
+}
+
+/// tmux (and byobu, which runs it): the commands that start a program (`new-session`,
+/// `new-window`, `split-window`, `respawn-*`, `run-shell`, `if-shell`, `display-popup`,
+/// `pipe-pane`) and `send-keys`, whose keys are typed into a pane's shell. Commands are
+/// split on `;` words; `tmux -c CMD` runs CMD as a shell would.
+fn tmux(args: &[Arg]) -> Next {
+    let mut i = 1;
+    let mut texts = Vec::new();
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "-c" {
+            if let Some(command) = args.get(i + 1) {
+                texts.push(command.clone());
+            }
+            i += 2;
+            continue;
+        }
+        if !text.starts_with('-') {
+            break;
+        }
+        i += if takes_next_word(text, &["-f", "-L", "-S", "-T"]) {
+            2
+        } else {
+            1
+        };
+    }
+    for command in args[i.min(args.len())..].split(|a| matches!(a.text(), ";" | "\\;")) {
+        let Some((sub, rest)) = command.split_first() else {
+            continue;
+        };
+        let values: &[&str] = match sub.text() {
+            "new-session" | "new" => &["-c", "-e", "-f", "-F", "-n", "-s", "-t", "-x", "-y"],
+            "new-window" | "neww" => &["-c", "-e", "-F", "-n", "-t"],
+            "split-window" | "splitw" => &["-c", "-e", "-l", "-p", "-t", "-F"],
+            "respawn-pane" | "respawnp" | "respawn-window" | "respawnw" => &["-c", "-e", "-t"],
+            "run-shell" | "run" => &["-c", "-d", "-t"],
+            "if-shell" | "if" | "pipe-pane" | "pipep" => &["-t"],
+            "display-popup" | "popup" => &[
+                "-b", "-c", "-d", "-e", "-h", "-s", "-S", "-t", "-T", "-w", "-x", "-y",
+            ],
+            "send-keys" | "send" => {
+                let at = skip_options(rest, 0, &["-N", "-t"]);
+                texts.push(keys(&rest[at.min(rest.len())..]));
+                continue;
+            }
+            _ => continue,
+        };
+        let at = skip_options(rest, 0, values);
+        let operands = &rest[at.min(rest.len())..];
+        if operands.is_empty() {
+            continue;
+        }
+        // Several words run as one command; each word on its own may be a command too
+        // (`if-shell 'test -f x' 'new-window "ssh web01"'`).
+        texts.push(join(operands));
+        if operands.len() > 1 {
+            texts.extend(operands.iter().cloned());
+        }
+    }
+    if texts.is_empty() {
+        Next::Nothing
+    } else {
+        Next::Texts(texts, Dialect::Posix)
+    }
+}
+
+/// The text `tmux send-keys` types: each word is a key name (`Enter`, `C-m`, `Space`) or
+/// text, typed one after the other with nothing between them.
+fn keys(words: &[Arg]) -> Arg {
+    let mut raw = String::new();
+    let mut value = Some(String::new());
+    for word in words {
+        let typed = match word.text() {
+            "Enter" | "C-m" | "C-j" | "KPEnter" | "^M" => "\n",
+            "Space" => " ",
+            "Tab" | "C-i" => "\t",
+            key if key.len() <= 3 && key.contains('-') => "",
+            text => text,
+        };
+        raw.push_str(if word.value.is_some() {
+            typed
+        } else {
+            &word.raw
+        });
+        match (&mut value, &word.value) {
+            (Some(v), Some(_)) => v.push_str(typed),
+            _ => value = None,
+        }
+    }
+    Arg { raw, value }
+}
+
+/// `zellij run [options] -- COMMAND…` and `zellij action write-chars TEXT`.
+fn zellij(args: &[Arg]) -> Next {
+    let words: Vec<&str> = args.iter().map(Arg::text).collect();
+    if let Some(at) = words.iter().position(|w| *w == "write-chars") {
+        return Next::Text(typed(&args[at + 1..]), Dialect::Posix);
+    }
+    if let Some(at) = words.iter().position(|w| *w == "run") {
+        return match words[at..].iter().position(|w| *w == "--") {
+            Some(dash) => rest_of(args, at + dash + 1),
+            None => rest_of(
+                args,
+                skip_options(
+                    args,
+                    at + 1,
+                    &[
+                        "-n",
+                        "--name",
+                        "-d",
+                        "--direction",
+                        "--cwd",
+                        "--width",
+                        "--height",
+                        "-x",
+                        "-y",
+                    ],
+                ),
+            ),
+        };
+    }
+    Next::Nothing
+}
+
+/// util-linux `script -c CMD [file]`; BSD `script [options] FILE COMMAND…`.
+fn script(args: &[Arg]) -> Next {
+    if let Some(text) = command_option(args) {
+        return Next::Text(text, Dialect::Posix);
+    }
+    let i = skip_options(
+        args,
+        1,
+        &[
+            "-E",
+            "--echo",
+            "-I",
+            "--log-in",
+            "-O",
+            "--log-out",
+            "-B",
+            "--log-io",
+            "-T",
+            "--log-timing",
+            "-m",
+            "--logging-format",
+            "-o",
+            "--output-limit",
+            "-F",
+            "-t",
+        ],
+    );
+    rest_of(args, i + 1)
+}
+
+/// `expect -c SCRIPT` (or a script on standard input): each `spawn` and `exec` line starts a
+/// program, read here as a shell command.
+fn expect(args: &[Arg], stdin: &Stdin) -> Next {
+    let mut scripts: Vec<&Arg> = Vec::new();
+    let mut i = 1;
+    let mut file = false;
+    while let Some(arg) = args.get(i) {
+        match arg.text() {
+            "-c" => {
+                scripts.extend(args.get(i + 1));
+                i += 2;
+            }
+            "-f" | "-b" => {
+                file = args.get(i + 1).is_some_and(|f| f.text() != "-");
+                i += 2;
+            }
+            text if text.starts_with('-') && text != "-" => i += 1,
+            _ => {
+                file = true;
+                break;
+            }
+        }
+    }
+    if let (false, Stdin::Text(body)) = (file, stdin) {
+        scripts.push(body);
+    }
+    let mut texts = Vec::new();
+    for script in scripts {
+        let Some(value) = script.value.as_deref() else {
+            return Next::Piped(format!(
+                "`expect` runs `{}`, which is only known when the command runs",
+                script.raw
+            ));
+        };
+        for line in value.split(['\n', ';']) {
+            let line = line.trim().trim_start_matches(['{', '[']).trim_start();
+            let Some(rest) = line
+                .strip_prefix("spawn ")
+                .or_else(|| line.strip_prefix("exec "))
+            else {
+                continue;
+            };
+            let mut words = rest.split_whitespace().peekable();
+            while let Some(word) = words.peek() {
+                if !word.starts_with('-') {
+                    break;
+                }
+                let takes = matches!(*word, "-ignore" | "-leaveopen" | "-open");
+                words.next();
+                if takes {
+                    words.next();
+                }
+            }
+            let command: Vec<&str> = words.collect();
+            // Tcl's braces quote like the shell's single quotes.
+            let text = command
+                .join(" ")
+                .replace(['{', '}'], "'")
+                .trim_end_matches(']')
+                .to_owned();
+            texts.push(Arg::literal(text));
+        }
+    }
+    if texts.is_empty() {
+        Next::Nothing
+    } else {
+        Next::Texts(texts, Dialect::Posix)
+    }
+}
+
+/// Whether `text` may reach another machine by a means no catalog program names: a library
+/// that code handed to an interpreter would use, or `systemd-run --host`. Part of the fast
+/// test for local commands.
+pub(crate) fn may_reach_without_a_program(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("systemd-run")
+        || REMOTE_LIBRARIES[..REMOTE_LIBRARIES.len() - GENERIC_RUNNERS]
+            .iter()
+            .any(|l| lower.contains(l))
+}
+
+/// How many entries at the end of [`REMOTE_LIBRARIES`] only start programs, which matters
+/// only when the program is a remote one.
+const GENERIC_RUNNERS: usize = 5;
+
+/// Libraries that code handed to an interpreter would use to reach another machine, then
+/// the calls that start programs.
+const REMOTE_LIBRARIES: &[&str] = &[
+    "paramiko",
+    "fabric",
+    "netmiko",
+    "asyncssh",
+    "pexpect",
+    "pxssh",
+    "telnetlib",
+    "winrm",
+    "pypsrp",
+    "pssh",
+    "impacket",
+    "smbprotocol",
+    "libvirt",
+    "pyvmomi",
+    "net::ssh",
+    "net::openssh",
+    "net::telnet",
+    "ssh2",
+    "node-ssh",
+    "subprocess",
+    "child_process",
+    "system(",
+    "exec(",
+    "popen",
+];
+
+/// `python3 -c CODE`, `perl -e CODE`, `node -e CODE`, or code on standard input: code that
+/// names a remote program or a library that reaches other machines asks; which machine it
+/// reaches is not read.
+fn interpreter(catalog: &ShellCatalog, name: &str, args: &[Arg], stdin: &Stdin) -> Next {
+    let mut code: Vec<&Arg> = Vec::new();
+    for (i, arg) in args.iter().enumerate().skip(1) {
+        let text = arg.text();
+        // `-c`, `-e`, `-pe`, `-lne`, `--eval`, `--print`: the code is the next word.
+        let short_code = text.starts_with('-')
+            && !text.starts_with("--")
+            && text.ends_with(['c', 'e', 'E', 'r', 'p']);
+        if short_code || matches!(text, "--eval" | "--print") {
+            code.extend(args.get(i + 1));
+        }
+    }
+    if let Stdin::Text(body) = stdin {
+        code.push(body);
+    }
+    let reaches = |code: &Arg| {
+        let lower = code.raw.to_ascii_lowercase();
+        let remote_program = catalog.names_a_program(&code.raw).is_some();
+        let library = REMOTE_LIBRARIES
+            .iter()
+            .find(|l| lower.contains(*l))
+            .copied();
+        let runner = REMOTE_LIBRARIES[REMOTE_LIBRARIES.len() - GENERIC_RUNNERS..]
+            .iter()
+            .any(|r| library == Some(*r));
+        // Starting a program only matters when it is a remote one.
+        if runner || library.is_none() {
+            remote_program
+        } else {
+            true
+        }
+    };
+    if code.iter().any(|c| reaches(c)) {
+        Next::Ask(format!(
+            "`{name}` runs code that can reach another machine, and which one is not read"
+        ))
+    } else {
+        Next::Nothing
     }
 }
 
@@ -471,8 +1164,9 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         return Ok(());
     };
     let Some(name) = first.value.as_deref() else {
-        // In PowerShell a leading `$x` is an expression, not a call: only the name itself counts.
-        if (ctx.named && dialect == Dialect::Posix)
+        // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one): only the
+        // name itself counts.
+        if (ctx.named && (dialect == Dialect::Posix || cmd.call))
             || ctx.catalog.mentions_a_program(&first.raw)
             || ctx.catalog.may_hide_a_program(&first.raw)
         {
@@ -511,6 +1205,25 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             }
             return Ok(());
         }
+        Next::Texts(texts, inner_dialect) => {
+            for text in texts {
+                if text.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&text)) {
+                    return Err(Unknown(format!(
+                        "`{name}` runs `{}`, which is only known when the command runs",
+                        text.raw
+                    )));
+                }
+                text_in(ctx, text.text(), inner_dialect)?;
+            }
+            return Ok(());
+        }
+        Next::Piped(reason) => {
+            if ctx.named {
+                return Err(Unknown(reason));
+            }
+            return Ok(());
+        }
+        Next::Ask(reason) => return Err(Unknown(reason)),
     }
     let program = ctx.catalog.program(name).cloned();
     if dialect == Dialect::PowerShell {
@@ -528,7 +1241,18 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
     }
     let Some(program) = program else {
-        return Ok(());
+        if dialect == Dialect::PowerShell
+            && let Some(next) = start_process(name, &cmd.words[1..])
+        {
+            if next.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&next)) {
+                return Err(Unknown(format!(
+                    "`{name}` starts `{}`, which is only known when the command runs",
+                    next.raw
+                )));
+            }
+            return text_in(ctx, next.text(), Dialect::Posix);
+        }
+        return runs_its_arguments(ctx, name, cmd);
     };
     let args = &cmd.words[1..];
     match program.grammar {
@@ -544,7 +1268,174 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::PsRemoting => ps_remoting(ctx, &program, name, args),
         Grammar::PsComputer => ps_computer(ctx, &program, args),
         Grammar::PsVm => ps_vm(ctx, &program, name, args, cmd),
+        Grammar::Session => session(ctx, &program, args),
+        Grammar::HostList => host_list(ctx, &program, args, cmd),
     }
+}
+
+/// `Start-Process [-FilePath] PROGRAM [[-ArgumentList] ARGS]` (`saps`, `start`): the command
+/// line it starts.
+fn start_process(name: &str, args: &[Arg]) -> Option<Arg> {
+    if !matches!(
+        name.to_ascii_lowercase().as_str(),
+        "start-process" | "saps" | "start"
+    ) {
+        return None;
+    }
+    let parsed = ps_args(
+        args,
+        &[
+            "NoNewWindow",
+            "PassThru",
+            "Wait",
+            "UseNewEnvironment",
+            "LoadUserProfile",
+        ],
+    );
+    let file = parsed
+        .get("FilePath", &["PSPath", "Path"])
+        .cloned()
+        .flatten()
+        .or_else(|| parsed.positional.first().cloned())?;
+    let arguments = parsed
+        .get("ArgumentList", &["Args"])
+        .cloned()
+        .flatten()
+        .or_else(|| parsed.positional.get(1).cloned());
+    let mut words = vec![file];
+    if let Some(list) = arguments {
+        // `-ArgumentList "web01","reboot"` is a list; its items are joined by spaces.
+        words.push(Arg {
+            raw: list.raw.replace(',', " "),
+            value: list.value.map(|v| v.replace(',', " ")),
+        });
+    }
+    Some(join(&words))
+}
+
+/// Programs that never run their arguments as a command, beyond the remote read-only list:
+/// a remote program's name among their arguments is a word, not a command.
+const NOT_RUNNERS: &[&str] = &[
+    "git",
+    "man",
+    "info",
+    "apropos",
+    "systemctl",
+    "service",
+    "journalctl",
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "dnf",
+    "yum",
+    "brew",
+    "pacman",
+    "zypper",
+    "snap",
+    "pip",
+    "pip3",
+    "npm",
+    "cargo",
+    "pkill",
+    "killall",
+    "kill",
+    "dpkg",
+    "rpm",
+    "ssh-keygen",
+    "ssh-add",
+    "ssh-keyscan",
+    "mkdir",
+    "touch",
+    "rm",
+    "cp",
+    "mv",
+    "chmod",
+    "chown",
+    "ln",
+    "sed",
+    "awk",
+    "sort",
+    "tee",
+    "write-host",
+    "write-output",
+    "select-string",
+    "get-command",
+    "get-help",
+    "get-process",
+    "stop-process",
+    "get-service",
+    "restart-service",
+    "stop-service",
+    "start-service",
+];
+
+/// A program the catalog does not know may still run its arguments as a command
+/// (`docker run img ssh web01 …`, `proxychains ssh …`, `tmux` forks, `GIT_SSH_COMMAND=…`).
+/// When its words hold a remote program that would change a machine — a word that is the
+/// program's name followed by what it runs, or one word that is a whole command line — the
+/// answer is unknown (ask): rewind does not read how that program runs its arguments.
+fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    let mut candidates: Vec<String> = cmd
+        .assignments
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(_, v)| v.to_owned()))
+        .collect();
+    // `git -c core.sshCommand='ssh web01 reboot'`, `-o ProxyCommand=…`: a command as a value.
+    for word in &cmd.words[1..] {
+        if let Some((_, value)) = word.value.as_deref().and_then(|v| v.split_once('='))
+            && value
+                .split_whitespace()
+                .next()
+                .is_some_and(|first| ctx.catalog.program(first).is_some())
+        {
+            candidates.push(value.to_owned());
+        }
+    }
+    let runner = !ctx.catalog.remote_read_only.contains(base)
+        && !NOT_RUNNERS.contains(&base)
+        && !base.starts_with('%');
+    if runner {
+        let words = &cmd.words[1..];
+        if let Some(at) = words.iter().position(|w| {
+            w.value
+                .as_deref()
+                .is_some_and(|v| ctx.catalog.program(v).is_some())
+        }) {
+            candidates.push(join(&words[at..]).text().to_owned());
+        }
+        // A PowerShell script block was walked already.
+        for word in words.iter().filter(|w| !w.raw.starts_with('{')) {
+            if let Some(value) = &word.value
+                && value.contains(char::is_whitespace)
+                && value
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|first| ctx.catalog.program(first).is_some())
+            {
+                candidates.push(value.clone());
+            }
+        }
+    }
+    for text in candidates {
+        if !ctx.catalog.mentions_a_program(&text) {
+            continue;
+        }
+        let saved = std::mem::take(ctx.findings);
+        let result = text_in(ctx, &text, Dialect::Posix);
+        let found = std::mem::replace(ctx.findings, saved);
+        let changes = found
+            .iter()
+            .any(|f| f.class == Class::Mutating || f.unknown.is_some());
+        if result.is_err() || changes {
+            return Err(Unknown(format!(
+                "`{name}` may run `{}`, and how it runs its arguments is not read",
+                super::clip(&text)
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn finding(program: &Program, targets: Vec<Target>, class: Class, why: String) -> Finding {
@@ -633,9 +1524,14 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
         if !text.starts_with('-') || text.len() < 2 {
             return i;
         }
-        if text.starts_with("--") {
-            // A long option (mosh's `--ssh=…`, `--predict always`; OpenSSH has none): read
-            // whole, never letter by letter, and never one of ssh's own.
+        let long_single = text.len() > 2
+            && program
+                .value_options
+                .iter()
+                .any(|o| !o.starts_with("--") && o.len() > 2);
+        if text.starts_with("--") || long_single {
+            // A long option (mosh's `--ssh=…`, `--predict always`, plink's `-pw`; OpenSSH has
+            // none): read whole, never letter by letter, and never one of ssh's own.
             let takes_next = !text.contains('=') && program.takes_value(text);
             i += if takes_next { 2 } else { 1 };
             continue;
@@ -773,6 +1669,15 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
             ),
         }
     };
+    // ssh-copy-id runs no command of the caller's: it appends a key to authorized_keys.
+    let (class, why) = if program.names[0] == "ssh-copy-id" {
+        (
+            Class::Mutating,
+            String::from("installs a public key on the host"),
+        )
+    } else {
+        (class, why)
+    };
     let mut f = finding(program, vec![target], class, why);
     f.remote = remote_text;
     ctx.findings.push(f);
@@ -783,6 +1688,178 @@ fn local_texts(ctx: &mut Ctx<'_>, o: &SshOptions) -> Result<(), Unknown> {
     for text in &o.local_texts {
         text_in(ctx, text, Dialect::Posix)?;
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// telnet, rlogin: an interactive session
+
+/// Options read as the catalog lists them: returns the index of the first operand and the
+/// options seen, each with its value when it takes one. A program whose value options
+/// include a long single-dash one (`-pw`) never has its words split into letters.
+fn read_options(program: &Program, args: &[Arg]) -> (usize, Vec<(String, Option<Arg>)>) {
+    let long_single = program
+        .value_options
+        .iter()
+        .chain(&program.host_options)
+        .any(|o| !o.starts_with("--") && o.len() > 2);
+    let takes = |o: &str| program.takes_value(o) || program.host_options.iter().any(|h| h == o);
+    let mut seen = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            return (i + 1, seen);
+        }
+        if !text.starts_with('-') || text.len() < 2 {
+            return (i, seen);
+        }
+        i += 1;
+        if let Some((key, _)) = text.split_once('=').filter(|_| text.starts_with("--")) {
+            seen.push((key.to_owned(), Some(attached(arg, key.len() + 1))));
+            continue;
+        }
+        if takes(text) {
+            seen.push((text.to_owned(), args.get(i).cloned()));
+            i += 1;
+            continue;
+        }
+        if text.starts_with("--") || long_single {
+            seen.push((text.to_owned(), None));
+            continue;
+        }
+        // A bundle of letters: the first that takes a value takes the rest or the next word.
+        for (k, c) in text[1..].char_indices() {
+            let option = format!("-{c}");
+            if takes(&option) {
+                let value = if 1 + k + c.len_utf8() < text.len() {
+                    Some(attached(arg, 1 + k + c.len_utf8()))
+                } else {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                };
+                seen.push((option, value));
+                break;
+            }
+            seen.push((option, None));
+        }
+    }
+    (i, seen)
+}
+
+fn session(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let (at, _) = read_options(program, args);
+    let Some(host) = args.get(at) else {
+        // No host: the program's own prompt, where a host may be opened later.
+        return Ok(());
+    };
+    let Some(host) = fixed(ctx, program, host, "the host") else {
+        return Ok(());
+    };
+    ctx.findings.push(finding(
+        program,
+        vec![Target {
+            name: host_of(host),
+            kind: TargetKind::Host,
+        }],
+        Class::Mutating,
+        String::from("opens an interactive session on the host"),
+    ));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// pdsh, clush, pssh: one command on a list of hosts
+
+/// One host of a host list (`web01`, `user@web01`, `ssh:user@web01`, `web01:2222`); `Err`
+/// when it stands for hosts that are not written here (`^file`, `@group`, `web[01-03]`).
+fn list_host(item: &str) -> Result<Option<String>, String> {
+    if item.starts_with('-') {
+        // pdsh's `-w -web02`: an exclusion only narrows the list.
+        return Ok(None);
+    }
+    if item.starts_with(['^', '@', '/']) || item.contains(['[', ']', '*', '?']) {
+        return Err(format!(
+            "`{item}` stands for hosts (a file, a group, a range or a pattern) that are not written here"
+        ));
+    }
+    let host = host_of(item);
+    let host = match host.split_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
+        Some((_, h)) => h.to_owned(),
+        None => host,
+    };
+    Ok(Some(host))
+}
+
+fn host_list(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<(), Unknown> {
+    let (at, seen) = read_options(program, args);
+    let mut targets = Vec::new();
+    let mut unknown = None;
+    for (option, value) in &seen {
+        if program.other_host_options.iter().any(|o| o == option) {
+            unknown = Some(format!(
+                "`{option}` picks hosts from a file, a group or the whole cluster, which are not read"
+            ));
+        }
+        if !program.host_options.iter().any(|o| o == option) {
+            continue;
+        }
+        let Some(value) = value else {
+            unknown = Some(format!("`{option}` has no value"));
+            continue;
+        };
+        let Some(list) = value.value.as_deref() else {
+            unknown = Some(format!(
+                "the hosts `{}` are only known when the command runs",
+                value.raw
+            ));
+            continue;
+        };
+        for item in list
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+        {
+            match list_host(item) {
+                Ok(Some(name)) => targets.push(Target {
+                    name,
+                    kind: TargetKind::Host,
+                }),
+                Ok(None) => {}
+                Err(why) => unknown = Some(why),
+            }
+        }
+    }
+    if targets.is_empty() && unknown.is_none() {
+        unknown = Some(String::from(
+            "names no host, so the hosts are its default list, which is not read",
+        ));
+    }
+    let words = &args[at.min(args.len())..];
+    let (class, why, remote) = if words.is_empty() {
+        (
+            Class::Mutating,
+            String::from("opens an interactive session on the hosts"),
+            None,
+        )
+    } else {
+        let remote = join(words);
+        let (class, why) = match &remote.value {
+            Some(text) => remote::classify(ctx, text, &cmd.stdin),
+            None => (
+                Class::Mutating,
+                String::from("the remote command holds text expanded on this machine first"),
+            ),
+        };
+        (class, why, Some(remote.value.unwrap_or(remote.raw)))
+    };
+    let mut f = finding(program, targets, class, why);
+    f.remote = remote;
+    if class == Class::Mutating {
+        f.unknown = unknown;
+    }
+    ctx.findings.push(f);
     Ok(())
 }
 
@@ -1284,6 +2361,8 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         value_options: Vec::new(),
         read_only: Vec::new(),
         mutating: Vec::new(),
+        host_options: Vec::new(),
+        other_host_options: Vec::new(),
         origin: String::from("builtin"),
     }
 }
