@@ -508,6 +508,41 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             }
             rest(i)
         }
+        // GNU parallel's --sshlogin runs the jobs on other machines.
+        "parallel"
+            if args[1..].iter().any(|a| {
+                let text = a.text();
+                matches!(text, "--sshlogin" | "--sshloginfile" | "--slf")
+                    || text.starts_with("--sshlogin=")
+                    || text.starts_with("--slf=")
+                    || short_letter(text, 'S')
+            }) =>
+        {
+            Next::Ask(String::from(
+                "`parallel --sshlogin` runs the jobs on other machines, which are not read",
+            ))
+        }
+        // wsl [-d DISTRO] [-u USER] [--cd DIR] [-e | --] COMMAND…: a command in a Linux distro.
+        "wsl" | "wsl.exe" => {
+            let i = skip_options(
+                args,
+                1,
+                &[
+                    "-d",
+                    "--distribution",
+                    "-u",
+                    "--user",
+                    "--cd",
+                    "--shell-type",
+                ],
+            );
+            let i = if matches!(args.get(i).map(Arg::text), Some("-e" | "--exec")) {
+                i + 1
+            } else {
+                i
+            };
+            rest(i)
+        }
         "xargs" | "parallel" => {
             if mentions(catalog, &args[1..]) {
                 Next::Opaque(format!(
@@ -997,6 +1032,9 @@ fn expect(args: &[Arg], stdin: &Stdin) -> Next {
 pub(crate) fn may_reach_without_a_program(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.contains("systemd-run")
+        || lower.contains("--sshlogin")
+        || lower.contains("--slf")
+        || (lower.contains("parallel") && lower.contains("-s"))
         || REMOTE_LIBRARIES[..REMOTE_LIBRARIES.len() - GENERIC_RUNNERS]
             .iter()
             .any(|l| lower.contains(l))

@@ -635,6 +635,12 @@ const CHECKPOINT_BEHIND_TOOLS: &[(Dialect, &str, &[&str])] = &[
     (Dialect::Posix, "at now <<< 'ssh web01 reboot'", &["web01"]),
     (
         Dialect::Posix,
+        "wsl -d Ubuntu -e ssh web01 reboot",
+        &["web01"],
+    ),
+    (Dialect::PowerShell, "wsl -- ssh web01 reboot", &["web01"]),
+    (
+        Dialect::Posix,
         ". /dev/stdin <<< 'ssh web01 reboot'",
         &["web01"],
     ),
@@ -691,6 +697,11 @@ const ASK_BEHIND_TOOLS: &[(Dialect, &str)] = &[
         "node -e 'require(\"child_process\").execSync(\"ssh web01 reboot\")'",
     ),
     (Dialect::Posix, "systemd-run -H web01 reboot"),
+    (Dialect::Posix, "parallel --nonall -S web01 reboot"),
+    (
+        Dialect::Posix,
+        "parallel --sshlogin web01,db01 reboot ::: 1",
+    ),
     (Dialect::Posix, "echo 'ssh web01 reboot' | bash"),
     (Dialect::Posix, "echo 'ssh web01 reboot' | at now"),
     (Dialect::Posix, "bash <(echo 'ssh web01 reboot')"),
