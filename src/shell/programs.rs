@@ -1468,7 +1468,8 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
             .any(|f| f.class == Class::Mutating || f.unknown.is_some());
         if result.is_err() || changes {
             return Err(Unknown(format!(
-                "`{name}` may run `{}`, and how it runs its arguments is not read",
+                "`{}` may run `{}`, and how it runs its arguments is not read",
+                super::clip(name),
                 super::clip(&text)
             )));
         }

@@ -754,6 +754,12 @@ fn remote_programs_behind_other_tools_checkpoint_or_ask() {
             "{command}: want ask, got {verdict:?}"
         );
     }
+    // A program name the agent made long does not make the question long.
+    let long = format!("$'{}' ssh web01 reboot", "\\x41".repeat(5000));
+    match analyse(&long, Dialect::Posix, &catalog, None).verdict {
+        Verdict::Unknown { why, .. } => assert!(why.len() < 400, "{why}"),
+        other => panic!("want ask, got {other:?}"),
+    }
 }
 
 /// The wider reading keeps what an agent types on its own machine local, and what only
