@@ -548,6 +548,29 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 Next::Opaque(format!(
                     "`{name}` runs a remote program with arguments read from its input"
                 ))
+            } else if lower_base(name) == "xargs" {
+                // xargs [options] COMMAND…: the command runs with more arguments (`xargs grep
+                // -l x` only reads, `xargs rm` does not); alone it runs `echo`.
+                rest(skip_options(
+                    args,
+                    1,
+                    &[
+                        "-a",
+                        "--arg-file",
+                        "-d",
+                        "--delimiter",
+                        "-E",
+                        "-I",
+                        "-L",
+                        "-n",
+                        "--max-args",
+                        "-P",
+                        "--max-procs",
+                        "-s",
+                        "--max-chars",
+                        "--process-slot-var",
+                    ],
+                ))
             } else {
                 Next::Nothing
             }

@@ -185,6 +185,7 @@ fn runs_nothing(base: &str, cmd: &Cmd) -> bool {
             | "unbuffer"
             | "sudo"
             | "doas"
+            | "xargs"
     ) && !cmd.words[1..]
         .iter()
         .any(|a| matches!(a.text(), "-e" | "--edit"))

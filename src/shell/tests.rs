@@ -792,6 +792,8 @@ fn local_commands_that_name_a_remote_program_stay_local() {
         "tmux new -d 'ssh web01 uptime'",
         "clush -w web01 uptime",
         "ssh web01 'sudo -l'",
+        "ssh web01 'find /var/log -name \"*.log\" | xargs grep -l ERROR'",
+        "ssh web01 'ls /etc | xargs -n1 -I{} stat /etc/{}'",
     ] {
         assert_eq!(
             analyse(command, Dialect::Posix, &catalog, None).verdict,
