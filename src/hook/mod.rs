@@ -170,10 +170,21 @@ fn answer(
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
             Ok(call) => {
                 dialect.set(Some(call.host));
-                (
-                    Some(call.host),
-                    evaluate_call(call, &config, config_error.as_deref(), &deadline),
-                )
+                let evaluation = if crate::console::stdout_is_void() {
+                    // No answer can reach the host (`/dev/null`, or a stdout the parent
+                    // closed): no checkpoint for a call that will be refused, and the audit
+                    // trail says what the host got.
+                    Evaluation {
+                        decision: Decision::Block(String::from(
+                            "rewind: stdout leads nowhere, so no decision can reach the host; refusing the call",
+                        )),
+                        call: Some(call),
+                        facts: Facts::default(),
+                    }
+                } else {
+                    evaluate_call(call, &config, config_error.as_deref(), &deadline)
+                };
+                (dialect.get(), evaluation)
             }
         },
     };

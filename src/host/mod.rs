@@ -388,7 +388,12 @@ impl Rendered {
         if let Some(text) = &self.stdout
             && (crate::console::stdout_is_void() || crate::console::write_json(text).is_err())
         {
-            crate::console::err("rewind: could not write the decision to stdout");
+            // One line: a refusal's own reason when it has one.
+            crate::console::err(
+                self.stderr
+                    .as_deref()
+                    .unwrap_or("rewind: could not write the decision to stdout"),
+            );
             return crate::exit::code(crate::exit::BLOCKED);
         }
         if let Some(line) = &self.stderr {

@@ -491,8 +491,9 @@ fn a_closed_stdout_is_exit_2() {
 }
 
 /// stdout closed by the parent (`rewind hook >&-`): the runtime puts `/dev/null` in its place,
-/// so the write "succeeds" and nobody sees the deny. The hook must block with exit 2 instead
-/// of exiting 0 with the decision lost.
+/// so the write "succeeds" and nobody sees the answer. The hook must block with exit 2 instead
+/// of exiting 0 with the decision lost, take no checkpoint for a call it refuses, and say
+/// `block` in the audit trail, not the `context` nobody received.
 #[test]
 fn a_stdout_closed_by_the_parent_is_exit_2_not_a_lost_deny() {
     use std::io::Write as _;
@@ -520,7 +521,7 @@ fn a_stdout_closed_by_the_parent_is_exit_2_not_a_lost_deny() {
         .expect("spawn");
     let call = hook_input(
         "mcp__ssh__exec",
-        &json!({"host": "no-such-vm", "command": "reboot"}),
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
         "toolu_o2",
     );
     child
@@ -532,7 +533,19 @@ fn a_stdout_closed_by_the_parent_is_exit_2_not_a_lost_deny() {
     let out = child.wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("could not write the decision"), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "rewind: stdout leads nowhere, so no decision can reach the host; refusing the call"
+    );
+    assert!(
+        env.sim.inserts().is_empty(),
+        "no checkpoint for a call that is refused"
+    );
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    let record: Value =
+        serde_json::from_str(audit.lines().last().expect("a record")).expect("json");
+    assert_eq!(record["decision"], "block", "{record}");
+    assert_eq!(record["tool"], "mcp__ssh__exec", "{record}");
 }
 
 /// A password command that hangs past the budget: the call is denied inside the budget, the
