@@ -330,10 +330,16 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         Some(path) => Scenario::from_file(path)?,
         None => Scenario::lab(),
     };
-    let cert_dir = args
-        .cert_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("rewind-sim-{}", args.port)));
+    // Not a shared temporary directory: a key planted there by another user would be
+    // served, and trusted through the `ca_cert` line the banner prints.
+    let cert_dir = if let Some(dir) = &args.cert_dir {
+        dir.clone()
+    } else {
+        let dir = crate::config::cache_dir()?.join(format!("sim-{}", args.port));
+        crate::lockfile::create_private_dir(&dir)
+            .with_context(|| format!("cannot use {} for the certificate", dir.display()))?;
+        dir
+    };
     let summary = inventory(&scenario);
     let sim = Sim::start(SimOptions {
         scenario,

@@ -448,28 +448,12 @@ fn trust_for_another_url_names_the_configured_zvm() {
     );
 }
 
-/// `rewind sim --cert FILE --key FILE` presents a certificate the operator made the usual
-/// way (`openssl req -x509 …`, the committed fixture), as an appliance does: the banner's
-/// `ca_cert` line trusts it exactly, and `rewind trust` shows the fingerprint openssl prints.
-#[test]
-fn the_simulator_presents_a_certificate_made_with_openssl() {
+/// Starts `rewind sim --port 0 --time-scale 100` with `args` and returns it with its banner
+/// (everything up to the "Press Ctrl-C" line).
+fn start_sim(env: &TestEnv, args: &[&str]) -> (std::process::Child, String) {
     use std::io::BufRead as _;
-
-    let env = TestEnv::start();
     let mut sim = env
-        .command(&[
-            "sim",
-            "--port",
-            "0",
-            "--time-scale",
-            "100",
-            "--cert",
-            fixture("openssl-appliance.pem").to_str().expect("UTF-8"),
-            "--key",
-            fixture("openssl-appliance-key.pem")
-                .to_str()
-                .expect("UTF-8"),
-        ])
+        .command(&[&["sim", "--port", "0", "--time-scale", "100"], args].concat())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -486,6 +470,59 @@ fn the_simulator_presents_a_certificate_made_with_openssl() {
             break;
         }
     }
+    (sim, banner)
+}
+
+/// Without `--cert-dir`, `rewind sim` keeps its generated key in rewind's private cache
+/// directory, not in a shared temporary one where another user could plant a key it would
+/// then serve (and the banner's `ca_cert` line would trust).
+#[cfg(unix)]
+#[test]
+fn the_simulators_own_certificate_is_kept_in_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::start();
+    let (mut sim, banner) = start_sim(&env, &[]);
+    let _ = sim.kill();
+    let _ = sim.wait();
+    let ca_cert = banner
+        .lines()
+        .find_map(|l| l.strip_prefix("ca_cert = "))
+        .map_or_else(
+            || panic!("a ca_cert line:\n{banner}"),
+            |p| PathBuf::from(p.trim_matches('"')),
+        );
+    let dir = ca_cert.parent().expect("a directory");
+    assert!(
+        dir.starts_with(env.dir.path()),
+        "under the test's own home, not a shared directory: {}",
+        dir.display()
+    );
+    for private in [dir, dir.parent().expect("the cache directory")] {
+        let mode = std::fs::metadata(private)
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{} is private", private.display());
+    }
+}
+
+/// `rewind sim --cert FILE --key FILE` presents a certificate the operator made the usual
+/// way (`openssl req -x509 …`, the committed fixture), as an appliance does: the banner's
+/// `ca_cert` line trusts it exactly, and `rewind trust` shows the fingerprint openssl prints.
+#[test]
+fn the_simulator_presents_a_certificate_made_with_openssl() {
+    let env = TestEnv::start();
+    let (mut sim, banner) = start_sim(
+        &env,
+        &[
+            "--cert",
+            fixture("openssl-appliance.pem").to_str().expect("UTF-8"),
+            "--key",
+            fixture("openssl-appliance-key.pem")
+                .to_str()
+                .expect("UTF-8"),
+        ],
+    );
     let mut zvm = banner
         .lines()
         .skip_while(|l| *l != "[zvm]")
