@@ -349,10 +349,9 @@ pub fn doctor_findings(catalog: &Catalog) -> Vec<(bool, String, String)> {
 fn report(name: &str, result: anyhow::Result<Catalog>) -> usize {
     match result {
         Ok(catalog) => {
-            say(format!(
-                "ok    {name} ({} entries)",
-                catalog.entries().len()
-            ));
+            let count = catalog.entries().len();
+            let noun = if count == 1 { "entry" } else { "entries" };
+            say(format!("ok    {name} ({count} {noun})"));
             0
         }
         Err(e) => {

@@ -87,7 +87,14 @@ fn catalog_add_teaches_the_hook_a_tool_and_check_explains_it() {
         twice.stderr.contains("is already in") && !twice.stderr.contains("listed twice"),
         "a duplicate is named as such, not as a broken file: {twice:#?}"
     );
-    env.run(&["catalog", "lint"], b"").success();
+    let lint = env.run(&["catalog", "lint"], b"");
+    lint.success();
+    assert!(
+        lint.stdout
+            .lines()
+            .any(|l| l.contains("catalog.toml (1 entry)")),
+        "the one entry added, counted in words: {lint:#?}"
+    );
 }
 
 #[test]
