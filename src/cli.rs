@@ -190,7 +190,7 @@ pub struct RecoverArgs {
     /// Use this checkpoint id.
     #[arg(long, value_name = "ID", group = "point")]
     pub checkpoint: Option<String>,
-    /// Use the newest checkpoint before this UTC time (ISO-8601).
+    /// Use the newest checkpoint before this UTC time (ISO-8601) or this long ago (`2h`).
     #[arg(long, value_name = "TIME", group = "point")]
     pub before: Option<String>,
     /// The VPG to restore from when the VM is in several.

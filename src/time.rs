@@ -23,6 +23,22 @@ pub fn parse_utc(text: &str) -> anyhow::Result<SystemTime> {
     })
 }
 
+/// An ISO-8601 UTC time, or a duration before `now` (`2h`, `30m`, `1d`): what `log --since`
+/// and `recover --before` take.
+pub fn parse_utc_or_ago(text: &str, now: SystemTime) -> anyhow::Result<SystemTime> {
+    if let Ok(time) = parse_utc(text) {
+        return Ok(time);
+    }
+    let ago = humantime::parse_duration(text.trim()).map_err(|_| {
+        anyhow::anyhow!(
+            "{:?}: give an ISO-8601 UTC time (2026-03-02T09:00:00Z) or a duration ago (2h, 30m, 1d)",
+            text.trim()
+        )
+    })?;
+    now.checked_sub(ago)
+        .ok_or_else(|| anyhow::anyhow!("{:?} is too long ago", text.trim()))
+}
+
 /// Seconds (with fractions) between two times, zero when `later` is not later.
 pub fn secs_between(earlier: SystemTime, later: SystemTime) -> f64 {
     later

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use anyhow::Context as _;
+
 use super::say;
 use crate::audit::{self, Filter};
 use crate::cli::LogArgs;
@@ -60,15 +62,5 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
 
 /// `--since`: an ISO-8601 UTC time, or a duration ago (`2h`, `30m`, `1d`).
 fn since(text: &str) -> anyhow::Result<std::time::SystemTime> {
-    if let Ok(time) = crate::time::parse_utc(text) {
-        return Ok(time);
-    }
-    let ago = humantime::parse_duration(text).map_err(|_| {
-        anyhow::anyhow!(
-            "--since {text:?}: give an ISO-8601 UTC time (2026-03-02T09:00:00Z) or a duration ago (2h, 30m, 1d)"
-        )
-    })?;
-    std::time::SystemTime::now()
-        .checked_sub(ago)
-        .ok_or_else(|| anyhow::anyhow!("--since {text:?} is too long ago"))
+    crate::time::parse_utc_or_ago(text, std::time::SystemTime::now()).context("--since")
 }

@@ -32,8 +32,8 @@ pub enum PointError {
 }
 
 impl Point {
-    /// The one point that exactly one of `change`, `checkpoint` and `before` (ISO-8601 UTC)
-    /// names. Blank values count as not given.
+    /// The one point that exactly one of `change`, `checkpoint` and `before` (ISO-8601 UTC,
+    /// or a duration ago such as `2h`) names. Blank values count as not given.
     pub fn choose(
         change: Option<String>,
         checkpoint: Option<String>,
@@ -43,7 +43,7 @@ impl Point {
         match (given(change), given(checkpoint), given(before)) {
             (Some(change), None, None) => Ok(Point::Change(change)),
             (None, Some(id), None) => Ok(Point::Checkpoint(id)),
-            (None, None, Some(time)) => crate::time::parse_utc(&time)
+            (None, None, Some(time)) => crate::time::parse_utc_or_ago(&time, SystemTime::now())
                 .map(Point::Before)
                 .map_err(PointError::Time),
             (None, None, None) => Err(PointError::Missing),
@@ -195,6 +195,16 @@ mod tests {
         };
         let err = format!("{:#}", RecoverRequest::try_from(&bad_time).unwrap_err());
         assert!(err.starts_with("--before: \"noon\""), "{err}");
+        // A duration ago, as `log --since` takes it.
+        let Ok(Point::Before(at)) = Point::choose(None, None, Some("2h".into())) else {
+            panic!("--before 2h is a time");
+        };
+        let two_hours = std::time::Duration::from_secs(2 * 3600);
+        let age = SystemTime::now().duration_since(at).expect("in the past");
+        assert!(
+            age >= two_hours && age < two_hours + std::time::Duration::from_secs(60),
+            "{age:?}"
+        );
         let no_file = RecoverArgs {
             path: "/etc/".into(),
             before: Some("2026-03-02T09:00:00Z".into()),
