@@ -373,8 +373,8 @@ pub struct SimArgs {
     /// Simulated seconds per real second (100 runs the real cadences 100x faster).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
-    /// Directory for the generated certificate (PEM) [default: `sim-<port>` in rewind's
-    /// private cache directory, kept between runs].
+    /// Directory for the generated certificate (PEM); by default `sim-<port>` in rewind's
+    /// private cache directory, kept between runs.
     #[arg(long, value_name = "DIR")]
     pub cert_dir: Option<PathBuf>,
     /// The shape of certificate to present, as ZVMs do.
