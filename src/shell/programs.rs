@@ -1209,6 +1209,20 @@ fn decode_utf16(b64: &str) -> Option<String> {
     String::from_utf16(&units).ok()
 }
 
+/// The command `words` run on a remote host, judged: its text (the words as written when part
+/// of it is only known when it runs, which makes it mutating), its class and why.
+fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, String) {
+    let remote = join(words);
+    let (class, why) = match &remote.value {
+        Some(text) => remote::classify(ctx, text, &cmd.stdin),
+        None => (
+            Class::Mutating,
+            String::from("the remote command holds text expanded on this machine first"),
+        ),
+    };
+    (remote.value.unwrap_or(remote.raw), class, why)
+}
+
 /// Words joined by spaces, as `ssh`, `eval` and `watch` join them; dynamic if any is.
 pub(crate) fn join(args: &[Arg]) -> Arg {
     let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
@@ -1679,15 +1693,8 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
     };
     let words = &args[command_at.min(args.len())..];
     let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
-        let remote = join(words);
-        let (class, why) = match &remote.value {
-            Some(text) => remote::classify(ctx, text, &cmd.stdin),
-            None => (
-                Class::Mutating,
-                String::from("the remote command holds text expanded on this machine first"),
-            ),
-        };
-        (Some(remote.value.unwrap_or(remote.raw)), class, why)
+        let (text, class, why) = judge_remote(ctx, words, cmd);
+        (Some(text), class, why)
     } else if o.subsystem {
         (
             Some(join(words).raw),
@@ -1906,15 +1913,8 @@ fn host_list(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> R
             None,
         )
     } else {
-        let remote = join(words);
-        let (class, why) = match &remote.value {
-            Some(text) => remote::classify(ctx, text, &cmd.stdin),
-            None => (
-                Class::Mutating,
-                String::from("the remote command holds text expanded on this machine first"),
-            ),
-        };
-        (class, why, Some(remote.value.unwrap_or(remote.raw)))
+        let (text, class, why) = judge_remote(ctx, words, cmd);
+        (class, why, Some(text))
     };
     let mut f = finding(program, targets, class, why);
     f.remote = remote;
