@@ -110,41 +110,11 @@ fn check(
             ctx.walk.leave();
             return result;
         }
-        Next::Text(text, dialect) => {
-            let Some(value) = text.value else {
-                return Err(format!(
-                    "`{name}` runs `{}`, which is only known when it runs",
-                    text.raw
-                ));
-            };
-            if ctx.walk.enter().is_err() {
-                return Err(String::from("nests too deeply to be judged"));
-            }
-            let result = match dialect {
-                Dialect::Posix => classify_into(ctx, &value, stdin, readers),
-                Dialect::PowerShell => match classify_windows(ctx, &value) {
-                    (Class::ReadOnly, _) => Ok(()),
-                    (Class::Mutating, why) => Err(why),
-                },
-            };
-            ctx.walk.leave();
-            return result;
-        }
+        Next::Text(text, dialect) => return judge_text(ctx, name, text, dialect, stdin, readers),
         Next::Opaque(reason) | Next::Piped(reason) | Next::Ask(reason) => return Err(reason),
-        Next::Texts(texts, _) => {
+        Next::Texts(texts, dialect) => {
             for text in texts {
-                let Some(value) = text.value else {
-                    return Err(format!(
-                        "`{name}` runs `{}`, which is only known when it runs",
-                        text.raw
-                    ));
-                };
-                if ctx.walk.enter().is_err() {
-                    return Err(String::from("nests too deeply to be judged"));
-                }
-                let result = classify_into(ctx, &value, stdin, readers);
-                ctx.walk.leave();
-                result?;
+                judge_text(ctx, name, text, dialect, stdin, readers)?;
             }
             return Ok(());
         }
@@ -162,6 +132,37 @@ fn check(
         }
         None => Err(format!("runs `{base}`, which is not on the read-only list")),
     }
+}
+
+/// Judges a command text a wrapper named `name` runs (`bash -c`, tmux's `send-keys`, an expect
+/// `spawn` line), one nesting level deeper, in its dialect: text only known when it runs is
+/// never read-only.
+fn judge_text(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    text: super::Arg,
+    dialect: Dialect,
+    stdin: &Stdin,
+    readers: &mut Vec<String>,
+) -> Result<(), String> {
+    let Some(value) = text.value else {
+        return Err(format!(
+            "`{name}` runs `{}`, which is only known when it runs",
+            text.raw
+        ));
+    };
+    if ctx.walk.enter().is_err() {
+        return Err(String::from("nests too deeply to be judged"));
+    }
+    let result = match dialect {
+        Dialect::Posix => classify_into(ctx, &value, stdin, readers),
+        Dialect::PowerShell => match classify_windows(ctx, &value) {
+            (Class::ReadOnly, _) => Ok(()),
+            (Class::Mutating, why) => Err(why),
+        },
+    };
+    ctx.walk.leave();
+    result
 }
 
 /// Whether a wrapper that was given nothing to run (`command -v x`, `sudo -l`) does nothing
