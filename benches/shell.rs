@@ -13,6 +13,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rewind::inventory::Inventory;
 use rewind::shell::{Dialect, ShellCatalog, analyse};
 use support::{median, ms, time};
 
@@ -61,7 +62,13 @@ fn main() {
         let mut took = Vec::with_capacity(runs);
         for _ in 0..runs {
             let started = Instant::now();
-            let analysis = analyse(command, Dialect::Posix, &catalog, None);
+            let analysis = analyse(
+                command,
+                Dialect::Posix,
+                &catalog,
+                &Inventory::default(),
+                None,
+            );
             took.push(started.elapsed());
             std::hint::black_box(analysis);
         }

@@ -8,7 +8,8 @@
 //!   decision back in its words. Nothing past it knows which host is calling.
 //! - `decision`: the decision table, pure: every answer is a `Finding` through one `decide`.
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
-//! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known.
+//! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known;
+//!   [`inventory`]: the machines rewind protects, kept locally for the shell analysis.
 //! - `guard`: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
 //!   deadline; `progress` shows a running guard's phases to a person or an MCP client.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
@@ -36,6 +37,7 @@ pub(crate) mod exit;
 pub(crate) mod guard;
 pub(crate) mod hook;
 pub mod host;
+pub mod inventory;
 pub mod lockfile;
 pub mod mcp;
 pub(crate) mod progress;

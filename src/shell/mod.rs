@@ -19,6 +19,7 @@
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
 pub mod catalog;
+mod net;
 mod posix;
 pub mod powershell;
 pub mod programs;
@@ -31,13 +32,15 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use self::catalog::ShellCatalog;
+use crate::inventory::Inventory;
 
 /// Most simple commands one call may hold before the analysis gives up (→ ask).
 pub const MAX_COMMANDS: usize = 2000;
 /// Deepest nesting (`bash -c "$(…)"`, remote commands inside remote commands) followed.
 pub const MAX_DEPTH: usize = 16;
-/// Deepest bracket nesting handed to a parser (it recurses per level).
-pub const MAX_BRACKETS: usize = 48;
+/// Deepest nesting of brackets and compound commands handed to a parser (it recurses per
+/// level); deeper text asks.
+pub const MAX_NESTING: usize = 48;
 /// Longest command text analysed; longer text that mentions a remote program → ask.
 pub const MAX_TEXT: usize = 256 * 1024;
 
@@ -102,11 +105,31 @@ pub struct Cmd {
     pub assignments: Vec<String>,
     /// PowerShell's call operator runs it (`& $x web01`): a leading variable is the program.
     pub call: bool,
+    /// What the previous command of a pipeline writes into this one, when the text fixes it
+    /// (`echo 'ssh web01 reboot' | sh`).
+    pub piped: Option<Arg>,
+    /// Variables bound around this command by a literal `for` list, innermost last.
+    pub bindings: Vec<(String, String)>,
 }
 
 /// Why the analysis cannot say what the command does: the hook asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unknown(pub String);
+
+/// How a parser's refusal of a text begins, so that a text the parser cannot read is told
+/// from one past a limit (which always asks).
+const UNPARSED: &str = "the command could not be parsed";
+
+impl Unknown {
+    pub(crate) fn unparsed(detail: impl fmt::Display) -> Unknown {
+        Unknown(format!("{UNPARSED} ({detail})"))
+    }
+
+    /// Whether the parser could not read the text (as opposed to a limit or a rule).
+    pub(crate) fn is_unparsed(&self) -> bool {
+        self.0.starts_with(UNPARSED)
+    }
+}
 
 /// What a command does on a remote machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -195,6 +218,8 @@ impl Analysis {
 /// Counters and limits shared by one analysis, through every nested text.
 pub(crate) struct Walk {
     pub(crate) commands: Vec<Cmd>,
+    /// Loop variables bound while a literal `for` body is walked.
+    pub(crate) bindings: Vec<(String, String)>,
     depth: usize,
     count: usize,
     until: Option<Instant>,
@@ -204,6 +229,7 @@ impl Walk {
     fn new(until: Option<Instant>) -> Walk {
         Walk {
             commands: Vec::new(),
+            bindings: Vec::new(),
             depth: 0,
             count: 0,
             until,
@@ -251,9 +277,9 @@ impl Walk {
                 MAX_TEXT / 1024
             )));
         }
-        if bracket_depth(text) > MAX_BRACKETS {
+        if nesting_depth(text, dialect) > MAX_NESTING {
             return Err(Unknown(format!(
-                "the command nests brackets deeper than {MAX_BRACKETS} levels"
+                "the command nests deeper than {MAX_NESTING} levels"
             )));
         }
         let outer = std::mem::take(&mut self.commands);
@@ -266,42 +292,64 @@ impl Walk {
     }
 }
 
-/// The deepest nesting of `(`, `{` and `[` in `text`, quotes ignored: an upper bound that
-/// keeps a parser's recursion far from the end of the stack.
-fn bracket_depth(text: &str) -> usize {
+/// An upper bound on how deeply `text` nests, quotes ignored: brackets, and in POSIX text
+/// the compound commands (`if`, `while`, `until`, `for`, `select`, `case`) that the parser
+/// recurses into. Checked before parsing, so no input can take a parser's recursion to the
+/// end of the stack; past [`MAX_NESTING`] the command asks.
+fn nesting_depth(text: &str, dialect: Dialect) -> usize {
     let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut word = String::new();
+    let keyword = |word: &mut String, depth: &mut usize, deepest: &mut usize| {
+        if dialect == Dialect::Posix {
+            match word.as_str() {
+                "if" | "while" | "until" | "for" | "select" | "case" => {
+                    *depth += 1;
+                    *deepest = (*deepest).max(*depth);
+                }
+                "fi" | "done" | "esac" => *depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        word.clear();
+    };
     for c in text.chars() {
         match c {
             '(' | '{' | '[' => {
+                keyword(&mut word, &mut depth, &mut deepest);
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
+            ')' | '}' | ']' => {
+                keyword(&mut word, &mut depth, &mut deepest);
+                depth = depth.saturating_sub(1);
+            }
+            c if c.is_alphanumeric() || c == '_' || c == '-' => word.push(c),
+            _ => keyword(&mut word, &mut depth, &mut deepest),
         }
     }
+    keyword(&mut word, &mut depth, &mut deepest);
     deepest
 }
 
 /// Analyses a command string: its remote programs, their targets and remote commands, and
-/// the verdict. Pure: no process is started (see [`resolve`] for that). `until` bounds the
-/// time spent; past it the verdict is `Unknown`.
+/// the verdict. Pure: no process is started (see [`resolve`] for that). `known` is the
+/// protected-VM net: a program the catalog does not know that names one of them asks.
+/// `until` bounds the time spent; past it the verdict is `Unknown`.
 pub fn analyse(
     command: &str,
     dialect: Dialect,
     catalog: &ShellCatalog,
+    known: &Inventory,
     until: Option<Instant>,
 ) -> Analysis {
-    // The hot path: a command that names no remote program is not parsed at all.
-    if !catalog.mentions_a_program(command)
-        && !catalog.may_hide_a_program(command)
-        && !programs::may_reach_without_a_program(command)
-    {
+    // Every command is parsed: what cannot be read asks, and a quick look at the text
+    // cannot tell a name built at run time (`x=ss; ${x}h`) from local work.
+    if command.trim().is_empty() {
         return Analysis::local();
     }
     let mut walk = Walk::new(until);
     let mut findings = Vec::new();
-    let result = programs::analyse_text(command, dialect, catalog, &mut walk, &mut findings);
+    let result = programs::analyse_text(command, dialect, catalog, known, &mut walk, &mut findings);
     let verdict = match result {
         Err(Unknown(why)) => Verdict::Unknown {
             part: catalog
@@ -430,8 +478,13 @@ pub fn judge(
     cwd: Option<&std::path::Path>,
     until: Instant,
 ) -> anyhow::Result<Judgement> {
-    let catalog = ShellCatalog::load(config.hook.builtin_catalogs, &config.shell.catalogs)?;
-    let analysis = analyse(command, dialect, &catalog, Some(until));
+    let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
+    let mut known = Inventory::load_cached();
+    for (alias, vm) in &config.vm_aliases {
+        known.add(alias);
+        known.add(vm);
+    }
+    let analysis = analyse(command, dialect, &catalog, &known, Some(until));
     let outcome = match &analysis.verdict {
         Verdict::Local | Verdict::ReadOnly => Outcome::NoDecision,
         Verdict::Unknown { part, why } => Outcome::Ask {

@@ -22,9 +22,7 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
     walk.enter()?;
     let options = brush_parser::ParserOptions::default();
     let mut parser = brush_parser::Parser::new(std::io::BufReader::new(text.as_bytes()), &options);
-    let program = parser
-        .parse_program()
-        .map_err(|e| Unknown(format!("the command could not be parsed ({e})")))?;
+    let program = parser.parse_program().map_err(Unknown::unparsed)?;
     for list in &program.complete_commands {
         compound_list(list, walk)?;
     }
@@ -50,10 +48,16 @@ fn and_or(list: &ast::AndOrList, walk: &mut Walk) -> Result<(), Unknown> {
 }
 
 fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
+    // What the previous command writes into the pipe, when the text fixes it.
+    let mut produced: Option<Arg> = None;
     for (i, command) in pipeline.seq.iter().enumerate() {
         let piped = i > 0;
+        let input = produced.take();
         match command {
-            ast::Command::Simple(simple) => simple_command(simple, piped, walk)?,
+            ast::Command::Simple(simple) => {
+                simple_command(simple, piped, input, walk)?;
+                produced = walk.commands.last().and_then(output_of);
+            }
             ast::Command::Compound(compound, redirects) => {
                 if let Some(redirects) = redirects {
                     for redirect in &redirects.0 {
@@ -64,6 +68,10 @@ fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
                 compound_command(compound, walk)?;
             }
             ast::Command::Function(function) => {
+                // Redirections of a function body run each time it is called.
+                for redirect in function.body.1.iter().flat_map(|r| r.0.iter()) {
+                    redirect_words(redirect, walk)?;
+                }
                 compound_command(&function.body.0, walk)?;
             }
             ast::Command::ExtendedTest(test, _) => {
@@ -81,19 +89,45 @@ fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
 fn compound_command(command: &ast::CompoundCommand, walk: &mut Walk) -> Result<(), Unknown> {
     walk.enter()?;
     match command {
-        ast::CompoundCommand::Arithmetic(_) | ast::CompoundCommand::ArithmeticForClause(_) => {}
+        ast::CompoundCommand::Arithmetic(command) => arithmetic(&command.expr.value, walk)?,
+        ast::CompoundCommand::ArithmeticForClause(clause) => {
+            for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                .into_iter()
+                .flatten()
+            {
+                arithmetic(&expr.value, walk)?;
+            }
+            compound_list(&clause.body.list, walk)?;
+        }
         ast::CompoundCommand::BraceGroup(group) => compound_list(&group.list, walk)?,
         ast::CompoundCommand::Subshell(subshell) => compound_list(&subshell.list, walk)?,
         ast::CompoundCommand::ForClause(clause) => {
+            let mut values = Vec::new();
             for value in clause.values.iter().flatten() {
-                to_arg(&value.value, walk)?;
+                values.push(to_arg(&value.value, walk)?);
             }
-            // The loop variable expands in the body, so `ssh $h` there is dynamic.
-            compound_list(&clause.body.list, walk)?;
+            // Over a short literal list the body is read once per value, the variable bound
+            // (`for h in web01 web02; do ssh $h …`); otherwise `$h` stays dynamic there.
+            let literal: Option<Vec<String>> = values.iter().map(|v| v.value.clone()).collect();
+            match literal {
+                Some(literal) if !literal.is_empty() && literal.len() <= MAX_LOOP_VALUES => {
+                    for value in literal {
+                        walk.bindings.push((clause.variable_name.clone(), value));
+                        let result = compound_list(&clause.body.list, walk);
+                        walk.bindings.pop();
+                        result?;
+                    }
+                }
+                _ => compound_list(&clause.body.list, walk)?,
+            }
         }
         ast::CompoundCommand::CaseClause(clause) => {
             to_arg(&clause.value.value, walk)?;
             for case in &clause.cases {
+                // A pattern's substitutions run when the case is tried.
+                for pattern in &case.patterns {
+                    to_arg(&pattern.value, walk)?;
+                }
                 if let Some(body) = &case.cmd {
                     compound_list(body, walk)?;
                 }
@@ -131,11 +165,14 @@ fn compound_command(command: &ast::CompoundCommand, walk: &mut Walk) -> Result<(
 fn simple_command(
     simple: &ast::SimpleCommand,
     piped: bool,
+    input: Option<Arg>,
     walk: &mut Walk,
 ) -> Result<(), Unknown> {
     walk.count()?;
     let mut cmd = Cmd {
         stdin: if piped { Stdin::Pipe } else { Stdin::Inherited },
+        piped: input,
+        bindings: walk.bindings.clone(),
         ..Cmd::default()
     };
     for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
@@ -240,6 +277,75 @@ fn redirect_into(
     Ok(())
 }
 
+/// The text a command writes to its standard output when the command text fixes it:
+/// `echo` and `printf` of literal words, `cat` of a here-document, `base64 -d` and `rev` of
+/// such text. `None` when it is not known (a file, a network, an expansion).
+fn output_of(cmd: &Cmd) -> Option<Arg> {
+    use base64::Engine as _;
+    let name = cmd.words.first()?.value.as_deref()?;
+    let args = &cmd.words[1..];
+    let input = || match &cmd.stdin {
+        Stdin::Text(text) => text.value.clone(),
+        Stdin::Pipe => cmd.piped.as_ref().and_then(|p| p.value.clone()),
+        _ => None,
+    };
+    let text = match name.rsplit('/').next().unwrap_or(name) {
+        "echo" => {
+            let words: Vec<&Arg> = args.iter().skip_while(|a| a.text() == "-n").collect();
+            let values: Option<Vec<&str>> = words.iter().map(|a| a.value.as_deref()).collect();
+            let text = values?.join(" ");
+            (!text.contains('\\')).then_some(text)?
+        }
+        "printf" => match args {
+            [format] if !format.text().contains(['%', '\\']) => format.value.clone()?,
+            [format, arg] if format.text() == "%s" || format.text() == "%s\\n" => {
+                arg.value.clone()?
+            }
+            _ => return None,
+        },
+        "cat" if args.is_empty() => input()?,
+        "base64"
+            if args
+                .iter()
+                .any(|a| matches!(a.text(), "-d" | "--decode" | "-D")) =>
+        {
+            let encoded: String = input()?.split_whitespace().collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()?
+        }
+        "rev" if args.is_empty() => input()?
+            .lines()
+            .map(|line| line.chars().rev().collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    Some(Arg::literal(text))
+}
+
+/// Most values of a literal `for` list whose body is read once per value.
+const MAX_LOOP_VALUES: usize = 16;
+
+/// The substitutions inside an arithmetic expression (`(( x = $(cmd) ))`) run.
+fn arithmetic(expr: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    if !expr.contains("$(") && !expr.contains('`') {
+        return Ok(());
+    }
+    match word::parse(expr, &brush_parser::ParserOptions::default()) {
+        Ok(pieces) => {
+            for piece in &pieces {
+                substitutions(&piece.piece, walk)?;
+            }
+            Ok(())
+        }
+        Err(_) => Err(Unknown(String::from(
+            "an arithmetic expression runs a command that could not be read",
+        ))),
+    }
+}
+
 /// The substitutions inside a redirection of a compound command still run.
 fn redirect_words(redirect: &ast::IoRedirect, walk: &mut Walk) -> Result<(), Unknown> {
     let mut scratch = Cmd::default();
@@ -303,6 +409,7 @@ fn substitutions(piece: &WordPiece, walk: &mut Walk) -> Result<(), Unknown> {
             }
             Ok(())
         }
+        WordPiece::ArithmeticExpression(expr) => arithmetic(&expr.value, walk),
         WordPiece::ParameterExpansion(expr) => {
             // `${x:-$(cmd)}` runs cmd: look inside the expression's text too.
             let text = format!("{expr:?}");
@@ -397,4 +504,56 @@ fn literal_into(piece: &WordPiece, value: &mut Option<String>) {
         }
         _ => *value = None,
     }
+}
+
+/// The value of a word whose only expansions are variables the text itself binds (`$h` in a
+/// literal `for` loop, `x=ss; ${x}h`): `None` when any part stays unknown.
+pub(super) fn evaluate(raw: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let mut value = String::new();
+    for piece in pieces(raw).ok()? {
+        evaluate_piece(&piece.piece, lookup, &mut value)?;
+    }
+    Some(value)
+}
+
+fn evaluate_piece(
+    piece: &WordPiece,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    value: &mut String,
+) -> Option<()> {
+    match piece {
+        WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+            for piece in inner {
+                evaluate_piece(&piece.piece, lookup, value)?;
+            }
+        }
+        WordPiece::ParameterExpansion(word::ParameterExpr::Parameter {
+            parameter: word::Parameter::Named(name),
+            indirect: false,
+        }) => value.push_str(&lookup(name)?),
+        other => {
+            let mut literal = Some(String::new());
+            literal_into(other, &mut literal);
+            value.push_str(&literal?);
+        }
+    }
+    Some(())
+}
+
+/// Whether the shell changes this literal word before running it: unquoted glob characters
+/// (`/usr/bin/ss[h]`, `/usr/bin/s?h`) or a brace expansion (`{ssh,web01,reboot}`).
+pub(super) fn expands_when_run(raw: &str) -> bool {
+    if !raw.contains(['*', '?', '[', '{']) {
+        return false;
+    }
+    let Ok(pieces) = pieces(raw) else {
+        return true;
+    };
+    pieces.iter().any(|piece| match &piece.piece {
+        WordPiece::Text(text) => {
+            text.contains(['*', '?', '['])
+                || (text.contains('{') && (text.contains(',') || text.contains("..")))
+        }
+        _ => false,
+    })
 }

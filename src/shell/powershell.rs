@@ -181,7 +181,7 @@ impl Lexer<'_> {
             }
             self.at += 1;
         }
-        Err(Unknown(String::from("a <# comment #> is not closed")))
+        Err(Unknown::unparsed("a <# comment #> is not closed"))
     }
 
     /// The length of a redirection operator at the cursor (`>`, `>>`, `2>`, `*>>`, `2>&1`).
@@ -313,7 +313,7 @@ impl Lexer<'_> {
             }
             text.push(c);
         }
-        Err(Unknown(String::from("a quoted string is not closed")))
+        Err(Unknown::unparsed("a quoted string is not closed"))
     }
 
     /// A double-quoted string: its text, and whether it expands.
@@ -357,7 +357,7 @@ impl Lexer<'_> {
                 }
             }
         }
-        Err(Unknown(String::from("a quoted string is not closed")))
+        Err(Unknown::unparsed("a quoted string is not closed"))
     }
 
     fn here_string(&mut self, walk: &mut Walk) -> Result<(String, bool), Unknown> {
@@ -381,7 +381,7 @@ impl Lexer<'_> {
             self.at += 1;
             text.push(c);
         }
-        Err(Unknown(String::from("a here-string is not closed")))
+        Err(Unknown::unparsed("a here-string is not closed"))
     }
 
     /// The text between `open` at the cursor and its matching `close` (quotes respected).
@@ -405,7 +405,7 @@ impl Lexer<'_> {
                 _ => {}
             }
         }
-        Err(Unknown(format!("a `{open}` is not closed")))
+        Err(Unknown::unparsed(format!("a `{open}` is not closed")))
     }
 }
 

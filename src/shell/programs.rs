@@ -14,15 +14,20 @@
 use base64::Engine as _;
 
 use super::catalog::{Grammar, Program, ShellCatalog};
-use super::remote;
 use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknown, Walk};
+use super::{net, posix, remote};
+use crate::inventory::Inventory;
 
 /// What one analysis carries through nested texts.
 pub(crate) struct Ctx<'a> {
     pub(crate) catalog: &'a ShellCatalog,
+    /// The protected-VM net: a program no grammar reads that names one of these asks.
+    pub(crate) known: &'a Inventory,
     /// Whether the whole command names a remote program: a program word only known when the
     /// command runs (`x=ssh; $x web01`, `"${argv[@]}"`) may then be that program.
     pub(crate) named: bool,
+    /// Variables the text assigns exactly once, to a literal value (`x=ss; ${x}h …`).
+    vars: Vec<(String, String)>,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
@@ -32,12 +37,15 @@ pub(crate) fn analyse_text(
     text: &str,
     dialect: Dialect,
     catalog: &ShellCatalog,
+    known: &Inventory,
     walk: &mut Walk,
     findings: &mut Vec<Finding>,
 ) -> Result<(), Unknown> {
     let mut ctx = Ctx {
         catalog,
-        named: catalog.mentions_a_program(text),
+        known,
+        named: catalog.names_a_program(text).is_some() || catalog.may_hide_a_program(text),
+        vars: Vec::new(),
         walk,
         findings,
     };
@@ -47,20 +55,55 @@ pub(crate) fn analyse_text(
 fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknown> {
     let commands = match ctx.walk.parse(text, dialect) {
         Ok(commands) => commands,
-        // A text that names no remote program cannot reach one, parsed or not.
-        Err(_)
-            if !ctx.catalog.mentions_a_program(text) && !ctx.catalog.may_hide_a_program(text) =>
-        {
-            return Ok(());
-        }
+        // Text the parser cannot read (bash would refuse most of it too) can only be let
+        // through when nothing in it could reach another machine.
+        Err(e) if e.is_unparsed() && !could_reach(ctx, text) => return Ok(()),
         Err(e) => return Err(e),
     };
-    ctx.walk.enter()?;
-    for cmd in &commands {
-        command(ctx, cmd, dialect)?;
+    let outer = ctx.vars.len();
+    if dialect == Dialect::Posix {
+        ctx.vars.extend(assigned_once(&commands));
     }
+    ctx.walk.enter()?;
+    let result = commands
+        .iter()
+        .try_for_each(|cmd| command(ctx, cmd, dialect));
     ctx.walk.leave();
-    Ok(())
+    ctx.vars.truncate(outer);
+    result
+}
+
+/// Whether unread text could reach another machine: it names a remote program (or hides
+/// one's name), or one of its words could name a host.
+fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
+    ctx.catalog.names_a_program(text).is_some()
+        || ctx.catalog.may_hide_a_program(text)
+        || may_reach_without_a_program(text)
+        || text
+            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+            .any(|word| net::could_name_a_host(word, ctx.known))
+}
+
+/// `NAME=value` commands (no program) whose name is assigned exactly once in `commands`,
+/// to a literal value: those values are what `$NAME` expands to afterwards.
+fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    for cmd in commands.iter().filter(|c| c.words.is_empty()) {
+        for assignment in &cmd.assignments {
+            let Some((name, value)) = assignment.split_once('=') else {
+                continue;
+            };
+            // `assignments` keeps an expanding value as written: `$`/backticks mark it.
+            let literal = (!value.contains(['$', '`'])).then(|| value.to_owned());
+            match seen.iter_mut().find(|(n, _)| n == name) {
+                Some((_, known)) => *known = None,
+                None => seen.push((name.to_owned(), literal)),
+            }
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(name, value)| value.map(|v| (name, v)))
+        .collect()
 }
 
 /// What a wrapper runs.
@@ -82,6 +125,8 @@ pub(crate) enum Next {
     /// `source <(…)`), which is not seen: unknown when the whole command names a remote
     /// program.
     Piped(String),
+    /// Each of these commands runs (`find -exec … ; -exec … ;`).
+    Commands(Vec<Vec<Arg>>),
     /// It reaches another machine or runs code that can, by means no grammar reads
     /// (`python3 -c '…paramiko…'`, `systemd-run --host`): always unknown.
     Ask(String),
@@ -97,6 +142,64 @@ fn lower_base(name: &str) -> String {
 fn mentions(catalog: &ShellCatalog, args: &[Arg]) -> bool {
     args.iter()
         .any(|a| catalog.mentions_a_program(&a.raw) || catalog.may_hide_a_program(&a.raw))
+}
+
+/// The options of sudo and doas that take a value.
+const SUDO_VALUES: &[&str] = &[
+    "-u",
+    "-g",
+    "-h",
+    "-p",
+    "-r",
+    "-t",
+    "-U",
+    "-C",
+    "-D",
+    "-T",
+    "-R",
+    "--user",
+    "--group",
+    "--host",
+    "--prompt",
+    "--role",
+    "--type",
+    "--other-user",
+    "--close-from",
+    "--chdir",
+    "--command-timeout",
+    "--chroot",
+];
+
+/// The option flags among `args[1..]` (options only, up to the first operand), each bundle
+/// split into single letters (`-iu root` is `-i` and `-u`), never an option's value (`-p -l`
+/// is a prompt of `-l`, not `-l`).
+fn option_flags(args: &[Arg], value_options: &[&str]) -> Vec<String> {
+    let mut flags = Vec::new();
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" || !text.starts_with('-') || text == "-" {
+            break;
+        }
+        if text.starts_with("--") {
+            flags.push(text.split('=').next().unwrap_or(text).to_owned());
+        } else {
+            for c in text[1..].chars() {
+                let flag = format!("-{c}");
+                let takes_value = value_options.contains(&flag.as_str());
+                flags.push(flag);
+                if takes_value {
+                    break;
+                }
+            }
+        }
+        i += if takes_next_word(text, value_options) {
+            2
+        } else {
+            1
+        };
+    }
+    flags
 }
 
 /// Skips options of a wrapper: `value_options` take the next word (or the rest of the word).
@@ -154,40 +257,25 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
     };
     match lower_base(name).as_str() {
         "sudo" | "doas" => {
-            let i = skip_options(
-                args,
-                1,
-                &[
-                    "-u",
-                    "-g",
-                    "-h",
-                    "-p",
-                    "-r",
-                    "-t",
-                    "-U",
-                    "-C",
-                    "-D",
-                    "-T",
-                    "-R",
-                    "--user",
-                    "--group",
-                    "--host",
-                    "--prompt",
-                    "--role",
-                    "--type",
-                    "--other-user",
-                    "--close-from",
-                    "--chdir",
-                    "--command-timeout",
-                    "--chroot",
-                ],
-            );
-            // `sudo -e` edits a local file; `sudo -l` lists; `sudo -i`/`-s` alone opens a shell.
-            if args[1..i]
-                .iter()
-                .any(|a| matches!(a.text(), "-e" | "--edit" | "-l" | "--list" | "-v"))
-            {
+            let i = skip_options(args, 1, SUDO_VALUES);
+            let flags = option_flags(&args[..i], SUDO_VALUES);
+            // `sudo -e` edits a local file; `sudo -l` lists; `sudo -v` refreshes.
+            if flags.iter().any(|f| {
+                matches!(
+                    f.as_str(),
+                    "-e" | "--edit" | "-l" | "--list" | "-v" | "--validate"
+                )
+            }) {
                 return Next::Nothing;
+            }
+            // `sudo -i`, `sudo -s`, `doas -s` with no command open a shell that reads its
+            // input (`sudo -i <<< '…'`): read as that shell.
+            if i >= args.len()
+                && flags
+                    .iter()
+                    .any(|f| matches!(f.as_str(), "-i" | "-s" | "--login" | "--shell"))
+            {
+                return Next::Argv(vec![Arg::literal(String::from("sh"))]);
             }
             rest(i)
         }
@@ -232,9 +320,13 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             }
             rest(i)
         }
+        // Wrappers whose options never take a separate value.
         "nohup" | "setsid" | "chronic" | "unbuffer" | "builtin" | "catchsegv" | "caffeinate"
-        | "busybox" | "firejail" | "dbus-run-session" | "setpriv" | "unshare" | "tsocks"
-        | "nocache" | "eatmydata" | "linux32" | "linux64" | "with-lock-ex" => rest(skip_options(
+        | "dbus-run-session" | "tsocks" | "nocache" | "eatmydata" | "linux32" | "linux64"
+        | "i386" | "x86_64" => rest(skip_options(args, 1, &[])),
+        // setarch ARCH [options] COMMAND…
+        "setarch" => rest(skip_options(args, 2, &[])),
+        "busybox" | "firejail" | "setpriv" | "unshare" | "with-lock-ex" => rest(skip_options(
             args,
             1,
             &[
@@ -579,12 +671,16 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             let joined = join(&args[1..]);
             if joined.value.is_some() {
                 Next::Text(joined, Dialect::Posix)
-            } else if mentions(catalog, &args[1..]) {
+            } else if args[1..]
+                .iter()
+                .all(|a| a.value.is_some() || sets_up_the_shell(&a.raw))
+            {
+                // `eval "$(ssh-agent -s)"`: the program only prints variable settings.
+                Next::Nothing
+            } else {
                 Next::Opaque(String::from(
                     "`eval` runs text that is only known when the command runs",
                 ))
-            } else {
-                Next::Nothing
             }
         }
         "invoke-expression" | "iex" => {
@@ -596,12 +692,10 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             let joined = join(&words);
             if joined.value.is_some() {
                 Next::Text(joined, Dialect::PowerShell)
-            } else if mentions(catalog, &words) {
+            } else {
                 Next::Opaque(format!(
                     "`{name}` runs text that is only known when the command runs"
                 ))
-            } else {
-                Next::Nothing
             }
         }
         "watch" => {
@@ -622,7 +716,11 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 _ => rest(i + 1),
             }
         }
-        "su" => command_option(args).map_or(Next::Nothing, |text| Next::Text(text, Dialect::Posix)),
+        // `su` with no command opens a shell that reads its input (`su <<< '…'`).
+        "su" => command_option(args).map_or_else(
+            || Next::Argv(vec![Arg::literal(String::from("sh"))]),
+            |text| Next::Text(text, Dialect::Posix),
+        ),
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => shell(args, stdin),
         "python" | "python2" | "python3" | "pypy" | "pypy3" | "perl" | "ruby" | "node"
         | "nodejs" | "deno" | "bun" | "php" | "lua" | "tclsh" | "osascript" | "rscript" => {
@@ -642,35 +740,89 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             }
         }
         "find" => {
-            // find … -exec COMMAND {} ; — `{}` stands for names found at run time.
-            let Some(at) = args
+            // find … -exec COMMAND {} ; — `{}` stands for names found at run time. Every
+            // -exec, -execdir, -ok and -okdir runs its own command.
+            let mut texts = Vec::new();
+            let mut at = 1;
+            while let Some(start) = args[at..]
                 .iter()
                 .position(|a| matches!(a.text(), "-exec" | "-execdir" | "-ok" | "-okdir"))
-            else {
-                return Next::No;
-            };
-            let end = args[at + 1..]
-                .iter()
-                .position(|a| matches!(a.text(), ";" | "+"))
-                .map_or(args.len(), |e| at + 1 + e);
-            let words: Vec<Arg> = args[at + 1..end]
-                .iter()
-                .map(|a| {
-                    if a.text().contains("{}") {
-                        Arg::dynamic(a.raw.clone())
-                    } else {
-                        a.clone()
-                    }
-                })
-                .collect();
-            if words.is_empty() {
-                Next::Nothing
-            } else {
-                Next::Argv(words)
+                .map(|p| at + p + 1)
+            {
+                let end = args[start..]
+                    .iter()
+                    .position(|a| matches!(a.text(), ";" | "+"))
+                    .map_or(args.len(), |e| start + e);
+                let words: Vec<Arg> = args[start..end]
+                    .iter()
+                    .map(|a| {
+                        if a.text().contains("{}") {
+                            Arg::dynamic(a.raw.clone())
+                        } else {
+                            a.clone()
+                        }
+                    })
+                    .collect();
+                if !words.is_empty() {
+                    texts.push(words);
+                }
+                at = end.min(args.len());
+                if at < args.len() {
+                    at += 1;
+                }
+            }
+            match texts.len() {
+                0 => Next::No,
+                1 => Next::Argv(texts.remove(0)),
+                _ => Next::Commands(texts),
             }
         }
         _ => Next::No,
     }
+}
+
+/// Programs whose output is only shell variable settings, for `eval "$(…)"`.
+const SHELL_SETUP: &[&str] = &[
+    "ssh-agent",
+    "dircolors",
+    "keychain",
+    "brew shellenv",
+    "pyenv init",
+    "pyenv virtualenv-init",
+    "rbenv init",
+    "nodenv init",
+    "direnv hook",
+    "direnv export",
+    "starship init",
+    "zoxide init",
+    "opam env",
+    "luarocks path",
+    "conda shell.",
+    "mise activate",
+    "fnm env",
+    "gpg-agent",
+];
+
+/// `$(ssh-agent -s)`, `"$(pyenv init -)"`, `` `dircolors` ``: one such program, alone.
+fn sets_up_the_shell(raw: &str) -> bool {
+    let inner = raw
+        .trim_matches('"')
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| {
+            raw.trim_matches('"')
+                .strip_prefix('`')
+                .and_then(|r| r.strip_suffix('`'))
+        });
+    inner.is_some_and(|inner| {
+        let inner = inner.trim();
+        !inner.contains(['$', '`', ';', '|', '&', '(', ')', '<', '>'])
+            && SHELL_SETUP.iter().any(|p| {
+                inner == *p
+                    || inner.starts_with(&format!("{p} "))
+                    || (p.ends_with('.') && inner.starts_with(p))
+            })
+    })
 }
 
 /// `bash -c TEXT`, `bash -lc TEXT`, `bash -s <<EOF`, `bash script.sh`.
@@ -729,11 +881,12 @@ fn shell(args: &[Arg], stdin: &Stdin) -> Next {
     }
     match stdin {
         Stdin::Text(body) => Next::Text(body.clone(), Dialect::Posix),
-        Stdin::Pipe | Stdin::File => Next::Piped(format!(
+        Stdin::Pipe => Next::Piped(format!(
             "`{}` runs the commands it reads from its input, which are not seen",
             args[0].text()
         )),
-        Stdin::Inherited => Next::Nothing,
+        // `bash < script.sh` runs a local file, as `bash script.sh` does.
+        Stdin::File | Stdin::Inherited => Next::Nothing,
     }
 }
 
@@ -1235,70 +1388,49 @@ pub(crate) fn join(args: &[Arg]) -> Arg {
 
 /// Analyses one simple command of the agent's machine.
 fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    let fixed;
+    let cmd = if dialect == Dialect::Posix && cmd.words.iter().any(|w| w.value.is_none()) {
+        fixed = with_bound_values(ctx, cmd);
+        &fixed
+    } else {
+        cmd
+    };
     let Some(first) = cmd.words.first() else {
         return Ok(());
     };
-    let Some(name) = first.value.as_deref() else {
-        // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one): only the
-        // name itself counts.
-        if (ctx.named && (dialect == Dialect::Posix || cmd.call))
-            || ctx.catalog.mentions_a_program(&first.raw)
-            || ctx.catalog.may_hide_a_program(&first.raw)
-        {
-            return Err(Unknown(format!(
-                "the program `{}` is only known when the command runs",
-                first.raw
-            )));
+    let name = match first.value.as_deref() {
+        Some(name) if dialect == Dialect::PowerShell || !posix::expands_when_run(&first.raw) => {
+            name
         }
-        return Ok(());
+        _ => return dynamic_program(ctx, cmd, dialect),
     };
     match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
         Next::No => {}
         Next::Nothing => return Ok(()),
-        Next::Argv(words) => {
-            let inner = Cmd {
-                words,
-                ..cmd.clone()
-            };
-            ctx.walk.enter()?;
-            command(ctx, &inner, dialect)?;
-            ctx.walk.leave();
-            return Ok(());
-        }
-        Next::Text(text, inner_dialect) => {
-            if text.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&text)) {
-                return Err(Unknown(format!(
-                    "`{name}` runs `{}`, which is only known when the command runs",
-                    text.raw
-                )));
-            }
-            return text_in(ctx, text.text(), inner_dialect);
-        }
-        Next::Opaque(reason) => {
-            if mentions(ctx.catalog, &cmd.words) {
-                return Err(Unknown(reason));
+        Next::Argv(words) => return inner_command(ctx, cmd, words, dialect),
+        Next::Commands(commands) => {
+            for words in commands {
+                inner_command(ctx, cmd, words, dialect)?;
             }
             return Ok(());
         }
+        Next::Text(text, inner_dialect) => return code(ctx, name, &text, inner_dialect),
         Next::Texts(texts, inner_dialect) => {
             for text in texts {
-                if text.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&text)) {
-                    return Err(Unknown(format!(
-                        "`{name}` runs `{}`, which is only known when the command runs",
-                        text.raw
-                    )));
-                }
-                text_in(ctx, text.text(), inner_dialect)?;
+                code(ctx, name, &text, inner_dialect)?;
             }
             return Ok(());
         }
+        // Commands read from a pipe: read when the text fixes what the pipe carries
+        // (`echo '…' | sh`, `echo <base64> | base64 -d | sh`), asked about otherwise
+        // (`curl … | sh`).
         Next::Piped(reason) => {
-            if ctx.named {
-                return Err(Unknown(reason));
-            }
-            return Ok(());
+            return match &cmd.piped {
+                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, dialect),
+                _ => Err(Unknown(reason)),
+            };
         }
-        Next::Ask(reason) => return Err(Unknown(reason)),
+        Next::Opaque(reason) | Next::Ask(reason) => return Err(Unknown(reason)),
     }
     let program = ctx.catalog.program(name).cloned();
     if dialect == Dialect::PowerShell {
@@ -1319,15 +1451,10 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         if dialect == Dialect::PowerShell
             && let Some(next) = start_process(name, &cmd.words[1..])
         {
-            if next.value.is_none() && mentions(ctx.catalog, std::slice::from_ref(&next)) {
-                return Err(Unknown(format!(
-                    "`{name}` starts `{}`, which is only known when the command runs",
-                    next.raw
-                )));
-            }
-            return text_in(ctx, next.text(), Dialect::Posix);
+            return code(ctx, name, &next, Dialect::Posix);
         }
-        return runs_its_arguments(ctx, name, cmd);
+        runs_its_arguments(ctx, name, cmd)?;
+        return protected_net(ctx, name, cmd);
     };
     let args = &cmd.words[1..];
     match program.grammar {
@@ -1346,6 +1473,124 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::Session => session(ctx, &program, args),
         Grammar::HostList => host_list(ctx, &program, args, cmd),
     }
+}
+
+/// The command a wrapper runs, with the wrapper's input and redirections.
+fn inner_command(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    words: Vec<Arg>,
+    dialect: Dialect,
+) -> Result<(), Unknown> {
+    let inner = Cmd {
+        words,
+        ..cmd.clone()
+    };
+    ctx.walk.enter()?;
+    command(ctx, &inner, dialect)?;
+    ctx.walk.leave();
+    Ok(())
+}
+
+/// Code handed to a shell or an interpreter (`bash -c TEXT`, `eval`, `watch`, `cmd /c`): read
+/// as commands when the text fixes it, asked about when it is only known at run time.
+fn code(ctx: &mut Ctx<'_>, name: &str, text: &Arg, dialect: Dialect) -> Result<(), Unknown> {
+    match &text.value {
+        Some(value) => text_in(ctx, value, dialect),
+        None => Err(Unknown(format!(
+            "`{}` runs `{}`, which is only known when the command runs",
+            super::clip(name),
+            super::clip(&text.raw)
+        ))),
+    }
+}
+
+/// The command with every word that only expands variables the text binds (a literal `for`
+/// list, a `NAME=value` assigned once) replaced by its value.
+fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
+    let lookup = |name: &str| -> Option<String> {
+        cmd.bindings
+            .iter()
+            .rev()
+            .chain(ctx.vars.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let words = cmd
+        .words
+        .iter()
+        .map(|word| match &word.value {
+            Some(_) => word.clone(),
+            None if !word.raw.contains('$') => word.clone(),
+            None => posix::evaluate(&word.raw, &lookup).map_or_else(
+                || word.clone(),
+                |value| Arg {
+                    raw: word.raw.clone(),
+                    value: Some(value),
+                },
+            ),
+        })
+        .collect();
+    Cmd {
+        words,
+        ..cmd.clone()
+    }
+}
+
+/// A program whose name is only known when the command runs (`$CC`, `${x}h`, `/usr/bin/s?h`,
+/// `$(printf …)`): asked about when it could be a remote program (its text names or hides
+/// one) or when anything after it could name a host (a protected VM, `user@host`,
+/// `host:path`, a URL, another word only known at run time). `"$CC" -o app main.c` stays
+/// undecided.
+fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    let first = &cmd.words[0];
+    // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one).
+    if dialect == Dialect::PowerShell && !cmd.call {
+        return Ok(());
+    }
+    let hides_a_program = ctx.catalog.names_a_program(&first.raw).is_some()
+        || ctx.catalog.may_hide_a_program(&first.raw)
+        || ctx.named;
+    let host_after = cmd.words[1..]
+        .iter()
+        .find(|w| w.value.is_none() || net::could_name_a_host(w.text(), ctx.known))
+        .or_else(|| net::could_name_a_host(&first.raw, ctx.known).then_some(first));
+    if hides_a_program || host_after.is_some() {
+        return Err(Unknown(format!(
+            "the program `{}` is only known when the command runs{}",
+            super::clip(&first.raw),
+            host_after.map_or_else(String::new, |w| format!(
+                ", and `{}` could name a machine",
+                super::clip(&w.raw)
+            ))
+        )));
+    }
+    Ok(())
+}
+
+/// The protected-VM net for a program no grammar reads: when one of its words names a
+/// machine rewind protects, ask (unless the program only prints or looks names up).
+fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    if net::INERT.contains(&base) {
+        return Ok(());
+    }
+    let words = cmd
+        .assignments
+        .iter()
+        .map(String::as_str)
+        .chain(cmd.words.iter().map(Arg::text));
+    for word in words {
+        if let Some(host) = net::protected(word, ctx.known) {
+            return Err(Unknown(format!(
+                "`{}` names {host}, a machine rewind protects, and how `{}` reaches it is not read",
+                super::clip(name),
+                super::clip(base)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `Start-Process [-FilePath] PROGRAM [[-ArgumentList] ARGS]` (`saps`, `start`): the command

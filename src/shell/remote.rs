@@ -65,6 +65,26 @@ fn classify_into(
     check_all(ctx, &commands, stdin, readers)
 }
 
+/// The command a wrapper runs on the host, judged with the wrapper's input.
+fn check_inner(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    words: Vec<super::Arg>,
+    stdin: &Stdin,
+    readers: &mut Vec<String>,
+) -> Result<(), String> {
+    let inner = Cmd {
+        words,
+        ..cmd.clone()
+    };
+    if ctx.walk.enter().is_err() {
+        return Err(String::from("nests too deeply to be judged"));
+    }
+    let result = check(ctx, &inner, stdin, readers);
+    ctx.walk.leave();
+    result
+}
+
 fn check(
     ctx: &mut Ctx<'_>,
     cmd: &Cmd,
@@ -98,17 +118,12 @@ fn check(
         Next::Nothing => {
             return Err(format!("runs `{base}`, which is not on the read-only list"));
         }
-        Next::Argv(words) => {
-            let inner = Cmd {
-                words,
-                ..cmd.clone()
-            };
-            if ctx.walk.enter().is_err() {
-                return Err(String::from("nests too deeply to be judged"));
+        Next::Argv(words) => return check_inner(ctx, cmd, words, stdin, readers),
+        Next::Commands(commands) => {
+            for words in commands {
+                check_inner(ctx, cmd, words, stdin, readers)?;
             }
-            let result = check(ctx, &inner, stdin, readers);
-            ctx.walk.leave();
-            return result;
+            return Ok(());
         }
         Next::Text(text, dialect) => return judge_text(ctx, name, text, dialect, stdin, readers),
         Next::Opaque(reason) | Next::Piped(reason) | Next::Ask(reason) => return Err(reason),

@@ -415,6 +415,7 @@ const WRAPPERS: &[&str] = &[
 /// is never "no remote program" (no decision): the analysis checkpoints or asks.
 #[test]
 fn a_split_or_wrapped_remote_program_is_never_local() {
+    use rewind::inventory::Inventory;
     use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
     let catalog = ShellCatalog::builtin().expect("shipped shell catalog");
     let programs = ["ssh", "scp", "rsync", "ansible", "autossh"];
@@ -447,7 +448,14 @@ fn a_split_or_wrapped_remote_program_is_never_local() {
                 "bash -c " => format!("bash -c '{} {args}'", word.replace('\'', "'\\''")),
                 wrapper => format!("{wrapper}{word} {args}"),
             };
-            let verdict = analyse(&command, Dialect::Posix, &catalog, None).verdict;
+            let verdict = analyse(
+                &command,
+                Dialect::Posix,
+                &catalog,
+                &Inventory::default(),
+                None,
+            )
+            .verdict;
             prop_assert!(
                 matches!(verdict, Verdict::Mutating(_) | Verdict::Unknown { .. }),
                 "{command}: {verdict:?}"

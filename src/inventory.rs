@@ -1,0 +1,163 @@
+//! The protected-VM net: the references Zerto knows (VM names, their FQDN-style names, guest
+//! IPs) and the configured `[vm_aliases]`, kept in a small private file in the cache so that
+//! the shell analysis can tell, without a round trip to the ZVM, that an argument of a
+//! program it does not know names a machine rewind protects (then it asks).
+//!
+//! The file is refreshed whenever rewind lists the ZVM's VMs anyway (a guard, `find`, `vms`,
+//! `doctor`); the read-only path only reads it. A missing or unreadable file is an empty
+//! inventory: the net then catches nothing more, and every other rule still holds.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The file name inside the cache directory.
+const FILE: &str = "protected-vms.json";
+
+/// References to the machines rewind protects, compared without regard to case.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inventory {
+    references: BTreeSet<String>,
+}
+
+impl Inventory {
+    /// An inventory of exactly these references (tests, `[vm_aliases]`).
+    pub fn of<I, S>(references: I) -> Inventory
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut inventory = Inventory::default();
+        for reference in references {
+            inventory.add(reference.as_ref());
+        }
+        inventory
+    }
+
+    /// Adds one reference (empty text is ignored).
+    pub fn add(&mut self, reference: &str) {
+        let reference = reference.trim().trim_end_matches('.').to_ascii_lowercase();
+        if !reference.is_empty() {
+            self.references.insert(reference);
+        }
+    }
+
+    /// Adds every reference of `other`.
+    pub fn extend(&mut self, other: &Inventory) {
+        self.references.extend(other.references.iter().cloned());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.references.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.references.len()
+    }
+
+    /// Whether `host` (a name, an FQDN, an address; `[…]` around an IPv6 address allowed)
+    /// is a protected machine. `web01.corp.example` matches a VM named `web01`.
+    pub fn contains(&self, host: &str) -> bool {
+        if self.references.is_empty() {
+            return false;
+        }
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        if host.is_empty() {
+            return false;
+        }
+        if self.references.contains(&host) {
+            return true;
+        }
+        // The first label of a fully qualified name (`web01.corp.example`, never a file name
+        // such as `web01.log` nor an IPv4 address).
+        let is_address = host.chars().all(|c| c.is_ascii_digit() || c == '.');
+        match host.split_once('.') {
+            Some((first, domain)) if !is_address && domain.contains('.') => {
+                self.references.contains(first)
+            }
+            _ => false,
+        }
+    }
+
+    /// The inventory stored in `dir`, or an empty one when there is none or it cannot be read.
+    pub fn load(dir: &Path) -> Inventory {
+        crate::config::read_text_file(&path_in(dir))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default()
+    }
+
+    /// The inventory stored in rewind's cache directory (empty when there is none).
+    pub fn load_cached() -> Inventory {
+        crate::config::cache_dir()
+            .map(|dir| Inventory::load(&dir))
+            .unwrap_or_default()
+    }
+
+    /// Replaces the stored inventory with the VMs just listed (names and guest IPs), mode
+    /// 0600, atomically. Best effort: an inventory that cannot be written is left as it was.
+    pub fn store_listed<'a>(vms: impl IntoIterator<Item = (&'a str, &'a [String])>) {
+        let mut inventory = Inventory::default();
+        for (name, ips) in vms {
+            inventory.add(name);
+            for ip in ips {
+                inventory.add(ip);
+            }
+        }
+        if let Ok(dir) = crate::config::cache_dir() {
+            inventory.store(&dir);
+        }
+    }
+
+    /// Writes this inventory into `dir`. Best effort.
+    pub fn store(&self, dir: &Path) {
+        if let Ok(bytes) = serde_json::to_vec(self) {
+            let _ = crate::lockfile::write_private_atomic(&path_in(dir), &bytes);
+        }
+    }
+}
+
+fn path_in(dir: &Path) -> PathBuf {
+    dir.join(FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_names_fqdns_and_addresses_without_regard_to_case() {
+        let inventory = Inventory::of(["Web01", "10.0.0.5", "fe80::1"]);
+        assert!(inventory.contains("web01"));
+        assert!(inventory.contains("WEB01.corp.example"));
+        assert!(inventory.contains("10.0.0.5"));
+        assert!(inventory.contains("[fe80::1]"));
+        assert!(!inventory.contains("web02"));
+        assert!(!inventory.contains("10.0.0.55"));
+        assert!(!inventory.contains("10.0.0"));
+        assert!(!inventory.contains(""));
+    }
+
+    #[test]
+    fn stored_privately_and_read_back() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let inventory = Inventory::of(["web01", "10.0.0.5"]);
+        inventory.store(dir.path());
+        assert_eq!(Inventory::load(dir.path()), inventory);
+        let mode = std::fs::metadata(path_in(dir.path()))
+            .expect("stored")
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        // A missing or broken file is an empty inventory, never an error.
+        std::fs::write(path_in(dir.path()), b"{not json").expect("write");
+        assert!(Inventory::load(dir.path()).is_empty());
+    }
+}

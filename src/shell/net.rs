@@ -1,0 +1,280 @@
+//! Could a word name a machine? The protected-VM net and the test for words that could name
+//! any host at all.
+//!
+//! A program the shell catalog does not know is not read by a grammar, so rewind cannot say
+//! which machine it reaches. When one of its arguments names a machine rewind protects (as a
+//! word, `user@host`, `host:path`, a URL, a UNC path `\\host\share`, an option's attached
+//! value `/node:host`, `--host=host`, or a `NAME=value` whose value does), the hook asks. A
+//! short list of programs that only look a name up or print it ([`INERT`]) stays undecided.
+
+use crate::inventory::Inventory;
+
+/// Programs that never change the machine a name in their arguments stands for: they print
+/// it, search text for it, or ask a resolver or the network whether it answers.
+pub(crate) const INERT: &[&str] = &[
+    "echo",
+    "printf",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ping",
+    "ping6",
+    "fping",
+    "dig",
+    "host",
+    "nslookup",
+    "drill",
+    "getent",
+    "whois",
+    "traceroute",
+    "traceroute6",
+    "tracepath",
+    "mtr",
+    "arping",
+    "ssh-keygen",
+    "ssh-keyscan",
+    "true",
+    "false",
+    ":",
+    "test",
+    "[",
+    "cd",
+    "pwd",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "less",
+    "more",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "column",
+    "diff",
+    "jq",
+    "yq",
+    "man",
+    "which",
+    "type",
+    "whereis",
+    "sleep",
+    "date",
+    "export",
+    "unset",
+    "read",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "return",
+    "exit",
+    "set",
+    "shift",
+    "write-host",
+    "write-output",
+    "select-string",
+    "test-connection",
+    "resolve-dnsname",
+    "test-netconnection",
+    "get-help",
+    "get-command",
+];
+
+/// The host names a word may hold: the word itself, or the host of `user@host`,
+/// `host:path`, `scheme://user@host:port/…`, `\\host\share`, `//host/share`, a comma list,
+/// and the value of an attached option (`--host=h`, `/node:h`, `-ComputerName:h`) or of an
+/// assignment (`DOCKER_HOST=ssh://h`).
+pub(crate) fn hosts_in(word: &str) -> Vec<&str> {
+    let mut hosts = Vec::new();
+    collect(word, &mut hosts, 0);
+    hosts
+}
+
+fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ' '));
+    if word.is_empty() || depth > 3 {
+        return;
+    }
+    // An option with its value attached, or a `NAME=value` assignment.
+    if let Some(value) = attached_value(word) {
+        collect(value, hosts, depth + 1);
+        return;
+    }
+    if word.contains(',') {
+        for part in word.split(',') {
+            collect(part, hosts, depth + 1);
+        }
+        return;
+    }
+    // `\\host\share`, `//host/share`.
+    if let Some(rest) = word
+        .strip_prefix("\\\\")
+        .or_else(|| word.strip_prefix("//"))
+    {
+        hosts.extend(rest.split(['\\', '/']).next().filter(|h| !h.is_empty()));
+        return;
+    }
+    // `scheme://[user[:password]@]host[:port][/…]`.
+    if let Some((_, rest)) = word.split_once("://") {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = authority.rsplit('@').next().unwrap_or(authority);
+        hosts.push(strip_port(host));
+        return;
+    }
+    // `user@host`, `user@host:path`.
+    let after_user = word.rsplit_once('@').map_or(word, |(_, host)| host);
+    // `host:path` (not `C:\…`, not an IPv6 address).
+    let host = match after_user.split_once(':') {
+        Some((host, _))
+            if host.len() > 1 && !host.contains('/') && after_user.matches(':').count() == 1 =>
+        {
+            host
+        }
+        _ => after_user,
+    };
+    if !host.contains(['/', '\\']) {
+        hosts.push(host);
+    }
+}
+
+/// `--host=h`, `-H=h`, `/node:h`, `/s:h`, `-ComputerName:h`, `NAME=value`: the value.
+fn attached_value(word: &str) -> Option<&str> {
+    let (head, value) = if let Some(rest) = word.strip_prefix('/') {
+        // `/node:h`; a path such as `/etc/x` has no `:` after a flag name.
+        let (flag, value) = rest.split_once(':')?;
+        if flag.is_empty() || !flag.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        (flag, value)
+    } else {
+        let at = word.find(['=', ':'])?;
+        let (head, value) = (&word[..at], &word[at + 1..]);
+        // `-x:v` and `--x=v` options; `NAME=value` assignments.
+        let name = head.trim_start_matches('-');
+        let is_option = head.starts_with('-') && word.as_bytes()[at] == b'='
+            || head.starts_with('-') && head.len() > 2;
+        let is_assignment = !head.starts_with('-')
+            && word.as_bytes()[at] == b'='
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if name.is_empty() || !(is_option || is_assignment) {
+            return None;
+        }
+        (head, value)
+    };
+    (!head.is_empty()).then_some(value)
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(inner) = host.strip_prefix('[') {
+        return inner.split(']').next().unwrap_or(inner);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+/// The first protected machine `word` names, if any.
+pub(crate) fn protected<'w>(word: &'w str, known: &Inventory) -> Option<&'w str> {
+    if known.is_empty() {
+        return None;
+    }
+    hosts_in(word).into_iter().find(|h| known.contains(h))
+}
+
+/// Whether `word` could name some machine, protected or not: a protected name, `user@host`,
+/// `host:path`, a URL with a host, or a UNC path. Used where the program is not known at all
+/// (a program name built at run time), so any hint of a host asks.
+pub(crate) fn could_name_a_host(word: &str, known: &Inventory) -> bool {
+    if protected(word, known).is_some() {
+        return true;
+    }
+    let word = word.trim_matches(|c: char| matches!(c, '"' | '\''));
+    if word.starts_with("\\\\") || word.contains("://") {
+        return true;
+    }
+    if word.starts_with('-') || word.starts_with('/') || word.starts_with('.') {
+        return false;
+    }
+    let host_like = |h: &str| {
+        !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']'))
+    };
+    match word.split_once('@') {
+        Some((user, rest)) if !user.is_empty() => {
+            return host_like(rest.split(':').next().unwrap_or(rest));
+        }
+        _ => {}
+    }
+    matches!(word.split_once(':'), Some((host, _)) if host.len() > 1 && host_like(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_host_in_every_spelling() {
+        let cases = [
+            ("web01", vec!["web01"]),
+            ("admin@web01", vec!["web01"]),
+            ("admin@web01:/etc/app.conf", vec!["web01"]),
+            ("web01:/etc/app.conf", vec!["web01"]),
+            ("ssh://admin:pw@web01:22/", vec!["web01"]),
+            ("qemu+ssh://root@kvm01/system", vec!["kvm01"]),
+            ("https://[fe80::1]:8443/x", vec!["fe80::1"]),
+            ("\\\\win01\\c$\\temp", vec!["win01"]),
+            ("//win01/share", vec!["win01"]),
+            ("/node:win01", vec!["win01"]),
+            ("--host=web01", vec!["web01"]),
+            ("-ComputerName:win01", vec!["win01"]),
+            ("DOCKER_HOST=ssh://deploy@web01", vec!["web01"]),
+            ("web01,db01", vec!["web01", "db01"]),
+            ("./logs/web01/app.log", vec![]),
+            ("/etc/web01.conf", vec![]),
+        ];
+        for (word, hosts) in cases {
+            assert_eq!(hosts_in(word), hosts, "{word}");
+        }
+    }
+
+    #[test]
+    fn the_net_catches_protected_machines_only() {
+        let known = Inventory::of(["web01", "10.0.0.5", "win01"]);
+        assert_eq!(protected("deploy@web01", &known), Some("web01"));
+        assert_eq!(protected("\\\\10.0.0.5\\c$", &known), Some("10.0.0.5"));
+        assert_eq!(protected("web02", &known), None);
+        assert_eq!(protected("web01.log", &known), None);
+        assert_eq!(protected("localhost:8080", &known), None);
+    }
+
+    #[test]
+    fn words_that_could_name_any_host() {
+        let known = Inventory::default();
+        for word in [
+            "a@b",
+            "host:/path",
+            "https://x/",
+            "\\\\h\\s",
+            "h.example:22",
+        ] {
+            assert!(could_name_a_host(word, &known), "{word}");
+        }
+        for word in [
+            "main.c",
+            "-o",
+            "app",
+            "./x:y",
+            "/usr/bin/x",
+            "--flag=a:b",
+            "C:",
+        ] {
+            assert!(!could_name_a_host(word, &known), "{word}");
+        }
+    }
+}
