@@ -50,6 +50,12 @@ pub enum Grammar {
     /// `pdsh -w a,b cmd`, `clush -w …`, `pssh -H …`: one command on the hosts listed by
     /// `host_options`; `other_host_options` pick hosts that are not written (ask).
     HostList,
+    /// One action on hosts named by options, operands or the environment (`salt`, `docker
+    /// -H`, `systemctl -H`, `shutdown /m`, `sc \\host`, `curl URL`): see `shell::fleet`.
+    Fleet,
+    /// File commands that write where a path says (`robocopy`, `Copy-Item`, `Remove-Item`):
+    /// a written UNC path `\\host\share` changes that host; see `shell::fleet`.
+    UncWrite,
 }
 
 /// One remote program.
@@ -62,8 +68,21 @@ pub struct Program {
     pub mutating: Vec<String>,
     /// Options whose value lists hosts (host-list grammar).
     pub host_options: Vec<String>,
-    /// Options that pick hosts from a file, a group or the whole cluster (host-list grammar).
+    /// Options that pick hosts from a file, a group or the whole cluster (host-list and
+    /// fleet grammars).
     pub other_host_options: Vec<String>,
+    /// Which operands name hosts (fleet grammar): `"1"`, `"2"`, `"all"`, `"unc"`, `"url"`.
+    pub host_operand: Option<String>,
+    /// Environment variables that name the host (fleet grammar): `DOCKER_HOST`.
+    pub host_env: Vec<String>,
+    /// Options that make the call change something whatever its action (fleet grammar).
+    pub mutating_options: Vec<String>,
+    /// With no host named, the hosts come from somewhere not written: ask (fleet grammar).
+    pub without_host_asks: bool,
+    /// Options are also written `/x` and `/x:value` (Windows programs; fleet grammar).
+    pub windows_flags: bool,
+    /// Only in text of this dialect (`cp` is Copy-Item in PowerShell alone).
+    pub dialect: Option<super::Dialect>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
 }
@@ -140,6 +159,22 @@ struct RawProgram {
     host_options: Vec<String>,
     #[serde(default)]
     other_host_options: Vec<String>,
+    host_operand: Option<String>,
+    #[serde(default)]
+    host_env: Vec<String>,
+    #[serde(default)]
+    mutating_options: Vec<String>,
+    without_host: Option<WithoutHost>,
+    #[serde(default)]
+    windows_flags: bool,
+    dialect: Option<super::Dialect>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+enum WithoutHost {
+    Local,
+    Ask,
 }
 
 #[derive(Deserialize)]
@@ -267,6 +302,7 @@ impl ShellCatalog {
         self.mentions = self
             .programs
             .iter()
+            .filter(|p| p.dialect.is_none())
             .flat_map(|p| p.names.iter())
             .map(|n| n.to_lowercase())
             .collect();
@@ -281,6 +317,11 @@ impl ShellCatalog {
     /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
     /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
     pub fn program(&self, command: &str) -> Option<&Program> {
+        self.program_in(command, None)
+    }
+
+    /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
+    pub fn program_in(&self, command: &str, dialect: Option<super::Dialect>) -> Option<&Program> {
         let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
         let lower = base.to_ascii_lowercase();
         let stem = [".exe", ".com", ".cmd", ".bat"]
@@ -288,9 +329,10 @@ impl ShellCatalog {
             .find_map(|ext| lower.strip_suffix(ext))
             .unwrap_or(&lower);
         self.programs.iter().rev().find(|p| {
-            p.names
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
+            (p.dialect.is_none() || p.dialect == dialect)
+                && p.names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
         })
     }
 
@@ -418,39 +460,76 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
     }
     let at = format!("{at} ({})", raw.names[0]);
     for option in &raw.value_options {
-        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
+        let flag = option.starts_with('-') || (raw.windows_flags && option.starts_with('/'));
+        if !flag || option.len() < 2 || option.contains(char::is_whitespace) {
             bail!("{at}: value_options {option:?} is not an option (it must start with -)");
         }
     }
-    let lists_allowed = matches!(
-        raw.grammar,
-        Grammar::Ansible
-            | Grammar::AnsiblePlaybook
-            | Grammar::Smbclient
-            | Grammar::Govc
-            | Grammar::Virsh
-    );
+    let fleet = matches!(raw.grammar, Grammar::Fleet | Grammar::UncWrite);
+    let lists_allowed = fleet
+        || matches!(
+            raw.grammar,
+            Grammar::Ansible
+                | Grammar::AnsiblePlaybook
+                | Grammar::Smbclient
+                | Grammar::Govc
+                | Grammar::Virsh
+        );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{at}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc and virsh grammars"
+            "{at}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars"
+        );
+    }
+    if !fleet
+        && (raw.host_operand.is_some()
+            || !raw.host_env.is_empty()
+            || !raw.mutating_options.is_empty()
+            || raw.without_host.is_some()
+            || raw.windows_flags)
+    {
+        bail!(
+            "{at}: host_operand, host_env, mutating_options, without_host and windows_flags are only read for the fleet grammar"
+        );
+    }
+    if let Some(operand) = &raw.host_operand
+        && !matches!(operand.as_str(), "all" | "unc" | "url")
+        && operand.parse::<usize>().is_err()
+    {
+        bail!(
+            "{at}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\""
         );
     }
     if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
         bail!("{at}: mutating is only read for the govc grammar");
     }
-    for item in raw.read_only.iter().chain(&raw.mutating) {
+    // In the fleet grammar `""` in read_only stands for "no action at all".
+    for item in raw
+        .read_only
+        .iter()
+        .chain(&raw.mutating)
+        .filter(|item| !(fleet && item.is_empty()))
+    {
         check_word(item, || format!("{at}: read_only/mutating"))?;
     }
     let host_list = matches!(raw.grammar, Grammar::HostList);
     if host_list && raw.host_options.is_empty() {
         bail!("{at}: the host-list grammar needs host_options, the options that list hosts");
     }
-    if !host_list && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty()) {
-        bail!("{at}: host_options and other_host_options are only read for the host-list grammar");
+    if !host_list && !fleet && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
+    {
+        bail!(
+            "{at}: host_options and other_host_options are only read for the host-list and fleet grammars"
+        );
     }
-    for option in raw.host_options.iter().chain(&raw.other_host_options) {
-        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
-            bail!("{at}: host option {option:?} is not an option (it must start with -)");
+    let flag_start = |o: &str| o.starts_with('-') || (raw.windows_flags && o.starts_with('/'));
+    for option in raw
+        .host_options
+        .iter()
+        .chain(&raw.other_host_options)
+        .chain(&raw.mutating_options)
+    {
+        if !flag_start(option) || option.len() < 2 || option.contains(char::is_whitespace) {
+            bail!("{at}: option {option:?} is not an option (it must start with -)");
         }
     }
     Ok(Program {
@@ -461,6 +540,12 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         mutating: raw.mutating,
         host_options: raw.host_options,
         other_host_options: raw.other_host_options,
+        host_operand: raw.host_operand,
+        host_env: raw.host_env,
+        mutating_options: raw.mutating_options,
+        without_host_asks: raw.without_host == Some(WithoutHost::Ask),
+        windows_flags: raw.windows_flags,
+        dialect: raw.dialect,
         origin: origin.to_owned(),
     })
 }
@@ -526,7 +611,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

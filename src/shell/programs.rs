@@ -15,7 +15,7 @@ use base64::Engine as _;
 
 use super::catalog::{Grammar, Program, ShellCatalog};
 use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknown, Walk};
-use super::{net, posix, remote};
+use super::{fleet, net, posix, remote};
 use crate::inventory::Inventory;
 
 /// What one analysis carries through nested texts.
@@ -30,6 +30,17 @@ pub(crate) struct Ctx<'a> {
     vars: Vec<(String, String)>,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
+}
+
+impl Ctx<'_> {
+    /// The value the text gave `name` (`export DOCKER_HOST=…; docker …`), if it fixes one.
+    pub(crate) fn bound(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
 }
 
 /// Parses `text` and analyses every simple command in it.
@@ -88,8 +99,18 @@ fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
 /// to a literal value: those values are what `$NAME` expands to afterwards.
 fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
     let mut seen: Vec<(String, Option<String>)> = Vec::new();
-    for cmd in commands.iter().filter(|c| c.words.is_empty()) {
-        for assignment in &cmd.assignments {
+    for cmd in commands {
+        // `NAME=value` alone, or `export NAME=value`.
+        let exported: Vec<String> = match cmd.words.split_first() {
+            Some((first, rest)) if first.value.as_deref() == Some("export") => rest
+                .iter()
+                .filter(|w| !w.text().starts_with('-'))
+                .map(|w| w.value.clone().unwrap_or_else(|| format!("{}$", w.raw)))
+                .collect(),
+            Some(_) => continue,
+            None => Vec::new(),
+        };
+        for assignment in cmd.assignments.iter().chain(&exported) {
             let Some((name, value)) = assignment.split_once('=') else {
                 continue;
             };
@@ -1432,7 +1453,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
         Next::Opaque(reason) | Next::Ask(reason) => return Err(Unknown(reason)),
     }
-    let program = ctx.catalog.program(name).cloned();
+    let program = ctx.catalog.program_in(name, Some(dialect)).cloned();
     if dialect == Dialect::PowerShell {
         // Script blocks handed to other commands (`ForEach-Object { … }`, `foreach (…) { … }`)
         // run here; those of the remoting and VM cmdlets are judged as remote commands.
@@ -1453,8 +1474,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         {
             return code(ctx, name, &next, Dialect::Posix);
         }
-        runs_its_arguments(ctx, name, cmd)?;
-        return protected_net(ctx, name, cmd);
+        return unread_program(ctx, name, cmd);
     };
     let args = &cmd.words[1..];
     match program.grammar {
@@ -1472,6 +1492,8 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::PsVm => ps_vm(ctx, &program, name, args, cmd),
         Grammar::Session => session(ctx, &program, args),
         Grammar::HostList => host_list(ctx, &program, args, cmd),
+        Grammar::Fleet => fleet::fleet(ctx, &program, args, cmd),
+        Grammar::UncWrite => fleet::unc_write(ctx, &program, args),
     }
 }
 
@@ -1566,6 +1588,14 @@ fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(),
         )));
     }
     Ok(())
+}
+
+/// A program whose use here no grammar reads (not in the catalog, or a catalogued program
+/// acting on this machine): what it runs among its arguments is read, and a protected
+/// machine among them asks.
+pub(crate) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    runs_its_arguments(ctx, name, cmd)?;
+    protected_net(ctx, name, cmd)
 }
 
 /// The protected-VM net for a program no grammar reads: when one of its words names a
@@ -1759,7 +1789,12 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
     Ok(())
 }
 
-fn finding(program: &Program, targets: Vec<Target>, class: Class, why: String) -> Finding {
+pub(crate) fn finding(
+    program: &Program,
+    targets: Vec<Target>,
+    class: Class,
+    why: String,
+) -> Finding {
     Finding {
         program: program.names[0].clone(),
         targets,
@@ -1770,7 +1805,7 @@ fn finding(program: &Program, targets: Vec<Target>, class: Class, why: String) -
     }
 }
 
-fn unknown_finding(program: &Program, why: String) -> Finding {
+pub(crate) fn unknown_finding(program: &Program, why: String) -> Finding {
     Finding {
         program: program.names[0].clone(),
         targets: Vec::new(),
@@ -2670,6 +2705,12 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         mutating: Vec::new(),
         host_options: Vec::new(),
         other_host_options: Vec::new(),
+        host_operand: None,
+        host_env: Vec::new(),
+        mutating_options: Vec::new(),
+        without_host_asks: false,
+        windows_flags: false,
+        dialect: None,
         origin: String::from("builtin"),
     }
 }

@@ -4,6 +4,7 @@ mod agents;
 mod catalog;
 mod claude;
 mod config;
+
 mod demo;
 mod doctor;
 mod e2e;

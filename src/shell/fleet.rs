@@ -1,0 +1,427 @@
+//! The `fleet` grammar: programs that act on other machines named by an option (`-H host`,
+//! `/s host`, `/node:host`, `--host=ssh://host`), by an operand (`salt web01 …`, `cssh a b`,
+//! `sc \\win01 stop x`, `curl http://web01/…`) or by the environment (`DOCKER_HOST=…`), and
+//! do one action there that the catalog lists as read-only or not.
+//!
+//! What the catalog entry says (see `catalogs/shell.toml`): `host_options` (value lists hosts),
+//! `other_host_options` (hosts picked from a file, a group or a query: ask), `host_operand`
+//! (`"1"`, `"2"`: that operand; `"all"`: every operand; `"unc"`: operands written
+//! `\\host\…`; `"url"`: operands that are URLs), `host_env` (variables naming the host),
+//! `read_only` (actions, globs; entries starting with `-` or `/` are flags that make the
+//! whole call read-only, such as a dry run; `""` means no action at all only reads),
+//! `mutating_options` (options that change something whatever the action), and
+//! `without_host` (`"local"`: with no host named the program acts on this machine;
+//! `"ask"`: the hosts come from somewhere not written, such as a fabfile).
+
+#![expect(
+    clippy::unnecessary_wraps,
+    reason = "every grammar has the one signature `command` dispatches to"
+)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "a grammar reads best top to bottom, one case after another"
+)]
+
+use super::catalog::Program;
+use super::net;
+use super::programs::{Ctx, finding, unknown_finding};
+use super::{Arg, Class, Cmd, Target, TargetKind, Unknown};
+
+/// Reads one fleet program's arguments into a finding.
+pub(crate) fn fleet(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let mut hosts: Vec<&Arg> = Vec::new();
+    let mut owned: Vec<Arg> = Vec::new();
+    let mut operands: Vec<&Arg> = Vec::new();
+    let mut flags: Vec<String> = Vec::new();
+    let mut elsewhere: Option<String> = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            operands.extend(&args[i + 1..]);
+            break;
+        }
+        let is_option = (text.starts_with('-') && text.len() > 1)
+            || (text.starts_with('/') && text.len() > 1 && program.windows_flags);
+        if !is_option {
+            operands.push(arg);
+            i += 1;
+            continue;
+        }
+        let (mut name, mut attached) = split_option(text);
+        let same = |a: &str, b: &str| {
+            if program.windows_flags {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        // `-Hweb01`: a short host option with its value attached.
+        if attached.is_none()
+            && !text.starts_with("--")
+            && let Some(short) = program
+                .host_options
+                .iter()
+                .find(|o| o.len() == 2 && text.len() > 2 && same(&text[..2], o))
+        {
+            name = &text[..short.len()];
+            attached = Some(&text[2..]);
+        }
+        flags.push(name.to_owned());
+        let takes = |list: &[String]| list.iter().any(|o| same(o, name));
+        let value = if attached.is_some() {
+            attached.map(|v| Arg {
+                raw: v.to_owned(),
+                value: arg.value.as_ref().map(|_| v.to_owned()),
+            })
+        } else if takes(&program.host_options)
+            || takes(&program.value_options)
+            || (takes(&program.other_host_options) && program.value_options.is_empty())
+        {
+            i += 1;
+            args.get(i).cloned()
+        } else {
+            None
+        };
+        if takes(&program.host_options) {
+            match value {
+                Some(value) => owned.push(value),
+                None => elsewhere = Some(format!("`{name}` names no host")),
+            }
+        } else if takes(&program.other_host_options) {
+            elsewhere = Some(format!(
+                "`{name}` picks hosts that are not written in the command"
+            ));
+        }
+        i += 1;
+    }
+    hosts.extend(owned.iter());
+    // Hosts named by operands.
+    let mut action_at = 0;
+    match program.host_operand.as_deref() {
+        Some("all") => {
+            hosts.extend(operands.iter().copied());
+            action_at = operands.len();
+        }
+        Some("unc") => hosts.extend(
+            operands
+                .iter()
+                .copied()
+                .filter(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
+        ),
+        Some("url") => hosts.extend(
+            operands
+                .iter()
+                .copied()
+                .filter(|a| a.text().contains("://") || a.value.is_none()),
+        ),
+        Some(n) => {
+            if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                if let Some(host) = operands.get(at) {
+                    hosts.push(host);
+                }
+                action_at = at + 1;
+            }
+        }
+        None => {}
+    }
+    let env: Vec<Arg> = program
+        .host_env
+        .iter()
+        .filter_map(|var| {
+            cmd.assignments
+                .iter()
+                .find_map(|a| a.strip_prefix(var.as_str())?.strip_prefix('='))
+                .map(|v| Arg::literal(v.to_owned()))
+                .or_else(|| ctx.bound(var).map(Arg::literal))
+        })
+        .collect();
+    hosts.extend(env.iter());
+
+    let action = operands
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
+        .map(|(_, a)| a.text())
+        .next();
+    let class = class_of(program, &flags, action);
+    let why = match (class, action) {
+        (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
+        (Class::ReadOnly, None) => String::from("only reads"),
+        (Class::Mutating, Some(action)) => {
+            format!(
+                "`{action}` is not on the read-only list of `{}`",
+                program.names[0]
+            )
+        }
+        (Class::Mutating, None) => String::from("can change the host"),
+    };
+    if let Some(reason) = elsewhere {
+        if class == Class::Mutating {
+            ctx.findings.push(unknown_finding(program, reason));
+        }
+        return Ok(());
+    }
+    let mut targets: Vec<Target> = Vec::new();
+    for host in &hosts {
+        match host_names(host) {
+            Ok(names) => {
+                for name in names {
+                    let target = Target {
+                        name,
+                        kind: TargetKind::Host,
+                    };
+                    if !targets.contains(&target) {
+                        targets.push(target);
+                    }
+                }
+            }
+            Err(why) if class == Class::Mutating => {
+                ctx.findings.push(unknown_finding(program, why));
+                return Ok(());
+            }
+            Err(_) => {}
+        }
+    }
+    if targets.is_empty() {
+        if program.without_host_asks && class == Class::Mutating {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!(
+                    "`{}` acts on hosts that are not written in the command",
+                    program.names[0]
+                ),
+            ));
+        } else if !hosts.is_empty() && class == Class::ReadOnly {
+            ctx.findings.push(finding(program, targets, class, why));
+        } else if hosts.is_empty() {
+            // On this machine: `docker run img ssh web01 reboot` still runs what it names.
+            let name = cmd.words.first().map_or("", Arg::text).to_owned();
+            return super::programs::unread_program(ctx, &name, cmd);
+        }
+        return Ok(());
+    }
+    ctx.findings.push(finding(program, targets, class, why));
+    Ok(())
+}
+
+/// `--host=h`, `/node:h`, `-ComputerName:h`: the option's name and its attached value.
+fn split_option(text: &str) -> (&str, Option<&str>) {
+    let at = if text.starts_with('/') {
+        text.find(':')
+    } else {
+        text.find('=')
+    };
+    match at {
+        Some(at) => (&text[..at], Some(&text[at + 1..])),
+        None => (text, None),
+    }
+}
+
+fn class_of(program: &Program, flags: &[String], action: Option<&str>) -> Class {
+    let same = |a: &str, b: &str| {
+        if program.windows_flags {
+            a.eq_ignore_ascii_case(b)
+        } else {
+            a == b
+        }
+    };
+    let read_only_flag = program
+        .read_only
+        .iter()
+        .filter(|r| r.starts_with('-') || r.starts_with('/'))
+        .any(|r| flags.iter().any(|f| same(f, r)));
+    if read_only_flag {
+        return Class::ReadOnly;
+    }
+    if flags
+        .iter()
+        .any(|f| program.mutating_options.iter().any(|m| same(m, f)))
+    {
+        return Class::Mutating;
+    }
+    let action = action.map(str::to_ascii_lowercase).unwrap_or_default();
+    let listed = |r: &String| {
+        if r.is_empty() {
+            action.is_empty()
+        } else {
+            crate::catalog::glob_match(&r.to_ascii_lowercase(), &action)
+        }
+    };
+    if program
+        .read_only
+        .iter()
+        .filter(|r| !r.starts_with('-') && !r.starts_with('/'))
+        .any(listed)
+    {
+        Class::ReadOnly
+    } else {
+        Class::Mutating
+    }
+}
+
+/// The machines one host word names: `web01`, `user@web01`, `web01,db01`, `\\win01`,
+/// `ssh://user@web01:22`, `@ssh/10.0.0.5` (pyinfra). `Err` for what stands for hosts that are
+/// not written (a glob, a file, a group, a range, a CIDR, a value known only at run time).
+fn host_names(host: &Arg) -> Result<Vec<String>, String> {
+    let Some(text) = host.value.as_deref() else {
+        return Err(format!(
+            "the host `{}` is only known when the command runs",
+            host.raw
+        ));
+    };
+    let text = text.strip_prefix("@ssh/").unwrap_or(text);
+    if text.starts_with('@') && !text.starts_with("@local") {
+        return Err(format!("`{text}` names hosts from a file or a group"));
+    }
+    if text == "@local" {
+        return Ok(Vec::new());
+    }
+    let looks_like_a_file = [
+        ".py", ".yml", ".yaml", ".txt", ".ini", ".json", ".csv", ".cfg",
+    ]
+    .iter()
+    .any(|ext| text.to_ascii_lowercase().ends_with(ext));
+    if looks_like_a_file {
+        return Err(format!(
+            "`{text}` is a file of hosts, which is not read here"
+        ));
+    }
+    let cidr = !text.contains("://")
+        && text
+            .rsplit_once('/')
+            .is_some_and(|(_, bits)| !bits.is_empty() && bits.chars().all(|c| c.is_ascii_digit()));
+    if text.contains(['*', '?', '[']) || cidr {
+        return Err(format!(
+            "`{text}` stands for hosts that are not written out"
+        ));
+    }
+    let names: Vec<String> = net::hosts_in(text)
+        .into_iter()
+        .map(|h| h.trim_start_matches('\\').to_owned())
+        .filter(|h| !h.is_empty() && !is_this_machine(h))
+        .collect();
+    Ok(names)
+}
+
+fn is_this_machine(host: &str) -> bool {
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "::1" | "." | "unix" | "local"
+    )
+}
+
+/// The `unc-write` grammar: file commands that write where a path says (`robocopy SRC DEST`,
+/// `Copy-Item -Destination \\win01\c$\app`, `Remove-Item \\win01\share\x`). A written path
+/// that is a UNC path `\\host\share\…` changes that host; reading from one changes nothing.
+/// `host_operand` is the operand that is written (`"1"`, `"2"`), `host_options` the options
+/// whose value is written, `other_host_options` those that write through a session (ask),
+/// and `read_only` the flags that only list (`robocopy /L`).
+pub(crate) fn unc_write(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let mut written: Vec<&Arg> = Vec::new();
+    let mut operands: Vec<&Arg> = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        let is_option = text.len() > 1
+            && (text.starts_with('-') || (program.windows_flags && text.starts_with('/')));
+        if !is_option {
+            operands.push(arg);
+            i += 1;
+            continue;
+        }
+        let (name, attached) = split_ps_option(text);
+        let matches = |list: &[String]| {
+            list.iter().any(|o| {
+                o.len() >= name.len()
+                    && o[..name.len()].eq_ignore_ascii_case(name)
+                    && name.len() > 2
+                    || o.eq_ignore_ascii_case(name)
+            })
+        };
+        if program
+            .read_only
+            .iter()
+            .any(|r| r.eq_ignore_ascii_case(name))
+        {
+            return Ok(());
+        }
+        if matches(&program.other_host_options) {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!("`{name}` writes through a session whose machine is not written here"),
+            ));
+            return Ok(());
+        }
+        let takes_value = matches(&program.value_options) || matches(&program.host_options);
+        let value = if attached.is_none() && takes_value {
+            i += 1;
+            args.get(i)
+        } else {
+            None
+        };
+        if matches(&program.host_options) {
+            written.extend(value);
+        }
+        i += 1;
+    }
+    if let Some(at) = program
+        .host_operand
+        .as_deref()
+        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| n.checked_sub(1))
+    {
+        written.extend(operands.get(at).copied());
+    }
+    let mut targets: Vec<Target> = Vec::new();
+    for path in written {
+        let raw = path.raw.trim_matches(['"', '\'']);
+        if !(raw.starts_with("\\\\") || raw.starts_with("//")) {
+            continue;
+        }
+        let host = path
+            .value
+            .as_deref()
+            .and_then(|v| net::hosts_in(v).into_iter().next())
+            .filter(|h| !h.contains(['$', '(', '{']));
+        let Some(host) = host else {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!(
+                    "writes to `{}`, whose machine is only known when the command runs",
+                    path.raw
+                ),
+            ));
+            return Ok(());
+        };
+        let target = Target {
+            name: host.to_owned(),
+            kind: TargetKind::Host,
+        };
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    if !targets.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            targets,
+            Class::Mutating,
+            String::from("writes through a UNC path on the host"),
+        ));
+    }
+    Ok(())
+}
+
+/// `-Destination:x`, `/MIR`, `-Path`: the option's name (a `:value` attached taken off).
+fn split_ps_option(text: &str) -> (&str, Option<&str>) {
+    match text[1..].find(':') {
+        Some(at) => (&text[..=at], Some(&text[at + 2..])),
+        None => (text, None),
+    }
+}

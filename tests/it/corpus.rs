@@ -1,0 +1,169 @@
+//! The shell analysis against commands nobody here wrote: `tests/corpus/remote.toml` (remote
+//! access and fleet commands from tldr-pages, PowerShell-Docs, the Windows command reference,
+//! Ansible, Salt, pyinfra, Fabric and govc docs) and `tests/corpus/dev.toml` (what a coding
+//! agent runs all day), each labelled by hand before the analyser first read it.
+//!
+//! The targets: no remote change passes undecided, no checkpoint of a machine the command
+//! does not name, over-asks at most 3 % of the remote corpus and 1 % of the development
+//! commands. Every decision is snapshotted, so a change in any one of them is reviewed.
+
+use std::fmt::Write as _;
+
+use rewind::inventory::Inventory;
+use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Corpus {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    command: String,
+    dialect: Dialect,
+    expect: Expect,
+    #[serde(default)]
+    targets: Vec<String>,
+    source: String,
+    why: String,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "kebab-case")]
+enum Expect {
+    None,
+    Checkpoint,
+    Ask,
+}
+
+/// The machines the corpus's placeholders were replaced with: all protected.
+const PROTECTED: &[&str] = &[
+    "web01",
+    "web02",
+    "db01",
+    "win01",
+    "win02",
+    "10.0.0.5",
+    "web01.corp.example",
+];
+
+#[derive(Default)]
+struct Score {
+    total: usize,
+    right: usize,
+    /// A remote change let through with no checkpoint and no question.
+    missed: Vec<String>,
+    /// A checkpoint of other machines than the command changes.
+    wrong_host: Vec<String>,
+    /// A question where none was needed.
+    over_asked: Vec<String>,
+    /// A question where a checkpoint was possible: safe, but a human is bothered.
+    asked_for_checkpoint: usize,
+    /// A checkpoint where none was needed, or where the labeller expected a question.
+    extra_checkpoint: usize,
+}
+
+fn run(file: &str) -> (Score, String) {
+    let path = format!("{}/tests/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let corpus: Corpus = toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    let known = Inventory::of(PROTECTED);
+    let mut score = Score::default();
+    let mut table = String::new();
+    for case in &corpus.case {
+        assert!(!case.source.is_empty() && !case.why.is_empty(), "{}", case.command);
+        let verdict = analyse(&case.command, case.dialect, &catalog, &known, None).verdict;
+        let got = match &verdict {
+            Verdict::Local | Verdict::ReadOnly => String::from("none"),
+            Verdict::Unknown { .. } => String::from("ask"),
+            Verdict::Mutating(targets) => {
+                let mut names: Vec<String> =
+                    targets.iter().map(|t| t.name.to_ascii_lowercase()).collect();
+                names.sort();
+                names.dedup();
+                format!("checkpoint {}", names.join(","))
+            }
+        };
+        let line = format!("{:?} {}", case.dialect, case.command.replace('\n', "⏎"));
+        score.total += 1;
+        let mut expected: Vec<String> = case.targets.iter().map(|t| t.to_ascii_lowercase()).collect();
+        expected.sort();
+        match (case.expect, &verdict) {
+            (Expect::None, Verdict::Local | Verdict::ReadOnly)
+            | (Expect::Ask, Verdict::Unknown { .. }) => score.right += 1,
+            (Expect::Checkpoint, Verdict::Mutating(_))
+                if got == format!("checkpoint {}", expected.join(",")) =>
+            {
+                score.right += 1;
+            }
+            (Expect::Checkpoint | Expect::Ask, Verdict::Local | Verdict::ReadOnly) => {
+                score.missed.push(format!("{line} → {got}"));
+            }
+            (Expect::Checkpoint, Verdict::Mutating(_)) => {
+                score.wrong_host.push(format!("{line} → {got}, want {}", expected.join(",")));
+            }
+            (Expect::None, Verdict::Unknown { .. }) => {
+                score.over_asked.push(format!("{line} → {got}"));
+            }
+            (Expect::Checkpoint, Verdict::Unknown { .. }) => score.asked_for_checkpoint += 1,
+            (Expect::None | Expect::Ask, Verdict::Mutating(_)) => score.extra_checkpoint += 1,
+        }
+        let want = match case.expect {
+            Expect::None => String::from("none"),
+            Expect::Ask => String::from("ask"),
+            Expect::Checkpoint => format!("checkpoint {}", expected.join(",")),
+        };
+        let mark = if want == got { "  " } else { "≠ " };
+        writeln!(table, "{mark}{line}\n     want {want}, got {got}").expect("write");
+    }
+    (score, table)
+}
+
+fn summary(score: &Score) -> String {
+    format!(
+        "{} cases: {} as labelled; missed {}, wrong host {}, over-asked {}, asked where a checkpoint was possible {}, checkpointed beyond the label {}",
+        score.total,
+        score.right,
+        score.missed.len(),
+        score.wrong_host.len(),
+        score.over_asked.len(),
+        score.asked_for_checkpoint,
+        score.extra_checkpoint,
+    )
+}
+
+fn check(file: &str, over_ask_percent: usize) {
+    let (score, table) = run(file);
+    insta::assert_snapshot!(file, format!("{}\n\n{table}", summary(&score)));
+    assert!(
+        score.missed.is_empty(),
+        "{file}: remote changes let through:\n{}",
+        score.missed.join("\n")
+    );
+    assert!(
+        score.wrong_host.is_empty(),
+        "{file}: checkpoints of the wrong machine:\n{}",
+        score.wrong_host.join("\n")
+    );
+    assert!(
+        score.over_asked.len() * 100 <= score.total * over_ask_percent,
+        "{file}: {} over-asks of {} (limit {over_ask_percent} %):\n{}",
+        score.over_asked.len(),
+        score.total,
+        score.over_asked.join("\n")
+    );
+}
+
+#[test]
+fn the_remote_corpus_misses_nothing_and_names_the_right_machines() {
+    check("remote.toml", 3);
+}
+
+#[test]
+fn development_commands_are_left_alone() {
+    check("dev.toml", 1);
+}
