@@ -83,6 +83,14 @@ pub struct Program {
     pub windows_flags: bool,
     /// Only in text of this dialect (`cp` is Copy-Item in PowerShell alone).
     pub dialect: Option<super::Dialect>,
+    /// The services that are this program's business (`aws ec2`, `az vm`; fleet grammar):
+    /// others act on no machine, and the action is the word after the service.
+    pub scope: Vec<String>,
+    /// Actions that point later commands elsewhere (`docker context use`): ask.
+    pub ask_actions: Vec<String>,
+    /// The operands after the host are a command run there, in this dialect (`rexec`,
+    /// impacket's tools; fleet grammar): it is judged as a remote command.
+    pub remote_command: Option<super::Dialect>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
 }
@@ -168,6 +176,11 @@ struct RawProgram {
     #[serde(default)]
     windows_flags: bool,
     dialect: Option<super::Dialect>,
+    #[serde(default)]
+    scope: Vec<String>,
+    #[serde(default)]
+    ask_actions: Vec<String>,
+    remote_command: Option<super::Dialect>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -480,25 +493,7 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
             "{at}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars"
         );
     }
-    if !fleet
-        && (raw.host_operand.is_some()
-            || !raw.host_env.is_empty()
-            || !raw.mutating_options.is_empty()
-            || raw.without_host.is_some()
-            || raw.windows_flags)
-    {
-        bail!(
-            "{at}: host_operand, host_env, mutating_options, without_host and windows_flags are only read for the fleet grammar"
-        );
-    }
-    if let Some(operand) = &raw.host_operand
-        && !matches!(operand.as_str(), "all" | "unc" | "url")
-        && operand.parse::<usize>().is_err()
-    {
-        bail!(
-            "{at}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\""
-        );
-    }
+    check_fleet_keys(&raw, fleet, &at)?;
     if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
         bail!("{at}: mutating is only read for the govc grammar");
     }
@@ -546,8 +541,38 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         without_host_asks: raw.without_host == Some(WithoutHost::Ask),
         windows_flags: raw.windows_flags,
         dialect: raw.dialect,
+        scope: raw.scope,
+        ask_actions: raw.ask_actions,
+        remote_command: raw.remote_command,
         origin: origin.to_owned(),
     })
+}
+
+/// The keys only the fleet and unc-write grammars read, refused elsewhere.
+fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &str) -> anyhow::Result<()> {
+    if !fleet
+        && (raw.host_operand.is_some()
+            || !raw.host_env.is_empty()
+            || !raw.mutating_options.is_empty()
+            || raw.without_host.is_some()
+            || raw.windows_flags
+            || !raw.scope.is_empty()
+            || !raw.ask_actions.is_empty()
+            || raw.remote_command.is_some())
+    {
+        bail!(
+            "{at}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar"
+        );
+    }
+    if let Some(operand) = &raw.host_operand
+        && !matches!(operand.as_str(), "all" | "unc" | "url")
+        && operand.parse::<usize>().is_err()
+    {
+        bail!(
+            "{at}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\""
+        );
+    }
+    Ok(())
 }
 
 /// Refuses an empty word or one with white space; `at` (where it was found) is only put
@@ -611,7 +636,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

@@ -63,14 +63,14 @@ pub(crate) fn fleet(
         };
         // `-Hweb01`: a short host option with its value attached.
         if attached.is_none()
+            && !program.windows_flags
             && !text.starts_with("--")
-            && let Some(short) = program
-                .host_options
-                .iter()
-                .find(|o| o.len() == 2 && text.len() > 2 && same(&text[..2], o))
+            && let Some(short) = program.host_options.iter().find(|o| {
+                o.len() == 2 && text.len() > 2 && text.get(..2).is_some_and(|t| same(t, o))
+            })
         {
             name = &text[..short.len()];
-            attached = Some(&text[2..]);
+            attached = text.get(2..);
         }
         flags.push(name.to_owned());
         let takes = |list: &[String]| list.iter().any(|o| same(o, name));
@@ -103,16 +103,22 @@ pub(crate) fn fleet(
     hosts.extend(owned.iter());
     // Hosts named by operands.
     let mut action_at = 0;
-    match program.host_operand.as_deref() {
+    // An operand names the host only where no option did (`rexec -h web01 'cmd'`).
+    let host_operand = program
+        .host_operand
+        .as_deref()
+        .filter(|_| owned.is_empty() || program.host_operand.as_deref() == Some("url"));
+    match host_operand {
         Some("all") => {
             hosts.extend(operands.iter().copied());
             action_at = operands.len();
         }
+        // The last one: `reg copy \\a\… \\b\…` writes the second.
         Some("unc") => hosts.extend(
             operands
                 .iter()
                 .copied()
-                .filter(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
+                .rfind(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
         ),
         Some("url") => hosts.extend(
             operands
@@ -149,8 +155,55 @@ pub(crate) fn fleet(
         .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
         .map(|(_, a)| a.text())
         .next();
-    let class = class_of(program, &flags, action);
+    let second = operands
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k > action_at)
+        .map(|(_, a)| a.text())
+        .next();
+    // `aws ec2 reboot-instances`: only a service in scope is this program's business, and
+    // its action is the next word.
+    let action = if program.scope.is_empty() {
+        action
+    } else if action.is_some_and(|a| program.scope.iter().any(|s| s == a)) {
+        second
+    } else {
+        return Ok(());
+    };
+    let both = match (action, second) {
+        (Some(a), Some(b)) => format!("{a} {b}"),
+        (Some(a), None) => a.to_owned(),
+        _ => String::new(),
+    };
+    if let Some(asked) = program
+        .ask_actions
+        .iter()
+        .find(|a| both == **a || both.starts_with(&format!("{a} ")))
+    {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!(
+                "`{} {asked}` points later commands at a machine that is not read here",
+                program.names[0]
+            ),
+        ));
+        return Ok(());
+    }
+    let mut class = class_of(program, &flags, action);
+    let mut remote_text = None;
+    if let Some(dialect) = program.remote_command {
+        let words: Vec<Arg> = operands
+            .iter()
+            .enumerate()
+            .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
+            .map(|(_, a)| (*a).clone())
+            .collect();
+        let (judged, why) = super::programs::judge_words(ctx, &words, cmd, dialect);
+        class = judged;
+        remote_text = Some(why);
+    }
     let why = match (class, action) {
+        _ if remote_text.is_some() => remote_text.unwrap_or_default(),
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
         (Class::ReadOnly, None) => String::from("only reads"),
         (Class::Mutating, Some(action)) => {
@@ -189,7 +242,9 @@ pub(crate) fn fleet(
         }
     }
     if targets.is_empty() {
-        if program.without_host_asks && class == Class::Mutating {
+        // A cmdlet fed objects by the pipeline acts where they came from.
+        let piped = program.windows_flags && cmd.stdin == super::Stdin::Pipe;
+        if (program.without_host_asks || piped) && class == Class::Mutating {
             ctx.findings.push(unknown_finding(
                 program,
                 format!(
@@ -301,8 +356,9 @@ fn host_names(host: &Arg) -> Result<Vec<String>, String> {
             "`{text}` stands for hosts that are not written out"
         ));
     }
-    let names: Vec<String> = net::hosts_in(text)
-        .into_iter()
+    let names: Vec<String> = text
+        .split_whitespace()
+        .flat_map(net::hosts_in)
         .map(|h| h.trim_start_matches('\\').to_owned())
         .filter(|h| !h.is_empty() && !is_this_machine(h))
         .collect();

@@ -110,6 +110,15 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
         }
         return;
     }
+    // PowerShell's WSMan drive: `WSMan:\host\…` configures that host.
+    if let Some(rest) = word
+        .get(..7)
+        .filter(|drive| drive.eq_ignore_ascii_case("wsman:\\"))
+        .and_then(|_| word.get(7..))
+    {
+        hosts.extend(rest.split('\\').next().filter(|h| !h.is_empty()));
+        return;
+    }
     // `\\host\share`, `//host/share`.
     if let Some(rest) = word
         .strip_prefix("\\\\")

@@ -1397,6 +1397,31 @@ fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, 
     (remote.value.unwrap_or(remote.raw), class, why)
 }
 
+/// The class of a command run on a host, written as `words` (none: an interactive shell).
+pub(crate) fn judge_words(
+    ctx: &mut Ctx<'_>,
+    words: &[Arg],
+    cmd: &Cmd,
+    dialect: Dialect,
+) -> (Class, String) {
+    if words.is_empty() {
+        return (Class::Mutating, String::from("opens a shell on the host"));
+    }
+    match dialect {
+        Dialect::Posix => {
+            let (_, class, why) = judge_remote(ctx, words, cmd);
+            (class, why)
+        }
+        Dialect::PowerShell => match join(words).value {
+            Some(text) => remote::classify_windows(ctx, &text),
+            None => (
+                Class::Mutating,
+                String::from("the remote command holds text expanded on this machine first"),
+            ),
+        },
+    }
+}
+
 /// Words joined by spaces, as `ssh`, `eval` and `watch` join them; dynamic if any is.
 pub(crate) fn join(args: &[Arg]) -> Arg {
     let raw: Vec<&str> = args.iter().map(|a| a.raw.as_str()).collect();
@@ -1488,7 +1513,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::Govc => govc(ctx, &program, args),
         Grammar::Virsh => virsh(ctx, &program, args),
         Grammar::PsRemoting => ps_remoting(ctx, &program, name, args),
-        Grammar::PsComputer => ps_computer(ctx, &program, args),
+        Grammar::PsComputer => ps_computer(ctx, &program, args, cmd),
         Grammar::PsVm => ps_vm(ctx, &program, name, args, cmd),
         Grammar::Session => session(ctx, &program, args),
         Grammar::HostList => host_list(ctx, &program, args, cmd),
@@ -1853,6 +1878,14 @@ pub(crate) fn host_of(destination: &str) -> String {
     if rest.is_some() {
         host = host.split(':').next().unwrap_or(host);
     }
+    // `web02:22`, `10.0.0.5:5985`: a port (an IPv6 address has more than one `:`).
+    if let Some((name, port)) = host.split_once(':')
+        && !port.contains(':')
+        && !port.is_empty()
+        && port.chars().all(|c| c.is_ascii_digit())
+    {
+        host = name;
+    }
     host.to_owned()
 }
 
@@ -1864,6 +1897,8 @@ struct SshOptions {
     config: Option<String>,
     remote_command: Option<String>,
     hostname: Option<String>,
+    /// Where a `ProxyCommand` really connects: a literal end point, or why it is not known.
+    proxy_end: Option<Result<String, String>>,
     no_command: bool,
     local_only: bool,
     subsystem: bool,
@@ -1921,6 +1956,65 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
     i
 }
 
+impl SshOptions {
+    /// The machine the connection reaches for `destination` (its host part): a ProxyCommand's
+    /// end point, else the first `HostName` (`%h` is the destination), else the destination.
+    fn endpoint(&self, destination: &str) -> Result<String, String> {
+        match &self.proxy_end {
+            Some(Ok(end)) => Ok(end.replace("%h", destination)),
+            Some(Err(why)) => Err(why.clone()),
+            None => Ok(self
+                .hostname
+                .as_deref()
+                .map_or_else(|| destination.to_owned(), |h| h.replace("%h", destination))),
+        }
+    }
+}
+
+/// Where a `ProxyCommand` connects: `None` when it connects to the destination itself (`%h`,
+/// `ssh -W %h:%p bastion`), the end point when it is written (`nc 10.0.0.31 22`, `ssh -W
+/// 10.0.0.31:22 bastion`, `socat - TCP:10.0.0.31:22`), and why not when it cannot be read.
+pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
+    let words = shlex::split(command).unwrap_or_default();
+    let program = words.first().map(|w| lower_base(w)).unwrap_or_default();
+    let end = match program.as_str() {
+        "nc" | "ncat" | "netcat" | "connect" | "connect-proxy" | "corkscrew" => words[1..]
+            .iter()
+            .filter(|w| !w.starts_with('-'))
+            .rev()
+            .nth(1)
+            .cloned(),
+        "ssh" => words
+            .iter()
+            .position(|w| w == "-W")
+            .and_then(|at| words.get(at + 1))
+            .map(|hp| {
+                hp.rsplit_once(':')
+                    .map_or(hp.as_str(), |(h, _)| h)
+                    .to_owned()
+            }),
+        "socat" => words.iter().find_map(|w| {
+            let upper = w.to_ascii_uppercase();
+            ["TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:"]
+                .iter()
+                .find_map(|p| upper.starts_with(p).then(|| w[p.len()..].to_owned()))
+                .map(|hp| hp.split_once(':').map_or(hp.clone(), |(h, _)| h.to_owned()))
+        }),
+        _ => None,
+    };
+    match end {
+        Some(end) if end == "%h" => None,
+        Some(end) if end.contains(['%', '$', '`']) => Some(Err(format!(
+            "the ProxyCommand connects to `{end}`, which is only known when it runs"
+        ))),
+        Some(end) => Some(Ok(end)),
+        None if command.contains("%h") => None,
+        None => Some(Err(String::from(
+            "the ProxyCommand's end point is not read, so the machine it reaches is not known",
+        ))),
+    }
+}
+
 fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
         'F' => o.config = Some(value.to_owned()),
@@ -1932,12 +2026,21 @@ fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                 .map_or((value, ""), |(k, v)| {
                     (k, v.trim_start_matches(['=', ' ', '\t']))
                 });
+            // OpenSSH keeps the first value it obtains for each option.
             match key.to_ascii_lowercase().as_str() {
-                "remotecommand" => o.remote_command = Some(val.to_owned()),
-                "hostname" => o.hostname = Some(val.to_owned()),
-                "proxycommand" | "localcommand" | "knownhostscommand"
-                    if !val.eq_ignore_ascii_case("none") =>
-                {
+                "remotecommand" => {
+                    o.remote_command.get_or_insert_with(|| val.to_owned());
+                }
+                "hostname" => {
+                    o.hostname.get_or_insert_with(|| val.to_owned());
+                }
+                "proxycommand" if !val.eq_ignore_ascii_case("none") => {
+                    if o.proxy_end.is_none() {
+                        o.proxy_end = proxy_end(val);
+                    }
+                    o.local_texts.push(val.to_owned());
+                }
+                "localcommand" | "knownhostscommand" if !val.eq_ignore_ascii_case("none") => {
                     o.local_texts.push(val.to_owned());
                 }
                 "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
@@ -1964,14 +2067,43 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
     let Some(dest) = fixed(ctx, program, destination, "the destination") else {
         return Ok(());
     };
-    let name = o.hostname.clone().unwrap_or_else(|| host_of(dest));
+    let name = match o.endpoint(&host_of(dest)) {
+        Ok(name) => name,
+        Err(why) => {
+            ctx.findings.push(unknown_finding(program, why));
+            return Ok(());
+        }
+    };
+    let words = &args[command_at.min(args.len())..];
+    // `ssh web01 ssh db01 '…'`: web01 only relays to db01, whose command is judged.
+    if let Some(first) = words.first().and_then(|w| w.value.as_deref())
+        && ctx
+            .catalog
+            .program(first)
+            .is_some_and(|p| p.grammar == Grammar::Ssh)
+        && let Some(relayed) = join(words).value
+        && !relayed.contains([';', '&', '|', '\n', '`', '$', '(', '<', '>'])
+    {
+        text_in(ctx, &relayed, Dialect::Posix)?;
+        ctx.findings.push(finding(
+            program,
+            vec![Target {
+                name,
+                kind: TargetKind::Ssh {
+                    config: o.config.clone(),
+                },
+            }],
+            Class::ReadOnly,
+            format!("relays to another machine through `{first}`"),
+        ));
+        return Ok(());
+    }
     let target = Target {
         name,
         kind: TargetKind::Ssh {
             config: o.config.clone(),
         },
     };
-    let words = &args[command_at.min(args.len())..];
     let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
         let (text, class, why) = judge_remote(ctx, words, cmd);
         (Some(text), class, why)
@@ -2254,6 +2386,29 @@ fn remote_operand(arg: &Arg) -> Result<Option<String>, String> {
     Ok(Some(host_of(before.trim_end_matches(':'))))
 }
 
+/// `rsync -e 'ssh -o HostName=… -F cfg'`: the ssh options of the remote shell rsync runs.
+fn read_rsh(command: &str, o: &mut SshOptions) {
+    let words = shlex::split(command).unwrap_or_default();
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        if let Some(value) = word.strip_prefix("-o") {
+            let value = if value.is_empty() {
+                i += 1;
+                words.get(i).cloned().unwrap_or_default()
+            } else {
+                value.to_owned()
+            };
+            ssh_option('o', &value, o);
+        } else if word == "-F" {
+            i += 1;
+            if let Some(file) = words.get(i) {
+                o.config.get_or_insert_with(|| file.clone());
+            }
+        }
+        i += 1;
+    }
+}
+
 fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Result<(), Unknown> {
     let is_rsync = lower_base(name) == "rsync";
     let is_sftp = lower_base(name) == "sftp";
@@ -2287,6 +2442,12 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
             if inline.is_none() && program.takes_value(&format!("--{key}")) {
                 i += 1;
             }
+            if key == "rsh" {
+                let value = inline
+                    .map(str::to_owned)
+                    .or_else(|| args.get(i - 1).map(|a| a.text().to_owned()));
+                read_rsh(value.as_deref().unwrap_or_default(), &mut o);
+            }
             continue;
         }
         let chars: Vec<char> = text[1..].chars().collect();
@@ -2305,6 +2466,9 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
                 if *c == 'o' {
                     ssh_option('o', &value, &mut o);
                 }
+                if *c == 'e' && is_rsync {
+                    read_rsh(&value, &mut o);
+                }
                 if *c == 'b' && is_sftp {
                     batch = true;
                 }
@@ -2317,7 +2481,7 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
     }
     local_texts(ctx, &o)?;
     if is_sftp {
-        return sftp(ctx, program, &operands, batch);
+        return sftp(ctx, program, &operands, batch, &o);
     }
     let Some((destination, sources)) = operands.split_last() else {
         return Ok(());
@@ -2361,6 +2525,13 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
             .push(not_fixed(program, "the destination", &raw)),
         Ok(None) => {}
         Ok(Some(host)) => {
+            let host = match o.endpoint(&host) {
+                Ok(host) => host,
+                Err(why) => {
+                    ctx.findings.push(unknown_finding(program, why));
+                    return Ok(());
+                }
+            };
             let (class, why) = if dry_run {
                 (
                     Class::ReadOnly,
@@ -2392,6 +2563,7 @@ fn sftp(
     program: &Program,
     operands: &[Arg],
     batch: bool,
+    o: &SshOptions,
 ) -> Result<(), Unknown> {
     let Some(first) = operands.first() else {
         return Ok(());
@@ -2405,9 +2577,18 @@ fn sftp(
         let (h, p) = text.split_once(':').unwrap_or((text, ""));
         (host_of(h), p)
     };
+    let host = match o.endpoint(&host) {
+        Ok(host) => host,
+        Err(why) => {
+            ctx.findings.push(unknown_finding(program, why));
+            return Ok(());
+        }
+    };
     let target = Target {
         name: host.clone(),
-        kind: TargetKind::Ssh { config: None },
+        kind: TargetKind::Ssh {
+            config: o.config.clone(),
+        },
     };
     let (class, why) = if !batch && !path.is_empty() && !path.ends_with('/') {
         (Class::ReadOnly, format!("fetches {path} from {host}"))
@@ -2502,6 +2683,40 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
         ));
     }
     let inventory = inventory.and_then(|i| i.value.clone());
+    // `-i 'web01,db01,'`: an inline inventory is the host list itself, and `all` is all of it.
+    if let Some(inline) = inventory.as_deref().filter(|i| i.contains(',')) {
+        let listed: Vec<&str> = inline
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .collect();
+        let mut targets = Vec::new();
+        for part in text
+            .split([',', ':'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let hosts: Vec<&str> = if matches!(part, "all" | "*") {
+                listed.clone()
+            } else if part.contains(['*', '?', '[']) {
+                return Err(format!(
+                    "the host pattern `{part}` is a glob over the inline inventory"
+                ));
+            } else {
+                listed.iter().copied().filter(|h| *h == part).collect()
+            };
+            for host in hosts {
+                let target = Target {
+                    name: host_of(host),
+                    kind: TargetKind::Host,
+                };
+                if !targets.contains(&target) {
+                    targets.push(target);
+                }
+            }
+        }
+        return Ok(targets);
+    }
     Ok(text
         .split([',', ':'])
         .map(str::trim)
@@ -2711,6 +2926,9 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         without_host_asks: false,
         windows_flags: false,
         dialect: None,
+        scope: Vec::new(),
+        ask_actions: Vec::new(),
+        remote_command: None,
         origin: String::from("builtin"),
     }
 }
@@ -3172,11 +3390,22 @@ fn ps_names(arg: &Arg) -> Result<Vec<String>, String> {
     let Some(value) = arg.value.as_deref() else {
         return Err(arg.raw.clone());
     };
+    // `admin@web01:22` (an ssh -HostName) is web01; `localhost` and `.` are this machine.
     let names: Vec<String> = value
         .split(',')
-        .map(|n| n.trim().trim_matches(['\'', '"']).to_owned())
+        .map(|n| n.trim().trim_matches(['\'', '"']))
         .filter(|n| !n.is_empty())
+        .map(host_of)
+        .filter(|n| {
+            !matches!(
+                n.to_ascii_lowercase().as_str(),
+                "localhost" | "." | "127.0.0.1" | "::1"
+            )
+        })
         .collect();
+    if names.is_empty() && !value.trim().is_empty() {
+        return Ok(names);
+    }
     if names.is_empty() {
         Err(arg.raw.clone())
     } else {
@@ -3284,6 +3513,16 @@ fn ps_remoting(
             v.as_ref().map_or("", |a| a.raw.as_str())
         ));
     }
+    // `-SSHConnection @{HostName=…}` and `-Options @{Host=…}` name computers in a table that
+    // is not read here.
+    for table in ["SSHConnection", "Options"] {
+        if let Some(v) = parsed.get(table, &[]) {
+            unknown = Some(format!(
+                "-{table} `{}` names computers in a table that is not read here",
+                super::clip(v.as_ref().map_or("", |a| a.raw.as_str()))
+            ));
+        }
+    }
     // Enter-PSSession and New-PSSession take the computer as their first positional word;
     // so does Invoke-Command (`icm web01 { … }`) unless that word is the script block.
     if targets.is_empty()
@@ -3360,7 +3599,12 @@ fn ps_remoting(
     Ok(())
 }
 
-fn ps_computer(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+fn ps_computer(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
     let parsed = ps_args(
         args,
         &["Force", "Wait", "AsJob", "WhatIf", "Confirm", "Passthru"],
@@ -3371,8 +3615,27 @@ fn ps_computer(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(),
             &["cn", "CN", "__SERVER", "Server", "IPAddress"],
         )
         .cloned()
-        .or_else(|| parsed.positional.first().cloned().map(Some));
+        .or_else(|| {
+            parsed
+                .positional
+                .first()
+                .filter(|p| !p.raw.starts_with('@'))
+                .cloned()
+                .map(Some)
+        });
     let Some(value) = value else {
+        let what_if = parsed.has("WhatIf");
+        if !what_if && cmd.stdin == Stdin::Pipe {
+            ctx.findings.push(unknown_finding(
+                program,
+                String::from("the computers come from the pipeline, which is not read here"),
+            ));
+        } else if !what_if && args.iter().any(|a| a.raw.starts_with('@')) {
+            ctx.findings.push(unknown_finding(
+                program,
+                String::from("the parameters come from a splatted table, which is not read here"),
+            ));
+        }
         // No computer: this machine.
         return Ok(());
     };

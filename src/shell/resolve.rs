@@ -59,8 +59,10 @@ pub fn resolve(
             TargetKind::Host | TargetKind::Vm => push(target.name.clone()),
             TargetKind::Ssh { config } => {
                 let name = if options.resolve_ssh_config && !is_address(&target.name) {
-                    ssh_hostname(&target.name, config.as_deref(), options, until)
-                        .unwrap_or_else(|| target.name.clone())
+                    match ssh_hostname(&target.name, config.as_deref(), options, until) {
+                        Ok(name) => name.unwrap_or_else(|| target.name.clone()),
+                        Err(why) => return Err(why),
+                    }
                 } else {
                     target.name.clone()
                 };
@@ -93,7 +95,7 @@ fn ssh_hostname(
     config: Option<&str>,
     options: &Options,
     until: Instant,
-) -> Option<String> {
+) -> Result<Option<String>, String> {
     let mut command = Command::new("ssh");
     command.arg("-G");
     let config = config.map(|c| options.path(c)).or_else(|| {
@@ -107,21 +109,53 @@ fn ssh_hostname(
         command.arg("-F").arg(config);
     }
     command.arg("--").arg(alias);
-    let output = run(command, until)?;
-    let hostname = output
-        .lines()
-        .find_map(|line| line.strip_prefix("hostname "))?
-        .trim()
-        .to_owned();
+    let output = match run(command, until) {
+        Ok(output) => output,
+        // A slow `Match exec` or a hung helper: the alias may name another machine, so
+        // falling back to its own name could checkpoint the wrong one.
+        Err(Ran::Late) => {
+            return Err(format!(
+                "`ssh -G {alias}` did not answer in time, so the machine the alias names is not known"
+            ));
+        }
+        // No ssh to ask, or a configuration it refuses: nothing maps the alias elsewhere.
+        Err(Ran::Failed) => return Ok(None),
+    };
+    let value = |key: &str| {
+        output
+            .lines()
+            .find_map(|line| line.strip_prefix(key))
+            .map(|v| v.trim().to_owned())
+    };
+    // A ProxyCommand from the configuration that connects elsewhere ends the connection
+    // there; `ssh -G` prints it with %h and %p already expanded.
+    if let Some(proxy) = value("proxycommand ").filter(|p| !p.eq_ignore_ascii_case("none")) {
+        let hostname = value("hostname ").unwrap_or_else(|| alias.to_owned());
+        let unexpanded = proxy.replace(&hostname, "%h");
+        match super::programs::proxy_end(&unexpanded) {
+            Some(Ok(end)) => return Ok(Some(end)),
+            Some(Err(why)) => return Err(format!("`{alias}`: {why}")),
+            None => {}
+        }
+    }
+    let hostname = value("hostname ").unwrap_or_default();
     if hostname.is_empty() || hostname.eq_ignore_ascii_case(alias) {
-        Some(alias.to_owned())
+        Ok(None)
     } else {
-        Some(hostname)
+        Ok(Some(hostname))
     }
 }
 
-/// Runs a short helper process and returns its stdout, or `None` when it fails or is late.
-fn run(mut command: Command, until: Instant) -> Option<String> {
+/// Why a helper process gave no answer.
+enum Ran {
+    /// It was still running when its time ran out.
+    Late,
+    /// It could not start, or it failed.
+    Failed,
+}
+
+/// Runs a short helper process and returns its stdout, or why there is none.
+fn run(mut command: Command, until: Instant) -> Result<String, Ran> {
     let limit = until
         .saturating_duration_since(Instant::now())
         .min(PROCESS_LIMIT);
@@ -131,8 +165,8 @@ fn run(mut command: Command, until: Instant) -> Option<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .ok()?;
-    let mut stdout = child.stdout.take()?;
+        .map_err(|_| Ran::Failed)?;
+    let mut stdout = child.stdout.take().ok_or(Ran::Failed)?;
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = stdout.by_ref().take(4 << 20).read_to_string(&mut text);
@@ -141,14 +175,23 @@ fn run(mut command: Command, until: Instant) -> Option<String> {
     loop {
         match child.try_wait() {
             Ok(Some(status)) => {
-                let text = reader.join().ok()?;
-                return status.success().then_some(text);
+                let text = reader.join().map_err(|_| Ran::Failed)?;
+                return if status.success() {
+                    Ok(text)
+                } else {
+                    Err(Ran::Failed)
+                };
             }
             Ok(None) if Instant::now() < stop => std::thread::sleep(Duration::from_millis(1)),
-            _ => {
+            Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return None;
+                return Err(Ran::Late);
+            }
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Ran::Failed);
             }
         }
     }
@@ -270,7 +313,7 @@ fn load_inventory(path: &Path, until: Instant) -> Result<Inventory, String> {
     }
     let mut command = Command::new("ansible-inventory");
     command.arg("-i").arg(path).arg("--list");
-    let output = run(command, until).ok_or_else(|| {
+    let output = run(command, until).map_err(|_| {
         format!(
             "{} is not an INI or YAML file and `ansible-inventory --list` gave no answer",
             path.display()

@@ -882,3 +882,91 @@ fn local_commands_that_name_a_remote_program_stay_local() {
         );
     }
 }
+
+/// The machine OpenSSH really reaches: the first value of each option wins, wherever it is
+/// written, and a ProxyCommand that connects elsewhere ends the connection there.
+#[test]
+fn ssh_options_are_read_as_openssh_reads_them() {
+    let catalog = ShellCatalog::builtin().expect("catalog");
+    let cases: &[(&str, &str)] = &[
+        (
+            "ssh -o HostName=10.0.0.31 -o HostName=web01 web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh web01 -o HostName=10.0.0.31 -o HostName=web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh -o HostName=10.0.0.31 web01 -o HostName=web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh -o ProxyCommand='nc 10.0.0.31 22' web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh -o 'ProxyCommand=ssh -W 10.0.0.31:22 bastion' web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh -o 'ProxyCommand socat - TCP:10.0.0.31:22' web01 reboot",
+            "10.0.0.31",
+        ),
+        (
+            "ssh -o ProxyCommand='ssh -W %h:%p bastion' web01 reboot",
+            "web01",
+        ),
+        ("ssh -J bastion web01 reboot", "web01"),
+        (
+            "scp -o HostName=10.0.0.31 app.conf web01:/etc/",
+            "10.0.0.31",
+        ),
+        (
+            "sftp -o HostName=10.0.0.31 web01 <<< 'put app.conf'",
+            "10.0.0.31",
+        ),
+        (
+            "rsync -e 'ssh -o HostName=10.0.0.31' app.conf web01:/etc/",
+            "10.0.0.31",
+        ),
+        ("ssh web01 ssh db01 'sudo reboot'", "db01"),
+    ];
+    for (command, want) in cases {
+        match analyse(
+            command,
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        )
+        .verdict
+        {
+            Verdict::Mutating(targets) => assert!(
+                targets.len() == 1 && targets[0].name == *want,
+                "{command}: {targets:?}, want {want}"
+            ),
+            other => panic!("{command}: {other:?}, want a checkpoint of {want}"),
+        }
+    }
+    // An end point that is not written asks.
+    for command in [
+        "ssh -o ProxyCommand='nc $H 22' web01 reboot",
+        "ssh -o ProxyCommand='my-proxy web01' web01 reboot",
+    ] {
+        assert!(
+            matches!(
+                analyse(
+                    command,
+                    Dialect::Posix,
+                    &catalog,
+                    &Inventory::default(),
+                    None
+                )
+                .verdict,
+                Verdict::Unknown { .. }
+            ),
+            "{command}"
+        );
+    }
+}

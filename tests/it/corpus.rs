@@ -3,8 +3,8 @@
 //! Ansible, Salt, pyinfra, Fabric and govc docs) and `tests/corpus/dev.toml` (what a coding
 //! agent runs all day), each labelled by hand before the analyser first read it.
 //!
-//! The targets: no remote change passes undecided, no checkpoint of a machine the command
-//! does not name, over-asks at most 3 % of the remote corpus and 1 % of the development
+//! The targets: no remote change passes undecided, no machine the command changes left out
+//! of its checkpoint, over-asks at most 3 % of the remote corpus and 1 % of the development
 //! commands. Every decision is snapshotted, so a change in any one of them is reviewed.
 
 use std::fmt::Write as _;
@@ -56,13 +56,14 @@ struct Score {
     right: usize,
     /// A remote change let through with no checkpoint and no question.
     missed: Vec<String>,
-    /// A checkpoint of other machines than the command changes.
+    /// A machine the command changes left out of its checkpoint.
     wrong_host: Vec<String>,
     /// A question where none was needed.
     over_asked: Vec<String>,
     /// A question where a checkpoint was possible: safe, but a human is bothered.
     asked_for_checkpoint: usize,
-    /// A checkpoint where none was needed, or where the labeller expected a question.
+    /// A checkpoint where none was needed, where the labeller expected a question, or of
+    /// more machines than the command changes.
     extra_checkpoint: usize,
 }
 
@@ -102,6 +103,14 @@ fn run(file: &str) -> (Score, String) {
             }
             (Expect::Checkpoint | Expect::Ask, Verdict::Local | Verdict::ReadOnly) => {
                 score.missed.push(format!("{line} → {got}"));
+            }
+            // Every machine the command changes is checkpointed, and more besides.
+            (Expect::Checkpoint, Verdict::Mutating(targets))
+                if expected
+                    .iter()
+                    .all(|e| targets.iter().any(|t| t.name.eq_ignore_ascii_case(e))) =>
+            {
+                score.extra_checkpoint += 1;
             }
             (Expect::Checkpoint, Verdict::Mutating(_)) => {
                 score.wrong_host.push(format!("{line} → {got}, want {}", expected.join(",")));
