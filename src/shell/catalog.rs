@@ -75,7 +75,8 @@ pub struct Program {
     pub host_operand: Option<String>,
     /// Environment variables that name the host (fleet grammar): `DOCKER_HOST`.
     pub host_env: Vec<String>,
-    /// Options that make the call change something whatever its action (fleet grammar).
+    /// Options (or operand words, such as wmic's `call`) that make the call change something
+    /// whatever its action (fleet grammar).
     pub mutating_options: Vec<String>,
     /// With no host named, the hosts come from somewhere not written: ask (fleet grammar).
     pub without_host_asks: bool,
@@ -517,12 +518,7 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         );
     }
     let flag_start = |o: &str| o.starts_with('-') || (raw.windows_flags && o.starts_with('/'));
-    for option in raw
-        .host_options
-        .iter()
-        .chain(&raw.other_host_options)
-        .chain(&raw.mutating_options)
-    {
+    for option in raw.host_options.iter().chain(&raw.other_host_options) {
         if !flag_start(option) || option.len() < 2 || option.contains(char::is_whitespace) {
             bail!("{at}: option {option:?} is not an option (it must start with -)");
         }

@@ -189,7 +189,8 @@ pub(crate) fn fleet(
         ));
         return Ok(());
     }
-    let mut class = class_of(program, &flags, action);
+    let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
+    let mut class = class_of(program, &flags, &words, action);
     let mut remote_text = None;
     if let Some(dialect) = program.remote_command {
         let words: Vec<Arg> = operands
@@ -254,7 +255,7 @@ pub(crate) fn fleet(
             ));
         } else if !hosts.is_empty() && class == Class::ReadOnly {
             ctx.findings.push(finding(program, targets, class, why));
-        } else if hosts.is_empty() {
+        } else if hosts.is_empty() && class == Class::Mutating {
             // On this machine: `docker run img ssh web01 reboot` still runs what it names.
             let name = cmd.words.first().map_or("", Arg::text).to_owned();
             return super::programs::unread_program(ctx, &name, cmd);
@@ -278,7 +279,9 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn class_of(program: &Program, flags: &[String], action: Option<&str>) -> Class {
+/// The class of the call: a read-only flag reads; a mutating option or word (`wmic … call`)
+/// changes; otherwise the action decides.
+fn class_of(program: &Program, flags: &[String], words: &[String], action: Option<&str>) -> Class {
     let same = |a: &str, b: &str| {
         if program.windows_flags {
             a.eq_ignore_ascii_case(b)
@@ -296,6 +299,7 @@ fn class_of(program: &Program, flags: &[String], action: Option<&str>) -> Class 
     }
     if flags
         .iter()
+        .chain(words)
         .any(|f| program.mutating_options.iter().any(|m| same(m, f)))
     {
         return Class::Mutating;
@@ -331,11 +335,15 @@ fn host_names(host: &Arg) -> Result<Vec<String>, String> {
         ));
     };
     let text = text.strip_prefix("@ssh/").unwrap_or(text);
-    if text.starts_with('@') && !text.starts_with("@local") {
-        return Err(format!("`{text}` names hosts from a file or a group"));
-    }
-    if text == "@local" {
+    // pyinfra's connectors for this machine, containers and chroots reach no VM.
+    if ["@local", "@docker/", "@podman/", "@chroot/", "@dockerssh/"]
+        .iter()
+        .any(|c| text.starts_with(c))
+    {
         return Ok(Vec::new());
+    }
+    if text.starts_with('@') {
+        return Err(format!("`{text}` names hosts from a file or a group"));
     }
     let looks_like_a_file = [
         ".py", ".yml", ".yaml", ".txt", ".ini", ".json", ".csv", ".cfg",
@@ -378,7 +386,12 @@ fn is_this_machine(host: &str) -> bool {
 /// `host_operand` is the operand that is written (`"1"`, `"2"`), `host_options` the options
 /// whose value is written, `other_host_options` those that write through a session (ask),
 /// and `read_only` the flags that only list (`robocopy /L`).
-pub(crate) fn unc_write(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+pub(crate) fn unc_write(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
     let mut written: Vec<&Arg> = Vec::new();
     let mut operands: Vec<&Arg> = Vec::new();
     let mut i = 0;
@@ -433,6 +446,14 @@ pub(crate) fn unc_write(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> R
         .and_then(|n| n.checked_sub(1))
     {
         written.extend(operands.get(at).copied());
+    }
+    // `Get-ChildItem \\win01\share | Remove-Item`: the items come from the pipeline.
+    if written.is_empty() && cmd.stdin == super::Stdin::Pipe && ctx.names_a_machine {
+        ctx.findings.push(unknown_finding(
+            program,
+            String::from("acts on items the pipeline hands it, which may be on another machine"),
+        ));
+        return Ok(());
     }
     let mut targets: Vec<Target> = Vec::new();
     for path in written {

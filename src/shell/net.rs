@@ -82,7 +82,70 @@ pub(crate) const INERT: &[&str] = &[
     "test-netconnection",
     "get-help",
     "get-command",
+    // Windows built-ins that only query another machine (`/s host`, `/server:host`).
+    "tasklist",
+    "systeminfo",
+    "getmac",
+    "driverquery",
+    "gpresult",
+    "query",
+    "quser",
+    "qwinsta",
+    "qprocess",
+    "msg",
+    "whoami",
+    "nbtstat",
+    "nltest",
+    "ipconfig",
+    "pathping",
+    "tracert",
+    // Dumps and key management that change no guest.
+    "pg_dump",
+    "pg_dumpall",
+    "mysqldump",
+    "salt-key",
+    // Sessions opened for later commands, judged where those commands run.
+    "new-cimsession",
+    "connect-pssession",
+    "connect-wsman",
+    "enable-wsmancredssp",
 ];
+
+/// PowerShell's verbs that only read, by the language's own convention (`Get-Service
+/// -ComputerName win01`): such a cmdlet naming a protected machine needs no question.
+const READING_VERBS: &[&str] = &[
+    "get-",
+    "test-",
+    "measure-",
+    "select-",
+    "format-",
+    "find-",
+    "search-",
+    "show-",
+    "compare-",
+    "resolve-",
+    "convertto-",
+    "convertfrom-",
+    "receive-",
+    "read-",
+    "out-string",
+    "out-host",
+    "out-gridview",
+    "trace-",
+    "watch-",
+    "wait-",
+];
+
+/// Whether a program only reads or prints whatever machine its words name.
+pub(crate) fn is_inert(base: &str) -> bool {
+    INERT.contains(&base)
+        || (base.contains('-')
+            && READING_VERBS.iter().any(|v| base.starts_with(v))
+            && !matches!(
+                base,
+                "format-volume" | "format-disk" | "test-computersecurechannel"
+            ))
+}
 
 /// The host names a word may hold: the word itself, or the host of `user@host`,
 /// `host:path`, `scheme://user@host:port/…`, `\\host\share`, `//host/share`, a comma list,

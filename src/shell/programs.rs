@@ -28,6 +28,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) named: bool,
     /// Variables the text assigns exactly once, to a literal value (`x=ss; ${x}h …`).
     vars: Vec<(String, String)>,
+    /// Whether any word of the whole command could name another machine (a UNC path, a
+    /// protected VM): objects a pipeline hands on may then come from there.
+    pub(crate) names_a_machine: bool,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
@@ -57,6 +60,9 @@ pub(crate) fn analyse_text(
         known,
         named: catalog.names_a_program(text).is_some() || catalog.may_hide_a_program(text),
         vars: Vec::new(),
+        names_a_machine: text
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '|'))
+            .any(|w| w.starts_with("\\\\") || net::protected(w, known).is_some()),
         walk,
         findings,
     };
@@ -711,7 +717,9 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 .cloned()
                 .collect();
             let joined = join(&words);
-            if joined.value.is_some() {
+            if words.is_empty() && *stdin == Stdin::Pipe {
+                Next::Piped(format!("`{name}` runs the text it reads from the pipeline"))
+            } else if joined.value.is_some() {
                 Next::Text(joined, Dialect::PowerShell)
             } else {
                 Next::Opaque(format!(
@@ -822,6 +830,16 @@ const SHELL_SETUP: &[&str] = &[
     "mise activate",
     "fnm env",
     "gpg-agent",
+    "poetry env activate",
+    "poetry shell",
+    "pdm venv activate",
+    "micromamba shell",
+    "mamba shell",
+    "nvm",
+    "jenv init",
+    "goenv init",
+    "plenv init",
+    "pyenv sh-activate",
 ];
 
 /// `$(ssh-agent -s)`, `"$(pyenv init -)"`, `` `dircolors` ``: one such program, alone.
@@ -1518,7 +1536,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::Session => session(ctx, &program, args),
         Grammar::HostList => host_list(ctx, &program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, &program, args, cmd),
-        Grammar::UncWrite => fleet::unc_write(ctx, &program, args),
+        Grammar::UncWrite => fleet::unc_write(ctx, &program, args, cmd),
     }
 }
 
@@ -1591,8 +1609,15 @@ fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
 /// undecided.
 fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     let first = &cmd.words[0];
-    // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one).
+    // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one); but a
+    // method called on an object from a protected machine (`(Get-WmiObject -ComputerName
+    // win01 …).StopService()`) acts there.
     if dialect == Dialect::PowerShell && !cmd.call {
+        if let Some(host) = method_on_a_machine(ctx, &first.raw) {
+            return Err(Unknown(format!(
+                "a method is called on an object from {host}, and what it does is not read"
+            )));
+        }
         return Ok(());
     }
     let hides_a_program = ctx.catalog.names_a_program(&first.raw).is_some()
@@ -1600,14 +1625,18 @@ fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(),
         || ctx.named;
     let host_after = cmd.words[1..]
         .iter()
-        .find(|w| w.value.is_none() || net::could_name_a_host(w.text(), ctx.known))
+        .find(|w| {
+            w.value.is_none()
+                || net::could_name_a_host(w.text(), ctx.known)
+                || FLEET_WORDS.contains(&w.text().to_ascii_lowercase().as_str())
+        })
         .or_else(|| net::could_name_a_host(&first.raw, ctx.known).then_some(first));
     if hides_a_program || host_after.is_some() {
         return Err(Unknown(format!(
             "the program `{}` is only known when the command runs{}",
             super::clip(&first.raw),
             host_after.map_or_else(String::new, |w| format!(
-                ", and `{}` could name a machine",
+                ", and `{}` after it may reach another machine",
                 super::clip(&w.raw)
             ))
         )));
@@ -1623,12 +1652,42 @@ pub(crate) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result
     protected_net(ctx, name, cmd)
 }
 
+/// Words that say a program acts on a fleet of machines (`$TOOL deploy --prod`): after a
+/// program only known at run time, they ask as a host name would.
+const FLEET_WORDS: &[&str] = &[
+    "deploy",
+    "reboot",
+    "shutdown",
+    "poweroff",
+    "halt",
+    "destroy",
+    "provision",
+    "rollout",
+    "failover",
+    "decommission",
+    "teardown",
+    "--prod",
+    "--production",
+];
+
+/// `(… -ComputerName win01 …).StopService()`: the protected machine named inside an
+/// expression whose object then has a method called on it.
+fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
+    let (inner, call) = raw.rsplit_once(").")?;
+    if !call.contains('(') || call.to_ascii_lowercase().starts_with("get") {
+        return None;
+    }
+    inner
+        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '\''))
+        .find_map(|word| net::protected(word, ctx.known).map(str::to_owned))
+}
+
 /// The protected-VM net for a program no grammar reads: when one of its words names a
 /// machine rewind protects, ask (unless the program only prints or looks names up).
 fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
     let base = base.strip_suffix(".exe").unwrap_or(&base);
-    if net::INERT.contains(&base) {
+    if net::is_inert(base) {
         return Ok(());
     }
     let words = cmd
@@ -1692,6 +1751,7 @@ fn start_process(name: &str, args: &[Arg]) -> Option<Arg> {
 /// a remote program's name among their arguments is a word, not a command.
 const NOT_RUNNERS: &[&str] = &[
     "git",
+    "vagrant",
     "man",
     "info",
     "apropos",
@@ -2064,7 +2124,20 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
     if o.local_only {
         return Ok(());
     }
-    let Some(dest) = fixed(ctx, program, destination, "the destination") else {
+    let words = &args[command_at.min(args.len())..];
+    let Some(dest) = destination.value.as_deref() else {
+        // Which machine is not known; when the command there only reads, that is no matter.
+        if !words.is_empty() && !o.subsystem {
+            let (text, class, why) = judge_remote(ctx, words, cmd);
+            if class == Class::ReadOnly {
+                let mut f = finding(program, Vec::new(), class, why);
+                f.remote = Some(text);
+                ctx.findings.push(f);
+                return Ok(());
+            }
+        }
+        ctx.findings
+            .push(not_fixed(program, "the destination", &destination.raw));
         return Ok(());
     };
     let name = match o.endpoint(&host_of(dest)) {
@@ -2074,7 +2147,6 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
             return Ok(());
         }
     };
-    let words = &args[command_at.min(args.len())..];
     // `ssh web01 ssh db01 '…'`: web01 only relays to db01, whose command is judged.
     if let Some(first) = words.first().and_then(|w| w.value.as_deref())
         && ctx
@@ -3586,14 +3658,21 @@ fn ps_remoting(
             None,
         )
     } else {
+        // New-PSSession: what later runs in the session is judged where it runs
+        // (`Invoke-Command -Session $s`).
         (
-            Class::Mutating,
+            Class::ReadOnly,
             String::from("opens a session for later commands on the computer"),
             None,
         )
     };
     let mut f = finding(program, targets, class, why);
-    f.unknown = unknown;
+    // Which computer is not known; when the work there only reads, that is no matter.
+    if class == Class::Mutating {
+        f.unknown = unknown;
+    } else if unknown.is_some() {
+        f.targets.clear();
+    }
     f.remote = remote;
     ctx.findings.push(f);
     Ok(())

@@ -76,14 +76,20 @@ fn run(file: &str) -> (Score, String) {
     let mut score = Score::default();
     let mut table = String::new();
     for case in &corpus.case {
-        assert!(!case.source.is_empty() && !case.why.is_empty(), "{}", case.command);
+        assert!(
+            !case.source.is_empty() && !case.why.is_empty(),
+            "{}",
+            case.command
+        );
         let verdict = analyse(&case.command, case.dialect, &catalog, &known, None).verdict;
         let got = match &verdict {
             Verdict::Local | Verdict::ReadOnly => String::from("none"),
             Verdict::Unknown { .. } => String::from("ask"),
             Verdict::Mutating(targets) => {
-                let mut names: Vec<String> =
-                    targets.iter().map(|t| t.name.to_ascii_lowercase()).collect();
+                let mut names: Vec<String> = targets
+                    .iter()
+                    .map(|t| t.name.to_ascii_lowercase())
+                    .collect();
                 names.sort();
                 names.dedup();
                 format!("checkpoint {}", names.join(","))
@@ -91,7 +97,11 @@ fn run(file: &str) -> (Score, String) {
         };
         let line = format!("{:?} {}", case.dialect, case.command.replace('\n', "⏎"));
         score.total += 1;
-        let mut expected: Vec<String> = case.targets.iter().map(|t| t.to_ascii_lowercase()).collect();
+        let mut expected: Vec<String> = case
+            .targets
+            .iter()
+            .map(|t| t.to_ascii_lowercase())
+            .collect();
         expected.sort();
         match (case.expect, &verdict) {
             (Expect::None, Verdict::Local | Verdict::ReadOnly)
@@ -113,7 +123,9 @@ fn run(file: &str) -> (Score, String) {
                 score.extra_checkpoint += 1;
             }
             (Expect::Checkpoint, Verdict::Mutating(_)) => {
-                score.wrong_host.push(format!("{line} → {got}, want {}", expected.join(",")));
+                score
+                    .wrong_host
+                    .push(format!("{line} → {got}, want {}", expected.join(",")));
             }
             (Expect::None, Verdict::Unknown { .. }) => {
                 score.over_asked.push(format!("{line} → {got}"));

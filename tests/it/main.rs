@@ -4,6 +4,7 @@ mod agents;
 mod catalog;
 mod claude;
 mod config;
+mod corpus;
 
 mod demo;
 mod doctor;
