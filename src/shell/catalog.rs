@@ -128,6 +128,18 @@ pub struct RemoteRule {
     pub unless_text: Vec<String>,
     /// More operands (arguments not starting with `-`) than this make it mutating.
     pub operands_max: Option<usize>,
+    /// The options that take the next word as their value: never read as the subcommand.
+    pub value_options: Vec<String>,
+    /// When set, every option must be one of these or of `value_options` (bundles split
+    /// into letters); any other option makes the command mutating.
+    pub only_options: Option<Vec<String>>,
+    /// The flags (no value) understood before a subcommand; any other option there makes
+    /// the command mutating, since it could take a value and hide the subcommand.
+    pub global_options: Vec<String>,
+    /// For programs whose action is a later operand (`ip link set`): its position (1-based)
+    /// and the actions that only read, each also matching its abbreviations.
+    pub action_at: Option<usize>,
+    pub actions: Vec<String>,
 }
 
 /// The checked shell catalog: built-in entries first, then user files (a later program with
@@ -213,6 +225,14 @@ struct RawRule {
     #[serde(default)]
     unless_text: Vec<String>,
     operands_max: Option<usize>,
+    #[serde(default)]
+    value_options: Vec<String>,
+    only_options: Option<Vec<String>>,
+    #[serde(default)]
+    global_options: Vec<String>,
+    action_at: Option<usize>,
+    #[serde(default)]
+    actions: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -288,9 +308,17 @@ impl ShellCatalog {
                     && rule.unless_short.is_empty()
                     && rule.unless_text.is_empty()
                     && rule.operands_max.is_none()
+                    && rule.only_options.is_none()
+                    && rule.action_at.is_none()
                 {
                     bail!(
-                        "{at} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text or operands_max; list a command without conditions in [remote] read_only",
+                        "{at} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only",
+                        rule.command
+                    );
+                }
+                if rule.action_at.is_some() == rule.actions.is_empty() {
+                    bail!(
+                        "{at} (command {:?}): action_at and actions go together",
                         rule.command
                     );
                 }
@@ -302,6 +330,11 @@ impl ShellCatalog {
                     unless_short: rule.unless_short,
                     unless_text: rule.unless_text,
                     operands_max: rule.operands_max,
+                    value_options: rule.value_options,
+                    only_options: rule.only_options,
+                    global_options: rule.global_options,
+                    action_at: rule.action_at,
+                    actions: rule.actions,
                 });
             }
         }
@@ -652,7 +685,7 @@ mod tests {
         insta::assert_snapshot!(format!("{bad_option:#}"), @r#"shell catalog o.toml: [[program]] #1 (ssh): value_options "p" is not an option (it must start with -)"#);
         let empty_rule = ShellCatalog::parse("[[remote.rule]]\ncommand = \"cat\"\n", "r.toml")
             .expect_err("rule without conditions");
-        insta::assert_snapshot!(format!("{empty_rule:#}"), @r#"shell catalog r.toml: [[remote.rule]] #1 (command "cat"): a rule needs subcommands, unless, unless_short, unless_text or operands_max; list a command without conditions in [remote] read_only"#);
+        insta::assert_snapshot!(format!("{empty_rule:#}"), @r#"shell catalog r.toml: [[remote.rule]] #1 (command "cat"): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only"#);
     }
 
     #[test]

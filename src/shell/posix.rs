@@ -252,7 +252,20 @@ fn redirect_into(
                 | ast::IoFileRedirectKind::Append
                 | ast::IoFileRedirectKind::Clobber
                 | ast::IoFileRedirectKind::ReadAndWrite => {
+                    // `> 1` writes a file named 1; only `/dev/null` and its kin write nothing.
                     if let Some(arg) = target_arg
+                        && !is_harmless_sink(&arg)
+                    {
+                        cmd.writes.get_or_insert(arg.raw);
+                    }
+                }
+                // `>&2` duplicates a descriptor; `>&file` (bash) writes the file.
+                ast::IoFileRedirectKind::DuplicateOutput => {
+                    if let Some(arg) = target_arg
+                        && !arg
+                            .value
+                            .as_deref()
+                            .is_some_and(|v| v == "-" || v.chars().all(|c| c.is_ascii_digit()))
                         && !is_harmless_sink(&arg)
                     {
                         cmd.writes.get_or_insert(arg.raw);
@@ -355,7 +368,7 @@ fn redirect_words(redirect: &ast::IoRedirect, walk: &mut Walk) -> Result<(), Unk
 fn is_harmless_sink(arg: &Arg) -> bool {
     matches!(
         arg.value.as_deref(),
-        Some("/dev/null" | "/dev/stdout" | "/dev/stderr" | "1" | "2" | "-")
+        Some("/dev/null" | "/dev/stdout" | "/dev/stderr")
     )
 }
 

@@ -215,15 +215,50 @@ fn note(readers: &mut Vec<String>, name: &str) {
 
 fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
     let name = &rule.command;
-    let operands: Vec<&str> = args
-        .iter()
-        .copied()
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    // Options and operands, the values of value options taken with them, so that `-p
+    // status reboot` is read as the subcommand `reboot`. An option not known to the rule
+    // before the subcommand could take a value and hide it: mutating.
+    let takes_value = |option: &str| rule.value_options.iter().any(|v| v == option);
+    let mut operands: Vec<&str> = Vec::new();
+    let mut options: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        i += 1;
+        if *arg == "--" {
+            operands.extend(&args[i..]);
+            break;
+        }
+        if arg.starts_with('-') && arg.len() > 1 {
+            options.push(arg);
+            let key = arg.split_once('=').map_or(*arg, |(k, _)| k);
+            // `-p status`, `--property status`, `-np status` (the last letter of a bundle).
+            let last_letter_takes = !arg.starts_with("--")
+                && arg.len() > 2
+                && arg
+                    .chars()
+                    .last()
+                    .is_some_and(|c| takes_value(&format!("-{c}")));
+            let whole_takes = (arg.starts_with("--") || arg.len() == 2) && takes_value(key);
+            if !arg.contains('=') && (whole_takes || last_letter_takes) {
+                i += 1;
+            } else if !rule.subcommands.is_empty()
+                && operands.is_empty()
+                && !rule.value_options.is_empty()
+                && !rule.subcommands.iter().any(|s| s == arg)
+                && !known_flag(rule, key)
+            {
+                return Err(format!(
+                    "runs `{name}` with `{arg}` before its subcommand, an option not read here"
+                ));
+            }
+            continue;
+        }
+        operands.push(arg);
+    }
     if !rule.subcommands.is_empty() {
-        let first_option = args
+        let first_option = options
             .first()
-            .filter(|a| a.starts_with('-') && rule.subcommands.iter().any(|s| s == *a));
+            .filter(|a| rule.subcommands.iter().any(|s| s == **a));
         let sub = first_option
             .copied()
             .or_else(|| operands.first().copied())
@@ -236,13 +271,157 @@ fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
             });
         }
     }
+    if let Some(at) = rule.action_at {
+        // `ip l se eth0 down`: iproute2 takes any abbreviation of a command.
+        if let Some(action) = operands.get(at - 1)
+            && !rule.actions.iter().any(|a| a.starts_with(action))
+        {
+            return Err(format!("runs `{name} … {action}`, which changes things"));
+        }
+    }
+    unless_allows(rule, args)?;
+    if let Some(only) = &rule.only_options {
+        for option in &options {
+            let key = option.split_once('=').map_or(*option, |(k, _)| k);
+            let known = |o: &str| only.iter().chain(&rule.value_options).any(|k| k == o);
+            let understood = if key.starts_with("--") {
+                known(key)
+            } else {
+                key[1..].chars().all(|c| known(&format!("-{c}")))
+            };
+            if !understood {
+                return Err(format!("runs `{name} {option}`, an option not read here"));
+            }
+        }
+    }
+    if let Some(max) = rule.operands_max
+        && operands.len() > max
+    {
+        return Err(format!("runs `{name}` with operands, which changes things"));
+    }
+    if name == "sed" {
+        sed_allows(args, &operands)?;
+    }
+    Ok(())
+}
+
+/// sed's scripts (each -e value, or else the first operand) only print.
+fn sed_allows(args: &[&str], operands: &[&str]) -> Result<(), String> {
+    let mut scripts: Vec<&str> = args
+        .windows(2)
+        .filter(|w| matches!(w[0], "-e" | "--expression"))
+        .map(|w| w[1])
+        .collect();
+    scripts.extend(args.iter().filter_map(|a| a.strip_prefix("--expression=")));
+    if scripts.is_empty() {
+        scripts.extend(operands.first());
+    }
+    match scripts.iter().find(|s| !sed_script_reads(s)) {
+        Some(script) => Err(format!(
+            "runs `sed` with the script `{script}`, which can run commands or write files"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether a sed script only prints: every command is one that prints, deletes, moves or
+/// substitutes (without the `e` and `w` flags); `e`, `w`, `W`, `r`, `R` and anything not
+/// understood are not.
+fn sed_script_reads(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            // An address `/re/` or `\cREc`.
+            '/' => {
+                i += 1;
+                while i < chars.len() && chars[i] != '/' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                i += 1;
+                while i < chars.len() && matches!(chars[i], 'I' | 'M') {
+                    i += 1;
+                }
+            }
+            // Separators, line addresses, and commands that print, delete or move text.
+            ' '
+            | '\t'
+            | '\n'
+            | ';'
+            | '{'
+            | '}'
+            | '!'
+            | ','
+            | '$'
+            | '+'
+            | '~'
+            | '0'..='9'
+            | 'p'
+            | 'P'
+            | 'd'
+            | 'D'
+            | 'q'
+            | 'Q'
+            | '='
+            | 'l'
+            | 'n'
+            | 'N'
+            | 'h'
+            | 'H'
+            | 'g'
+            | 'G'
+            | 'x'
+            | 'z'
+            | 'F' => i += 1,
+            // Labels and branches: `:a`, `b a`, `t a`, `T a`.
+            ':' | 'b' | 't' | 'T' => {
+                i += 1;
+                while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
+                    i += 1;
+                }
+            }
+            's' | 'y' => {
+                let Some(&delimiter) = chars.get(i + 1) else {
+                    return false;
+                };
+                if delimiter == '\\' || delimiter == '\n' {
+                    return false;
+                }
+                i += 2;
+                for _ in 0..2 {
+                    while i < chars.len() && chars[i] != delimiter {
+                        i += if chars[i] == '\\' { 2 } else { 1 };
+                    }
+                    i += 1;
+                }
+                if c == 's' {
+                    while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}' | ' ') {
+                        if !matches!(chars[i], 'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9') {
+                            return false;
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// No argument is one the rule names as changing things (`unless`, `unless_short`,
+/// `unless_text`).
+fn unless_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
+    let name = &rule.command;
     for arg in args {
         let key = arg.split_once('=').map_or(*arg, |(k, _)| k);
         for unless in &rule.unless {
-            let hit = match unless.strip_suffix('*') {
+            let prefix = unless.strip_suffix('*');
+            let hit = match prefix {
                 Some(prefix) => key.starts_with(prefix),
                 None => key == unless,
-            };
+            } || abbreviates(key, prefix.unwrap_or(unless));
             if hit {
                 return Err(format!("runs `{name} {arg}`, which changes things"));
             }
@@ -260,12 +439,22 @@ fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
             ));
         }
     }
-    if let Some(max) = rule.operands_max
-        && operands.len() > max
-    {
-        return Err(format!("runs `{name}` with operands, which changes things"));
-    }
     Ok(())
+}
+
+/// A long option written shorter (`--in` for `--in-place`, `--se` for `--set`): GNU getopt
+/// takes any unambiguous prefix of three characters or more.
+fn abbreviates(key: &str, long: &str) -> bool {
+    key.starts_with("--") && long.starts_with("--") && key.len() >= 4 && long.starts_with(key)
+}
+
+/// Whether a rule knows `option` as a flag without a value before its subcommand.
+fn known_flag(rule: &RemoteRule, option: &str) -> bool {
+    rule.global_options.iter().any(|o| o == option)
+        || rule
+            .only_options
+            .as_ref()
+            .is_some_and(|only| only.iter().any(|o| o == option))
 }
 
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.

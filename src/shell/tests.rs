@@ -970,3 +970,80 @@ fn ssh_options_are_read_as_openssh_reads_them() {
         );
     }
 }
+
+/// Remote commands that change things although their program is on the read-only list: an
+/// option value posing as the subcommand, output files, abbreviated, bundled and attached
+/// options, iproute2 abbreviations, and redirections into files.
+#[test]
+fn remote_read_only_judgments_are_strict() {
+    let catalog = ShellCatalog::builtin().expect("catalog");
+    let mutating = [
+        "systemctl -p status reboot",
+        "systemctl --no-such-flag status reboot",
+        "docker --config ps rm -f app",
+        "uniq in.txt out.txt",
+        "xxd -r dump.hex /usr/bin/app",
+        "yq -i '.a = 1' app.yml",
+        "sort -o /etc/passwd x",
+        "sort -uo/etc/passwd x",
+        "sar -o /var/log/x 1 1",
+        "git diff --output=/etc/x",
+        "git branch -D main",
+        "git -c core.pager=reboot log",
+        "sed --in -e s/a/b/ /etc/x",
+        "sed 's/a/b/w /etc/x' f",
+        "sed '1e reboot' f",
+        "date --se='2020-01-01'",
+        "hostname -Ff /tmp/name",
+        "hostname newname",
+        "sysctl -qp",
+        "journalctl --rot",
+        "dmesg -xC",
+        "ip l se eth0 down",
+        "ip r d default",
+        "ip a add 10.0.0.9/24 dev eth0",
+        "mount -a",
+        "rpm -q --pipe 'sh' x",
+        "ss -K dst 10.0.0.1",
+        "cat /etc/hosts >&/etc/x",
+        "cat /etc/hosts > 1",
+        "file -C -m magic",
+        "lastlog -C -u root",
+    ];
+    let read_only = [
+        "systemctl status nginx",
+        "systemctl --no-pager -l status nginx",
+        "systemctl -p ActiveState show nginx",
+        "sed -n '1,5p' /etc/app.conf",
+        "sed -e 's/a/b/g' /etc/app.conf",
+        "ip a",
+        "ip -4 addr show dev eth0",
+        "ip r",
+        "git log -5 --oneline",
+        "cat /etc/hosts 2>&1",
+        "mount",
+        "sort -u /etc/passwd",
+        "docker ps -a",
+    ];
+    let judge = |remote: &str| {
+        let command = format!("ssh web01 {}", shlex::try_quote(remote).expect("quotable"));
+        analyse(
+            &command,
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        )
+        .verdict
+    };
+    for remote in mutating {
+        assert!(
+            matches!(judge(remote), Verdict::Mutating(_)),
+            "{remote}: {:?}",
+            judge(remote)
+        );
+    }
+    for remote in read_only {
+        assert_eq!(judge(remote), Verdict::ReadOnly, "{remote}");
+    }
+}
