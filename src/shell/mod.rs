@@ -26,6 +26,7 @@ pub mod powershell;
 pub mod programs;
 pub mod remote;
 pub mod resolve;
+mod runners;
 
 use std::fmt;
 use std::time::Instant;

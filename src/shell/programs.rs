@@ -15,7 +15,7 @@ use base64::Engine as _;
 
 use super::catalog::{Grammar, Program, ShellCatalog};
 use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknown, Walk};
-use super::{fleet, net, posix, remote};
+use super::{fleet, net, posix, remote, runners};
 use crate::inventory::Inventory;
 
 /// What one analysis carries through nested texts.
@@ -1468,6 +1468,15 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
         _ => return dynamic_program(ctx, cmd, dialect),
     };
+    for code_run in runners::code_of(&lower_base(name), cmd) {
+        match code_run {
+            runners::Code::Shell(text) => code(ctx, name, &text, Dialect::Posix)?,
+            runners::Code::Unread(why) if ctx.named || ctx.names_a_machine => {
+                return Err(Unknown(why));
+            }
+            runners::Code::Unread(_) => {}
+        }
+    }
     match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
         Next::No => {}
         Next::Nothing => return Ok(()),
@@ -1812,13 +1821,21 @@ const NOT_RUNNERS: &[&str] = &[
 fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
     let base = base.strip_suffix(".exe").unwrap_or(&base);
+    // Variables and arguments `runners` reads as code were read already.
     let mut candidates: Vec<String> = cmd
         .assignments
         .iter()
-        .filter_map(|a| a.split_once('=').map(|(_, v)| v.to_owned()))
+        .filter_map(|a| a.split_once('='))
+        .filter(|(name, _)| !runners::reads_variable(name))
+        .map(|(_, v)| v.to_owned())
         .collect();
-    // `git -c core.sshCommand='ssh web01 reboot'`, `-o ProxyCommand=…`: a command as a value.
-    for word in &cmd.words[1..] {
+    // `foo --exec='ssh web01 reboot'`, `-o ProxyCommand=…`: a command as a value.
+    let words = if runners::reads_arguments(base) {
+        &[][..]
+    } else {
+        &cmd.words[1..]
+    };
+    for word in words {
         if let Some((_, value)) = word.value.as_deref().and_then(|v| v.split_once('='))
             && value
                 .split_whitespace()

@@ -327,7 +327,7 @@ fn sed_allows(args: &[&str], operands: &[&str]) -> Result<(), String> {
 /// Whether a sed script only prints: every command is one that prints, deletes, moves or
 /// substitutes (without the `e` and `w` flags); `e`, `w`, `W`, `r`, `R` and anything not
 /// understood are not.
-fn sed_script_reads(script: &str) -> bool {
+pub(crate) fn sed_script_reads(script: &str) -> bool {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     while i < chars.len() {

@@ -491,7 +491,18 @@ fn a_hidden_remote_program_asks_or_checkpoints() {
 
 /// (dialect, command, the targets it checkpoints).
 const CHECKPOINT_BEHIND_TOOLS: &[(Dialect, &str, &[&str])] = &[
-    // Literal text fed to a shell is read as the code it is.
+    // Literal text fed to a shell is read as the code it is, and so is a command in a
+    // variable or setting that the program runs.
+    (
+        Dialect::Posix,
+        "GIT_SSH_COMMAND='ssh web01 reboot' git fetch",
+        &["web01"],
+    ),
+    (
+        Dialect::Posix,
+        "git -c core.sshCommand='ssh web01 reboot' fetch",
+        &["web01"],
+    ),
     (Dialect::Posix, "echo 'ssh web01 reboot' | bash", &["web01"]),
     (
         Dialect::Posix,
@@ -751,14 +762,6 @@ const ASK_BEHIND_TOOLS: &[(Dialect, &str)] = &[
     (Dialect::Posix, "source <(echo 'ssh web01 reboot')"),
     (Dialect::Posix, "docker run --rm alpine ssh web01 reboot"),
     (Dialect::Posix, "kubectl exec pod -- ssh web01 reboot"),
-    (
-        Dialect::Posix,
-        "GIT_SSH_COMMAND='ssh web01 reboot' git fetch",
-    ),
-    (
-        Dialect::Posix,
-        "git -c core.sshCommand='ssh web01 reboot' fetch",
-    ),
     (
         Dialect::Posix,
         "tmux if-shell true 'new-window \"ssh web01 reboot\"'",
@@ -1045,5 +1048,92 @@ fn remote_read_only_judgments_are_strict() {
     }
     for remote in read_only {
         assert_eq!(judge(remote), Verdict::ReadOnly, "{remote}");
+    }
+}
+
+/// Programs that run their arguments as code, and variables that make a program run a
+/// command: the code is read, so the machine it changes is checkpointed; code only known at
+/// run time asks.
+#[test]
+fn code_in_arguments_and_variables_is_read() {
+    let catalog = ShellCatalog::builtin().expect("catalog");
+    let checkpoint = [
+        "awk 'BEGIN { system(\"ssh web01 reboot\") }'",
+        "awk '{ print | \"ssh web01 sh\" }' cmds.txt",
+        "sed -n '1e ssh web01 reboot' /etc/hostname",
+        "vim -c '!ssh web01 reboot' -c q",
+        "vi '+!ssh web01 reboot'",
+        "git -c alias.x='!ssh web01 reboot' x",
+        "git -c core.fsmonitor='ssh web01 reboot' status",
+        "git -c core.sshCommand='ssh web01 reboot' fetch",
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='ssh web01 reboot' /etc/hostname",
+        "tar -xf a.tar --to-command='ssh web01 reboot'",
+        "make -f - all <<< $'all:\\n\\tssh web01 reboot'",
+        "LESSOPEN='|ssh web01 reboot %s' less /etc/hostname",
+        "GIT_EXTERNAL_DIFF='ssh web01 reboot' git diff",
+        "PAGER='ssh web01 reboot' man ls",
+    ];
+    for command in checkpoint {
+        match analyse(
+            command,
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        )
+        .verdict
+        {
+            Verdict::Mutating(targets) => assert!(
+                targets.iter().any(|t| t.name == "web01"),
+                "{command}: {targets:?}"
+            ),
+            other => panic!("{command}: {other:?}, want a checkpoint of web01"),
+        }
+    }
+    let ask = [
+        "awk \"BEGIN { system($CMD) }\"",
+        "sed -n \"$SCRIPT\" f",
+        "vim -c \"$X\"",
+        "git -c \"$SETTING\" status",
+        "GIT_SSH_COMMAND=\"$X\" git fetch",
+    ];
+    for command in ask {
+        assert!(
+            matches!(
+                analyse(
+                    command,
+                    Dialect::Posix,
+                    &catalog,
+                    &Inventory::default(),
+                    None
+                )
+                .verdict,
+                Verdict::Unknown { .. }
+            ),
+            "{command}"
+        );
+    }
+    // Ordinary uses stay undecided.
+    for command in [
+        "awk '$3 > 100' data.txt",
+        "awk -F: '{print $1}' /etc/passwd",
+        "sed -i 's/a/b/' file.txt",
+        "vim -c 'set nu' file.txt",
+        "git -c user.name=x commit -m msg",
+        "tar -czf a.tar.gz src",
+        "PAGER=cat git log",
+    ] {
+        assert_eq!(
+            analyse(
+                command,
+                Dialect::Posix,
+                &catalog,
+                &Inventory::default(),
+                None
+            )
+            .verdict,
+            Verdict::Local,
+            "{command}"
+        );
     }
 }

@@ -1,0 +1,421 @@
+//! Programs that run their arguments as code, and variables that make a program run code:
+//! `awk 'BEGIN{system("…")}'`, `sed '1e …'`, `vim -c '!…'`, `git -c alias.x='!…'`, `tar
+//! --checkpoint-action=exec=…`, `make -f - <<<…`, `LESSOPEN='|…' less f`,
+//! `GIT_SSH_COMMAND=… git fetch`. The code is read as a shell command when the text fixes it
+//! and asked about when it does not.
+
+use super::{Arg, Cmd, Stdin};
+
+/// Variables whose value a program runs as a command (a leading `|` or `||` is LESSOPEN's
+/// pipe marker).
+const COMMAND_VARIABLES: &[&str] = &[
+    "LESSOPEN",
+    "LESSCLOSE",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "RSYNC_RSH",
+    "CVS_RSH",
+    "PROMPT_COMMAND",
+    "BASH_ENV",
+    "ENV",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+];
+
+/// Variables that load code into the program from a file or a module (`LD_PRELOAD=./x.so`,
+/// `NODE_OPTIONS=--require ./x.js`): what that code does is not read.
+const LOADING_VARIABLES: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "PERL5OPT",
+    "PYTHONSTARTUP",
+    "NODE_OPTIONS",
+    "RUBYOPT",
+];
+
+/// git configuration keys whose value git runs as a command.
+const GIT_COMMAND_KEYS: &[&str] = &[
+    "core.sshcommand",
+    "core.fsmonitor",
+    "core.pager",
+    "core.editor",
+    "core.askpass",
+    "core.hookspath",
+    "diff.external",
+    "sequence.editor",
+    "gpg.program",
+    "credential.helper",
+    "uploadpack.packobjectshook",
+    "pager.",
+    "alias.",
+    "filter.",
+    "diff.",
+    "merge.",
+];
+
+/// Whether `name` is a variable whose code [`code_of`] reads.
+pub(crate) fn reads_variable(name: &str) -> bool {
+    COMMAND_VARIABLES.contains(&name) || LOADING_VARIABLES.contains(&name)
+}
+
+/// Whether [`code_of`] reads the code in `base`'s arguments.
+pub(crate) fn reads_arguments(base: &str) -> bool {
+    matches!(
+        base,
+        "awk"
+            | "gawk"
+            | "mawk"
+            | "nawk"
+            | "sed"
+            | "gsed"
+            | "vim"
+            | "vi"
+            | "nvim"
+            | "ex"
+            | "view"
+            | "gvim"
+            | "vimdiff"
+            | "git"
+            | "tar"
+            | "gtar"
+            | "bsdtar"
+            | "make"
+            | "gmake"
+    )
+}
+
+/// Code a program or its variables will run.
+pub(crate) enum Code {
+    /// This text runs as a shell command (its value may still be dynamic).
+    Shell(Arg),
+    /// Code runs from a file or a module that is not read here (`awk -f`, `LD_PRELOAD`),
+    /// as a local script would: why. It asks when the command could reach another machine.
+    Unread(String),
+}
+
+/// The code `cmd` (program `base`, lower case) runs besides itself.
+pub(crate) fn code_of(base: &str, cmd: &Cmd) -> Vec<Code> {
+    let mut code = Vec::new();
+    for assignment in &cmd.assignments {
+        let Some((name, value)) = assignment.split_once('=') else {
+            continue;
+        };
+        let dynamic = value.contains(['$', '`']);
+        let arg = if dynamic {
+            Arg::dynamic(value.to_owned())
+        } else {
+            Arg::literal(value.to_owned())
+        };
+        if COMMAND_VARIABLES.contains(&name) && !value.is_empty() {
+            code.push(Code::Shell(strip_pipe(&arg)));
+        } else if LOADING_VARIABLES.contains(&name) && !value.is_empty() {
+            code.push(Code::Unread(format!(
+                "`{name}` loads code into `{base}` that is not read here"
+            )));
+        }
+    }
+    let args = &cmd.words[1..];
+    match base {
+        "awk" | "gawk" | "mawk" | "nawk" => awk(args, &mut code),
+        "sed" | "gsed" => sed(args, &mut code),
+        "vim" | "vi" | "nvim" | "ex" | "view" | "gvim" | "vimdiff" => vim(args, &mut code),
+        "git" => git(args, &mut code),
+        "tar" | "gtar" | "bsdtar" => tar(args, &mut code),
+        "make" | "gmake" => make(args, &cmd.stdin, &mut code),
+        _ => {}
+    }
+    code
+}
+
+/// `$X`, `"$X"`, `${X}`: a word that is one variable and nothing else.
+fn whole_variable(raw: &str) -> bool {
+    let inner = raw.trim_matches('"');
+    inner.starts_with('$') && !inner[1..].contains(['$', ' ', '/', '\''])
+}
+
+fn strip_pipe(arg: &Arg) -> Arg {
+    let strip = |t: &str| {
+        t.trim_start_matches('|')
+            .trim_end_matches("%s")
+            .trim()
+            .to_owned()
+    };
+    Arg {
+        raw: strip(&arg.raw),
+        value: arg.value.as_deref().map(strip),
+    }
+}
+
+/// The quoted strings of awk program text that `system(…)`, `print | "…"` or
+/// `"…" | getline` run; a program that runs commands from text not written asks.
+fn awk(args: &[Arg], code: &mut Vec<Code>) {
+    let mut program = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if matches!(text, "-f" | "--file" | "-i" | "--include" | "-E" | "--exec") {
+            code.push(Code::Unread(format!(
+                "`awk {text}` runs a program file that is not read here"
+            )));
+            return;
+        }
+        if matches!(text, "-v" | "-F" | "--assign" | "--field-separator") {
+            i += 2;
+            continue;
+        }
+        if matches!(text, "-e" | "--source") {
+            program = args.get(i + 1);
+            break;
+        }
+        if !text.starts_with('-') {
+            program = Some(arg);
+            break;
+        }
+        i += 1;
+    }
+    let Some(program) = program else { return };
+    let Some(text) = &program.value else {
+        // `awk "{print \$$N}"` only prints; one that can run a command built at run time asks.
+        if program.raw.contains("system")
+            || program.raw.contains('|')
+            || whole_variable(&program.raw)
+        {
+            code.push(Code::Shell(program.clone()));
+        }
+        return;
+    };
+    if !(text.contains("system") || text.contains('|')) {
+        return;
+    }
+    let strings = quoted_strings(text);
+    if strings.is_empty() || text.contains("system(") && !text.contains("system(\"") {
+        code.push(Code::Unread(String::from(
+            "the awk program runs a command built at run time",
+        )));
+        return;
+    }
+    code.extend(strings.into_iter().map(|s| Code::Shell(Arg::literal(s))));
+}
+
+/// The `"…"` strings of a program text.
+fn quoted_strings(text: &str) -> Vec<String> {
+    let mut strings = Vec::new();
+    let mut current: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (&mut current, c) {
+            (None, '"') => current = Some(String::new()),
+            (Some(s), '\\') => {
+                if let Some(next) = chars.next() {
+                    s.push(next);
+                }
+            }
+            (Some(_), '"') => strings.extend(current.take()),
+            (Some(s), c) => s.push(c),
+            (None, _) => {}
+        }
+    }
+    strings
+}
+
+/// sed's `e COMMAND` runs COMMAND; `s///e` runs the pattern space, which is not read.
+fn sed(args: &[Arg], code: &mut Vec<Code>) {
+    let mut scripts: Vec<&Arg> = Vec::new();
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match arg.text() {
+            "-e" | "--expression" => {
+                scripts.extend(args.get(i + 1));
+                i += 2;
+                continue;
+            }
+            "-f" | "--file" => {
+                code.push(Code::Unread(String::from(
+                    "`sed -f` runs a script file that is not read here",
+                )));
+                return;
+            }
+            text if !text.starts_with('-') && scripts.is_empty() => {
+                scripts.push(arg);
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    for script in scripts {
+        let Some(text) = &script.value else {
+            // `sed "s/$A/$B/"` substitutes; a script that is all a variable may run anything.
+            if whole_variable(&script.raw) {
+                code.push(Code::Shell(script.clone()));
+            }
+            return;
+        };
+        if super::remote::sed_script_reads(text) {
+            continue;
+        }
+        // `1e ssh web01 reboot`: the rest of the line after `e` is the command.
+        let mut found = false;
+        for line in text.split(['\n', ';']) {
+            let body = line.trim_start_matches(|c: char| c.is_ascii_digit() || "$,/ ".contains(c));
+            if let Some(command) = body.strip_prefix('e').filter(|c| c.starts_with(' ')) {
+                code.push(Code::Shell(Arg::literal(command.trim().to_owned())));
+                found = true;
+            }
+        }
+        if !found {
+            code.push(Code::Unread(format!(
+                "the sed script `{}` can run commands or write files",
+                super::clip(text)
+            )));
+        }
+    }
+}
+
+/// `vim -c '!cmd'`, `vim +'!cmd'`, `--cmd`, `:!cmd`, `system(…)`.
+fn vim(args: &[Arg], code: &mut Vec<Code>) {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        let command = match text {
+            "-c" | "--cmd" => {
+                i += 1;
+                args.get(i)
+            }
+            _ if text.starts_with('+') && text.len() > 1 => Some(arg),
+            "-S" => {
+                code.push(Code::Unread(String::from(
+                    "`vim -S` runs a script file that is not read here",
+                )));
+                return;
+            }
+            _ => None,
+        };
+        if let Some(command) = command {
+            let Some(value) = &command.value else {
+                code.push(Code::Shell(command.clone()));
+                return;
+            };
+            let value = value.trim_start_matches(['+', ':']);
+            if let Some(shell) = value.split_once('!').map(|(_, s)| s) {
+                code.push(Code::Shell(Arg::literal(shell.to_owned())));
+            } else if value.contains("system(") || value.contains("term") {
+                code.push(Code::Unread(String::from(
+                    "a vim command runs a program that is not read here",
+                )));
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `git -c key=value`: the keys whose value git runs.
+fn git(args: &[Arg], code: &mut Vec<Code>) {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        let setting = match text {
+            "-c" => {
+                i += 1;
+                args.get(i)
+            }
+            "--config-env" => {
+                code.push(Code::Unread(String::from(
+                    "`git --config-env` takes a setting from the environment, which is not read",
+                )));
+                return;
+            }
+            _ if !text.starts_with('-') => break,
+            _ => None,
+        };
+        if let Some(setting) = setting {
+            let Some(value) = &setting.value else {
+                code.push(Code::Shell(setting.clone()));
+                return;
+            };
+            if let Some((key, command)) = value.split_once('=') {
+                let key = key.to_ascii_lowercase();
+                if GIT_COMMAND_KEYS
+                    .iter()
+                    .any(|k| key == *k || (k.ends_with('.') && key.starts_with(k)))
+                {
+                    let command = command.strip_prefix('!').unwrap_or(command);
+                    code.push(Code::Shell(Arg::literal(command.to_owned())));
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// tar's options that run a command, and a `host:file` archive, which tar opens over rsh.
+fn tar(args: &[Arg], code: &mut Vec<Code>) {
+    const RUNS: &[&str] = &[
+        "--checkpoint-action=exec=",
+        "--to-command=",
+        "--use-compress-program=",
+        "--info-script=",
+        "--new-volume-script=",
+        "--rsh-command=",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if let Some(command) = RUNS.iter().find_map(|p| text.strip_prefix(p)) {
+            code.push(Code::Shell(match &arg.value {
+                Some(_) => Arg::literal(command.to_owned()),
+                None => Arg::dynamic(command.to_owned()),
+            }));
+        } else if matches!(
+            text,
+            "-I" | "-F" | "--to-command" | "--use-compress-program"
+        ) {
+            if let Some(command) = args.get(i + 1) {
+                code.push(Code::Shell(command.clone()));
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+}
+
+/// `make -f - <<< '…'`: the recipes of a makefile given on standard input.
+fn make(args: &[Arg], stdin: &Stdin, code: &mut Vec<Code>) {
+    let from_stdin = args
+        .windows(2)
+        .any(|w| matches!(w[0].text(), "-f" | "--file" | "--makefile") && w[1].text() == "-");
+    if !from_stdin {
+        return;
+    }
+    match stdin {
+        Stdin::Text(text) => match &text.value {
+            Some(makefile) => code.extend(
+                makefile
+                    .lines()
+                    .filter_map(|line| line.strip_prefix('\t'))
+                    .map(|recipe| {
+                        Code::Shell(Arg::literal(
+                            recipe.trim_start_matches(['@', '-', '+']).to_owned(),
+                        ))
+                    }),
+            ),
+            None => code.push(Code::Unread(String::from(
+                "the makefile on standard input is only known when the command runs",
+            ))),
+        },
+        _ => code.push(Code::Unread(String::from(
+            "`make -f -` runs recipes read from its input, which are not seen",
+        ))),
+    }
+}
