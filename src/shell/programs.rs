@@ -1462,6 +1462,19 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
     let Some(first) = cmd.words.first() else {
         return Ok(());
     };
+    // PowerShell's `& { … }` and `. { … }` run the block here.
+    if dialect == Dialect::PowerShell {
+        let block = if first.raw.starts_with('{') {
+            Some(first)
+        } else if first.raw == "." || first.raw == "&" {
+            cmd.words.get(1).filter(|b| b.raw.starts_with('{'))
+        } else {
+            None
+        };
+        if let Some(block) = block {
+            return code(ctx, "&", block, Dialect::PowerShell);
+        }
+    }
     let name = match first.value.as_deref() {
         Some(name) if dialect == Dialect::PowerShell || !posix::expands_when_run(&first.raw) => {
             name
@@ -3413,6 +3426,12 @@ fn ps_param(given: &str, full: &str, aliases: &[&str]) -> bool {
         || (!given.is_empty() && full.to_ascii_lowercase().starts_with(&given))
 }
 
+/// Switches every cmdlet takes (PowerShell's common parameters and the usual few): never
+/// read as taking the next word, so `Restart-Computer -Verbose win01` names win01.
+const COMMON_SWITCHES: &[&str] = &[
+    "Verbose", "Debug", "WhatIf", "Confirm", "Force", "PassThru", "AsJob",
+];
+
 fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut parsed = PsArgs {
         named: Vec::new(),
@@ -3445,6 +3464,7 @@ fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
         }
         if switches
             .iter()
+            .chain(COMMON_SWITCHES)
             .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
         {
             parsed.named.push((name.to_owned(), None));
@@ -3467,9 +3487,13 @@ impl PsArgs {
             .map(|(_, v)| v)
     }
 
+    /// Whether a switch is set: written alone or `:$true`. `-WhatIf:$false`, and a value
+    /// only known when the command runs, do not set it.
     fn has(&self, full: &str) -> bool {
         self.named.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case(full) && v.as_ref().is_none_or(|v| v.text() != "$false")
+            n.eq_ignore_ascii_case(full)
+                && v.as_ref()
+                    .is_none_or(|v| v.raw.eq_ignore_ascii_case("$true"))
         })
     }
 }
@@ -3579,6 +3603,12 @@ fn ps_remoting(
             &mut targets,
             &mut unknown,
         );
+    }
+    if let Some(v) = parsed.get("VMId", &["vmguid", "id"]) {
+        unknown = Some(format!(
+            "-VMId `{}` names the VM by an id that is not looked up here",
+            v.as_ref().map_or("", |a| a.raw.as_str())
+        ));
     }
     if let Some(v) = parsed.get("ConnectionUri", &["uri", "cu"]) {
         let uri = v.as_ref().map(|a| Arg {

@@ -457,6 +457,39 @@ fn known_flag(rule: &RemoteRule, option: &str) -> bool {
             .is_some_and(|only| only.iter().any(|o| o == option))
 }
 
+/// The texts of the `{ … }` blocks inside a word (a hashtable's `e={ … }`).
+fn inner_blocks(raw: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let chars: Vec<char> = raw.chars().collect();
+    let mut at = 0;
+    while let Some(start) = chars[at..].iter().position(|c| *c == '{').map(|p| at + p) {
+        let mut depth = 0usize;
+        let mut end = None;
+        for (k, c) in chars.iter().enumerate().skip(start) {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(k);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        // `@{ … }` itself is the hashtable; only the blocks inside it are code.
+        if start > 0 && chars[start - 1] == '@' {
+            at = start + 1;
+            continue;
+        }
+        blocks.push(chars[start + 1..end].iter().collect());
+        at = end + 1;
+    }
+    blocks
+}
+
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.
 pub(crate) fn classify_windows(ctx: &mut Ctx<'_>, text: &str) -> (Class, String) {
     let commands = match ctx.walk.parse(text, Dialect::PowerShell) {
@@ -477,6 +510,28 @@ pub(crate) fn classify_windows(ctx: &mut Ctx<'_>, text: &str) -> (Class, String)
             continue;
         };
         let Some(name) = first.value.as_deref() else {
+            // `$_.Name` reads a property; `$h = Get-HotFix` is judged by what it runs; a
+            // method call (`$_.Kill()`) or anything else is not read.
+            let plain = first.raw.starts_with('$') && !first.raw.contains(['(', '[', '{']);
+            match cmd.words.get(1).map(|w| w.raw.as_str()) {
+                None if plain => continue,
+                Some("=") if plain && cmd.words.len() > 2 => {
+                    let rest: Vec<String> = cmd.words[2..].iter().map(|w| w.raw.clone()).collect();
+                    if ctx.walk.enter().is_err() {
+                        return (
+                            Class::Mutating,
+                            String::from("nests too deeply to be judged"),
+                        );
+                    }
+                    let (class, why) = classify_windows(ctx, &rest.join(" "));
+                    ctx.walk.leave();
+                    if class == Class::Mutating {
+                        return (class, why);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             return (
                 Class::Mutating,
                 format!("runs `{}`, only known when it runs", first.raw),
@@ -488,9 +543,34 @@ pub(crate) fn classify_windows(ctx: &mut Ctx<'_>, text: &str) -> (Class, String)
                 format!("runs `{name}`, which is not on the read-only list"),
             );
         }
-        // A script block handed to a read-only cmdlet (`ForEach-Object { … }`) runs too.
-        for block in cmd.words[1..].iter().filter(|a| a.raw.starts_with('{')) {
-            if let Some(inner) = &block.value {
+        // `gsv W3SVC | % Stop`, `ForEach-Object -MemberName Kill`: a member name calls a
+        // method on each object.
+        if matches!(
+            name.to_ascii_lowercase().as_str(),
+            "foreach-object" | "%" | "foreach"
+        ) && let Some(member) = cmd.words[1..]
+            .iter()
+            .find(|a| !a.raw.starts_with('{') && !a.raw.starts_with('-') && !a.raw.starts_with('('))
+        {
+            return (
+                Class::Mutating,
+                format!("`{name} {}` calls a method on each object", member.raw),
+            );
+        }
+        // Script blocks handed to a read-only cmdlet (`ForEach-Object { … }`) run too, and
+        // so do those inside calculated properties (`Select-Object @{e={ … }}`).
+        let blocks: Vec<String> = cmd.words[1..]
+            .iter()
+            .flat_map(|a| {
+                if a.raw.starts_with('{') {
+                    a.value.clone().into_iter().collect()
+                } else {
+                    inner_blocks(&a.raw)
+                }
+            })
+            .collect();
+        for inner in &blocks {
+            {
                 if ctx.walk.enter().is_err() {
                     return (
                         Class::Mutating,

@@ -1137,3 +1137,91 @@ fn code_in_arguments_and_variables_is_read() {
         );
     }
 }
+
+/// PowerShell read as PowerShell runs it: common switches take no value, `-WhatIf:$false`
+/// is no dry run, script blocks invoked with `&` and `.` run here, member names in
+/// ForEach-Object call methods, calculated properties hold code, and no `Verb-*` family is
+/// read-only.
+#[test]
+fn powershell_is_read_as_it_runs() {
+    let catalog = ShellCatalog::builtin().expect("catalog");
+    let checkpoint: &[(&str, &str)] = &[
+        ("Restart-Computer -Verbose win01", "win01"),
+        ("Restart-Computer -Force -Confirm win01", "win01"),
+        (
+            "Restart-Computer -ComputerName win01 -WhatIf:$false",
+            "win01",
+        ),
+        ("Restart-Computer -ComputerName win01 -WhatIf:$WI", "win01"),
+        ("& { Restart-Computer -ComputerName win01 }", "win01"),
+        (". { Stop-Computer -ComputerName win01 }", "win01"),
+        (
+            "Invoke-Command -ComputerName win01 { gsv W3SVC | % Stop }",
+            "win01",
+        ),
+        (
+            "Invoke-Command -ComputerName win01 { Get-Process w3wp | ForEach-Object Kill }",
+            "win01",
+        ),
+        (
+            "Invoke-Command -ComputerName win01 { Format-Volume -DriveLetter D }",
+            "win01",
+        ),
+        (
+            "Invoke-Command -ComputerName win01 { Test-ComputerSecureChannel -Repair }",
+            "win01",
+        ),
+        (
+            "Invoke-Command -ComputerName win01 { Get-Service | Select-Object @{n='x';e={ Stop-Service W3SVC }} }",
+            "win01",
+        ),
+    ];
+    for (command, want) in checkpoint {
+        match analyse(
+            command,
+            Dialect::PowerShell,
+            &catalog,
+            &Inventory::default(),
+            None,
+        )
+        .verdict
+        {
+            Verdict::Mutating(targets) => assert!(
+                targets.iter().any(|t| t.name == *want),
+                "{command}: {targets:?}"
+            ),
+            other => panic!("{command}: {other:?}, want a checkpoint of {want}"),
+        }
+    }
+    let by_id =
+        "Invoke-Command -VMId 6b32b1c2-0000-4c1e-9a1d-000000000000 { Restart-Service W3SVC }";
+    let verdict = analyse(
+        by_id,
+        Dialect::PowerShell,
+        &catalog,
+        &Inventory::default(),
+        None,
+    );
+    assert!(
+        matches!(verdict.verdict, Verdict::Unknown { .. }),
+        "{by_id}"
+    );
+    for command in [
+        "Restart-Computer -ComputerName win01 -WhatIf",
+        "Invoke-Command -ComputerName win01 { Get-Service | Select-Object Name, Status }",
+        "Invoke-Command -ComputerName win01 { Get-Process | ForEach-Object { $_.Name } }",
+    ] {
+        assert_eq!(
+            analyse(
+                command,
+                Dialect::PowerShell,
+                &catalog,
+                &Inventory::default(),
+                None
+            )
+            .verdict,
+            Verdict::ReadOnly,
+            "{command}"
+        );
+    }
+}
