@@ -293,6 +293,13 @@ fn host_checks(layout: &Layout, found: &[Installed], checks: &mut Checks) {
     for events in layout.events {
         let before: Vec<&Installed> = found.iter().filter(|h| h.event == events.before).collect();
         let after = found.iter().filter(|h| h.event == events.after).count();
+        if before.is_empty() && events.files_only {
+            checks.warn(
+                &format!("hook {title} {}", events.before),
+                format!("no rewind entry: writes by {title}'s file tools to rewind's own files and hook settings are not asked about; run `rewind install --host {host}`"),
+            );
+            continue;
+        }
         if before.is_empty() {
             checks.fail(
                 &format!("hook {title} {}", events.before),

@@ -283,6 +283,13 @@ fn bracket_depth(text: &str) -> usize {
     deepest
 }
 
+/// The simple commands of `text` as the parser sees them (wrappers are not looked through,
+/// `$(…)` and process substitutions are included), for checks that read words and output
+/// redirections rather than remote programs.
+pub fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
+    Walk::new(None).parse(text, dialect)
+}
+
 /// Analyses a command string: its remote programs, their targets and remote commands, and
 /// the verdict. Pure: no process is started (see [`resolve`] for that). `until` bounds the
 /// time spent; past it the verdict is `Unknown`.

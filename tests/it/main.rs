@@ -23,6 +23,7 @@ mod mcp;
 mod props;
 mod recover;
 mod scan;
+mod selfguard;
 mod servers;
 mod support;
 mod tls;
