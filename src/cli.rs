@@ -268,7 +268,7 @@ pub struct InstallArgs {
     /// kill switches from switching the managed entry off (Claude Code
     /// allowManagedHooksOnly, Codex CLI allow_managed_hooks_only, Gemini CLI
     /// hooksConfig.enabled).
-    #[arg(long, requires = "scope")]
+    #[arg(long)]
     pub lock: bool,
     /// With --scope managed: the root the system paths are under [default: /], for a machine
     /// image being built; the entries still name the paths as the running system sees them.

@@ -136,7 +136,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             managed.lock.join(" and ")
         ));
     } else {
-        warnings.push(format!("{}: {}", layout.title, managed.still_off));
+        say(format!("  {}", managed.still_off));
     }
     for warning in warnings {
         crate::console::err(format!("warning: {warning}"));
@@ -327,6 +327,7 @@ fn merge_toml(
         .context("cannot write the hook entries as TOML")?
         .parse()
         .context("cannot read back the hook entries as TOML")?;
+    let had_text = !doc.to_string().trim().is_empty();
     let hooks = doc
         .entry("hooks")
         .or_insert_with(toml_edit::table)
@@ -334,7 +335,16 @@ fn merge_toml(
         .with_context(|| format!("[hooks] in {} is not a table", path.display()))?;
     hooks.set_implicit(true);
     if let Some(new) = fragment.get("hooks").and_then(toml_edit::Item::as_table) {
-        for (event, item) in new {
+        for (i, (event, item)) in new.iter().enumerate() {
+            let mut item = item.clone();
+            // A blank line between the file's own text and rewind's first table.
+            if i == 0
+                && had_text
+                && let Some(first) = item.as_array_of_tables_mut().and_then(|l| l.get_mut(0))
+            {
+                first.decor_mut().set_prefix("\n");
+            }
+            let item = &item;
             match (hooks.get_mut(event), item) {
                 (
                     Some(toml_edit::Item::ArrayOfTables(list)),

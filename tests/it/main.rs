@@ -19,6 +19,7 @@ mod hostile;
 mod install;
 mod json;
 mod log;
+mod managed;
 mod mcp;
 mod props;
 mod recover;

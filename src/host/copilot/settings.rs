@@ -60,7 +60,7 @@ pub static LAYOUT: Layout = Layout {
         macos: "/etc/github-copilot/policy.d/rewind.json",
         lock: &[],
         lock_also: "",
-        still_off: "nothing: policy hooks cannot be switched off by disableAllHooks (Copilot CLI reads the file only when root owns it and group and others cannot write it)",
+        still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",
         source: "github/docs content/copilot/reference/hooks-reference.md (Policy hooks)",
     },
 };
