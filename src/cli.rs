@@ -297,6 +297,9 @@ pub struct DoctorArgs {
     /// Print one JSON document (shape in the README) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The root the hosts' administrator files are under [default: /], for a machine image.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

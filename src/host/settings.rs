@@ -251,6 +251,9 @@ pub struct Managed {
     /// What a user can still do to keep the managed entries from running (without `--lock`,
     /// or despite it), said by `install` and `doctor`.
     pub still_off: &'static str,
+    /// Whether the managed entries run even where a user's file sets the host's kill switch
+    /// (without `--lock`).
+    pub outlives_kill_switch: bool,
     /// Where the path and keys are taken from (repository and path, or the documentation).
     pub source: &'static str,
 }

@@ -78,16 +78,34 @@ fn rewind(root: &Path, args: &[&str]) -> Run {
     run(cmd, b"")
 }
 
-/// The managed layer is root's: the tests need root to own what they create, as it does on
-/// a real machine.
+/// The managed layer is root's, and these tests need root to own what they create, as it
+/// does on a real machine (CI runs as root). Anyone else gets the refusal, which is checked
+/// instead.
 fn is_root() -> bool {
-    rewind::lockfile::is_root()
+    if rewind::lockfile::is_root() {
+        return true;
+    }
+    let home = tempfile::tempdir().expect("home");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"));
+    cmd.env_clear().env("HOME", home.path()).args([
+        "install",
+        "--host",
+        "claude-code",
+        "--scope",
+        "managed",
+    ]);
+    let out = run(cmd, b"");
+    out.failure();
+    assert!(
+        out.stderr.contains("which only root may change"),
+        "{out:#?}"
+    );
+    false
 }
 
 #[test]
 fn each_hosts_administrator_file_is_the_shipped_example_byte_for_byte() {
     if !is_root() {
-        eprintln!("skipped: the managed layer is root's; these tests run as root");
         return;
     }
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/managed");
@@ -310,4 +328,92 @@ fn a_managed_hook_reads_only_its_pinned_root_owned_configuration() {
     let out = run(cmd, &call);
     assert_eq!(out.decision(), "deny", "{out:#?}");
     assert!(out.reason().contains("must pin"), "{out:#?}");
+}
+
+/// `rewind doctor --json` with the hosts' administrator files under `root`: each check's
+/// status and detail by name (the last of a name).
+fn doctor(env: &TestEnv, root: &Path, host: &str) -> Vec<(String, String, String)> {
+    let root = root.display().to_string();
+    let out = env.run(&["doctor", "--host", host, "--root", &root, "--json"], b"");
+    out.json()["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            let text = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (text("status"), text("check"), text("detail"))
+        })
+        .collect()
+}
+
+fn check<'a>(
+    checks: &'a [(String, String, String)],
+    name: &str,
+    detail: &str,
+) -> &'a (String, String, String) {
+    checks
+        .iter()
+        .find(|(_, c, d)| c.contains(name) && d.contains(detail))
+        .unwrap_or_else(|| panic!("no {name:?} check saying {detail:?}: {checks:#?}"))
+}
+
+#[test]
+fn doctor_names_the_active_layer_and_what_can_still_switch_it_off() {
+    if !is_root() {
+        return;
+    }
+    let env = TestEnv::start();
+    let root = tempfile::tempdir().expect("root");
+    let system = root.path().join("etc/rewind/config.toml");
+    std::fs::create_dir_all(system.parent().expect("dir")).expect("mkdir");
+    std::fs::copy(&env.config, &system).expect("copy");
+    set_mode(&system, 0o644);
+    rewind(
+        root.path(),
+        &["install", "--host", "claude-code", "--scope", "managed"],
+    )
+    .success();
+    // The user switches every hook off in their own settings.
+    let user = env.path("home/.claude/settings.json");
+    std::fs::create_dir_all(user.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&user, r#"{"disableAllHooks": true}"#).expect("user settings");
+
+    let checks = doctor(&env, root.path(), "claude-code");
+    assert_eq!(check(&checks, "layer Claude Code", "managed: ").0, "ok");
+    assert_eq!(check(&checks, "layer Claude Code", "not locked").0, "warn");
+    let switch = check(&checks, "settings.json", "still runs");
+    assert_eq!(switch.0, "warn", "{switch:?}");
+    assert_eq!(
+        check(&checks, "managed-settings.json", "only root can change").0,
+        "ok"
+    );
+
+    // Anyone may now rewrite the pinned configuration: a fail naming it.
+    set_mode(&system, 0o666);
+    let checks = doctor(&env, root.path(), "claude-code");
+    let entry = check(&checks, "managed-settings.json", "others than root");
+    assert_eq!(entry.0, "fail", "{entry:?}");
+    assert!(entry.2.contains("config.toml"), "{entry:?}");
+    set_mode(&system, 0o644);
+
+    // Codex CLI: a user's `[features] hooks = false` switches managed hooks off too, unless
+    // the managed layer is locked.
+    rewind(
+        root.path(),
+        &["install", "--host", "codex", "--scope", "managed"],
+    )
+    .success();
+    let codex = env.path("home/.codex/config.toml");
+    std::fs::create_dir_all(codex.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&codex, "[features]\nhooks = false\n").expect("codex config");
+    let checks = doctor(&env, root.path(), "codex");
+    assert_eq!(check(&checks, "config.toml", "--lock").0, "fail");
+    rewind(
+        root.path(),
+        &["install", "--host", "codex", "--scope", "managed", "--lock"],
+    )
+    .success();
+    let checks = doctor(&env, root.path(), "codex");
+    assert_eq!(check(&checks, "layer Codex CLI", "locked").0, "ok");
+    assert_eq!(check(&checks, "config.toml", "still runs").0, "warn");
 }

@@ -61,6 +61,7 @@ pub static LAYOUT: Layout = Layout {
         lock: &[],
         lock_also: "",
         still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",
+        outlives_kill_switch: true,
         source: "github/docs content/copilot/reference/hooks-reference.md (Policy hooks)",
     },
 };

@@ -79,6 +79,7 @@ pub static LAYOUT: Layout = Layout {
         lock: &[],
         lock_also: "",
         still_off: "Cursor documents no setting that switches enterprise hooks off",
+        outlives_kill_switch: true,
         source: "cursor.com/docs/agent/hooks (Configuration: enterprise hooks.json)",
     },
 };
