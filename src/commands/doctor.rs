@@ -289,7 +289,12 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
             let what = format!("hook in {}", path.display());
             if path == managed_file {
                 checks.fail(&what, off);
-            } else if !managed.is_empty() && (layout.managed.outlives_kill_switch || locked) {
+            } else if !managed.is_empty()
+                && (layout.managed.outlives_kill_switch
+                    || (locked
+                        && (layout.managed.beyond_lock.is_empty()
+                            || !off.contains(layout.managed.beyond_lock))))
+            {
                 checks.warn(
                     &what,
                     format!(

@@ -254,6 +254,8 @@ pub struct Managed {
     /// Whether the managed entries run even where a user's file sets the host's kill switch
     /// (without `--lock`).
     pub outlives_kill_switch: bool,
+    /// A kill switch the lock does not cover, as named in its `doctor` line (empty: none).
+    pub beyond_lock: &'static str,
     /// Where the path and keys are taken from (repository and path, or the documentation).
     pub source: &'static str,
 }

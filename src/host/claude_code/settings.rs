@@ -68,6 +68,7 @@ pub static LAYOUT: Layout = Layout {
         lock_also: "every hook that is not in managed settings: the users' and projects' own hooks (user, project and local settings) and plugins' hooks, unless managed settings force-enable the plugin",
         still_off: "a user's \"disableAllHooks\": true does not switch off managed hooks; only \"disableAllHooks\" in managed settings itself does",
         outlives_kill_switch: true,
+        beyond_lock: "",
         source: "anthropics/claude-code examples/mdm/README.md, examples/settings/README.md, CHANGELOG.md; code.claude.com/docs/en/settings",
     },
 };

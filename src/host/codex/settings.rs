@@ -77,6 +77,7 @@ pub static LAYOUT: Layout = Layout {
         lock_also: "every hook from users' and projects' config.toml and hooks.json, and session hooks",
         still_off: "without --lock, `[features] hooks = false` in a user's config.toml turns every hook off",
         outlives_kill_switch: false,
+        beyond_lock: "",
         source: "openai/codex docs/config.md (Lifecycle hooks), codex-rs/core/src/config_loader/config_requirements.rs, pull request openai/codex#18893",
     },
 };

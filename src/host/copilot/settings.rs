@@ -62,6 +62,7 @@ pub static LAYOUT: Layout = Layout {
         lock_also: "",
         still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",
         outlives_kill_switch: true,
+        beyond_lock: "",
         source: "github/docs content/copilot/reference/hooks-reference.md (Policy hooks)",
     },
 };

@@ -80,6 +80,7 @@ pub static LAYOUT: Layout = Layout {
         lock_also: "",
         still_off: "Cursor documents no setting that switches enterprise hooks off",
         outlives_kill_switch: true,
+        beyond_lock: "",
         source: "cursor.com/docs/agent/hooks (Configuration: enterprise hooks.json)",
     },
 };

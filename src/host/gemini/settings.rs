@@ -66,6 +66,7 @@ pub static LAYOUT: Layout = Layout {
         lock_also: "nothing else: system settings override user settings, so a user's hooksConfig.enabled = false no longer turns every hook off",
         still_off: "a user's hooksConfig.disabled naming rewind (lists are merged, so system settings cannot clear it), and GEMINI_CLI_SYSTEM_SETTINGS_PATH pointing Gemini CLI at another system file",
         outlives_kill_switch: false,
+        beyond_lock: "hooksConfig.disabled",
         source: "google-gemini/gemini-cli packages/cli/src/config/settings.ts (getSystemSettingsPath), docs/cli/enterprise.md, packages/cli/src/config/settingsSchema.ts (hooksConfig)",
     },
 };
