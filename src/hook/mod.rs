@@ -391,11 +391,15 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
             Plan::Decided(decide(call, &Finding::NoVmConcern, config))
         }
         Classification::Shell {
-            command, dialect, ..
+            command,
+            dialect,
+            entry,
         } => {
-            // A command server's command: the same self-protection as the host's shell tool.
+            // A command server's command: the same self-protection as the host's shell tool
+            // (which was checked above).
             if let Some(why) = command
                 .as_deref()
+                .filter(|_| entry.is_some())
                 .and_then(|c| crate::selfguard::command(c, dialect, &protected))
             {
                 facts.class = "self-protection";

@@ -417,3 +417,54 @@ fn doctor_names_the_active_layer_and_what_can_still_switch_it_off() {
     assert_eq!(check(&checks, "layer Codex CLI", "locked").0, "ok");
     assert_eq!(check(&checks, "config.toml", "still runs").0, "warn");
 }
+
+/// `rewind <args>` in a private mount namespace where `etc` is laid over `/etc` (an overlay
+/// whose writes land in a tmpfs; the real `/etc` is never touched), with `home` as `HOME`.
+fn with_etc(etc: &Path, home: &Path, args: &[&str]) -> Run {
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .args(["-m", "--", "sh", "-c"])
+        .arg(
+            "set -e; t=$(mktemp -d); mount -t tmpfs tmpfs \"$t\"; mkdir \"$t/up\" \"$t/work\"; \
+             mount -t overlay overlay -o lowerdir=/etc,upperdir=\"$t/up\",workdir=\"$t/work\" /etc; \
+             cp -a \"$0\"/. /etc/; exec \"$@\"",
+        )
+        .arg(etc)
+        .arg(env!("CARGO_BIN_EXE_rewind"))
+        .args(args);
+    run(cmd, b"")
+}
+
+#[test]
+fn the_system_configuration_is_read_after_the_users() {
+    if !is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let etc = dir.path().join("etc");
+    std::fs::create_dir_all(etc.join("rewind")).expect("mkdir");
+    std::fs::write(etc.join("rewind/config.toml"), "[hook]\nbudget_secs = 42\n").expect("system");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let origin = |out: &Run| {
+        out.json()["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["check"] == "config")
+            .map(|c| c["detail"].as_str().unwrap_or_default().to_owned())
+            .expect("a config check")
+    };
+    let out = with_etc(&etc, &home, &["doctor", "--json"]);
+    assert_eq!(origin(&out), "/etc/rewind/config.toml", "{out:#?}");
+    // The user's own file comes first.
+    let user = home.join(".config/rewind/config.toml");
+    std::fs::create_dir_all(user.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&user, "[hook]\nbudget_secs = 7\n").expect("user");
+    let out = with_etc(&etc, &home, &["doctor", "--json"]);
+    assert_eq!(origin(&out), user.display().to_string(), "{out:#?}");
+}

@@ -19,6 +19,8 @@ enum Hosts {
     ClaudeOnly,
     /// `apply_patch` (Codex CLI, Copilot CLI).
     Patch,
+    /// Hosts that name an MCP call's server (not Cursor, whose calls are server `unnamed`).
+    NamedServers,
 }
 
 impl Hosts {
@@ -28,6 +30,7 @@ impl Hosts {
             Hosts::PowerShell => matches!(host, "claude-code" | "copilot"),
             Hosts::ClaudeOnly => host == "claude-code",
             Hosts::Patch => matches!(host, "codex" | "copilot"),
+            Hosts::NamedServers => host != "cursor",
         }
     }
 }
@@ -218,6 +221,13 @@ fn cases(env: &TestEnv) -> Vec<Case> {
             asks: true,
         },
         Case {
+            name: "mcp_command_server_removes_hooks",
+            tool: "mcp__shell__shell_execute",
+            input: json!({"command": ["rm", "-f", "/home/dev/.cursor/hooks.json"]}),
+            hosts: Hosts::NamedServers,
+            asks: true,
+        },
+        Case {
             name: "mcp_fetch_the_zvm",
             tool: "mcp__fetch__fetch",
             input: json!({"url": format!("{zvm}/v1/session/add")}),
@@ -239,6 +249,13 @@ fn cases(env: &TestEnv) -> Vec<Case> {
         ),
         bash("ordinary_curl_elsewhere", "curl -s https://example.com/", false),
         bash("ordinary_cp_from_settings", "cp ~/.claude/settings.json /tmp/backup.json", false),
+        Case {
+            name: "ordinary_mcp_command_server",
+            tool: "mcp__shell__shell_execute",
+            input: json!({"command": ["ls", "/home/dev/.cursor"]}),
+            hosts: Hosts::NamedServers,
+            asks: false,
+        },
         Case {
             name: "ordinary_edit_source",
             tool: "Edit",
