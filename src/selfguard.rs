@@ -156,6 +156,19 @@ const NEEDLES: &[&str] = &[
     "managed-settings",
 ];
 
+/// Spellings of directories above protected files (the home directory's own path is added).
+const ANCESTORS: &[&str] = &[
+    "~",
+    "$home",
+    "${home}",
+    "userprofile",
+    ".config",
+    ".local",
+    ".cache",
+    "/etc",
+    "/library",
+];
+
 impl Protected {
     /// What `config` (and the environment this process runs in) puts under protection.
     pub(crate) fn new(config: &Config) -> Protected {
@@ -163,6 +176,16 @@ impl Protected {
         let mut spots = file_spots(config, home.as_deref());
         spots.extend(dir_spots(home.as_deref()));
         let (zvm, secrets) = zvm_facts(config);
+        Protected::from_parts(spots, home, zvm, secrets)
+    }
+
+    /// What is protected, given its parts; the needles follow from them.
+    fn from_parts(
+        spots: Vec<Spot>,
+        home: Option<String>,
+        zvm: Vec<String>,
+        secrets: Vec<String>,
+    ) -> Protected {
         let mut needles: Vec<String> = NEEDLES.iter().map(|n| (*n).to_owned()).collect();
         for spot in &spots {
             let text = match &spot.place {
@@ -173,6 +196,9 @@ impl Protected {
                 needles.push(text.to_owned());
             }
         }
+        // Directories above protected files: removing one removes them.
+        needles.extend(ANCESTORS.iter().map(|n| (*n).to_owned()));
+        needles.extend(home.iter().cloned());
         needles.extend(zvm.iter().cloned());
         needles.extend(secrets.iter().map(|s| s.to_ascii_lowercase()));
         Protected {
@@ -217,6 +243,8 @@ impl Protected {
                     let prefix = prefix.trim_start_matches("./");
                     (!prefix.is_empty() && tail.starts_with(prefix))
                         || tail_dir(tail).is_some_and(|d| prefix.ends_with(&format!("{d}/")))
+                        // Inside a directory the tail names (`.github/hooks/*`).
+                        || ends_with_components(prefix.trim_end_matches('/'), tail)
                 }
             };
             if hit {
@@ -224,6 +252,25 @@ impl Protected {
             }
         }
         None
+    }
+
+    /// The protected file directly inside the directory `word` names, if any (a copy into
+    /// that directory may replace it).
+    fn parent_of(&self, word: &str) -> Option<(What, String)> {
+        let dir = norm_path(word, self.home.as_deref());
+        if dir.is_empty() {
+            return None;
+        }
+        self.spots.iter().find_map(|spot| {
+            let hit = match &spot.place {
+                Place::File(file) => file
+                    .rsplit_once('/')
+                    .is_some_and(|(parent, _)| parent == dir),
+                Place::Under(_) => false,
+                Place::Tail(tail) => tail_dir(tail).is_some_and(|d| ends_with_components(&dir, d)),
+            };
+            hit.then(|| (spot.what, word.to_owned()))
+        })
     }
 
     /// Whether `text` (code, a URL, an argument) names the ZVM's own address.
@@ -721,7 +768,10 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
                     .flatten()
             });
             let dest = named.map(String::as_str).or_else(|| operands().next_back());
-            found(&mut dest.into_iter(), Act::Edit)
+            // A directory above a protected file counts: `cp x.json ~/.claude/` may replace
+            // ~/.claude/x.json's neighbour of the same name.
+            dest.and_then(|d| protected.find(d, false).or_else(|| protected.parent_of(d)))
+                .map(|(what, shown)| ask(Act::Edit, what, &shown))
         }
         "dd" => found(
             &mut args.iter().filter_map(|a| a.strip_prefix("of=")),
@@ -978,6 +1028,156 @@ mod tests {
         for flag in ["-n", "-e", "--expression", "--quiet"] {
             assert!(!is_in_place(flag), "{flag}");
         }
+    }
+
+    /// A machine with home `/home/ann`, a catalog outside the home directory, the audit trail,
+    /// the token cache and every host's project files, and the ZVM `zvm.example`.
+    fn protected() -> Protected {
+        let home = String::from("/home/ann");
+        let spot = |place, what| Spot {
+            place,
+            what,
+            shown: String::from("x"),
+        };
+        let mut spots = vec![
+            spot(
+                Place::File(String::from("/srv/policy/vm-tools.toml")),
+                What::Catalog,
+            ),
+            spot(
+                Place::File(String::from("/home/ann/.claude/settings.json")),
+                What::Hooks("Claude Code"),
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.config/rewind")),
+                What::Config,
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.local/state/rewind")),
+                What::State,
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.cache/rewind")),
+                What::TokenCache,
+            ),
+        ];
+        spots.extend(
+            HOOK_TAILS
+                .iter()
+                .map(|(tail, host)| spot(Place::Tail((*tail).to_owned()), What::Hooks(host))),
+        );
+        Protected::from_parts(
+            spots,
+            Some(home),
+            vec![String::from("zvm.example")],
+            vec![String::from("REWIND_ZVM_PASSWORD")],
+        )
+    }
+
+    #[test]
+    fn shell_commands_that_would_undo_rewind_ask_and_others_do_not() {
+        let p = protected();
+        let posix = [
+            // Writes, under any spelling of the path or the program.
+            ("echo x >> /srv/policy/vm-tools.toml", true),
+            ("tee /srv/policy//./vm-tools.toml < x", true),
+            (
+                "sudo -n env A=1 nohup timeout 5 sed -i.bak s/a/b/ ~/.config/rewind/config.toml",
+                true,
+            ),
+            ("install -m 600 x.toml -t ~/.config/rewind", true),
+            ("cp -r ~/backup/.claude/settings.json ~/.claude/", true),
+            ("cp ~/.claude/settings.json /tmp/settings.json", false),
+            ("cp notes.txt ~/", false),
+            ("cp ~/backup/settings.json ~/.claude/settings.json", true),
+            ("ln -sf /dev/null ~/.claude/settings.json", true),
+            (
+                "dd if=/dev/zero of=/home/ann/.local/state/rewind/audit.jsonl",
+                true,
+            ),
+            ("rm -rf ~/.config", true),
+            ("rm -rf ~/.config/nvim", false),
+            ("rm -f ~/.claude/*.json", true),
+            ("rm .github/hooks/*", true),
+            ("mv proj/.gemini proj/.gemini.off", true),
+            ("perl -pi -e s/rewind/true/ ~/.codex/config.toml", true),
+            (
+                "python3 - <<'EOF'\nopen('/home/ann/.cursor/hooks.json','w').write('{}')\nEOF",
+                true,
+            ),
+            ("eval 'rm ~/.codex/hooks.json'", true),
+            (
+                "sh -c \"truncate -s0 ~/.local/state/rewind/audit.jsonl\"",
+                true,
+            ),
+            // The ZVM, the token cache and the password.
+            (
+                "wget -qO- --no-check-certificate https://zvm.example/v1/vpgs",
+                true,
+            ),
+            ("curl https://zvm.example.org/", false),
+            ("node -e \"fetch('https://ZVM.example:443/v1/vms')\"", true),
+            ("base64 ~/.cache/rewind/tokens/abc.json", true),
+            ("printenv REWIND_ZVM_PASSWORD", true),
+            ("echo $REWIND_ZVM_PASSWORD_FILE", false),
+            // rewind's own commands.
+            ("rewind-1.2 uninstall --host codex", true),
+            (
+                "rewind --config /etc/r.toml recover --vm a --change b --path /x",
+                true,
+            ),
+            ("rewind catalog scan", false),
+            ("rewind-mcp", false),
+            ("rewind guard --vm web01 --reason test", false),
+            // Ordinary.
+            ("git commit -am 'rewind: fix'", false),
+            ("grep -r rewind ~/.claude/settings.json", false),
+            ("ls ~/.cache/other", false),
+        ];
+        for (command, asks) in posix {
+            assert_eq!(
+                command_ask(command, Dialect::Posix, &p).is_some(),
+                asks,
+                "{command}"
+            );
+        }
+        let powershell = [
+            (
+                r"Set-Content -Path $env:USERPROFILE\.claude\settings.json -Value '{}'",
+                true,
+            ),
+            ("Remove-Item -Recurse ~/.config/rewind", true),
+            (
+                "Copy-Item x.json -Destination ~/.gemini/settings.json",
+                true,
+            ),
+            ("Get-Content ~/.claude/settings.json", false),
+            ("iwr https://zvm.example/v1/vms -SkipCertificateCheck", true),
+            ("Invoke-WebRequest https://example.com", false),
+        ];
+        for (command, asks) in powershell {
+            assert_eq!(
+                command_ask(command, Dialect::PowerShell, &p).is_some(),
+                asks,
+                "{command}"
+            );
+        }
+    }
+
+    fn command_ask(text: &str, dialect: Dialect, p: &Protected) -> Option<String> {
+        command(text, dialect, p)
+    }
+
+    #[test]
+    fn a_patch_names_every_file_it_touches() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** Update File: x.json\n*** Move to: .codex/hooks.json\n*** End Patch\n";
+        assert_eq!(
+            patch_paths(patch),
+            ["src/a.rs", "x.json", ".codex/hooks.json"]
+        );
+        let p = protected();
+        assert!(file_tool(&serde_json::json!({"input": patch}), &p).is_some());
+        assert!(file_tool(&serde_json::json!({"file_path": "/home/ann/src/a.rs"}), &p).is_none());
     }
 
     #[test]
