@@ -98,6 +98,10 @@ pub struct HookArgs {
     /// it cannot be told].
     #[arg(long, value_enum)]
     pub host: Option<Host>,
+    /// Run from a managed (administrator) entry: read only the configuration given by
+    /// --config, and deny every call when anyone but root can change it.
+    #[arg(long)]
+    pub managed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -247,6 +251,9 @@ pub enum Scope {
     Project,
     /// ./.claude/settings.local.json, this machine only (Claude Code only)
     Local,
+    /// The host's administrator file (/etc/claude-code/managed-settings.json, …), which only
+    /// root can change: the entries name this binary and pin /etc/rewind/config.toml
+    Managed,
 }
 
 #[derive(Debug, Args)]
@@ -257,6 +264,16 @@ pub struct InstallArgs {
     /// Which settings file to change.
     #[arg(long, value_enum, default_value_t = Scope::User)]
     pub scope: Scope,
+    /// With --scope managed: also set the host's setting that keeps users' own hooks and
+    /// kill switches from switching the managed entry off (Claude Code
+    /// allowManagedHooksOnly, Codex CLI allow_managed_hooks_only, Gemini CLI
+    /// hooksConfig.enabled).
+    #[arg(long)]
+    pub lock: bool,
+    /// With --scope managed: the root the system paths are under [default: /], for a machine
+    /// image being built; the entries still name the paths as the running system sees them.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -280,6 +297,9 @@ pub struct DoctorArgs {
     /// Print one JSON document (shape in the README) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The root the hosts' administrator files are under [default: /], for a machine image.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

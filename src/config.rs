@@ -300,7 +300,8 @@ struct RawHook {
 
 impl Config {
     /// Finds and loads the configuration: `explicit` (from `--config`), then `$REWIND_CONFIG`,
-    /// `./.rewind.toml`, `~/.config/rewind/config.toml`. No file at all means defaults.
+    /// `./.rewind.toml`, `~/.config/rewind/config.toml`, [`SYSTEM_CONFIG`]. No file at all
+    /// means defaults.
     pub fn discover(explicit: Option<&Path>) -> anyhow::Result<Config> {
         Self::search(explicit, true)
     }
@@ -329,7 +330,41 @@ impl Config {
                 return Self::load(&user);
             }
         }
+        let system = Path::new(SYSTEM_CONFIG);
+        if system.is_file() {
+            return Self::load(system);
+        }
         Ok(Self::defaults())
+    }
+
+    /// The configuration of a hook run from a managed entry: only the file the entry pins,
+    /// refused when anyone but root can change it or a catalog it names (whoever can would
+    /// switch the guard off for everyone).
+    pub fn load_managed(pinned: Option<&Path>) -> anyhow::Result<Config> {
+        let Some(path) = pinned else {
+            bail!(
+                "a managed hook entry must pin its configuration (--config {SYSTEM_CONFIG}); reinstall it with `rewind install --scope managed`"
+            );
+        };
+        crate::lockfile::only_root_can_change(path).map_err(|why| {
+            anyhow::anyhow!(
+                "the managed hook's configuration {} can be changed by others than root ({why}), so it cannot be trusted",
+                path.display()
+            )
+        })?;
+        let config = Self::load(path)?;
+        for catalog in config.hook.catalogs.iter().chain(&config.shell.catalogs) {
+            if catalog.exists() {
+                crate::lockfile::only_root_can_change(catalog).map_err(|why| {
+                    anyhow::anyhow!(
+                        "catalog {} named by the managed hook's configuration {} can be changed by others than root ({why}), so it cannot be trusted",
+                        catalog.display(),
+                        path.display()
+                    )
+                })?;
+            }
+        }
+        Ok(config)
     }
 
     /// The configuration when no file exists: no ZVM, the default hook settings.
@@ -409,7 +444,7 @@ impl Config {
         self.zvm.as_ref().ok_or_else(|| match &self.origin {
             Some(path) => anyhow::anyhow!("{} has no [zvm] section", path.display()),
             None => anyhow::anyhow!(
-                "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml); `rewind sim` prints one for the simulator"
+                "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml, /etc/rewind/config.toml); `rewind sim` prints one for the simulator"
             ),
         })
     }
@@ -687,6 +722,9 @@ pub fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The system configuration: last in the search order, and the one a managed hook entry pins.
+pub const SYSTEM_CONFIG: &str = "/etc/rewind/config.toml";
+
 /// Largest configuration or catalog file read; a larger one is an error, not a slow parse.
 pub(crate) const TEXT_FILE_MAX: u64 = 1024 * 1024;
 
@@ -740,6 +778,12 @@ pub fn cache_dir() -> anyhow::Result<PathBuf> {
     crate::lockfile::create_private_dir(&dir)
         .with_context(|| format!("cannot use {} for the token cache and locks", dir.display()))?;
     Ok(dir)
+}
+
+/// Where [`cache_dir`] is, without creating or checking it (to recognise the token cache in
+/// a command).
+pub(crate) fn cache_dir_path() -> anyhow::Result<PathBuf> {
+    xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")
 }
 
 /// Where the audit trail lives: `$XDG_STATE_HOME/rewind` or `~/.local/state/rewind`. As

@@ -10,6 +10,7 @@
 //! | the hook's budget about to run out (the watchdog)    | deny                                  |
 //! | after the call (the tool already ran)                | none (audited as "ran")               |
 //! | an event the host's dialect does not know            | deny                                  |
+//! | a call that would undo rewind's own safety net       | ask, naming what it protects          |
 //! | local host tool, read-only, or no remote target      | none                                  |
 //! | tool in no catalog                                   | ask                                   |
 //! | mutating, no VM in the arguments, no binding         | ask                                   |
@@ -101,6 +102,9 @@ pub(crate) enum Finding<'a> {
     AfterTheCall,
     /// An event name the host's dialect does not know.
     UnknownEvent(&'a str),
+    /// A call that would undo rewind's own safety net ([`crate::selfguard`]): the ask,
+    /// naming what it protects.
+    SelfProtection(&'a str),
     /// A local tool, a read-only one, or a command that reaches no remote host.
     NoVmConcern,
     /// The tool is in no catalog.
@@ -185,6 +189,7 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             budget.as_secs_f64(),
         )),
         Finding::AfterTheCall | Finding::NoVmConcern => Decision::None,
+        Finding::SelfProtection(why) => Decision::Ask((*why).to_owned()),
         Finding::UnknownEvent(event) => Decision::Deny(format!(
             "rewind: hook event {event:?} is not one this host sends before a tool call, so {tool} was not allowed; check the hook entry in the host's settings"
         )),

@@ -13,6 +13,8 @@
 //! - `guard`: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
 //!   deadline; `progress` shows a running guard's phases to a person or an MCP client.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
+//! - `selfguard`: calls that would undo rewind itself (its configuration, catalogs, hook
+//!   entries, the ZVM's own address) are asked about, whatever tool carries them.
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
@@ -44,6 +46,7 @@ pub(crate) mod progress;
 pub mod recover;
 pub mod scan;
 pub mod secret;
+pub(crate) mod selfguard;
 pub mod sessions;
 pub mod shell;
 pub mod sim;
@@ -60,7 +63,7 @@ use cli::{CatalogCommand, Cli, Command};
 pub fn run(cli: Cli) -> ExitCode {
     let config = cli.global.config.as_deref();
     match cli.command {
-        Command::Hook(args) => hook::run(args.host, config),
+        Command::Hook(args) => hook::run(args.host, config, args.managed),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
         Command::Find(args) => report(commands::zerto::find(config, &args)),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),

@@ -94,6 +94,56 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     check_private_dir(dir)
 }
 
+/// Whether this process runs as root.
+#[cfg(unix)]
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Whether this process runs as root (an administrator).
+#[cfg(not(unix))]
+pub fn is_root() -> bool {
+    false
+}
+
+/// Whether only root can change `path`: it and every directory above it belong to root and
+/// group and others cannot write them. A directory with the sticky bit (`/tmp`) counts as
+/// closed to others, since only an entry's owner can replace it there. `Err` names the first
+/// one that fails, and why.
+#[cfg(unix)]
+pub fn only_root_can_change(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for (i, at) in real.ancestors().enumerate() {
+        let meta = std::fs::metadata(at).map_err(|e| format!("{}: {e}", at.display()))?;
+        if meta.uid() != 0 {
+            return Err(format!(
+                "{} belongs to user id {}, not root",
+                at.display(),
+                meta.uid()
+            ));
+        }
+        let sticky_dir = i > 0 && meta.mode() & 0o1000 != 0;
+        if meta.mode() & 0o022 != 0 && !sticky_dir {
+            return Err(format!(
+                "{} can be written by group or others (mode {:o})",
+                at.display(),
+                meta.mode() & 0o7777
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether only an administrator can change `path` (not known here: always refused).
+#[cfg(not(unix))]
+pub fn only_root_can_change(path: &Path) -> Result<(), String> {
+    Err(format!(
+        "{}: who can change it cannot be checked on this platform",
+        path.display()
+    ))
+}
+
 /// Refuses a directory another user owns or that group or others can write.
 #[cfg(unix)]
 fn check_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -230,13 +230,15 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
         (None, Some(_)) => vec![Host::ClaudeCode],
         (None, None) => Host::ALL.to_vec(),
     };
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
     let mut any = false;
     for host in hosts {
         let layout = host.settings();
+        let managed_file = layout.managed.under(&root);
         let files: Vec<PathBuf> = if let Some(path) = &args.settings {
             vec![path.clone()]
         } else {
-            let mut files = Vec::new();
+            let mut files = vec![managed_file.clone()];
             for scope in [Scope::User, Scope::Project, Scope::Local] {
                 if let Ok(f) = layout.files(scope) {
                     for path in std::iter::once(f.write).chain(f.also) {
@@ -250,6 +252,8 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
         };
         let mut found = Vec::new();
         let mut problems = Vec::new();
+        let mut switches = Vec::new();
+        let mut locked = false;
         for path in files {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
@@ -257,8 +261,11 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
             match settings::parse(&text, &path) {
                 Ok(value) => {
                     let entries = layout.inspect(&path, &value);
+                    if path == managed_file {
+                        locked = is_locked(&layout.managed, &value);
+                    }
                     if let Some(off) = (layout.kill_switch)(&value) {
-                        problems.push((format!("hook in {}", path.display()), off));
+                        switches.push((path.clone(), off));
                     }
                     found.extend(entries);
                 }
@@ -269,14 +276,46 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
                 Err(_) => {}
             }
         }
-        if found.is_empty() && args.host.is_none() && problems.is_empty() {
+        if found.is_empty() && args.host.is_none() && problems.is_empty() && switches.is_empty() {
             continue;
         }
         any = true;
         for (what, problem) in problems {
             checks.fail(&what, problem);
         }
-        host_checks(layout, &found, checks);
+        let managed: Vec<&Installed> = found.iter().filter(|h| h.file == managed_file).collect();
+        layer_checks(layout, &managed_file, &managed, locked, &root, checks);
+        for (path, off) in switches {
+            let what = format!("hook in {}", path.display());
+            if path == managed_file {
+                checks.fail(&what, off);
+            } else if !managed.is_empty()
+                && (layout.managed.outlives_kill_switch
+                    || (locked
+                        && (layout.managed.beyond_lock.is_empty()
+                            || !off.contains(layout.managed.beyond_lock))))
+            {
+                checks.warn(
+                    &what,
+                    format!(
+                        "{off} for this file's entries; the managed entry in {} still runs",
+                        managed_file.display()
+                    ),
+                );
+            } else if !managed.is_empty() {
+                checks.fail(
+                    &what,
+                    format!(
+                        "{off}, the managed entry in {} too; `rewind install --host {} --scope managed --lock` keeps it running",
+                        managed_file.display(),
+                        host.name()
+                    ),
+                );
+            } else {
+                checks.fail(&what, off);
+            }
+        }
+        host_checks(layout, &found, &root, checks);
     }
     if !any {
         checks.fail(
@@ -286,13 +325,123 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
     }
 }
 
+/// Whether an administrator file sets every lock key of its host to `true`.
+fn is_locked(managed: &settings::Managed, value: &serde_json::Value) -> bool {
+    !managed.lock.is_empty()
+        && managed.lock.iter().all(|key| {
+            key.split('.')
+                .try_fold(value, |at, part| at.get(part))
+                .is_some_and(|v| v == &serde_json::Value::Bool(true))
+        })
+}
+
+/// Which layer carries the host's hook, and whether the administrator layer is sound: the
+/// entry reads only its pinned configuration, which only root can change, nor its catalogs
+/// or the binary; and what can still switch it off.
+fn layer_checks(
+    layout: &Layout,
+    file: &Path,
+    managed: &[&Installed],
+    locked: bool,
+    root: &Path,
+    checks: &mut Checks,
+) {
+    let what = format!("layer {}", layout.title);
+    if managed.is_empty() {
+        checks.warn(
+            &what,
+            format!(
+                "user or project settings only: the agent's user can change them; `rewind install --host {} --scope managed` writes {}, which only root can",
+                layout.host.name(),
+                layout.managed.path()
+            ),
+        );
+        return;
+    }
+    checks.pass(
+        &what,
+        format!(
+            "managed: {}{}",
+            file.display(),
+            if locked {
+                format!(" (locked: {})", layout.managed.lock.join(", "))
+            } else {
+                String::new()
+            }
+        ),
+    );
+    if !locked && !layout.managed.lock.is_empty() {
+        checks.warn(
+            &what,
+            format!(
+                "not locked: {}; `rewind install --host {} --scope managed --lock` sets {}",
+                layout.managed.still_off,
+                layout.host.name(),
+                layout.managed.lock.join(" and ")
+            ),
+        );
+    }
+    for handler in managed {
+        let entry = format!("hook in {}", handler.file.display());
+        if !handler.args.iter().any(|a| a == "--managed") {
+            checks.warn(
+                &entry,
+                "no --managed: the hook also reads $REWIND_CONFIG and the user's files; reinstall with `rewind install --scope managed`",
+            );
+        }
+        let mut writable = Vec::new();
+        if let Some(pinned) = handler.pinned_config() {
+            let here = super::managed::under(root, &pinned);
+            if let Err(why) = crate::lockfile::only_root_can_change(&here) {
+                writable.push(format!("the configuration: {why}"));
+            } else if let Ok(config) = Config::load(&here) {
+                for catalog in config.hook.catalogs.iter().chain(&config.shell.catalogs) {
+                    if let Err(why) = crate::lockfile::only_root_can_change(catalog) {
+                        writable.push(format!("catalog {}: {why}", catalog.display()));
+                    }
+                }
+            }
+        } else {
+            writable.push(String::from("it pins no configuration (--config)"));
+        }
+        if let Err(why) = crate::lockfile::only_root_can_change(Path::new(&handler.program)) {
+            writable.push(format!("the binary: {why}"));
+        }
+        if writable.is_empty() {
+            checks.pass(
+                &entry,
+                format!(
+                    "{}: only root can change the binary, the pinned configuration and its catalogs",
+                    handler.event
+                ),
+            );
+        } else {
+            checks.fail(
+                &entry,
+                format!(
+                    "{}: others than root can change what it runs ({}); whoever can, can switch the guard off",
+                    handler.event,
+                    writable.join("; ")
+                ),
+            );
+        }
+    }
+}
+
 /// One host's entries, event by event.
-fn host_checks(layout: &Layout, found: &[Installed], checks: &mut Checks) {
+fn host_checks(layout: &Layout, found: &[Installed], root: &Path, checks: &mut Checks) {
     let title = layout.title;
     let host = layout.host.name();
     for events in layout.events {
         let before: Vec<&Installed> = found.iter().filter(|h| h.event == events.before).collect();
         let after = found.iter().filter(|h| h.event == events.after).count();
+        if before.is_empty() && events.files_only {
+            checks.warn(
+                &format!("hook {title} {}", events.before),
+                format!("no rewind entry: writes by {title}'s file tools to rewind's own files and hook settings are not asked about; run `rewind install --host {host}`"),
+            );
+            continue;
+        }
         if before.is_empty() {
             checks.fail(
                 &format!("hook {title} {}", events.before),
@@ -322,7 +471,7 @@ fn host_checks(layout: &Layout, found: &[Installed], checks: &mut Checks) {
             );
         }
         for handler in before {
-            check_handler(layout, events, handler, checks);
+            check_handler(layout, events, handler, root, checks);
         }
     }
     if let OnFailure::Open(what) = layout.on_failure {
@@ -332,7 +481,13 @@ fn host_checks(layout: &Layout, found: &[Installed], checks: &mut Checks) {
 
 /// One before-the-call entry, judged with the config it pins (or the one the hook would
 /// find).
-fn check_handler(layout: &Layout, events: &Events, handler: &Installed, checks: &mut Checks) {
+fn check_handler(
+    layout: &Layout,
+    events: &Events,
+    handler: &Installed,
+    root: &Path,
+    checks: &mut Checks,
+) {
     let what = format!("hook in {}", handler.file.display());
     let program = &handler.program;
     let exists = if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
@@ -369,7 +524,7 @@ fn check_handler(layout: &Layout, events: &Events, handler: &Installed, checks: 
         ),
     }
     let config = match handler.pinned_config() {
-        Some(pinned) => Config::load(&pinned),
+        Some(pinned) => Config::load(&super::managed::under(root, &pinned)),
         None => Config::discover_for_hook(None),
     };
     let config = match config {

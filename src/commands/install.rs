@@ -35,8 +35,12 @@ pub fn host_timeout(config: &Config) -> u64 {
     budget_secs(config) + HOST_TIMEOUT_MARGIN_SECS
 }
 
-/// `rewind install --host <host> --scope user|project|local`.
+/// `rewind install --host <host> --scope user|project|local|managed`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    if args.scope == Scope::Managed {
+        return super::managed::install(config_path, args);
+    }
+    refuse_managed_options(args)?;
     let layout = args.host.settings();
     let config = Config::discover(config_path)?;
     let files = layout.files(args.scope)?;
@@ -119,7 +123,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
 
 /// One line per entry written: the event, what reaches it, the command, the timeout in the
 /// host's unit and what the host does when the hook fails.
-fn describe_entries(layout: &Layout, run: &Invocation, timeout: u64) {
+pub(super) fn describe_entries(layout: &Layout, run: &Invocation, timeout: u64) {
     let shown = run.line();
     let unit = layout.unit.symbol();
     let failure = match layout.on_failure {
@@ -134,6 +138,13 @@ fn describe_entries(layout: &Layout, run: &Invocation, timeout: u64) {
             "  {} ({reach}): {shown} (timeout {timeout} {unit}{failure}): decides before each call",
             events.before
         ));
+        if events.files_only {
+            continue;
+        }
+        let reach = events
+            .after_matcher
+            .or(events.matcher)
+            .map_or_else(|| String::from("every call"), |m| format!("matcher {m:?}"));
         say(format!(
             "  {} ({reach}): {shown} (timeout {} {unit}): records in the audit trail that a call ran",
             events.after,
@@ -145,6 +156,10 @@ fn describe_entries(layout: &Layout, run: &Invocation, timeout: u64) {
 /// `rewind uninstall --host <host> --scope …`: removes every rewind entry from that scope's
 /// files, nothing else.
 pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
+    if args.scope == Scope::Managed {
+        return super::managed::uninstall(args);
+    }
+    refuse_managed_options(args)?;
     let layout = args.host.settings();
     let files = layout.files(args.scope)?;
     let mut total = 0;
@@ -182,6 +197,14 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
             "no rewind entry in {}: nothing changed",
             files.write.display()
         ));
+    }
+    Ok(())
+}
+
+/// `--lock` and `--root` only mean something for the administrator's file.
+fn refuse_managed_options(args: &InstallArgs) -> anyhow::Result<()> {
+    if args.lock || args.root.is_some() {
+        bail!("--lock and --root go with --scope managed only");
     }
     Ok(())
 }
@@ -237,7 +260,7 @@ fn setup_warnings(config: &Config, layout: &Layout) -> Vec<String> {
 }
 
 /// The file's text, or `None` when it does not exist.
-fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
+pub(super) fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -246,7 +269,7 @@ fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
 }
 
 /// The file's text (when it exists) and its parsed settings (`{}` when it does not).
-fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Value)> {
+pub(super) fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Value)> {
     let text = read_existing(path)?;
     let value = match &text {
         Some(text) => parse(text, path)?,
@@ -257,7 +280,7 @@ fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serde_json::Val
 
 /// Keeps `original` as a new backup (never overwriting one), then replaces the file keeping
 /// its mode. Returns the backup's path.
-fn write_with_backup(
+pub(super) fn write_with_backup(
     path: &Path,
     original: Option<&str>,
     text: &str,

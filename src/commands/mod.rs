@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod install;
 pub mod log;
+pub mod managed;
 pub mod mcp;
 pub mod trust;
 pub mod zerto;

@@ -107,13 +107,13 @@ pub(crate) enum Plan {
 }
 
 /// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
-pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
+pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>, managed: bool) -> ExitCode {
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
     // The dialect, once known, so that even a panic is answered in the host's words.
     let dialect = std::cell::Cell::new(host);
     let answered = catch_unwind(AssertUnwindSafe(|| {
-        answer(host, config_path, started, &dialect)
+        answer(host, config_path, managed, started, &dialect)
     }));
     let rendered = match answered {
         Ok(rendered) => rendered,
@@ -140,10 +140,16 @@ pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>) -> ExitCode {
 fn answer(
     host: Option<Host>,
     config_path: Option<&Path>,
+    managed: bool,
     started: Instant,
     dialect: &std::cell::Cell<Option<Host>>,
 ) -> host::Rendered {
-    let (config, config_error) = match Config::discover_for_hook(config_path) {
+    let loaded = if managed {
+        Config::load_managed(config_path)
+    } else {
+        Config::discover_for_hook(config_path)
+    };
+    let (config, config_error) = match loaded {
         Ok(config) => (config, None),
         // Defaults keep the budget and the audit trail; the call itself is denied.
         Err(e) => (Config::defaults(), Some(format!("{e:#}"))),
@@ -348,6 +354,12 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
             return Plan::Decided(decide(call, &Finding::UnknownEvent(event), config));
         }
     }
+    // Before the catalogs: a call that would undo rewind itself asks, whatever carries it.
+    let protected = crate::selfguard::Protected::new(config);
+    if let Some(why) = crate::selfguard::check_call(call, &protected) {
+        facts.class = "self-protection";
+        return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
+    }
     let name = ToolName::parse(&call.tool, call.server.as_deref());
     let server = match &name {
         ToolName::Mcp { server, .. } => Some(server.as_str()),
@@ -379,8 +391,22 @@ pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan 
             Plan::Decided(decide(call, &Finding::NoVmConcern, config))
         }
         Classification::Shell {
-            command, dialect, ..
-        } => shell_plan(call, command.as_deref(), dialect, config, facts),
+            command,
+            dialect,
+            entry,
+        } => {
+            // A command server's command: the same self-protection as the host's shell tool
+            // (which was checked above).
+            if let Some(why) = command
+                .as_deref()
+                .filter(|_| entry.is_some())
+                .and_then(|c| crate::selfguard::command(c, dialect, &protected))
+            {
+                facts.class = "self-protection";
+                return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
+            }
+            shell_plan(call, command.as_deref(), dialect, config, facts)
+        }
         Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => {
             let why = entry.ask.as_deref().unwrap_or_default();

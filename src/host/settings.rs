@@ -48,6 +48,14 @@ impl Invocation {
         }
     }
 
+    /// `<binary> --config <file> hook --host <host> --managed`: the entry of the
+    /// administrator layer, whose hook reads only the pinned, root-owned configuration.
+    pub fn managed(binary: &Path, config: &Path, host: Host) -> Invocation {
+        let mut run = Invocation::new(binary, Some(config), host);
+        run.args.push(String::from("--managed"));
+        run
+    }
+
     /// One command line for hosts that run a shell string, each word quoted for a POSIX
     /// shell when it needs it.
     pub fn line(&self) -> String {
@@ -164,6 +172,13 @@ pub struct Events {
     pub must_reach: &'static [&'static str],
     /// Whether the host's MCP tools come through this event.
     pub mcp: bool,
+    /// The matcher of the after-the-call entry when it differs from `matcher`: the file
+    /// tools reach the before-the-call entry only for the self-protection check, and their
+    /// running is not worth a line of the audit trail each.
+    pub after_matcher: Option<&'static str>,
+    /// The event serves only the self-protection check of the host's file tools: it has no
+    /// after-the-call entry, and `doctor` only warns when it is missing.
+    pub files_only: bool,
 }
 
 /// The unit of a host's `timeout`.
@@ -220,6 +235,53 @@ pub struct Files {
     pub also: Vec<PathBuf>,
 }
 
+/// A host's administrator layer: the file `install --scope managed` writes, which only an
+/// administrator can change, and what can still switch its entries off.
+#[derive(Debug, Clone, Copy)]
+pub struct Managed {
+    /// The file on Linux (and other Unix systems but macOS).
+    pub linux: &'static str,
+    /// The file on macOS.
+    pub macos: &'static str,
+    /// What `--lock` sets: `(dotted key, true)` pairs, so that users' own hooks and kill
+    /// switches cannot switch the managed entries off. Empty: the host has no such setting.
+    pub lock: &'static [&'static str],
+    /// What `--lock` also switches off, said by `install` and the README.
+    pub lock_also: &'static str,
+    /// What a user can still do to keep the managed entries from running (without `--lock`,
+    /// or despite it), said by `install` and `doctor`.
+    pub still_off: &'static str,
+    /// Whether the managed entries run even where a user's file sets the host's kill switch
+    /// (without `--lock`).
+    pub outlives_kill_switch: bool,
+    /// A kill switch the lock does not cover, as named in its `doctor` line (empty: none).
+    pub beyond_lock: &'static str,
+    /// Where the path and keys are taken from (repository and path, or the documentation).
+    pub source: &'static str,
+}
+
+impl Managed {
+    /// The file on this system, as the host reads it (from `/`).
+    pub fn path(&self) -> &'static str {
+        if cfg!(target_os = "macos") {
+            self.macos
+        } else {
+            self.linux
+        }
+    }
+
+    /// Both platforms' files.
+    pub fn paths(&self) -> [&'static str; 2] {
+        [self.linux, self.macos]
+    }
+
+    /// The file on this system under `root` (`/` on a running system, an image's root when
+    /// one is being built).
+    pub fn under(&self, root: &Path) -> PathBuf {
+        root.join(self.path().trim_start_matches('/'))
+    }
+}
+
 /// Everything rewind needs to know about one host's settings files.
 pub struct Layout {
     pub host: Host,
@@ -259,6 +321,8 @@ pub struct Layout {
     pub kill_switch: fn(&Value) -> Option<String>,
     /// What a person must do after installing, if anything.
     pub after_install: Option<&'static str>,
+    /// The administrator layer.
+    pub managed: Managed,
 }
 
 /// One rewind handler found in a settings file.
@@ -340,6 +404,7 @@ impl Layout {
             (Scope::User, _) => (self.user)()?,
             (Scope::Project, _) => here(self.project)?,
             (Scope::Local, Some(local)) => here(local)?,
+            (Scope::Managed, _) => PathBuf::from(self.managed.path()),
             (Scope::Local, None) => bail!(
                 "{} has no local scope: it reads {} (user) and ./{} (project); use --scope user",
                 self.title,
@@ -428,7 +493,15 @@ impl Layout {
         // Every before-the-call event first, then every after-the-call one.
         for before in [true, false] {
             for events in self.events {
+                if !before && events.files_only {
+                    continue;
+                }
                 let event = if before { events.before } else { events.after };
+                let matcher = if before {
+                    events.matcher
+                } else {
+                    events.after_matcher.or(events.matcher)
+                };
                 let timeout = if before {
                     timeout
                 } else {
@@ -441,8 +514,8 @@ impl Layout {
                     .as_array_mut()
                     .with_context(|| format!("\"hooks.{event}\" in the settings is not a list"))?;
                 match self.shape {
-                    Shape::Grouped => self.merge_grouped(list, events.matcher, &handler),
-                    Shape::Flat => self.merge_flat(list, events.matcher, handler),
+                    Shape::Grouped => self.merge_grouped(list, matcher, &handler),
+                    Shape::Flat => self.merge_flat(list, matcher, handler),
                 }
             }
         }

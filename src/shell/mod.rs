@@ -333,6 +333,13 @@ fn nesting_depth(text: &str, dialect: Dialect) -> usize {
     deepest
 }
 
+/// The simple commands of `text` as the parser sees them (wrappers are not looked through,
+/// `$(…)` and process substitutions are included), for checks that read words and output
+/// redirections rather than remote programs.
+pub fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
+    Walk::new(None).parse(text, dialect)
+}
+
 /// Analyses a command string: its remote programs, their targets and remote commands, and
 /// the verdict. Pure: no process is started (see [`resolve`] for that). `known` is the
 /// protected-VM net: a program the catalog does not know that names one of them asks.

@@ -226,6 +226,8 @@ pub(crate) struct ClaudeCode {
     timeout: Duration,
     keep_settings: bool,
     extra_args: Vec<String>,
+    /// Files laid over `/etc` for this run only (see [`ClaudeCode::etc_overlay`]).
+    etc: Option<PathBuf>,
 }
 
 impl ClaudeCode {
@@ -259,7 +261,17 @@ impl ClaudeCode {
             timeout: Duration::from_secs(60),
             keep_settings: false,
             extra_args: Vec::new(),
+            etc: None,
         }
+    }
+
+    /// Runs Claude Code (and so its hooks) in a private mount namespace where the files under
+    /// `dir` are laid over `/etc` (an overlay whose writes land in a tmpfs): the way to give
+    /// it administrator files such as `/etc/claude-code/managed-settings.json` without
+    /// touching the real `/etc`. Needs root.
+    pub(crate) fn etc_overlay(mut self, dir: &Path) -> Self {
+        self.etc = Some(dir.to_path_buf());
+        self
     }
 
     /// The temporary directory holding the project, `HOME` and the logs (canonical path).
@@ -381,7 +393,24 @@ impl ClaudeCode {
         write_json(&script_path, &Value::Array(self.script.clone()));
         let api = FakeServer::start("fake-anthropic.mjs", &script_path, &logs);
 
-        let mut cmd = Command::new(claude);
+        let mut cmd = match &self.etc {
+            None => Command::new(claude),
+            Some(dir) => {
+                // unshare -m: a mount namespace of its own; the overlay's upper layer is a
+                // tmpfs, so nothing reaches the real /etc; then the files, then claude.
+                let mut cmd = Command::new("unshare");
+                cmd.args(["-m", "--", "sh", "-c"])
+                    .arg(
+                        "set -e; t=$(mktemp -d); mount -t tmpfs tmpfs \"$t\"; \
+                         mkdir \"$t/up\" \"$t/work\"; \
+                         mount -t overlay overlay -o lowerdir=/etc,upperdir=\"$t/up\",workdir=\"$t/work\" /etc; \
+                         cp -a \"$0\"/. /etc/; exec \"$@\"",
+                    )
+                    .arg(dir)
+                    .arg(claude);
+                cmd
+            }
+        };
         cmd.current_dir(self.project_dir())
             .arg("-p")
             .arg(&self.prompt)

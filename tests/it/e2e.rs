@@ -341,3 +341,55 @@ fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
         .collect();
     assert_eq!(decisions, ["\"context\"", "\"ran\""], "{log:#?}");
 }
+
+/// Installed into Claude Code's administrator file, the hook outlives the user's own
+/// `"disableAllHooks": true`: the change still waits for its tag. The administrator file (and
+/// the system configuration it pins) are laid over `/etc` in a private mount namespace for
+/// this run only ([`ClaudeCode::etc_overlay`]), never written to the real `/etc`.
+#[test]
+fn a_managed_entry_still_guards_when_the_user_switches_every_hook_off() {
+    assert!(
+        rewind::lockfile::is_root(),
+        "the administrator layer is root's: this test runs as root, as CI does"
+    );
+    let env = rewind_env(Vec::new());
+    let machine = tempfile::tempdir().expect("machine root");
+    let system = machine.path().join("etc/rewind/config.toml");
+    fs::create_dir_all(system.parent().expect("dir")).expect("mkdir");
+    fs::copy(&env.config, &system).expect("system configuration");
+    fs::set_permissions(&system, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .expect("chmod");
+    let root = machine.path().display().to_string();
+    env.run(
+        &[
+            "install",
+            "--host",
+            "claude-code",
+            "--scope",
+            "managed",
+            "--root",
+            &root,
+        ],
+        b"",
+    )
+    .success();
+
+    let cc = claude_for(&env, "jp-ubuntu")
+        .allowed_tools([TOOL])
+        .etc_overlay(&machine.path().join("etc"));
+    fs::create_dir_all(cc.root().join("home/.claude")).expect("mkdir");
+    crate::claude::write_json(
+        &cc.root().join("home/.claude/settings.json"),
+        &json!({"disableAllHooks": true}),
+    );
+    let run = cc.run();
+
+    let insert = the_listed_checkpoint(&env);
+    assert_ran_with_checkpoint_context(&run, &insert);
+    let listed = millis_since_epoch(wall_clock(insert.listed_at.expect("listed")));
+    let called = millis_since_epoch(logged_at(&run.mcp_calls[0]));
+    assert!(
+        listed <= called,
+        "Zerto listed the tag at {listed} ms, after the MCP server received the call at {called} ms"
+    );
+}

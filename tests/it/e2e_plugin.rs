@@ -40,7 +40,10 @@ fn the_plugin_hooks_are_the_entries_install_writes_with_rewind_from_path() {
         layout.handler(&run, true, host_timeout(&Config::defaults()))
     );
     let after = &plugin["hooks"]["PostToolUse"][0];
-    assert_eq!(after["matcher"], settings::MATCHER);
+    assert_eq!(
+        after["matcher"],
+        layout.events[0].after_matcher.unwrap_or(settings::MATCHER)
+    );
     assert_eq!(after["hooks"][0], layout.handler(&run, false, 10));
     // Nothing but those two events.
     assert_eq!(

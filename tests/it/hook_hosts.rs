@@ -12,7 +12,7 @@ use crate::hook::{regex_escape, scene_env};
 use crate::support::Run;
 
 #[derive(Clone, Copy)]
-enum Spelling {
+pub(crate) enum Spelling {
     Codex,
     Gemini,
     Copilot,
@@ -20,7 +20,7 @@ enum Spelling {
 }
 
 impl Spelling {
-    fn host(self) -> &'static str {
+    pub(crate) fn host(self) -> &'static str {
         match self {
             Self::Codex => "codex",
             Self::Gemini => "gemini",
@@ -55,7 +55,7 @@ fn native_tool(spelling: Spelling, tool: &str) -> String {
 
 /// The fixture's call as `spelling`'s host sends it. Bytes that are not a Claude-shaped call
 /// (empty, not JSON, no tool name) are sent as they are: every dialect must refuse them.
-fn respell(spelling: Spelling, fixture: &[u8]) -> Vec<u8> {
+pub(crate) fn respell(spelling: Spelling, fixture: &[u8]) -> Vec<u8> {
     let Ok(Value::Object(claude)) = serde_json::from_slice::<Value>(fixture) else {
         return fixture.to_vec();
     };
@@ -207,7 +207,7 @@ fn cursor(
 }
 
 /// What one row became: the exit code, stdout as JSON, and stderr when it is the answer.
-fn outcome(run: &Run) -> Value {
+pub(crate) fn outcome(run: &Run) -> Value {
     let stdout: Value = if run.stdout.is_empty() {
         Value::Null
     } else {
@@ -392,6 +392,16 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
             1,
         ),
     ];
+    // Cursor's file tools reach preToolUse only for the self-protection check: no
+    // after-the-call entry.
+    let cases = cases.map(|(file, host, before, after, key, unit)| {
+        let before: &[&str] = if host == "cursor" {
+            &["beforeShellExecution", "beforeMCPExecution", "preToolUse"]
+        } else {
+            before
+        };
+        (file, host, before, after, key, unit)
+    });
     for (file, host, before, after, timeout_key, unit) in cases {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("hooks")
@@ -435,7 +445,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
         .expect("cursor snippet"),
     )
     .expect("JSON");
-    for event in ["beforeShellExecution", "beforeMCPExecution"] {
+    for event in ["beforeShellExecution", "beforeMCPExecution", "preToolUse"] {
         assert_eq!(cursor["hooks"][event][0]["failClosed"], true, "{event}");
     }
 }
@@ -458,9 +468,10 @@ fn before_matchers(file: &str, event: &str) -> Vec<regex::Regex> {
 }
 
 #[test]
-fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local() {
+fn the_shipped_matchers_route_each_hosts_shell_mcp_and_file_tools_and_nothing_else() {
     // Both hosts test a matcher as a regular expression against the tool name they put in the
-    // hook's payload (the names recorded in tests/fixtures/hosts/).
+    // hook's payload (the names recorded in tests/fixtures/hosts/). The file tools reach the
+    // hook for the self-protection check only.
     let cases: [(&str, &str, &[&str], &[&str]); 2] = [
         (
             "codex.hooks.json",
@@ -469,15 +480,9 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
                 "Bash",
                 "mcp__ssh__exec",
                 "mcp__desktop-commander__start_process",
-            ],
-            &[
                 "apply_patch",
-                "Edit",
-                "Write",
-                "xBash",
-                "Bashful",
-                "web_search",
             ],
+            &["Edit", "Write", "xBash", "Bashful", "web_search"],
         ),
         (
             "gemini.settings.json",
@@ -486,15 +491,11 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
                 "run_shell_command",
                 "mcp_ssh_exec",
                 "mcp_desktop-commander_start_process",
-            ],
-            &[
                 "read_file",
                 "write_file",
                 "replace",
-                "glob",
-                "run_shell_command_x",
-                "xmcp_a_b",
             ],
+            &["glob", "web_fetch", "run_shell_command_x", "xmcp_a_b"],
         ),
     ];
     for (file, event, routed, skipped) in cases {
@@ -512,8 +513,8 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
             );
         }
     }
-    // Copilot CLI matches the whole tool name: its shell tools and every MCP tool
-    // (`<server>-<tool>`), none of its local tools (which would otherwise be asked about).
+    // Copilot CLI matches the whole tool name: its shell tools, its file tools and every MCP
+    // tool (`<server>-<tool>`), none of its other local tools.
     let copilot: Value = serde_json::from_str(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/copilot.hooks.json"),
@@ -530,17 +531,13 @@ fn the_shipped_matchers_route_each_hosts_shell_and_mcp_tools_and_nothing_local()
         "powershell",
         "ssh-exec",
         "desktop-commander-start_process",
-    ] {
-        assert!(whole.is_match(tool), "copilot must route {tool}");
-    }
-    for tool in [
         "view",
         "edit",
         "create",
-        "report_intent",
-        "read_bash",
-        "bashful",
     ] {
+        assert!(whole.is_match(tool), "copilot must route {tool}");
+    }
+    for tool in ["glob", "report_intent", "read_bash", "bashful"] {
         assert!(!whole.is_match(tool), "copilot must not route {tool}");
     }
 }

@@ -183,7 +183,7 @@ fn install_warns_when_no_config_exists() {
     // Where it looked, so that the person knows where to put one.
     assert!(
         run.stderr.contains(
-            "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml)"
+            "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml, /etc/rewind/config.toml)"
         ),
         "{run:#?}"
     );

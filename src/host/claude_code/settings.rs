@@ -11,11 +11,14 @@
 use serde_json::Value;
 
 use crate::host::Host;
-use crate::host::settings::{Events, Layout, OnFailure, STATUS, Shape, Syntax, home, nothing_else};
+use crate::host::settings::{
+    Events, Layout, Managed, OnFailure, STATUS, Shape, Syntax, home, nothing_else,
+};
 
 /// Tools whose calls reach the hook: the shell tools (their commands are parsed for remote
-/// programs) and every MCP tool.
-pub const MATCHER: &str = "Bash|PowerShell|mcp__.*";
+/// programs), the file tools (only a write to rewind's own files or a host's hook settings,
+/// or a read of the token cache, is asked about) and every MCP tool.
+pub const MATCHER: &str = "Bash|PowerShell|Edit|MultiEdit|Write|NotebookEdit|Read|mcp__.*";
 /// The PreToolUse event, where the hook decides.
 pub const PRE_TOOL_USE: &str = "PreToolUse";
 /// The PostToolUse event, where the hook records that a call ran.
@@ -32,12 +35,14 @@ pub static LAYOUT: Layout = Layout {
         matcher: Some(MATCHER),
         must_reach: &["Bash", "PowerShell"],
         mcp: true,
+        after_matcher: Some("Bash|PowerShell|mcp__.*"),
+        files_only: false,
     }],
     syntax: Syntax::NamesOrRegex {
         plain: |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '),
         separators: &[','],
     },
-    old_matchers: &["mcp__.*"],
+    old_matchers: &["mcp__.*", "Bash|PowerShell|mcp__.*"],
     program_keys: &["command"],
     args_key: Some("args"),
     timeout_key: "timeout",
@@ -56,6 +61,16 @@ pub static LAYOUT: Layout = Layout {
     also: nothing_else,
     kill_switch,
     after_install: None,
+    managed: Managed {
+        linux: "/etc/claude-code/managed-settings.json",
+        macos: "/Library/Application Support/ClaudeCode/managed-settings.json",
+        lock: &["allowManagedHooksOnly"],
+        lock_also: "every hook that is not in managed settings: the users' and projects' own hooks (user, project and local settings) and plugins' hooks, unless managed settings force-enable the plugin",
+        still_off: "a user's \"disableAllHooks\": true does not switch off managed hooks; only \"disableAllHooks\" in managed settings itself does",
+        outlives_kill_switch: true,
+        beyond_lock: "",
+        source: "anthropics/claude-code examples/mdm/README.md, examples/settings/README.md, CHANGELOG.md; code.claude.com/docs/en/settings",
+    },
 };
 
 fn user() -> anyhow::Result<std::path::PathBuf> {
@@ -140,10 +155,7 @@ mod tests {
         LAYOUT
             .merge(&mut settings, &run("/new/rewind"), 180)
             .expect("merge");
-        assert_eq!(
-            settings["hooks"]["PreToolUse"][0]["matcher"],
-            "Bash|PowerShell|mcp__.*"
-        );
+        assert_eq!(settings["hooks"]["PreToolUse"][0]["matcher"], MATCHER);
         let matcher = Matcher::new(LAYOUT.syntax, Some(MATCHER));
         for tool in ["Bash", "PowerShell", "mcp__ssh__exec"] {
             assert!(matcher.matches(tool), "{tool}");

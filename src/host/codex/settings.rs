@@ -14,10 +14,14 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::host::Host;
-use crate::host::settings::{Events, Layout, OnFailure, STATUS, Shape, Syntax, Unit, home_or};
+use crate::host::settings::{
+    Events, Layout, Managed, OnFailure, STATUS, Shape, Syntax, Unit, home_or,
+};
 
-/// The shell tools (every name Codex versions have used) and every MCP tool.
-pub const MATCHER: &str = "^(Bash|shell|local_shell|shell_command|exec_command)$|^mcp__";
+/// The shell tools (every name Codex versions have used), `apply_patch` (only a patch to
+/// rewind's own files or a host's hook settings is refused) and every MCP tool.
+pub const MATCHER: &str =
+    "^(Bash|shell|local_shell|shell_command|exec_command|apply_patch)$|^mcp__";
 
 /// Codex CLI's hook files.
 pub static LAYOUT: Layout = Layout {
@@ -36,12 +40,17 @@ pub static LAYOUT: Layout = Layout {
             "exec_command",
         ],
         mcp: true,
+        after_matcher: Some("^(Bash|shell|local_shell|shell_command|exec_command)$|^mcp__"),
+        files_only: false,
     }],
     syntax: Syntax::NamesOrRegex {
         plain: |c| c.is_ascii_alphanumeric() || c == '_',
         separators: &[],
     },
-    old_matchers: &["^mcp__.*"],
+    old_matchers: &[
+        "^mcp__.*",
+        "^(Bash|shell|local_shell|shell_command|exec_command)$|^mcp__",
+    ],
     program_keys: &["command"],
     args_key: None,
     timeout_key: "timeout",
@@ -61,6 +70,16 @@ pub static LAYOUT: Layout = Layout {
     after_install: Some(
         "Codex CLI runs a new or changed hook only after a person trusts it: open /hooks in Codex and trust the rewind entries",
     ),
+    managed: Managed {
+        linux: "/etc/codex/requirements.toml",
+        macos: "/etc/codex/requirements.toml",
+        lock: &["allow_managed_hooks_only", "features.hooks"],
+        lock_also: "every hook from users' and projects' config.toml and hooks.json, and session hooks",
+        still_off: "without --lock, `[features] hooks = false` in a user's config.toml turns every hook off",
+        outlives_kill_switch: false,
+        beyond_lock: "",
+        source: "openai/codex docs/config.md (Lifecycle hooks), codex-rs/core/src/config_loader/config_requirements.rs, pull request openai/codex#18893",
+    },
 };
 
 fn user() -> anyhow::Result<PathBuf> {
@@ -103,7 +122,9 @@ mod tests {
         {
             assert!(matcher.matches(tool), "{tool}");
         }
-        for tool in ["apply_patch", "BashOutput", "read_file"] {
+        // apply_patch reaches the hook for the self-protection check.
+        assert!(matcher.matches("apply_patch"));
+        for tool in ["BashOutput", "read_file", "web_search"] {
             assert!(!matcher.matches(tool), "{tool}");
         }
         // Codex's exact-name rule: a plain name never matches a longer one.

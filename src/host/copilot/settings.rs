@@ -11,11 +11,14 @@
 
 use crate::host::Host;
 use crate::host::settings::{
-    Events, Layout, OnFailure, Shape, Syntax, Unit, home_or, no_kill_switch, other_json_files,
+    Events, Layout, Managed, OnFailure, Shape, Syntax, Unit, home_or, no_kill_switch,
+    other_json_files,
 };
 
-/// The shell tools and every MCP tool (`<server>-<tool>`; no built-in tool has a `-`).
-pub const MATCHER: &str = "bash|powershell|.+-.+";
+/// The shell tools, the file tools (only a write to rewind's own files or a host's hook
+/// settings, or a read of the token cache, is asked about) and every MCP tool
+/// (`<server>-<tool>`; no built-in tool has a `-`).
+pub const MATCHER: &str = "bash|powershell|create|edit|str_replace_editor|apply_patch|view|.+-.+";
 /// The file rewind writes in the hooks directory.
 const FILE: &str = "rewind.json";
 
@@ -30,9 +33,11 @@ pub static LAYOUT: Layout = Layout {
         matcher: Some(MATCHER),
         must_reach: &["bash", "powershell"],
         mcp: true,
+        after_matcher: Some("bash|powershell|.+-.+"),
+        files_only: false,
     }],
     syntax: Syntax::Anchored,
-    old_matchers: &[],
+    old_matchers: &["bash|powershell|.+-.+"],
     program_keys: &["exec", "bash", "command"],
     args_key: Some("args"),
     timeout_key: "timeoutSec",
@@ -50,6 +55,16 @@ pub static LAYOUT: Layout = Layout {
     also: other_json_files,
     kill_switch: no_kill_switch,
     after_install: None,
+    managed: Managed {
+        linux: "/etc/github-copilot/policy.d/rewind.json",
+        macos: "/etc/github-copilot/policy.d/rewind.json",
+        lock: &[],
+        lock_also: "",
+        still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",
+        outlives_kill_switch: true,
+        beyond_lock: "",
+        source: "github/docs content/copilot/reference/hooks-reference.md (Policy hooks)",
+    },
 };
 
 fn user() -> anyhow::Result<std::path::PathBuf> {
@@ -70,10 +85,19 @@ mod tests {
     #[test]
     fn the_matcher_reaches_the_shell_and_mcp_tools_only() {
         let matcher = Matcher::new(LAYOUT.syntax, Some(MATCHER));
-        for tool in ["bash", "powershell", "ssh-exec", "prod-ssh-run-cmd"] {
+        // The file tools reach the hook for the self-protection check.
+        for tool in [
+            "bash",
+            "powershell",
+            "ssh-exec",
+            "prod-ssh-run-cmd",
+            "view",
+            "edit",
+            "create",
+        ] {
             assert!(matcher.matches(tool), "{tool}");
         }
-        for tool in ["view", "edit", "read_bash", "web_fetch", "bashful"] {
+        for tool in ["read_bash", "web_fetch", "bashful", "glob", "task"] {
             assert!(!matcher.matches(tool), "{tool}");
         }
     }

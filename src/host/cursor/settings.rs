@@ -8,7 +8,7 @@
 
 use crate::host::Host;
 use crate::host::settings::{
-    Events, Layout, OnFailure, Shape, Syntax, Unit, home, no_kill_switch, nothing_else,
+    Events, Layout, Managed, OnFailure, Shape, Syntax, Unit, home, no_kill_switch, nothing_else,
 };
 
 /// Cursor's hook files.
@@ -28,6 +28,8 @@ pub static LAYOUT: Layout = Layout {
                 "pwsh -c Restart-Computer -ComputerName win01",
             ],
             mcp: false,
+            after_matcher: None,
+            files_only: false,
         },
         Events {
             before: "beforeMCPExecution",
@@ -35,6 +37,19 @@ pub static LAYOUT: Layout = Layout {
             matcher: None,
             must_reach: &[],
             mcp: true,
+            after_matcher: None,
+            files_only: false,
+        },
+        Events {
+            before: "preToolUse",
+            after: "postToolUse",
+            // The file tools: only a write to rewind's own files or a host's hook settings,
+            // or a read of the token cache, is refused.
+            matcher: Some("Write|Edit|Delete|Read"),
+            must_reach: &[],
+            mcp: false,
+            after_matcher: None,
+            files_only: true,
         },
     ],
     syntax: Syntax::Regex,
@@ -58,6 +73,16 @@ pub static LAYOUT: Layout = Layout {
     also: nothing_else,
     kill_switch: no_kill_switch,
     after_install: None,
+    managed: Managed {
+        linux: "/etc/cursor/hooks.json",
+        macos: "/Library/Application Support/Cursor/hooks.json",
+        lock: &[],
+        lock_also: "",
+        still_off: "Cursor documents no setting that switches enterprise hooks off",
+        outlives_kill_switch: true,
+        beyond_lock: "",
+        source: "cursor.com/docs/agent/hooks (Configuration: enterprise hooks.json)",
+    },
 };
 
 fn user() -> anyhow::Result<std::path::PathBuf> {
@@ -93,7 +118,17 @@ mod tests {
             assert!(ours.get("matcher").is_none());
         }
         assert_eq!(file["hooks"]["afterMCPExecution"][0]["timeout"], 10);
-        assert_eq!(LAYOUT.remove(&mut file), 4);
+        // The file tools reach preToolUse for the self-protection check, and only they.
+        assert_eq!(
+            file["hooks"]["preToolUse"][0]["matcher"],
+            "Write|Edit|Delete|Read"
+        );
+        assert_eq!(file["hooks"]["preToolUse"][0]["failClosed"], true);
+        assert!(
+            file["hooks"].get("postToolUse").is_none(),
+            "no record of each file call"
+        );
+        assert_eq!(LAYOUT.remove(&mut file), 5);
         assert_eq!(file, before);
     }
 }

@@ -15,11 +15,14 @@ use serde_json::Value;
 
 use crate::host::Host;
 use crate::host::settings::{
-    Events, Layout, OnFailure, STATUS, Shape, Syntax, Unit, home, nothing_else,
+    Events, Layout, Managed, OnFailure, STATUS, Shape, Syntax, Unit, home, nothing_else,
 };
 
-/// The shell tool and every MCP tool (`mcp_<server>_<tool>`).
-pub const MATCHER: &str = "^run_shell_command$|^mcp_";
+/// The shell tool, the file tools (only a write to rewind's own files or a host's hook
+/// settings, or a read of the token cache, is asked about) and every MCP tool
+/// (`mcp_<server>_<tool>`).
+pub const MATCHER: &str =
+    "^(run_shell_command|write_file|replace|read_file|read_many_files)$|^mcp_";
 /// The `name` of rewind's entries (what `hooksConfig.disabled` would list).
 const NAME: &str = "rewind";
 
@@ -34,9 +37,11 @@ pub static LAYOUT: Layout = Layout {
         matcher: Some(MATCHER),
         must_reach: &["run_shell_command"],
         mcp: true,
+        after_matcher: Some("^run_shell_command$|^mcp_"),
+        files_only: false,
     }],
     syntax: Syntax::RegexOrLiteral,
-    old_matchers: &["^mcp_.*"],
+    old_matchers: &["^mcp_.*", "^run_shell_command$|^mcp_"],
     program_keys: &["command"],
     args_key: None,
     timeout_key: "timeout",
@@ -54,6 +59,16 @@ pub static LAYOUT: Layout = Layout {
     also: nothing_else,
     kill_switch,
     after_install: None,
+    managed: Managed {
+        linux: "/etc/gemini-cli/settings.json",
+        macos: "/Library/Application Support/GeminiCli/settings.json",
+        lock: &["hooksConfig.enabled"],
+        lock_also: "nothing else: system settings override user settings, so a user's hooksConfig.enabled = false no longer turns every hook off",
+        still_off: "a user's hooksConfig.disabled naming rewind (lists are merged, so system settings cannot clear it), and GEMINI_CLI_SYSTEM_SETTINGS_PATH pointing Gemini CLI at another system file",
+        outlives_kill_switch: false,
+        beyond_lock: "hooksConfig.disabled",
+        source: "google-gemini/gemini-cli packages/cli/src/config/settings.ts (getSystemSettingsPath), docs/cli/enterprise.md, packages/cli/src/config/settingsSchema.ts (hooksConfig)",
+    },
 };
 
 fn user() -> anyhow::Result<PathBuf> {
@@ -91,10 +106,18 @@ mod tests {
     #[test]
     fn the_matcher_reaches_the_shell_and_mcp_tools_only() {
         let matcher = Matcher::new(LAYOUT.syntax, Some(MATCHER));
-        for tool in ["run_shell_command", "mcp_ssh_exec", "mcp_prod_ssh_run_cmd"] {
+        // The file tools reach the hook for the self-protection check.
+        for tool in [
+            "run_shell_command",
+            "mcp_ssh_exec",
+            "mcp_prod_ssh_run_cmd",
+            "read_file",
+            "write_file",
+            "replace",
+        ] {
             assert!(matcher.matches(tool), "{tool}");
         }
-        for tool in ["read_file", "write_file", "replace", "web_fetch"] {
+        for tool in ["web_fetch", "glob", "pre_write_file", "replace_all"] {
             assert!(!matcher.matches(tool), "{tool}");
         }
     }

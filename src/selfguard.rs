@@ -1,0 +1,1192 @@
+//! Guarding the guard: calls that would undo rewind's own safety net are asked about,
+//! whatever tool carries them.
+//!
+//! What is protected, and why each ask names it:
+//! - running `rewind recover`, `flr end`, `uninstall`, `install`, `trust`, `catalog add` or
+//!   `catalog scan --write`, and the MCP twins of restore (`recover_file`, `flr_end` of the
+//!   server registered as `rewind`);
+//! - writing, moving or removing rewind's configuration, catalogs, state and audit files, the
+//!   binary the hooks run, and any host's hook settings (user, project and administrator
+//!   files), by a shell redirection, `tee`, `sed -i`, `cp`/`mv`/`rm` and their PowerShell
+//!   twins, an interpreter's code naming the file, or the host's own file tools (`Edit`,
+//!   `Write`, `MultiEdit`, Codex's `apply_patch`, Gemini's `write_file`/`replace`, Copilot's
+//!   `create`/`edit`, Cursor's `Write`/`Delete`);
+//! - any request to the configured ZVM's own address (HTTP clients, interpreters naming it, an
+//!   MCP tool given its URL), and reading the token cache or the ZVM password's variable.
+//!
+//! Pure but for reading the environment (`$HOME`, the XDG directories): no file is opened,
+//! no process started. An ordinary command is turned away by a substring test before it is
+//! parsed, so the common call costs what a read-only one does.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::{Config, SecretSource};
+use crate::host::{Host, ToolCall};
+use crate::shell::{self, Cmd, Dialect, Stdin};
+
+/// Deepest `bash -c '…'` / `pwsh -c …` nesting followed.
+const MAX_DEPTH: usize = 8;
+
+/// What a protected file is, in the words of an ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    Config,
+    Catalog,
+    Audit,
+    State,
+    TokenCache,
+    Certificate,
+    Binary,
+    Hooks(&'static str),
+}
+
+impl What {
+    fn describe(self) -> String {
+        match self {
+            What::Config => String::from(
+                "rewind's configuration, which says which ZVM guards the VMs and how the hook answers",
+            ),
+            What::Catalog => String::from("rewind's catalog, which decides what is checkpointed"),
+            What::Audit => String::from("rewind's audit trail, the record of every decision"),
+            What::State => String::from(
+                "rewind's state (the audit trail and the sessions that bind calls to VMs)",
+            ),
+            What::TokenCache => {
+                String::from("rewind's ZVM token cache, a live credential for the ZVM")
+            }
+            What::Certificate => String::from("the certificate rewind trusts for the ZVM"),
+            What::Binary => String::from("the rewind binary the hooks run"),
+            What::Hooks(host) => {
+                format!("{host}'s hook settings, where rewind's hook is installed")
+            }
+        }
+    }
+}
+
+/// How a protected path is recognised in a normalised (lower-case, `/`-separated) path.
+#[derive(Debug, Clone)]
+enum Place {
+    /// This absolute file.
+    File(String),
+    /// Everything under this absolute directory.
+    Under(String),
+    /// A path ending in these components (project files, wherever the project is).
+    Tail(String),
+}
+
+#[derive(Debug, Clone)]
+struct Spot {
+    place: Place,
+    what: What,
+    /// The path as rewind knows it, for a message.
+    shown: String,
+}
+
+/// What a call does to a protected thing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Act {
+    Edit,
+    Remove,
+    Read,
+}
+
+impl Act {
+    fn verb(self) -> &'static str {
+        match self {
+            Act::Edit => "edits",
+            Act::Remove => "removes or moves",
+            Act::Read => "reads",
+        }
+    }
+}
+
+/// Everything the check protects, gathered once per call from the configuration and the
+/// environment.
+#[derive(Debug, Clone)]
+pub(crate) struct Protected {
+    spots: Vec<Spot>,
+    home: Option<String>,
+    /// The ZVM's host (and `host:port`), lower-case.
+    zvm: Vec<String>,
+    /// Environment variables that hold the ZVM's secrets.
+    secrets: Vec<String>,
+    /// Cheap substrings: a command holding none of them is not parsed at all.
+    needles: Vec<String>,
+}
+
+/// Settings files of every host's hooks, wherever the project or the home directory is.
+const HOOK_TAILS: &[(&str, &str)] = &[
+    (".claude/settings.json", "Claude Code"),
+    (".claude/settings.local.json", "Claude Code"),
+    ("managed-settings.json", "Claude Code"),
+    ("claude-code/managed-settings.d", "Claude Code"),
+    (".codex/hooks.json", "Codex CLI"),
+    (".codex/config.toml", "Codex CLI"),
+    ("codex/requirements.toml", "Codex CLI"),
+    ("codex/managed_config.toml", "Codex CLI"),
+    (".gemini/settings.json", "Gemini CLI"),
+    ("gemini-cli/settings.json", "Gemini CLI"),
+    ("geminicli/settings.json", "Gemini CLI"),
+    (".cursor/hooks.json", "Cursor"),
+    ("cursor/hooks.json", "Cursor"),
+    (".copilot/hooks", "Copilot CLI"),
+    (".copilot/settings.json", "Copilot CLI"),
+    (".github/hooks", "Copilot CLI"),
+    (".github/copilot/settings.json", "Copilot CLI"),
+    (".github/copilot/settings.local.json", "Copilot CLI"),
+    ("github-copilot/policy.d", "Copilot CLI"),
+];
+
+/// Names that make a command worth parsing.
+const NEEDLES: &[&str] = &[
+    "rewind",
+    ".claude",
+    "claude-code",
+    "claudecode",
+    ".codex",
+    "codex/",
+    ".gemini",
+    "gemini-cli",
+    "geminicli",
+    "cursor",
+    "copilot",
+    ".github/hooks",
+    "managed-settings",
+];
+
+/// Spellings of directories above protected files (the home directory's own path is added).
+const ANCESTORS: &[&str] = &[
+    "~",
+    "$home",
+    "${home}",
+    "userprofile",
+    ".config",
+    ".local",
+    ".cache",
+    "/etc",
+    "/library",
+];
+
+impl Protected {
+    /// What `config` (and the environment this process runs in) puts under protection.
+    pub(crate) fn new(config: &Config) -> Protected {
+        let home = crate::config::home_dir().map(|h| norm_path(&h.display().to_string(), None));
+        let mut spots = file_spots(config, home.as_deref());
+        spots.extend(dir_spots(home.as_deref()));
+        let (zvm, secrets) = zvm_facts(config);
+        Protected::from_parts(spots, home, zvm, secrets)
+    }
+
+    /// What is protected, given its parts; the needles follow from them.
+    fn from_parts(
+        spots: Vec<Spot>,
+        home: Option<String>,
+        zvm: Vec<String>,
+        secrets: Vec<String>,
+    ) -> Protected {
+        let mut needles: Vec<String> = NEEDLES.iter().map(|n| (*n).to_owned()).collect();
+        for spot in &spots {
+            let text = match &spot.place {
+                Place::File(p) | Place::Under(p) => p.rsplit('/').next().unwrap_or(p),
+                Place::Tail(t) => t.rsplit('/').next().unwrap_or(t),
+            };
+            if !text.is_empty() && !needles.iter().any(|n| n == text) {
+                needles.push(text.to_owned());
+            }
+        }
+        // Directories above protected files: removing one removes them.
+        needles.extend(ANCESTORS.iter().map(|n| (*n).to_owned()));
+        needles.extend(home.iter().cloned());
+        needles.extend(zvm.iter().cloned());
+        needles.extend(secrets.iter().map(|s| s.to_ascii_lowercase()));
+        Protected {
+            spots,
+            home,
+            zvm,
+            secrets,
+            needles,
+        }
+    }
+
+    /// The protected thing a path names, if any. `destructive`: a directory above a
+    /// protected file counts too (`rm -rf ~/.claude`).
+    fn find(&self, word: &str, destructive: bool) -> Option<(What, String)> {
+        let path = norm_path(word, self.home.as_deref());
+        if path.is_empty() {
+            return None;
+        }
+        let shown = word.to_owned();
+        // A glob is compared by the part before its first wildcard.
+        let glob = path.find(['*', '?', '[']);
+        for spot in &self.spots {
+            let hit = match (&spot.place, glob) {
+                (Place::File(file), None) => {
+                    path == *file || (destructive && is_under(file, &path))
+                }
+                (Place::Under(dir), None) => {
+                    path == *dir || is_under(&path, dir) || (destructive && is_under(dir, &path))
+                }
+                (Place::Tail(tail), None) => {
+                    ends_with_components(&path, tail)
+                        || is_under_tail(&path, tail)
+                        || (destructive
+                            && tail_dir(tail).is_some_and(|d| ends_with_components(&path, d)))
+                }
+                (Place::File(full) | Place::Under(full), Some(at)) => {
+                    let prefix = &path[..at];
+                    prefix.contains('/') && full.starts_with(prefix)
+                }
+                (Place::Tail(tail), Some(at)) => {
+                    let prefix = &path[..at];
+                    let prefix = prefix.trim_start_matches("./");
+                    (!prefix.is_empty() && tail.starts_with(prefix))
+                        || tail_dir(tail).is_some_and(|d| prefix.ends_with(&format!("{d}/")))
+                        // Inside a directory the tail names (`.github/hooks/*`).
+                        || ends_with_components(prefix.trim_end_matches('/'), tail)
+                }
+            };
+            if hit {
+                return Some((spot.what, shown));
+            }
+        }
+        None
+    }
+
+    /// The protected file directly inside the directory `word` names, if any (a copy into
+    /// that directory may replace it).
+    fn parent_of(&self, word: &str) -> Option<(What, String)> {
+        let dir = norm_path(word, self.home.as_deref());
+        if dir.is_empty() {
+            return None;
+        }
+        self.spots.iter().find_map(|spot| {
+            let hit = match &spot.place {
+                Place::File(file) => file
+                    .rsplit_once('/')
+                    .is_some_and(|(parent, _)| parent == dir),
+                Place::Under(_) => false,
+                Place::Tail(tail) => tail_dir(tail).is_some_and(|d| ends_with_components(&dir, d)),
+            };
+            hit.then(|| (spot.what, word.to_owned()))
+        })
+    }
+
+    /// Whether `text` (code, a URL, an argument) names the ZVM's own address.
+    fn names_zvm(&self, text: &str) -> bool {
+        let text = text.to_ascii_lowercase();
+        self.zvm.iter().any(|host| contains_host(&text, host))
+    }
+
+    /// Whether `text` names a protected file anywhere in it (an interpreter's code).
+    fn mentions(&self, text: &str) -> Option<(What, String)> {
+        self.mentions_of(text, |_| true)
+    }
+
+    /// As [`Protected::mentions`], among the things `wanted` selects.
+    fn mentions_of(&self, text: &str, wanted: impl Fn(What) -> bool) -> Option<(What, String)> {
+        let normal = norm_text(text, self.home.as_deref());
+        self.spots
+            .iter()
+            .filter(|spot| wanted(spot.what))
+            .find_map(|spot| {
+                let needle = match &spot.place {
+                    Place::File(p) | Place::Under(p) | Place::Tail(p) => p.as_str(),
+                };
+                (!needle.is_empty() && normal.contains(needle))
+                    .then(|| (spot.what, spot.shown.clone()))
+            })
+    }
+
+    fn quick_miss(&self, text: &str) -> bool {
+        let lower = text.to_ascii_lowercase();
+        let dequoted: String = lower
+            .chars()
+            .filter(|c| !matches!(c, '\'' | '"' | '\\' | '`'))
+            .collect();
+        let slashed = lower.replace('\\', "/");
+        !self
+            .needles
+            .iter()
+            .any(|n| dequoted.contains(n.as_str()) || slashed.contains(n.as_str()))
+    }
+}
+
+/// The single files under protection: the configuration in use, the catalogs, the audit
+/// trail, the ZVM's certificate, this binary and every host's user and administrator files.
+fn file_spots(config: &Config, home: Option<&str>) -> Vec<Spot> {
+    let mut spots = Vec::new();
+    let mut file = |path: &Path, what| {
+        spots.push(Spot {
+            place: Place::File(norm_path(&path.display().to_string(), home)),
+            what,
+            shown: path.display().to_string(),
+        });
+    };
+    if let Some(origin) = &config.origin {
+        file(origin, What::Config);
+    }
+    if let Some(path) = std::env::var_os("REWIND_CONFIG").filter(|p| !p.is_empty()) {
+        file(Path::new(&path), What::Config);
+    }
+    for catalog in config
+        .hook
+        .catalogs
+        .iter()
+        .chain(&config.shell.catalogs)
+        .cloned()
+        .chain(crate::config::default_user_catalog())
+    {
+        file(&catalog, What::Catalog);
+    }
+    if let Ok(audit) = config.hook.audit_path() {
+        file(audit, What::Audit);
+    }
+    if let Some(zvm) = &config.zvm
+        && let Some(ca) = &zvm.ca_cert
+    {
+        file(ca, What::Certificate);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        file(&exe, What::Binary);
+        if let Ok(real) = std::fs::canonicalize(&exe) {
+            file(&real, What::Binary);
+        }
+    }
+    for host in Host::ALL {
+        let layout = host.settings();
+        if let Ok(user) = (layout.user)() {
+            file(&user, What::Hooks(layout.title));
+        }
+        for managed in layout.managed.paths() {
+            file(Path::new(managed), What::Hooks(layout.title));
+        }
+    }
+    spots
+}
+
+/// The directories under protection (rewind's configuration, state and token cache) and the
+/// hook settings files of every host wherever the project is.
+fn dir_spots(home: Option<&str>) -> Vec<Spot> {
+    let mut spots = Vec::new();
+    let mut under = |path: PathBuf, what| {
+        spots.push(Spot {
+            place: Place::Under(norm_path(&path.display().to_string(), home)),
+            what,
+            shown: path.display().to_string(),
+        });
+    };
+    if let Some(home_dir) = crate::config::home_dir() {
+        under(home_dir.join(".config/rewind"), What::Config);
+    }
+    under(PathBuf::from("/etc/rewind"), What::Config);
+    if let Ok(dir) = crate::config::state_dir() {
+        under(dir, What::State);
+    }
+    if let Ok(dir) = crate::config::cache_dir_path() {
+        under(dir, What::TokenCache);
+    }
+    spots.push(Spot {
+        place: Place::Tail(String::from(".rewind.toml")),
+        what: What::Config,
+        shown: String::from(".rewind.toml"),
+    });
+    for (tail, host) in HOOK_TAILS {
+        spots.push(Spot {
+            place: Place::Tail((*tail).to_owned()),
+            what: What::Hooks(host),
+            shown: (*tail).to_owned(),
+        });
+    }
+    spots
+}
+
+/// The ZVM's host (lower-case) and the environment variables that hold its secrets.
+fn zvm_facts(config: &Config) -> (Vec<String>, Vec<String>) {
+    let mut zvm = Vec::new();
+    let mut secrets = Vec::new();
+    if let Some(config) = &config.zvm {
+        if let Ok(uri) = config.url.parse::<ureq::http::Uri>()
+            && let Some(host) = uri.host()
+        {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            zvm.push(host.to_ascii_lowercase());
+        }
+        for source in std::iter::once(&config.password).chain(&config.client_secret) {
+            if let SecretSource::Env { var, .. } = source {
+                secrets.push(var.clone());
+            }
+        }
+    }
+    (zvm, secrets)
+}
+
+/// The ask for `act` on `what`, naming the path as the call wrote it.
+fn ask(act: Act, what: What, path: &str) -> String {
+    format!(
+        "rewind: this {} {} ({}). rewind asks a person before any call that could switch off or get around its own safety net; approve only if that is what you mean.",
+        act.verb(),
+        what.describe(),
+        crate::secret::redact_text(&shell::clip(path))
+    )
+}
+
+fn ask_run(what: &str) -> String {
+    format!(
+        "rewind: this {what}. rewind asks a person before any call that could switch off or get around its own safety net; approve only if that is what you mean."
+    )
+}
+
+/// The ask for a call that would undo the safety net, if it is one. Runs before the
+/// catalogs: a host's file tool or shell tool needs none.
+pub(crate) fn check_call(call: &ToolCall, protected: &Protected) -> Option<String> {
+    match call.tool.as_str() {
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => file_tool(&call.input, protected),
+        "Read" | "NotebookRead" => paths_of(&call.input).into_iter().find_map(|path| {
+            let (what, shown) = protected.find(&path, false)?;
+            (what == What::TokenCache).then(|| ask(Act::Read, what, &shown))
+        }),
+        "Bash" => command_text(&call.input).and_then(|c| command(&c, Dialect::Posix, protected)),
+        "PowerShell" => {
+            command_text(&call.input).and_then(|c| command(&c, Dialect::PowerShell, protected))
+        }
+        _ => mcp_tool(call, protected),
+    }
+}
+
+fn command_text(input: &Value) -> Option<String> {
+    input
+        .get("command")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The MCP twins of restore on rewind's own server, and a ZVM URL given to any tool.
+fn mcp_tool(call: &ToolCall, protected: &Protected) -> Option<String> {
+    let (server, tool) = match crate::catalog::ToolName::parse(&call.tool, call.server.as_deref()) {
+        crate::catalog::ToolName::Mcp { server, tool } => (server, tool),
+        crate::catalog::ToolName::Host(_) => return None,
+    };
+    if server == "rewind" {
+        match tool.as_str() {
+            "recover_file" => {
+                return Some(ask_run(
+                    "restores a guest file from a Zerto checkpoint onto this machine (rewind mcp's recover_file can read any file of any protected VM)",
+                ));
+            }
+            "flr_end" => {
+                return Some(ask_run(
+                    "unmounts a File Level Restore session (rewind mcp's flr_end), which may be a person's restore in progress",
+                ));
+            }
+            _ => return None,
+        }
+    }
+    let mut strings = Vec::new();
+    collect_strings(&call.input, &mut strings, 0);
+    strings.iter().find_map(|s| {
+        let lower = s.to_ascii_lowercase();
+        protected
+            .zvm
+            .iter()
+            .any(|host| {
+                lower.contains(&format!("://{host}"))
+                    || lower.contains(&format!("{host}:"))
+                    || lower == *host
+            })
+            .then(|| {
+                ask_run(&format!(
+                    "gives {tool} the ZVM's own address ({}), which rewind's checkpoints depend on; its requests are rewind's to make",
+                    shell::clip(s)
+                ))
+            })
+    })
+}
+
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|v| collect_strings(v, out, depth + 1)),
+        Value::Object(map) => map
+            .values()
+            .for_each(|v| collect_strings(v, out, depth + 1)),
+        _ => {}
+    }
+}
+
+/// The paths a file tool's arguments name.
+fn paths_of(input: &Value) -> Vec<String> {
+    const KEYS: &[&str] = &[
+        "file_path",
+        "path",
+        "filePath",
+        "notebook_path",
+        "target_file",
+        "file",
+        "absolute_path",
+    ];
+    let mut paths: Vec<String> = KEYS
+        .iter()
+        .filter_map(|k| input.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    // `read_many_files` and similar: a list of paths.
+    for key in ["paths", "file_paths"] {
+        if let Some(list) = input.get(key).and_then(Value::as_array) {
+            paths.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+    }
+    // Codex's and Copilot's `apply_patch`: the files the patch names.
+    let mut strings = Vec::new();
+    collect_strings(input, &mut strings, 0);
+    for text in strings {
+        if text.contains("*** Begin Patch") {
+            paths.extend(patch_paths(text));
+        }
+    }
+    paths
+}
+
+/// The files an `apply_patch` patch adds, updates, deletes or moves to.
+fn patch_paths(patch: &str) -> Vec<String> {
+    patch
+        .lines()
+        .filter_map(|line| {
+            [
+                "*** Add File: ",
+                "*** Update File: ",
+                "*** Delete File: ",
+                "*** Move to: ",
+            ]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        })
+        .map(|p| p.trim().to_owned())
+        .collect()
+}
+
+fn file_tool(input: &Value, protected: &Protected) -> Option<String> {
+    paths_of(input).into_iter().find_map(|path| {
+        let (what, shown) = protected.find(&path, false)?;
+        Some(ask(Act::Edit, what, &shown))
+    })
+}
+
+/// The ask for a shell command that would undo the safety net, if it is one.
+pub(crate) fn command(text: &str, dialect: Dialect, protected: &Protected) -> Option<String> {
+    if protected.quick_miss(text) {
+        return None;
+    }
+    // The token cache and the ZVM's secrets: by any means at all.
+    if let Some(found) = reads_secrets(text, protected) {
+        return Some(found);
+    }
+    commands(text, dialect, protected, 0)
+}
+
+fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
+    if let Some((what, shown)) = protected.mentions_of(text, |w| w == What::TokenCache) {
+        return Some(ask(Act::Read, what, &shown));
+    }
+    protected
+        .secrets
+        .iter()
+        .find(|var| contains_word(text, var))
+        .map(|var| {
+            ask_run(&format!(
+                "reads ${var}, the ZVM password rewind's checkpoints are taken with"
+            ))
+        })
+}
+
+fn commands(text: &str, dialect: Dialect, protected: &Protected, depth: usize) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    // Not parsed: what it names is all there is to go on.
+    let Ok(parsed) = shell::simple_commands(text, dialect) else {
+        return protected
+            .mentions(text)
+            .map(|(what, shown)| ask(Act::Edit, what, &shown));
+    };
+    parsed
+        .iter()
+        .find_map(|cmd| simple(cmd, dialect, protected, depth))
+}
+
+/// Wrappers that run the rest of their words as the command.
+fn strip_wrappers(words: &[String]) -> &[String] {
+    let mut rest = words;
+    loop {
+        let Some((first, tail)) = rest.split_first() else {
+            return rest;
+        };
+        let name = program_name(first);
+        let skip_options = |tail: &'_ [String], with_value: &[&str]| -> usize {
+            let mut i = 0;
+            while let Some(word) = tail.get(i) {
+                if word == "--" {
+                    return i + 1;
+                }
+                if !word.starts_with('-') {
+                    break;
+                }
+                i += if with_value.contains(&word.as_str()) {
+                    2
+                } else {
+                    1
+                };
+            }
+            i
+        };
+        let skipped = match name.as_str() {
+            "sudo" | "doas" => skip_options(
+                tail,
+                &["-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D"],
+            ),
+            "env" => {
+                let mut i = skip_options(tail, &["-u", "-C", "-S"]);
+                while tail
+                    .get(i)
+                    .is_some_and(|w| w.contains('=') && !w.starts_with('-'))
+                {
+                    i += 1;
+                }
+                i
+            }
+            "nohup" | "command" | "exec" | "time" | "builtin" | "stdbuf" | "setsid" => {
+                skip_options(tail, &[])
+            }
+            "nice" | "ionice" => skip_options(tail, &["-n", "-c"]),
+            "timeout" => skip_options(tail, &["-s", "-k", "--signal", "--kill-after"]) + 1,
+            "xargs" => skip_options(tail, &["-I", "-n", "-P", "-d", "-L", "-s", "-E"]),
+            _ => return rest,
+        };
+        rest = tail.get(skipped.min(tail.len())..).unwrap_or_default();
+    }
+}
+
+/// A program's name: its file name, lower-case, without `.exe`.
+fn program_name(word: &str) -> String {
+    let name = word
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(word)
+        .to_ascii_lowercase();
+    name.strip_suffix(".exe").map(str::to_owned).unwrap_or(name)
+}
+
+fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> Option<String> {
+    if let Some(target) = &cmd.writes
+        && let Some((what, shown)) = protected.find(target, false)
+    {
+        return Some(ask(Act::Edit, what, &shown));
+    }
+    let all: Vec<String> = cmd.words.iter().map(|w| w.text().to_owned()).collect();
+    let words = strip_wrappers(&all);
+    let (first, args) = words.split_first()?;
+    let program = program_name(first);
+    let stdin_text = match &cmd.stdin {
+        Stdin::Text(arg) => Some(arg.text().to_owned()),
+        _ => None,
+    };
+    if program == "rewind" || program.strip_prefix("rewind-").is_some_and(|r| r != "mcp") {
+        return rewind_command(args);
+    }
+    // Shells given a script: the script is judged as a command of its own.
+    if let Some((script, dialect)) = script_of(&program, args) {
+        return commands(&script, dialect, protected, depth + 1);
+    }
+    if program == "eval" || (program == "invoke-expression" || program == "iex") {
+        let script = args.join(" ");
+        let dialect = if program == "eval" {
+            Dialect::Posix
+        } else {
+            Dialect::PowerShell
+        };
+        return commands(&script, dialect, protected, depth + 1);
+    }
+    if (is_http_client(&program) || is_interpreter(&program))
+        && let Some(text) = args
+            .iter()
+            .map(String::as_str)
+            .chain(stdin_text.as_deref())
+            .find(|a| protected.names_zvm(a))
+    {
+        return Some(ask_run(&format!(
+            "sends a request to the ZVM's own address ({}), which rewind's checkpoints depend on; its requests are rewind's to make",
+            shell::clip(text)
+        )));
+    }
+    if is_interpreter(&program)
+        && let Some((what, shown)) = args
+            .iter()
+            .map(String::as_str)
+            .chain(stdin_text.as_deref())
+            .find_map(|a| protected.mentions(a))
+    {
+        return Some(ask(Act::Edit, what, &shown));
+    }
+    let options_end = args.iter().position(|a| a == "--");
+    let operands = || {
+        args.iter()
+            .enumerate()
+            .filter(move |(i, a)| options_end.is_some_and(|end| *i > end) || !a.starts_with('-'))
+            .map(|(_, a)| a.as_str())
+    };
+    let found = |list: &mut dyn Iterator<Item = &str>, act: Act| -> Option<String> {
+        for a in list {
+            if let Some((what, shown)) = protected.find(a, act == Act::Remove) {
+                return Some(ask(act, what, &shown));
+            }
+        }
+        None
+    };
+    let ps = dialect == Dialect::PowerShell || program.contains('-');
+    match program.as_str() {
+        "rm" | "rmdir" | "unlink" | "shred" | "mv" | "move" | "del" | "erase" | "rd" | "ri"
+        | "remove-item" | "move-item" | "mi" | "rename-item" | "rni" | "ren" | "trash" => {
+            found(&mut args.iter().map(String::as_str), Act::Remove)
+        }
+        "tee" | "truncate" | "touch" | "chmod" | "chown" | "chgrp" | "chattr" | "sponge"
+        | "set-content" | "sc" | "add-content" | "ac" | "out-file" | "clear-content" | "clc"
+        | "new-item" | "ni" | "set-acl" | "tee-object" => {
+            found(&mut args.iter().map(String::as_str), Act::Edit)
+        }
+        "cp" | "install" | "ln" | "rsync" | "scp" | "copy" | "copy-item" | "cpi" => {
+            // The destination: `-t DIR`, `-Destination X`, or the last operand.
+            let named = args.iter().enumerate().find_map(|(i, a)| {
+                let a = a.to_ascii_lowercase();
+                (a == "-t" || a == "--target-directory" || a.starts_with("-destination"))
+                    .then(|| args.get(i + 1))
+                    .flatten()
+            });
+            let dest = named.map(String::as_str).or_else(|| operands().next_back());
+            // A directory above a protected file counts: `cp x.json ~/.claude/` may replace
+            // ~/.claude/x.json's neighbour of the same name.
+            dest.and_then(|d| protected.find(d, false).or_else(|| protected.parent_of(d)))
+                .map(|(what, shown)| ask(Act::Edit, what, &shown))
+        }
+        "dd" => found(
+            &mut args.iter().filter_map(|a| a.strip_prefix("of=")),
+            Act::Edit,
+        ),
+        "sed" | "perl" | "ruby" if args.iter().any(|a| is_in_place(a)) => {
+            found(&mut args.iter().map(String::as_str), Act::Edit)
+        }
+        _ if ps && (program.starts_with("set-") || program.starts_with("remove-")) => {
+            found(&mut args.iter().map(String::as_str), Act::Edit)
+        }
+        _ => None,
+    }
+}
+
+fn is_in_place(arg: &str) -> bool {
+    arg == "--in-place"
+        || arg.starts_with("--in-place=")
+        || (arg.starts_with('-') && !arg.starts_with("--") && arg[1..].starts_with('i'))
+        || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains('i') && arg.len() <= 4)
+}
+
+/// The script a shell is given with `-c`, and its language.
+fn script_of(program: &str, args: &[String]) -> Option<(String, Dialect)> {
+    let dialect = match program {
+        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "busybox" => Dialect::Posix,
+        "pwsh" | "powershell" => Dialect::PowerShell,
+        _ => return None,
+    };
+    let at = args.iter().position(|a| {
+        let a = a.to_ascii_lowercase();
+        match dialect {
+            Dialect::Posix => a.starts_with('-') && !a.starts_with("--") && a.contains('c'),
+            Dialect::PowerShell => a == "-c" || a == "-command" || a == "-com",
+        }
+    })?;
+    let rest = args.get(at + 1..)?;
+    let script = match dialect {
+        Dialect::Posix => rest.first()?.clone(),
+        Dialect::PowerShell => rest.join(" "),
+    };
+    Some((script, dialect))
+}
+
+fn is_http_client(program: &str) -> bool {
+    matches!(
+        program,
+        "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "xh"
+            | "httpie"
+            | "aria2c"
+            | "nc"
+            | "ncat"
+            | "socat"
+            | "openssl"
+            | "invoke-restmethod"
+            | "irm"
+            | "invoke-webrequest"
+            | "iwr"
+            | "curl.exe"
+    )
+}
+
+fn is_interpreter(program: &str) -> bool {
+    let base = program.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(
+        base,
+        "python"
+            | "node"
+            | "nodejs"
+            | "deno"
+            | "bun"
+            | "perl"
+            | "ruby"
+            | "php"
+            | "lua"
+            | "osascript"
+            | "pwsh"
+            | "powershell"
+            | "jshell"
+            | "groovy"
+    )
+}
+
+/// `rewind <subcommand>` that would undo the net.
+fn rewind_command(args: &[String]) -> Option<String> {
+    let mut words = args.iter().map(String::as_str).filter(|w| !w.is_empty());
+    let mut positional = Vec::new();
+    let mut write = false;
+    while let Some(word) = words.next() {
+        if word == "--config" {
+            words.next();
+        } else if word == "--write" {
+            write = true;
+        } else if !word.starts_with('-') {
+            positional.push(word);
+        }
+    }
+    let what = match positional.as_slice() {
+        ["recover", ..] => {
+            "runs `rewind recover`, which restores a guest file from a Zerto checkpoint (any file of any protected VM) onto this machine"
+        }
+        ["flr", "end", ..] => {
+            "runs `rewind flr end`, which unmounts a File Level Restore session that may be a person's restore in progress"
+        }
+        ["uninstall", ..] => {
+            "runs `rewind uninstall`, which takes rewind's hook out of a host's settings so that nothing is guarded"
+        }
+        ["install", ..] => {
+            "runs `rewind install`, which rewrites rewind's hook entries in a host's settings"
+        }
+        ["trust", ..] => {
+            "runs `rewind trust`, which changes which certificate rewind trusts for the ZVM"
+        }
+        ["catalog", "add", ..] => {
+            "runs `rewind catalog add`, which edits rewind's catalog, which decides what is checkpointed"
+        }
+        ["catalog", "scan", ..] if write => {
+            "runs `rewind catalog scan --write`, which edits rewind's catalog, which decides what is checkpointed"
+        }
+        _ => return None,
+    };
+    Some(ask_run(what))
+}
+
+/// Whether `text` holds `word` with no letter, digit or `_` on either side.
+fn contains_word(text: &str, word: &str) -> bool {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(is_word)
+            && !text[at + word.len()..].chars().next().is_some_and(is_word)
+    })
+}
+
+/// Whether `text` names `host` as a host (not inside a longer name).
+fn contains_host(text: &str, host: &str) -> bool {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '.';
+    text.match_indices(host).any(|(at, _)| {
+        let mut after = text[at + host.len()..].chars();
+        let longer = match after.next() {
+            Some(c) if c.is_ascii_alphanumeric() || c == '-' => true,
+            // `zvm.example.org` is another name; `zvm.example.` (a sentence's end) is not.
+            Some('.') => after.next().is_some_and(|c| c.is_ascii_alphanumeric()),
+            _ => false,
+        };
+        !text[..at].chars().next_back().is_some_and(is_name) && !longer
+    })
+}
+
+/// A path as written, normalised for comparison: quotes dropped, `~`, `$HOME`, `${HOME}`
+/// and `$env:USERPROFILE` replaced by the home directory, `\` read as `/`, `.` components
+/// and doubled slashes dropped, `..` applied, lower-case.
+fn norm_path(word: &str, home: Option<&str>) -> String {
+    let text = norm_text(word.trim(), home);
+    let absolute = text.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in text.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// Text with home-directory spellings replaced, quotes dropped and `\` read as `/`,
+/// lower-case.
+fn norm_text(text: &str, home: Option<&str>) -> String {
+    let mut text: String = text
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '`'))
+        .map(|c| if c == '\\' { '/' } else { c })
+        .collect::<String>()
+        .to_ascii_lowercase();
+    if let Some(home) = home {
+        for spelling in [
+            "${home}",
+            "$home",
+            "$env:userprofile",
+            "$env:home",
+            "%userprofile%",
+        ] {
+            text = text.replace(spelling, home);
+        }
+        if text == "~" || text.starts_with("~/") {
+            text = format!("{home}{}", &text[1..]);
+        }
+        text = text.replace(" ~/", &format!(" {home}/"));
+        text = text.replace("=~/", &format!("={home}/"));
+        text = text.replace("(~/", &format!("({home}/"));
+    }
+    text
+}
+
+/// Whether `path` is strictly inside `dir`.
+fn is_under(path: &str, dir: &str) -> bool {
+    path.len() > dir.len()
+        && path.starts_with(dir)
+        && (dir.ends_with('/') || path.as_bytes().get(dir.len()) == Some(&b'/'))
+}
+
+/// Whether `path` ends with the components of `tail`.
+fn ends_with_components(path: &str, tail: &str) -> bool {
+    path == tail || path.ends_with(&format!("/{tail}"))
+}
+
+/// Whether `path` is inside a directory that `tail` names (`.github/hooks/x.json`).
+fn is_under_tail(path: &str, tail: &str) -> bool {
+    path.starts_with(&format!("{tail}/")) || path.contains(&format!("/{tail}/"))
+}
+
+/// The directory part of a tail (`.claude` of `.claude/settings.json`).
+fn tail_dir(tail: &str) -> Option<&str> {
+    tail.rsplit_once('/').map(|(dir, _)| dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_normalise_home_spellings_and_dots() {
+        let home = Some("/home/ann");
+        assert_eq!(
+            norm_path("~/.claude/./settings.json", home),
+            "/home/ann/.claude/settings.json"
+        );
+        assert_eq!(
+            norm_path("\"$HOME\"/.config/rewind/../rewind/config.toml", home),
+            "/home/ann/.config/rewind/config.toml"
+        );
+        assert_eq!(
+            norm_path(r"$env:USERPROFILE\.claude\settings.json", home),
+            "/home/ann/.claude/settings.json"
+        );
+    }
+
+    #[test]
+    fn in_place_flags_are_told_from_others() {
+        for flag in ["-i", "-i.bak", "--in-place", "-ni", "-pi"] {
+            assert!(is_in_place(flag), "{flag}");
+        }
+        for flag in ["-n", "-e", "--expression", "--quiet"] {
+            assert!(!is_in_place(flag), "{flag}");
+        }
+    }
+
+    /// A machine with home `/home/ann`, a catalog outside the home directory, the audit trail,
+    /// the token cache and every host's project files, and the ZVM `zvm.example`.
+    fn protected() -> Protected {
+        let home = String::from("/home/ann");
+        let spot = |place, what| Spot {
+            place,
+            what,
+            shown: String::from("x"),
+        };
+        let mut spots = vec![
+            spot(
+                Place::File(String::from("/srv/policy/vm-tools.toml")),
+                What::Catalog,
+            ),
+            spot(
+                Place::File(String::from("/home/ann/.claude/settings.json")),
+                What::Hooks("Claude Code"),
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.config/rewind")),
+                What::Config,
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.local/state/rewind")),
+                What::State,
+            ),
+            spot(
+                Place::Under(String::from("/home/ann/.cache/rewind")),
+                What::TokenCache,
+            ),
+        ];
+        spots.extend(
+            HOOK_TAILS
+                .iter()
+                .map(|(tail, host)| spot(Place::Tail((*tail).to_owned()), What::Hooks(host))),
+        );
+        Protected::from_parts(
+            spots,
+            Some(home),
+            vec![String::from("zvm.example")],
+            vec![String::from("REWIND_ZVM_PASSWORD")],
+        )
+    }
+
+    #[test]
+    fn shell_commands_that_would_undo_rewind_ask_and_others_do_not() {
+        let p = protected();
+        let posix = [
+            // Writes, under any spelling of the path or the program.
+            ("echo x >> /srv/policy/vm-tools.toml", true),
+            ("tee /srv/policy//./vm-tools.toml < x", true),
+            (
+                "sudo -n env A=1 nohup timeout 5 sed -i.bak s/a/b/ ~/.config/rewind/config.toml",
+                true,
+            ),
+            ("install -m 600 x.toml -t ~/.config/rewind", true),
+            ("cp -r ~/backup/.claude/settings.json ~/.claude/", true),
+            ("cp ~/.claude/settings.json /tmp/settings.json", false),
+            ("cp notes.txt ~/", false),
+            ("cp ~/backup/settings.json ~/.claude/settings.json", true),
+            ("ln -sf /dev/null ~/.claude/settings.json", true),
+            (
+                "dd if=/dev/zero of=/home/ann/.local/state/rewind/audit.jsonl",
+                true,
+            ),
+            ("rm -rf ~/.config", true),
+            ("rm -rf ~/.config/nvim", false),
+            ("rm -f ~/.claude/*.json", true),
+            ("rm .github/hooks/*", true),
+            ("mv proj/.gemini proj/.gemini.off", true),
+            ("perl -pi -e s/rewind/true/ ~/.codex/config.toml", true),
+            (
+                "python3 - <<'EOF'\nopen('/home/ann/.cursor/hooks.json','w').write('{}')\nEOF",
+                true,
+            ),
+            ("eval 'rm ~/.codex/hooks.json'", true),
+            (
+                "sh -c \"truncate -s0 ~/.local/state/rewind/audit.jsonl\"",
+                true,
+            ),
+            // The ZVM, the token cache and the password.
+            (
+                "wget -qO- --no-check-certificate https://zvm.example/v1/vpgs",
+                true,
+            ),
+            ("curl https://zvm.example.org/", false),
+            ("node -e \"fetch('https://ZVM.example:443/v1/vms')\"", true),
+            ("base64 ~/.cache/rewind/tokens/abc.json", true),
+            ("printenv REWIND_ZVM_PASSWORD", true),
+            ("echo $REWIND_ZVM_PASSWORD_FILE", false),
+            // rewind's own commands.
+            ("rewind-1.2 uninstall --host codex", true),
+            (
+                "rewind --config /etc/r.toml recover --vm a --change b --path /x",
+                true,
+            ),
+            ("rewind catalog scan", false),
+            ("rewind-mcp", false),
+            ("rewind guard --vm web01 --reason test", false),
+            // Ordinary.
+            ("git commit -am 'rewind: fix'", false),
+            ("grep -r rewind ~/.claude/settings.json", false),
+            ("ls ~/.cache/other", false),
+        ];
+        for (command, asks) in posix {
+            assert_eq!(
+                command_ask(command, Dialect::Posix, &p).is_some(),
+                asks,
+                "{command}"
+            );
+        }
+        let powershell = [
+            (
+                r"Set-Content -Path $env:USERPROFILE\.claude\settings.json -Value '{}'",
+                true,
+            ),
+            ("Remove-Item -Recurse ~/.config/rewind", true),
+            (
+                "Copy-Item x.json -Destination ~/.gemini/settings.json",
+                true,
+            ),
+            ("Get-Content ~/.claude/settings.json", false),
+            ("iwr https://zvm.example/v1/vms -SkipCertificateCheck", true),
+            ("Invoke-WebRequest https://example.com", false),
+        ];
+        for (command, asks) in powershell {
+            assert_eq!(
+                command_ask(command, Dialect::PowerShell, &p).is_some(),
+                asks,
+                "{command}"
+            );
+        }
+    }
+
+    fn command_ask(text: &str, dialect: Dialect, p: &Protected) -> Option<String> {
+        command(text, dialect, p)
+    }
+
+    #[test]
+    fn a_patch_names_every_file_it_touches() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** Update File: x.json\n*** Move to: .codex/hooks.json\n*** End Patch\n";
+        assert_eq!(
+            patch_paths(patch),
+            ["src/a.rs", "x.json", ".codex/hooks.json"]
+        );
+        let p = protected();
+        assert!(file_tool(&serde_json::json!({"input": patch}), &p).is_some());
+        assert!(file_tool(&serde_json::json!({"file_path": "/home/ann/src/a.rs"}), &p).is_none());
+    }
+
+    #[test]
+    fn a_host_is_matched_as_a_whole_name() {
+        assert!(contains_host(
+            "https://zvm.example:443/v1/vpgs",
+            "zvm.example"
+        ));
+        assert!(!contains_host("https://myzvm.example/", "zvm.example"));
+        assert!(!contains_host("zvm.example.org", "zvm.example"));
+    }
+}
