@@ -73,6 +73,10 @@ pub(crate) fn fleet(
             attached = text.get(2..);
         }
         flags.push(name.to_owned());
+        // `-XDELETE`: a short option with its value attached is that option too.
+        if !program.windows_flags && !text.starts_with("--") && text.len() > 2 {
+            flags.extend(text.get(..2).map(str::to_owned));
+        }
         let takes = |list: &[String]| list.iter().any(|o| same(o, name));
         let value = if attached.is_some() {
             attached.map(|v| Arg {
@@ -120,12 +124,18 @@ pub(crate) fn fleet(
                 .copied()
                 .rfind(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
         ),
-        Some("url") => hosts.extend(
-            operands
-                .iter()
-                .copied()
-                .filter(|a| a.text().contains("://") || a.value.is_none()),
-        ),
+        // `http://web01/x`, and `web01/x` or `web01:8080/x` as curl and httpie take them.
+        Some("url") => hosts.extend(operands.iter().copied().filter(|a| {
+            let text = a.text();
+            text.contains("://")
+                || a.value.is_none()
+                || text.split_once('/').is_some_and(|(host, _)| {
+                    !host.is_empty()
+                        && host
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+                })
+        })),
         Some(n) => {
             if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
                 if let Some(host) = operands.get(at) {
@@ -364,6 +374,18 @@ fn host_names(host: &Arg) -> Result<Vec<String>, String> {
             "`{text}` stands for hosts that are not written out"
         ));
     }
+    // `web01/x` as curl and httpie take it: an http URL.
+    let as_url;
+    let text = if !text.contains("://")
+        && text.contains('/')
+        && !text.starts_with(['/', '.', '\\', '@'])
+        && !text.contains('@')
+    {
+        as_url = format!("http://{text}");
+        as_url.as_str()
+    } else {
+        text
+    };
     let names: Vec<String> = text
         .split_whitespace()
         .flat_map(net::hosts_in)
@@ -457,14 +479,23 @@ pub(crate) fn unc_write(
     }
     let mut targets: Vec<Target> = Vec::new();
     for path in written {
-        let raw = path.raw.trim_matches(['"', '\'']);
+        // `Microsoft.PowerShell.Core\FileSystem::\\win01\c$`: a provider-qualified path.
+        let unqualified = |t: &str| t.rsplit_once("::").map_or(t, |(_, p)| p).to_owned();
+        let raw = unqualified(path.raw.trim_matches(['"', '\'']));
+        let value = path.value.as_deref().map(unqualified);
+        // A relative path after `cd \\win01\c$` lands on that machine.
+        let relative = !raw.starts_with(['\\', '/', '$']) && raw.get(1..2).is_none_or(|c| c != ":");
+        let (raw, value) = match &ctx.unc_location {
+            Some(location) if relative => (location.clone(), Some(location.clone())),
+            _ => (raw, value),
+        };
         if !(raw.starts_with("\\\\") || raw.starts_with("//")) {
             continue;
         }
-        let host = path
-            .value
+        let host = value
             .as_deref()
             .and_then(|v| net::hosts_in(v).into_iter().next())
+            .map(str::to_owned)
             .filter(|h| !h.contains(['$', '(', '{']));
         let Some(host) = host else {
             ctx.findings.push(unknown_finding(
@@ -477,7 +508,7 @@ pub(crate) fn unc_write(
             return Ok(());
         };
         let target = Target {
-            name: host.to_owned(),
+            name: host,
             kind: TargetKind::Host,
         };
         if !targets.contains(&target) {

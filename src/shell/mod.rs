@@ -90,8 +90,8 @@ pub enum Stdin {
     Inherited,
     /// A pipe from the previous command.
     Pipe,
-    /// A file (`< script.sh`).
-    File,
+    /// A file (`< script.sh`): its path when the text fixes it.
+    File(Option<String>),
     /// A here-document or here-string.
     Text(Arg),
 }
@@ -304,8 +304,13 @@ fn nesting_depth(text: &str, dialect: Dialect) -> usize {
     let keyword = |word: &mut String, depth: &mut usize, deepest: &mut usize| {
         if dialect == Dialect::Posix {
             match word.as_str() {
-                "if" | "while" | "until" | "for" | "select" | "case" => {
+                "if" | "while" | "until" | "for" | "select" | "coproc" | "function" => {
                     *depth += 1;
+                    *deepest = (*deepest).max(*depth);
+                }
+                // Each of a case's patterns ends in a `)` that takes one level off again.
+                "case" => {
+                    *depth += 2;
                     *deepest = (*deepest).max(*depth);
                 }
                 "fi" | "done" | "esac" => *depth = depth.saturating_sub(1),

@@ -235,18 +235,24 @@ fn redirect_into(
             cmd.stdin = Stdin::Text(arg);
         }
         ast::IoRedirect::File(fd, kind, target) => {
+            let mut substituted = false;
             let target_arg = match target {
                 ast::IoFileRedirectTarget::Filename(w)
                 | ast::IoFileRedirectTarget::Duplicate(w) => Some(to_arg(&w.value, walk)?),
                 ast::IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
                     compound_list(&subshell.list, walk)?;
+                    substituted = true;
                     None
                 }
                 ast::IoFileRedirectTarget::Fd(_) => None,
             };
             match kind {
+                // `< <(…)` reads what another command writes, as a pipe does.
+                ast::IoFileRedirectKind::Read if fd.is_none_or(|fd| fd == 0) && substituted => {
+                    cmd.stdin = Stdin::Pipe;
+                }
                 ast::IoFileRedirectKind::Read if fd.is_none_or(|fd| fd == 0) => {
-                    cmd.stdin = Stdin::File;
+                    cmd.stdin = Stdin::File(target_arg.and_then(|a| a.value));
                 }
                 ast::IoFileRedirectKind::Write
                 | ast::IoFileRedirectKind::Append
@@ -293,7 +299,7 @@ fn redirect_into(
 /// The text a command writes to its standard output when the command text fixes it:
 /// `echo` and `printf` of literal words, `cat` of a here-document, `base64 -d` and `rev` of
 /// such text. `None` when it is not known (a file, a network, an expansion).
-fn output_of(cmd: &Cmd) -> Option<Arg> {
+pub(super) fn output_of(cmd: &Cmd) -> Option<Arg> {
     use base64::Engine as _;
     let name = cmd.words.first()?.value.as_deref()?;
     let args = &cmd.words[1..];

@@ -31,6 +31,13 @@ pub(crate) struct Ctx<'a> {
     /// Whether any word of the whole command could name another machine (a UNC path, a
     /// protected VM): objects a pipeline hands on may then come from there.
     pub(crate) names_a_machine: bool,
+    /// Files an earlier command of the text wrote, with what it wrote when the text fixes
+    /// it (`echo 'ssh web01 reboot' > /tmp/r.sh; bash /tmp/r.sh`).
+    written: Vec<(String, Option<String>)>,
+    /// A protected machine an earlier command put in the environment (`export T=web01`).
+    exported: Option<String>,
+    /// PowerShell's location was set to a UNC path: relative writes land on that machine.
+    pub(crate) unc_location: Option<String>,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
@@ -60,6 +67,9 @@ pub(crate) fn analyse_text(
         known,
         named: catalog.names_a_program(text).is_some() || catalog.may_hide_a_program(text),
         vars: Vec::new(),
+        written: Vec::new(),
+        exported: None,
+        unc_location: None,
         names_a_machine: text
             .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '|'))
             .any(|w| w.starts_with("\\\\") || net::protected(w, known).is_some()),
@@ -128,8 +138,13 @@ fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
             }
         }
     }
+    // IFS set at all changes how every unquoted expansion splits: keep that it was set.
     seen.into_iter()
-        .filter_map(|(name, value)| value.map(|v| (name, v)))
+        .filter_map(|(name, value)| match value {
+            Some(v) => Some((name, v)),
+            None if name == "IFS" => Some((name, String::new())),
+            None => None,
+        })
         .collect()
 }
 
@@ -559,7 +574,10 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         "script" => script(args),
         "expect" => expect(args, stdin),
         "at" | "batch" => match stdin {
-            Stdin::Text(body) if !args[1..].iter().any(|a| a.text().starts_with("-f")) => {
+            Stdin::Text(body)
+                if !args[1..].iter().any(|a| a.text().starts_with("-f"))
+                    || args.iter().any(|a| matches!(a.text(), "/dev/stdin" | "-")) =>
+            {
                 Next::Text(body.clone(), Dialect::Posix)
             }
             Stdin::Pipe => Next::Piped(format!("`{name}` runs commands read from a pipe")),
@@ -667,6 +685,27 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
                 Next::Opaque(format!(
                     "`{name}` runs a remote program with arguments read from its input"
                 ))
+            } else if lower_base(name) == "xargs"
+                && args[1..].iter().any(|a| {
+                    matches!(
+                        lower_base(a.text()).as_str(),
+                        "sh" | "bash"
+                            | "zsh"
+                            | "dash"
+                            | "ksh"
+                            | "eval"
+                            | "python"
+                            | "python3"
+                            | "perl"
+                            | "node"
+                            | "pwsh"
+                            | "powershell"
+                    )
+                })
+            {
+                Next::Opaque(format!(
+                    "`{name}` hands text read from its input to a shell or interpreter"
+                ))
             } else if lower_base(name) == "xargs" {
                 // xargs [options] COMMAND…: the command runs with more arguments (`xargs grep
                 // -l x` only reads, `xargs rm` does not); alone it runs `echo`.
@@ -756,7 +795,7 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
             interpreter(catalog, name, args, stdin)
         }
         _ if lower_base(name).starts_with("python3.") => interpreter(catalog, name, args, stdin),
-        "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => powershell(args),
+        "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => powershell(args, stdin),
         "cmd" | "cmd.exe" => {
             let c = args.iter().position(|a| {
                 a.text().eq_ignore_ascii_case("/c") || a.text().eq_ignore_ascii_case("/k")
@@ -868,11 +907,20 @@ fn sets_up_the_shell(raw: &str) -> bool {
 fn shell(args: &[Arg], stdin: &Stdin) -> Next {
     let mut i = 1;
     let mut reads_stdin = true;
+    // `sh -s -- a b`, `bash -`: the script is the input, the words after are its arguments.
+    let mut dash_s = false;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
+        if text == "-" {
+            dash_s = true;
+            break;
+        }
         if text == "--" {
             i += 1;
             break;
+        }
+        if text.starts_with('-') && !text.starts_with("--") && text[1..].contains('s') {
+            dash_s = true;
         }
         if text.starts_with('-') && !text.starts_with("--") && text.len() > 1 {
             if text[1..].contains('c') {
@@ -915,7 +963,7 @@ fn shell(args: &[Arg], stdin: &Stdin) -> Next {
         reads_stdin = false;
         break;
     }
-    if !reads_stdin || i < args.len() {
+    if !dash_s && (!reads_stdin || i < args.len()) {
         return Next::Nothing;
     }
     match stdin {
@@ -925,7 +973,7 @@ fn shell(args: &[Arg], stdin: &Stdin) -> Next {
             args[0].text()
         )),
         // `bash < script.sh` runs a local file, as `bash script.sh` does.
-        Stdin::File | Stdin::Inherited => Next::Nothing,
+        Stdin::File(_) | Stdin::Inherited => Next::Nothing,
     }
 }
 
@@ -1168,7 +1216,11 @@ fn script(args: &[Arg]) -> Next {
             "-t",
         ],
     );
-    rest_of(args, i + 1)
+    // `script [file]` alone runs a shell that reads its input (`script -q /dev/null <<< …`).
+    match rest_of(args, i + 1) {
+        Next::Nothing => Next::Argv(vec![Arg::literal(String::from("sh"))]),
+        next => next,
+    }
 }
 
 /// `expect -c SCRIPT` (or a script on standard input): each `spawn` and `exec` line starts a
@@ -1306,6 +1358,13 @@ fn interpreter(catalog: &ShellCatalog, name: &str, args: &[Arg], stdin: &Stdin) 
     if let Stdin::Text(body) = stdin {
         code.push(body);
     }
+    // `… | python3`: the code is what the pipe carries, which is not read as that language.
+    let runs_a_file = args[1..].iter().any(|a| !a.text().starts_with('-'));
+    if *stdin == Stdin::Pipe && code.is_empty() && !runs_a_file {
+        return Next::Ask(format!(
+            "`{name}` runs code read from a pipe, which is not read here"
+        ));
+    }
     let reaches = |code: &Arg| {
         let lower = code.raw.to_ascii_lowercase();
         let remote_program = catalog.names_a_program(&code.raw).is_some();
@@ -1333,16 +1392,30 @@ fn interpreter(catalog: &ShellCatalog, name: &str, args: &[Arg], stdin: &Stdin) 
 }
 
 /// `pwsh -c TEXT`, `powershell -Command …`, `-EncodedCommand BASE64`.
-fn powershell(args: &[Arg]) -> Next {
+fn powershell(args: &[Arg], stdin: &Stdin) -> Next {
+    // `-Command -`, a lone `-`, `-File /dev/stdin`: the commands are the input.
+    let from_input = || match stdin {
+        Stdin::Text(body) => Next::Text(body.clone(), Dialect::PowerShell),
+        Stdin::Pipe => Next::Piped(String::from(
+            "PowerShell runs the commands it reads from its input, which are not seen",
+        )),
+        _ => Next::Nothing,
+    };
     let mut i = 1;
     while let Some(arg) = args.get(i) {
         let text = arg.text().to_ascii_lowercase();
         let flag = text.trim_start_matches(['-', '/']);
+        if text == "-" {
+            return from_input();
+        }
         if !text.starts_with(['-', '/']) {
             // The first operand: a script file, or (Windows PowerShell) the command itself.
             return Next::Text(join(&args[i..]), Dialect::PowerShell);
         }
         if flag == "c" || (flag.len() >= 2 && "command".starts_with(flag)) {
+            if args.get(i + 1).map(Arg::text) == Some("-") {
+                return from_input();
+            }
             return if i + 1 < args.len() {
                 Next::Text(join(&args[i + 1..]), Dialect::PowerShell)
             } else {
@@ -1364,6 +1437,9 @@ fn powershell(args: &[Arg]) -> Next {
             };
         }
         if flag == "f" || (flag.len() >= 2 && "file".starts_with(flag)) {
+            if matches!(args.get(i + 1).map(Arg::text), Some("/dev/stdin" | "-")) {
+                return from_input();
+            }
             return Next::Nothing;
         }
         let takes_value = matches!(
@@ -1459,7 +1535,14 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
     } else {
         cmd
     };
+    remember(ctx, cmd, dialect)?;
     let Some(first) = cmd.words.first() else {
+        // `PS4='$(…)'`, `BASH_FUNC_x%%=…`: an assignment alone can hold code that runs later.
+        for code_run in runners::code_of("", cmd) {
+            if let runners::Code::Shell(text) = code_run {
+                code(ctx, "the shell", &text, Dialect::Posix)?;
+            }
+        }
         return Ok(());
     };
     // PowerShell's `& { … }` and `. { … }` run the block here.
@@ -1490,10 +1573,42 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             runners::Code::Unread(_) => {}
         }
     }
+    if let Some(script) = script_of(&lower_base(name), cmd)
+        && let Some(content) = written_file(ctx, &script).cloned()
+    {
+        return match content {
+            Some(text) => text_in(ctx, &text, Dialect::Posix),
+            None => Err(Unknown(format!(
+                "`{name}` runs {script}, which the command wrote with text not known here"
+            ))),
+        };
+    }
     match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
         Next::No => {}
-        Next::Nothing => return Ok(()),
-        Next::Argv(words) => return inner_command(ctx, cmd, words, dialect),
+        // `python3 deploy.py web01`, `bash deploy.sh db01`: a script not read, naming a
+        // protected machine.
+        Next::Nothing => return protected_net(ctx, name, cmd),
+        Next::Argv(words) => {
+            // `env DOCKER_HOST=… docker`, `env HOST=web01 ./deploy.sh`: the wrapper's own
+            // words set the inner command's environment, or name a machine.
+            let own = &cmd.words[..cmd.words.len().saturating_sub(words.len())];
+            protected_net(
+                ctx,
+                name,
+                &Cmd {
+                    words: own.to_vec(),
+                    ..Cmd::default()
+                },
+            )?;
+            let mut inner = cmd.clone();
+            inner.assignments.extend(
+                own.iter()
+                    .skip(1)
+                    .filter_map(|w| w.value.clone())
+                    .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n))),
+            );
+            return inner_command(ctx, &inner, words, dialect);
+        }
         Next::Commands(commands) => {
             for words in commands {
                 inner_command(ctx, cmd, words, dialect)?;
@@ -1511,8 +1626,16 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         // (`echo '…' | sh`, `echo <base64> | base64 -d | sh`), asked about otherwise
         // (`curl … | sh`).
         Next::Piped(reason) => {
+            let consumer = if matches!(
+                lower_base(name).trim_end_matches(".exe"),
+                "pwsh" | "powershell"
+            ) {
+                Dialect::PowerShell
+            } else {
+                dialect
+            };
             return match &cmd.piped {
-                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, dialect),
+                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, consumer),
                 _ => Err(Unknown(reason)),
             };
         }
@@ -1544,7 +1667,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
     let args = &cmd.words[1..];
     match program.grammar {
         Grammar::Ssh => ssh(ctx, &program, args, cmd),
-        Grammar::Copy => copy(ctx, &program, name, args),
+        Grammar::Copy => copy(ctx, &program, name, args, cmd),
         Grammar::Ansible => ansible(ctx, &program, args),
         Grammar::AnsiblePlaybook => ansible_playbook(ctx, &program, args),
         Grammar::Winrs => winrs(ctx, args),
@@ -1560,6 +1683,101 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         Grammar::Fleet => fleet::fleet(ctx, &program, args, cmd),
         Grammar::UncWrite => fleet::unc_write(ctx, &program, args, cmd),
     }
+}
+
+/// The script file a shell runs: `bash FILE`, `sh < FILE`, `source FILE`, `. FILE`.
+fn script_of(base: &str, cmd: &Cmd) -> Option<String> {
+    if !matches!(
+        base,
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "source" | "."
+    ) {
+        return None;
+    }
+    if let Stdin::File(Some(path)) = &cmd.stdin {
+        return Some(path.clone());
+    }
+    cmd.words[1..]
+        .iter()
+        .find(|w| !w.text().starts_with('-'))
+        .and_then(|w| w.value.clone())
+}
+
+/// What one command leaves for the later ones: a file it wrote (and what, when known), a
+/// protected machine it exported, a UNC location; a PowerShell write to a UNC path
+/// (`Get-Date > \\win01\share\x`) is a change of that machine.
+fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    if let Some(path) = &cmd.writes {
+        if dialect == Dialect::PowerShell && (path.starts_with("\\\\") || path.starts_with("//")) {
+            let host = net::hosts_in(path)
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            if host.is_empty() || host.contains(['$', '(']) {
+                return Err(Unknown(format!(
+                    "writes to `{path}`, whose machine is only known when it runs"
+                )));
+            }
+            ctx.findings.push(Finding {
+                program: String::from("redirection"),
+                targets: vec![Target {
+                    name: host,
+                    kind: TargetKind::Host,
+                }],
+                unknown: None,
+                remote: None,
+                class: Class::Mutating,
+                why: format!("writes {path} through a UNC path"),
+            });
+        }
+        let content = posix::output_of(cmd).and_then(|a| a.value);
+        ctx.written.push((path.clone(), content));
+    }
+    for assignment in cmd.assignments.iter().chain(
+        cmd.words
+            .iter()
+            .skip(1)
+            .filter_map(|w| w.value.as_ref())
+            .filter(|_| cmd.words.first().and_then(|w| w.value.as_deref()) == Some("export")),
+    ) {
+        if let Some((_, value)) = assignment.split_once('=')
+            && let Some(host) = net::protected(value, ctx.known)
+        {
+            ctx.exported = Some(host.to_owned());
+        }
+    }
+    if dialect == Dialect::PowerShell
+        && let [first, path, ..] = cmd.words.as_slice()
+        && matches!(
+            first.text().to_ascii_lowercase().as_str(),
+            "cd" | "set-location" | "sl" | "chdir" | "pushd" | "push-location"
+        )
+    {
+        ctx.unc_location = path
+            .text()
+            .starts_with("\\\\")
+            .then(|| path.text().to_owned());
+    }
+    Ok(())
+}
+
+/// The text an earlier command of the same command wrote into `path`: `Some(None)` when it
+/// wrote the file with content not known here.
+fn written_file<'c>(ctx: &'c Ctx<'_>, path: &str) -> Option<&'c Option<String>> {
+    ctx.written
+        .iter()
+        .rev()
+        .find(|(p, _)| p == path)
+        .map(|(_, c)| c)
+}
+
+/// A shell variable name (`HOST`, `DOCKER_HOST`, `BASH_FUNC_ls%%`).
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
 }
 
 /// The command a wrapper runs, with the wrapper's input and redirections.
@@ -1603,21 +1821,35 @@ fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
     };
-    let words = cmd
-        .words
-        .iter()
-        .map(|word| match &word.value {
-            Some(_) => word.clone(),
-            None if !word.raw.contains('$') => word.clone(),
-            None => posix::evaluate(&word.raw, &lookup).map_or_else(
-                || word.clone(),
-                |value| Arg {
-                    raw: word.raw.clone(),
-                    value: Some(value),
-                },
-            ),
-        })
-        .collect();
+    // An unquoted expansion is split into words on IFS; when the text sets IFS itself, the
+    // split is not followed and the word stays dynamic.
+    let ifs_set = ctx.bound("IFS").is_some();
+    let mut words = Vec::new();
+    for word in &cmd.words {
+        let value = match &word.value {
+            Some(_) => None,
+            None if !word.raw.contains('$') => None,
+            None => posix::evaluate(&word.raw, &lookup),
+        };
+        let Some(value) = value else {
+            words.push(word.clone());
+            continue;
+        };
+        let quoted = word.raw.contains(['"', '\'']);
+        if quoted {
+            words.push(Arg {
+                raw: word.raw.clone(),
+                value: Some(value),
+            });
+        } else if ifs_set {
+            words.push(word.clone());
+        } else {
+            words.extend(value.split_whitespace().map(|part| Arg {
+                raw: word.raw.clone(),
+                value: Some(part.to_owned()),
+            }));
+        }
+    }
     Cmd {
         words,
         ..cmd.clone()
@@ -1635,6 +1867,21 @@ fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(),
     // method called on an object from a protected machine (`(Get-WmiObject -ComputerName
     // win01 …).StopService()`) acts there.
     if dialect == Dialect::PowerShell && !cmd.call {
+        let lower = first.raw.to_ascii_lowercase();
+        if [
+            "invokescript(",
+            "newscriptblock(",
+            "[scriptblock]::create(",
+            ".addscript(",
+            ".invoke(",
+        ]
+        .iter()
+        .any(|m| lower.contains(m))
+        {
+            return Err(Unknown(String::from(
+                "PowerShell code built at run time is invoked, and what it does is not read",
+            )));
+        }
         if let Some(host) = method_on_a_machine(ctx, &first.raw) {
             return Err(Unknown(format!(
                 "a method is called on an object from {host}, and what it does is not read"
@@ -1711,6 +1958,12 @@ fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = base.strip_suffix(".exe").unwrap_or(&base);
     if net::is_inert(base) {
         return Ok(());
+    }
+    if let Some(host) = &ctx.exported {
+        return Err(Unknown(format!(
+            "`{}` runs with {host}, a machine rewind protects, in its environment, and what it does there is not read",
+            super::clip(name)
+        )));
     }
     let words = cmd
         .assignments
@@ -2014,6 +2267,12 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
             // A long option (mosh's `--ssh=…`, `--predict always`, plink's `-pw`; OpenSSH has
             // none): read whole, never letter by letter, and never one of ssh's own.
             let takes_next = !text.contains('=') && program.takes_value(text);
+            // mosh's `--ssh='ssh -o HostName=…'`: the ssh it runs, with its options.
+            if let Some(rsh) = text.strip_prefix("--ssh=") {
+                read_rsh(rsh, o);
+            } else if text == "--ssh" {
+                read_rsh(args.get(i + 1).map_or("", Arg::text), o);
+            }
             i += if takes_next { 2 } else { 1 };
             continue;
         }
@@ -2079,8 +2338,9 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
             .position(|w| w == "-W")
             .and_then(|at| words.get(at + 1))
             .map(|hp| {
-                hp.rsplit_once(':')
-                    .map_or(hp.as_str(), |(h, _)| h)
+                let host = hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h);
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
                     .to_owned()
             }),
         "socat" => words.iter().find_map(|w| {
@@ -2245,7 +2505,7 @@ fn ssh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg], cmd: &Cmd) -> Result<
                 Class::Mutating,
                 String::from("opens an interactive session on the host"),
             ),
-            Stdin::Pipe | Stdin::File => (
+            Stdin::Pipe | Stdin::File(_) => (
                 None,
                 Class::Mutating,
                 String::from("runs the script it reads from standard input, which is not seen"),
@@ -2511,7 +2771,13 @@ fn read_rsh(command: &str, o: &mut SshOptions) {
     }
 }
 
-fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Result<(), Unknown> {
+fn copy(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
     let is_rsync = lower_base(name) == "rsync";
     let is_sftp = lower_base(name) == "sftp";
     let mut operands = Vec::new();
@@ -2519,6 +2785,15 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
     let mut removes_sources = false;
     let mut batch = false;
     let mut o = SshOptions::default();
+    // `RSYNC_RSH='ssh -o HostName=…' rsync …`: the remote shell from the environment.
+    if is_rsync
+        && let Some(rsh) = cmd
+            .assignments
+            .iter()
+            .find_map(|a| a.strip_prefix("RSYNC_RSH="))
+    {
+        read_rsh(rsh, &mut o);
+    }
     let mut i = 0;
     let mut options_done = false;
     while let Some(arg) = args.get(i) {
@@ -2538,7 +2813,10 @@ fn copy(ctx: &mut Ctx<'_>, program: &Program, name: &str, args: &[Arg]) -> Resul
                 .map_or((long, None), |(k, v)| (k, Some(v)));
             match key {
                 "dry-run" => dry_run = true,
-                "remove-source-files" | "remove-sent-files" => removes_sources = true,
+                // Sources removed, or a program run on the remote side in place of rsync.
+                "remove-source-files" | "remove-sent-files" | "rsync-path" => {
+                    removes_sources = true;
+                }
                 _ => {}
             }
             if inline.is_none() && program.takes_value(&format!("--{key}")) {
@@ -2761,6 +3039,83 @@ fn ansible_args(program: &Program, args: &[Arg]) -> AnsibleArgs {
     parsed
 }
 
+/// What `-e`/`--extra-vars` do to a run.
+enum Vars {
+    /// Nothing that moves the connection or runs code.
+    Plain,
+    /// `ansible_host` (or `ansible_ssh_host`) is this address: the machine really reached.
+    Host(String),
+    /// A variable that runs a program or changes how it connects (`ansible_python_interpreter`,
+    /// `ansible_ssh_common_args`, `ansible_connection`…): the run can change the host.
+    Risky(String),
+    /// The variables are in a file or only known at run time.
+    Unread(String),
+}
+
+/// The extra vars of an Ansible command line, the last one winning as in Ansible.
+fn extra_vars(parsed: &AnsibleArgs) -> Vars {
+    let mut host = None;
+    let mut risky = None;
+    for (key, value) in &parsed.values {
+        if !matches!(key.as_str(), "-e" | "--extra-vars") {
+            continue;
+        }
+        let Some(text) = value.value.as_deref() else {
+            return Vars::Unread(format!(
+                "the extra vars `{}` are only known when the command runs",
+                value.raw
+            ));
+        };
+        if text.starts_with('@') {
+            return Vars::Unread(format!("the extra vars in `{text}` are not read"));
+        }
+        let pairs: Vec<(String, String)> =
+            match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(text) {
+                Ok(map) => map
+                    .into_iter()
+                    .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+                    .collect(),
+                Err(_) if text.trim_start().starts_with(['{', '[', '-']) => {
+                    return Vars::Unread(format!(
+                        "the extra vars `{}` are not read",
+                        super::clip(text)
+                    ));
+                }
+                Err(_) => shlex::split(text)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|p| p.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())))
+                    .collect(),
+            };
+        for (key, value) in pairs {
+            match key.as_str() {
+                "ansible_host" | "ansible_ssh_host" => host = Some(value),
+                k if k.starts_with("ansible_")
+                    && (k.ends_with("_interpreter")
+                        || k.ends_with("_executable")
+                        || k.ends_with("_args")
+                        || k.ends_with("_exe")
+                        || k.contains("connection")
+                        || k.contains("shell")
+                        || k.contains("become")
+                        || k.contains("port")
+                        || k.contains("proxy")) =>
+                {
+                    risky = Some(format!(
+                        "the extra var `{k}` changes how the host is reached or what runs there"
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    match (host, risky) {
+        (Some(host), _) => Vars::Host(host),
+        (None, Some(reason)) => Vars::Risky(reason),
+        (None, None) => Vars::Plain,
+    }
+}
+
 impl AnsibleArgs {
     fn value(&self, names: &[&str]) -> Option<&Arg> {
         self.values
@@ -2897,9 +3252,34 @@ fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unk
         }
     };
     let selector = limit.unwrap_or(pattern);
-    let mut f = match ansible_targets(selector, inventory) {
-        Ok(targets) => finding(program, targets, class, why),
-        Err(reason) => {
+    // Extra vars and templates can move the connection or run code on this machine.
+    let (class, why) = match extra_vars(&parsed) {
+        Vars::Plain => (class, why),
+        Vars::Risky(reason) => (Class::Mutating, reason),
+        Vars::Host(_) | Vars::Unread(_) => (Class::Mutating, why),
+    };
+    if let Some(text) = module_args.map(Arg::text)
+        && (text.contains("lookup(") || text.contains("query(") || text.contains("pipe"))
+        && text.contains("{{")
+    {
+        return Err(Unknown(format!(
+            "`{}` runs a template lookup on this machine, which is not read",
+            program.names[0]
+        )));
+    }
+    let mut f = match (extra_vars(&parsed), ansible_targets(selector, inventory)) {
+        (Vars::Host(host), Ok(_)) => finding(
+            program,
+            vec![Target {
+                name: host,
+                kind: TargetKind::Host,
+            }],
+            class,
+            why,
+        ),
+        (Vars::Unread(reason), _) if class == Class::Mutating => unknown_finding(program, reason),
+        (_, Ok(targets)) => finding(program, targets, class, why),
+        (_, Err(reason)) => {
             let mut f = unknown_finding(program, reason);
             f.class = class;
             f
@@ -2916,6 +3296,20 @@ fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unk
 
 fn ansible_playbook(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let parsed = ansible_args(program, args);
+    match extra_vars(&parsed) {
+        Vars::Host(_) | Vars::Unread(_)
+            if !parsed.flags.iter().any(|f| f == "--check" || f == "-C") =>
+        {
+            ctx.findings.push(unknown_finding(
+                program,
+                String::from(
+                    "the extra vars can send the play to another machine, which is not read",
+                ),
+            ));
+            return Ok(());
+        }
+        _ => {}
+    }
     if parsed.operands.is_empty()
         || parsed
             .flags
@@ -2997,7 +3391,8 @@ fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
     let (class, why) = if remote.raw.is_empty() {
         (Class::Mutating, String::from("opens a remote shell"))
     } else {
-        remote::classify_windows(ctx, remote.text())
+        // cmd.exe runs `a & b` and `a && b` one after the other.
+        remote::classify_windows(ctx, &remote.text().replace('&', ";"))
     };
     let mut f = finding(
         &program,
@@ -3374,6 +3769,52 @@ fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unkno
         ));
         return Ok(());
     }
+    // A network, pool, volume or interface is no VM: the machine that changes is the
+    // hypervisor a `-c qemu+ssh://host/…` connection names (none: this machine).
+    if [
+        "net-",
+        "pool-",
+        "vol-",
+        "iface-",
+        "nwfilter-",
+        "secret-",
+        "nodedev-",
+    ]
+    .iter()
+    .any(|p| subcommand.starts_with(p))
+    {
+        let connection = args[..i]
+            .windows(2)
+            .find(|w| matches!(w[0].text(), "-c" | "--connect"))
+            .map(|w| w[1].clone())
+            .or_else(|| {
+                args[..i].iter().find_map(|a| {
+                    a.text()
+                        .strip_prefix("--connect=")
+                        .map(|v| Arg::literal(v.to_owned()))
+                })
+            });
+        if let Some(uri) = connection {
+            let hosts = uri.value.as_deref().map(net::hosts_in).unwrap_or_default();
+            match hosts.first() {
+                Some(host) if !host.is_empty() => ctx.findings.push(finding(
+                    program,
+                    vec![Target {
+                        name: (*host).to_owned(),
+                        kind: TargetKind::Host,
+                    }],
+                    Class::Mutating,
+                    format!("virsh {subcommand} changes the hypervisor it connects to"),
+                )),
+                _ if uri.value.is_none() => {
+                    ctx.findings
+                        .push(not_fixed(program, "the connection", &uri.raw));
+                }
+                _ => {}
+            }
+        }
+        return Ok(());
+    }
     let rest = &args[i + 1..];
     let mut domain = None;
     let mut j = 0;
@@ -3432,6 +3873,10 @@ const COMMON_SWITCHES: &[&str] = &[
     "Verbose", "Debug", "WhatIf", "Confirm", "Force", "PassThru", "AsJob",
 ];
 
+/// Parameters that take a value and are also the start of a switch's name (`-For` of
+/// Restart-Computer is not `-Force`): named exactly, they take the next word.
+const VALUE_PARAMETERS: &[&str] = &["For", "Delay", "Timeout", "Protocol", "Credential"];
+
 fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut parsed = PsArgs {
         named: Vec::new(),
@@ -3440,7 +3885,12 @@ fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         i += 1;
-        let raw = &arg.raw;
+        // PowerShell takes an en dash, an em dash or a horizontal bar for `-`.
+        let normalised = arg
+            .raw
+            .strip_prefix(['\u{2013}', '\u{2014}', '\u{2015}'])
+            .map(|rest| format!("-{rest}"));
+        let raw = normalised.as_ref().unwrap_or(&arg.raw);
         let is_param =
             raw.starts_with('-') && raw[1..].chars().next().is_some_and(char::is_alphabetic);
         if !is_param {
@@ -3462,10 +3912,14 @@ fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
             ));
             continue;
         }
-        if switches
+        let takes_a_value = VALUE_PARAMETERS
             .iter()
-            .chain(COMMON_SWITCHES)
-            .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
+            .any(|p| p.eq_ignore_ascii_case(name));
+        if !takes_a_value
+            && switches
+                .iter()
+                .chain(COMMON_SWITCHES)
+                .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
         {
             parsed.named.push((name.to_owned(), None));
             continue;

@@ -302,6 +302,12 @@ fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
     if name == "sed" {
         sed_allows(args, &operands)?;
     }
+    // `date 010100002020` sets the clock; `date +%s` only formats.
+    if name == "date"
+        && let Some(operand) = operands.iter().find(|o| !o.starts_with('+'))
+    {
+        return Err(format!("runs `date {operand}`, which sets the clock"));
+    }
     Ok(())
 }
 

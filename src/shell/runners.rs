@@ -29,8 +29,6 @@ const COMMAND_VARIABLES: &[&str] = &[
     "PROMPT_COMMAND",
     "BASH_ENV",
     "ENV",
-    "DOCKER_HOST",
-    "CONTAINER_HOST",
 ];
 
 /// Variables that load code into the program from a file or a module (`LD_PRELOAD=./x.so`,
@@ -66,7 +64,9 @@ const GIT_COMMAND_KEYS: &[&str] = &[
 
 /// Whether `name` is a variable whose code [`code_of`] reads.
 pub(crate) fn reads_variable(name: &str) -> bool {
-    COMMAND_VARIABLES.contains(&name) || LOADING_VARIABLES.contains(&name)
+    COMMAND_VARIABLES.contains(&name)
+        || LOADING_VARIABLES.contains(&name)
+        || name.starts_with("BASH_FUNC_")
 }
 
 /// Whether [`code_of`] reads the code in `base`'s arguments.
@@ -92,6 +92,8 @@ pub(crate) fn reads_arguments(base: &str) -> bool {
             | "bsdtar"
             | "make"
             | "gmake"
+            | "man"
+            | "rpm"
     )
 }
 
@@ -119,13 +121,28 @@ pub(crate) fn code_of(base: &str, cmd: &Cmd) -> Vec<Code> {
         };
         if COMMAND_VARIABLES.contains(&name) && !value.is_empty() {
             code.push(Code::Shell(strip_pipe(&arg)));
+        } else if name.starts_with("BASH_FUNC_") {
+            // An exported function: `() { body; }`.
+            let body = value
+                .trim_start_matches("()")
+                .trim()
+                .trim_start_matches('{')
+                .trim_end_matches('}');
+            code.push(Code::Shell(if dynamic {
+                Arg::dynamic(body.to_owned())
+            } else {
+                Arg::literal(body.to_owned())
+            }));
+        } else if matches!(name, "PS0" | "PS1" | "PS2" | "PS4") && value.contains(['$', '`']) {
+            // A prompt's command substitutions run each time it is shown (`set -x` shows PS4).
+            code.push(Code::Shell(Arg::literal(format!(": \"{value}\""))));
         } else if LOADING_VARIABLES.contains(&name) && !value.is_empty() {
             code.push(Code::Unread(format!(
                 "`{name}` loads code into `{base}` that is not read here"
             )));
         }
     }
-    let args = &cmd.words[1..];
+    let args = cmd.words.get(1..).unwrap_or_default();
     match base {
         "awk" | "gawk" | "mawk" | "nawk" => awk(args, &mut code),
         "sed" | "gsed" => sed(args, &mut code),
@@ -133,9 +150,28 @@ pub(crate) fn code_of(base: &str, cmd: &Cmd) -> Vec<Code> {
         "git" => git(args, &mut code),
         "tar" | "gtar" | "bsdtar" => tar(args, &mut code),
         "make" | "gmake" => make(args, &cmd.stdin, &mut code),
+        "man" => option_command(args, &["-P", "--pager"], &mut code),
+        "rpm" => option_command(args, &["--pipe"], &mut code),
         _ => {}
     }
     code
+}
+
+/// Whether git runs the value of this configuration key.
+fn is_command_key(key: &str) -> bool {
+    GIT_COMMAND_KEYS
+        .iter()
+        .any(|k| key == *k || (k.ends_with('.') && key.starts_with(k)))
+}
+
+fn strip_bang(arg: &Arg) -> Arg {
+    Arg {
+        raw: arg.raw.trim_start_matches(['\'', '!']).to_owned(),
+        value: arg
+            .value
+            .as_deref()
+            .map(|v| v.trim_start_matches('!').to_owned()),
+    }
 }
 
 /// `$X`, `"$X"`, `${X}`: a word that is one variable and nothing else.
@@ -320,6 +356,25 @@ fn vim(args: &[Arg], code: &mut Vec<Code>) {
     }
 }
 
+/// The value of an option that is a command (`man -P CMD`, `rpm --pipe CMD`), as the next
+/// word or attached with `=`.
+fn option_command(args: &[Arg], options: &[&str], code: &mut Vec<Code>) {
+    for (i, arg) in args.iter().enumerate() {
+        let text = arg.text();
+        if options.contains(&text) {
+            code.extend(args.get(i + 1).cloned().map(Code::Shell));
+        } else if let Some(value) = options
+            .iter()
+            .find_map(|o| text.strip_prefix(o).and_then(|v| v.strip_prefix('=')))
+        {
+            code.push(Code::Shell(match &arg.value {
+                Some(_) => Arg::literal(value.to_owned()),
+                None => Arg::dynamic(value.to_owned()),
+            }));
+        }
+    }
+}
+
 /// `git -c key=value`: the keys whose value git runs.
 fn git(args: &[Arg], code: &mut Vec<Code>) {
     let mut i = 0;
@@ -336,6 +391,20 @@ fn git(args: &[Arg], code: &mut Vec<Code>) {
                 )));
                 return;
             }
+            // `git config alias.x '!…'`: the setting runs later, as written here.
+            "config" => {
+                let words: Vec<&Arg> = args[i + 1..]
+                    .iter()
+                    .filter(|a| !a.text().starts_with('-'))
+                    .collect();
+                if let [key, value, ..] = words.as_slice()
+                    && let Some(key) = key.value.as_deref()
+                    && is_command_key(&key.to_ascii_lowercase())
+                {
+                    code.push(Code::Shell(strip_bang(value)));
+                }
+                break;
+            }
             _ if !text.starts_with('-') => break,
             _ => None,
         };
@@ -346,10 +415,7 @@ fn git(args: &[Arg], code: &mut Vec<Code>) {
             };
             if let Some((key, command)) = value.split_once('=') {
                 let key = key.to_ascii_lowercase();
-                if GIT_COMMAND_KEYS
-                    .iter()
-                    .any(|k| key == *k || (k.ends_with('.') && key.starts_with(k)))
-                {
+                if is_command_key(&key) {
                     let command = command.strip_prefix('!').unwrap_or(command);
                     code.push(Code::Shell(Arg::literal(command.to_owned())));
                 }
@@ -390,8 +456,30 @@ fn tar(args: &[Arg], code: &mut Vec<Code>) {
     }
 }
 
+/// The recipe lines of makefile text, each a shell command.
+fn recipes(makefile: &str) -> Vec<Code> {
+    makefile
+        .lines()
+        .filter_map(|line| line.strip_prefix('\t'))
+        .map(|recipe| {
+            Code::Shell(Arg::literal(
+                recipe.trim_start_matches(['@', '-', '+']).to_owned(),
+            ))
+        })
+        .collect()
+}
+
 /// `make -f - <<< '…'`: the recipes of a makefile given on standard input.
 fn make(args: &[Arg], stdin: &Stdin, code: &mut Vec<Code>) {
+    // `make --eval=TEXT`: makefile text on the command line.
+    for arg in args {
+        if let Some(text) = arg.text().strip_prefix("--eval=") {
+            match &arg.value {
+                Some(_) => code.extend(recipes(text)),
+                None => code.push(Code::Shell(Arg::dynamic(text.to_owned()))),
+            }
+        }
+    }
     let from_stdin = args
         .windows(2)
         .any(|w| matches!(w[0].text(), "-f" | "--file" | "--makefile") && w[1].text() == "-");
@@ -400,16 +488,7 @@ fn make(args: &[Arg], stdin: &Stdin, code: &mut Vec<Code>) {
     }
     match stdin {
         Stdin::Text(text) => match &text.value {
-            Some(makefile) => code.extend(
-                makefile
-                    .lines()
-                    .filter_map(|line| line.strip_prefix('\t'))
-                    .map(|recipe| {
-                        Code::Shell(Arg::literal(
-                            recipe.trim_start_matches(['@', '-', '+']).to_owned(),
-                        ))
-                    }),
-            ),
+            Some(makefile) => code.extend(recipes(makefile)),
             None => code.push(Code::Unread(String::from(
                 "the makefile on standard input is only known when the command runs",
             ))),

@@ -1,7 +1,8 @@
 //! The shell analysis against commands nobody here wrote: `tests/corpus/remote.toml` (remote
 //! access and fleet commands from tldr-pages, PowerShell-Docs, the Windows command reference,
 //! Ansible, Salt, pyinfra, Fabric and govc docs) and `tests/corpus/dev.toml` (what a coding
-//! agent runs all day), each labelled by hand before the analyser first read it.
+//! agent runs all day), each labelled by hand before the analyser first read it, and
+//! `tests/corpus/attacks.toml`, an attacker's pass written against it.
 //!
 //! The targets: no remote change passes undecided, no machine the command changes left out
 //! of its checkpoint, over-asks at most 3 % of the remote corpus and 1 % of the development
@@ -95,7 +96,8 @@ fn run(file: &str) -> (Score, String) {
                 format!("checkpoint {}", names.join(","))
             }
         };
-        let line = format!("{:?} {}", case.dialect, case.command.replace('\n', "⏎"));
+        let shown: String = case.command.replace('\n', "⏎").chars().take(160).collect();
+        let line = format!("{:?} {shown}", case.dialect);
         score.total += 1;
         let mut expected: Vec<String> = case
             .targets
@@ -187,4 +189,13 @@ fn the_remote_corpus_misses_nothing_and_names_the_right_machines() {
 #[test]
 fn development_commands_are_left_alone() {
     check("dev.toml", 1);
+}
+
+/// An attacker's pass (`attacks.toml`): names built at run time, code fed to shells,
+/// wrappers, option bundles, programs that run their arguments, remote commands that only
+/// look read-only, PowerShell, deep nesting. A question is always an acceptable answer
+/// there; no decision or a checkpoint that leaves out the changed machine never is.
+#[test]
+fn an_attackers_commands_never_pass_undecided() {
+    check("attacks.toml", 100);
 }
