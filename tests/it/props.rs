@@ -464,3 +464,173 @@ fn a_split_or_wrapped_remote_program_is_never_local() {
         })
         .expect("every split or wrapped remote program checkpoints or asks");
 }
+
+/// The attack classes as generators: a remote program's name built at run time (variables,
+/// defaults, globs, braces, substitutions, `$'…'` escapes), its command encoded and fed to a
+/// shell (echo, base64, rev, here-strings, pipes), behind wrappers with their options. What
+/// the analysis cannot read exactly asks; what it can read checkpoints web01. Never no
+/// decision.
+#[test]
+fn generated_attacks_never_pass_undecided() {
+    use base64::Engine as _;
+    use rewind::inventory::Inventory;
+    use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
+    let catalog = ShellCatalog::builtin().expect("shipped shell catalog");
+    let known = Inventory::of(["web01"]);
+    let names: [fn(&str) -> String; 10] = [
+        |p| p.to_owned(),
+        |p| format!("x={}; ${{x}}{}", &p[..2], &p[2..]),
+        |p| format!("${{X:-{}}}{}", &p[..2], &p[2..]),
+        |p| format!("/usr/bin/{}?", &p[..p.len() - 1]),
+        |p| format!("/usr/bin/{}[{}]", &p[..p.len() - 1], &p[p.len() - 1..]),
+        |p| format!("$(printf {p})"),
+        |p| format!("$'\\x{:02x}{}'", p.as_bytes()[0], &p[1..]),
+        |p| format!("\"{}\"\"{}\"", &p[..1], &p[1..]),
+        |p| format!("c='{p}'; $c"),
+        |p| format!("`echo {p}`"),
+    ];
+    let feeds: [fn(&str) -> String; 7] = [
+        |c| c.to_owned(),
+        |c| format!("echo '{c}' | sh"),
+        |c| {
+            format!(
+                "echo {} | base64 -d | bash",
+                base64::engine::general_purpose::STANDARD.encode(c)
+            )
+        },
+        |c| format!("rev <<< '{}' | sh", c.chars().rev().collect::<String>()),
+        |c| format!("bash -s <<< '{c}'"),
+        |c| format!("sh -c '{c}'"),
+        |c| format!("eval '{c}'"),
+    ];
+    let wrappers = [
+        "",
+        "sudo ",
+        "sudo -p x -u root ",
+        "setsid -w ",
+        "linux64 -R ",
+        "nohup ",
+        "timeout -s KILL 9 ",
+        "env -i ",
+        "nice -n 3 ",
+        "stdbuf -oL ",
+        "sshpass -e ",
+        "time -p ",
+        "command ",
+        "exec ",
+        "flock /tmp/l ",
+        "chronic ",
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 400,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = (
+        0..names.len(),
+        0..feeds.len(),
+        0..wrappers.len(),
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(n, f, w, scp)| {
+            let (program, rest) = if scp {
+                ("scp", "/tmp/x web01:/etc/x")
+            } else {
+                ("ssh", "web01 reboot")
+            };
+            let inner = format!("{}{} {rest}", wrappers[w], names[n](program));
+            // A name built with a quote cannot sit inside the single quotes of a feed.
+            let command = if inner.contains('\'') {
+                inner
+            } else {
+                feeds[f](&inner)
+            };
+            let verdict = analyse(&command, Dialect::Posix, &catalog, &known, None).verdict;
+            match &verdict {
+                Verdict::Unknown { .. } => {}
+                Verdict::Mutating(targets) => prop_assert!(
+                    targets.iter().any(|t| t.name == "web01"),
+                    "{command}: {verdict:?}"
+                ),
+                _ => prop_assert!(false, "{command}: {verdict:?}"),
+            }
+            Ok(())
+        })
+        .expect("every generated attack checkpoints web01 or asks");
+}
+
+/// Deeply nested and very long commands, of every compound kind, in every host's payload:
+/// the hook answers with exit 0 and a decision, or exit 2 with one line, never a crash.
+#[test]
+fn deep_and_long_commands_never_crash_the_hook() {
+    let env = TestEnv::start();
+    let shapes: [fn(usize) -> String; 9] = [
+        |n| {
+            format!(
+                "{}ssh web01 reboot{}",
+                "if true; then ".repeat(n),
+                "; fi".repeat(n)
+            )
+        },
+        |n| {
+            format!(
+                "{}ssh web01 reboot{}",
+                "while false; do ".repeat(n),
+                "; done".repeat(n)
+            )
+        },
+        |n| {
+            format!(
+                "{}ssh web01 reboot{}",
+                "case x in x) ".repeat(n),
+                " ;; esac".repeat(n)
+            )
+        },
+        |n| format!("{}ssh web01 reboot{}", "(".repeat(n), ")".repeat(n)),
+        |n| format!("{}ssh web01 reboot{}", "{ ".repeat(n), "; }".repeat(n)),
+        |n| format!("echo {}ssh web01 reboot{}", "$(".repeat(n), ")".repeat(n)),
+        |n| format!("{}ssh web01 reboot", "coproc ".repeat(n)),
+        |n| {
+            format!(
+                "for i in 1; do {}ssh web01 reboot{} done",
+                "for j in 2; do ".repeat(n),
+                "; done".repeat(n)
+            )
+        },
+        |n| format!("echo {}", "x".repeat(n * 100)),
+    ];
+    for (k, shape) in shapes.iter().enumerate() {
+        for depth in [60, 1_500, 20_000] {
+            let command = shape(depth);
+            let payload = serde_json::json!({
+                "session_id": "s", "transcript_path": "/t", "cwd": "/tmp",
+                "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                "tool_input": {"command": command}, "tool_use_id": format!("deep-{k}-{depth}")
+            });
+            let run = env.run(
+                &["hook", "--host", "claude-code"],
+                payload.to_string().as_bytes(),
+            );
+            assert!(
+                run.code == 0 && run.stdout.starts_with('{')
+                    || run.code == 2 && run.stderr.lines().count() == 1,
+                "shape {k} depth {depth}: exit {} stdout {:?} stderr {:?}",
+                run.code,
+                run.stdout.chars().take(200).collect::<String>(),
+                run.stderr.chars().take(200).collect::<String>()
+            );
+            if k < 8 {
+                // A checkpoint of web01 or a question, never silence.
+                assert!(
+                    run.code == 2
+                        || run.stdout.contains("web01")
+                        || run.stdout.contains("\"ask\"")
+                        || run.stdout.contains("deny"),
+                    "shape {k} depth {depth}: {}",
+                    run.stdout.chars().take(300).collect::<String>()
+                );
+            }
+        }
+    }
+}
