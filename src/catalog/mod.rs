@@ -116,7 +116,15 @@ const LOCAL_TOOLS: &[&str] = &[
 const SHELL_TOOLS: &[(&str, Dialect)] = &[
     ("Bash", Dialect::Posix),
     ("PowerShell", Dialect::PowerShell),
+    // Text typed into a shell already running (Codex `write_stdin`, Copilot `write_bash`):
+    // which machine that shell is on is not known.
+    (TYPED_SHELL, Dialect::Posix),
+    (TYPED_POWERSHELL, Dialect::PowerShell),
 ];
+
+/// The neutral names of the tools that type into a running shell.
+pub(crate) const TYPED_SHELL: &str = "ShellInput";
+pub(crate) const TYPED_POWERSHELL: &str = "PowerShellInput";
 
 /// What a catalog entry says about a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -17,6 +17,24 @@ use crate::shell::{self, Dialect, Outcome};
 
 /// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
 /// decide on a call, without Zerto. The same classification code as the hook decides.
+/// The call `rewind check TOOL --input JSON` describes, run from this directory.
+fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
+    let input: serde_json::Value = match &args.input {
+        Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
+        None => serde_json::json!({}),
+    };
+    Ok(ToolCall {
+        host: args.host.unwrap_or(Host::ClaudeCode),
+        session: None,
+        change: None,
+        tool: tool.to_owned(),
+        server: None,
+        input,
+        event: Event::BeforeTool,
+        cwd: std::env::current_dir().ok(),
+    })
+}
+
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -53,21 +71,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 }
             }
         }
-        (None, Some(tool)) => {
-            let input: serde_json::Value = match &args.input {
-                Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
-                None => serde_json::json!({}),
-            };
-            ToolCall {
-                host: args.host.unwrap_or(Host::ClaudeCode),
-                session: None,
-                change: None,
-                tool: tool.clone(),
-                server: None,
-                input,
-                event: Event::BeforeTool,
-            }
-        }
+        (None, Some(tool)) => named_call(args, tool)?,
         (None, None) => bail!("name a tool or give --payload"),
     };
     let name = ToolName::parse(&call.tool, call.server.as_deref());

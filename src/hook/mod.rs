@@ -457,7 +457,7 @@ fn shell_plan(
         ));
     };
     let until = Instant::now() + (config.hook.budget / 4).min(SHELL_TIME_MAX);
-    let judgement = match shell::judge(command, dialect, config, None, until) {
+    let judgement = match shell::judge(command, dialect, config, call.cwd.as_deref(), until) {
         Ok(judgement) => judgement,
         Err(e) => {
             return Plan::Decided(decide(
@@ -468,7 +468,25 @@ fn shell_plan(
         }
     };
     let source = format!("the command `{}`", shell::clip(command));
+    let typed = matches!(
+        call.tool.as_str(),
+        crate::catalog::TYPED_SHELL | crate::catalog::TYPED_POWERSHELL
+    );
     match judgement.outcome {
+        // Typed into a shell that may itself be on another machine (an ssh session): text
+        // that names a remote program or a protected machine asks.
+        shell::Outcome::NoDecision if typed && judgement.mentions_a_machine => decide_targets(
+            call,
+            Targets::Unknowable {
+                source,
+                part: shell::clip(command),
+                why: String::from(
+                    "(it is typed into a shell that is already running, whose machine is not known)",
+                ),
+            },
+            config,
+            facts,
+        ),
         shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
         shell::Outcome::Ask { part, why } => decide_targets(
             call,

@@ -161,6 +161,25 @@ pub(crate) enum Event {
     Unknown(String),
 }
 
+/// The working directory a payload names: `cwd`, else the first of Cursor's
+/// `workspace_roots`; only an absolute path counts.
+pub(crate) fn working_directory(
+    payload: &serde_json::Map<String, Value>,
+) -> Option<std::path::PathBuf> {
+    payload
+        .get("cwd")
+        .and_then(Value::as_str)
+        .or_else(|| {
+            payload
+                .get("workspace_roots")
+                .and_then(Value::as_array)
+                .and_then(|roots| roots.first())
+                .and_then(Value::as_str)
+        })
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
 /// One tool call, in no host's words.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolCall {
@@ -176,6 +195,9 @@ pub(crate) struct ToolCall {
     /// The tool's arguments.
     pub(crate) input: Value,
     pub(crate) event: Event,
+    /// The directory the call runs in, as the host sends it (`cwd`): relative paths in a
+    /// command (`ssh -F ./ssh.cfg`, `-i inventory`) are read from there.
+    pub(crate) cwd: Option<std::path::PathBuf>,
 }
 
 impl ToolCall {

@@ -480,6 +480,8 @@ pub enum Outcome {
 pub struct Judgement {
     pub analysis: Analysis,
     pub outcome: Outcome,
+    /// Whether the text names a remote program or a machine rewind protects at all.
+    pub mentions_a_machine: bool,
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
@@ -529,5 +531,13 @@ pub fn judge(
             }
         }
     };
-    Ok(Judgement { analysis, outcome })
+    let mentions_a_machine = catalog.names_a_program(command).is_some()
+        || command
+            .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '|' | '&'))
+            .any(|word| net::protected(word, &known).is_some());
+    Ok(Judgement {
+        analysis,
+        outcome,
+        mentions_a_machine,
+    })
 }

@@ -984,3 +984,53 @@ fn a_session_reopened_while_the_store_is_locked_asks_instead_of_keeping_the_old_
     assert!(reopen.reason().contains("\"s1\""), "{reopen:#?}");
     assert!(env.sim.inserts().is_empty());
 }
+
+/// Text typed into a shell that is already running (Codex `write_stdin`, Copilot
+/// `write_bash`) may land on another machine: naming a remote program or a protected
+/// machine asks (a deny that says so where the host cannot ask); ordinary typing does not.
+#[test]
+fn typing_into_a_running_shell_that_names_a_machine_asks() {
+    let env = TestEnv::start();
+    let cases = [
+        (
+            "codex",
+            serde_json::json!({"session_id": "s", "turn_id": "t", "transcript_path": "/t", "cwd": "/tmp",
+                "hook_event_name": "PreToolUse", "model": "m", "permission_mode": "default",
+                "tool_name": "write_stdin", "tool_input": {"session_id": 3, "chars": "ssh web01 uptime\n"},
+                "tool_use_id": "c1"}),
+        ),
+        (
+            "copilot",
+            serde_json::json!({"timestamp": 1, "cwd": "/tmp", "toolName": "write_bash",
+                "toolArgs": serde_json::json!({"shellId": "1", "input": "ssh web01 uptime\n"}).to_string()}),
+        ),
+    ];
+    for (host, payload) in cases {
+        let run = env.run(&["hook", "--host", host], payload.to_string().as_bytes());
+        assert!(
+            run.stdout.contains("already running") || run.stderr.contains("already running"),
+            "{host}: exit {} stdout {} stderr {}",
+            run.code,
+            run.stdout,
+            run.stderr
+        );
+        let mut quiet = payload.clone();
+        let typed = if host == "codex" {
+            &mut quiet["tool_input"]["chars"]
+        } else {
+            &mut quiet["toolArgs"]
+        };
+        *typed = if host == "codex" {
+            serde_json::json!("ls -la\n")
+        } else {
+            serde_json::json!(serde_json::json!({"shellId": "1", "input": "ls -la\n"}).to_string())
+        };
+        let run = env.run(&["hook", "--host", host], quiet.to_string().as_bytes());
+        assert!(
+            run.code == 0 && !run.stdout.contains("already running"),
+            "{host}: ordinary typing: {} {}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}

@@ -25,6 +25,9 @@ struct HookInput {
     tool_use_id: Option<String>,
     #[serde(default)]
     mcp_server: Option<McpServer>,
+    /// Any JSON: a `cwd` of an odd type is ignored, never a reason to refuse the payload.
+    #[serde(default)]
+    cwd: Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -82,6 +85,11 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server: input.mcp_server.and_then(|s| s.name),
         input: input.tool_input,
         event,
+        cwd: input
+            .cwd
+            .as_str()
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute()),
     })
 }
 

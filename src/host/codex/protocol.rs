@@ -39,6 +39,11 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         }
         "exec_command" => ("Bash".to_owned(), names::shell_input(args, "cmd")),
         "apply_patch" => ("Edit".to_owned(), args),
+        // Characters typed into a running `exec_command` session.
+        "write_stdin" => (
+            crate::catalog::TYPED_SHELL.to_owned(),
+            names::shell_input(args, "chars"),
+        ),
         _ => (tool, args),
     };
     Ok(ToolCall {
@@ -49,6 +54,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server: None,
         input,
         event,
+        cwd: crate::host::working_directory(&payload),
     })
 }
 

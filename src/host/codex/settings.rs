@@ -18,10 +18,11 @@ use crate::host::settings::{
     Events, Layout, Managed, OnFailure, STATUS, Shape, Syntax, Unit, home_or,
 };
 
-/// The shell tools (every name Codex versions have used), `apply_patch` (only a patch to
+/// The shell tools (every name Codex versions have used, and `write_stdin`, which types
+/// into a running one), `apply_patch` (only a patch to
 /// rewind's own files or a host's hook settings is refused) and every MCP tool.
 pub const MATCHER: &str =
-    "^(Bash|shell|local_shell|shell_command|exec_command|apply_patch)$|^mcp__";
+    "^(Bash|shell|local_shell|shell_command|exec_command|write_stdin|apply_patch)$|^mcp__";
 
 /// Codex CLI's hook files.
 pub static LAYOUT: Layout = Layout {
@@ -38,6 +39,7 @@ pub static LAYOUT: Layout = Layout {
             "local_shell",
             "shell_command",
             "exec_command",
+            "write_stdin",
         ],
         mcp: true,
         after_matcher: Some("^(Bash|shell|local_shell|shell_command|exec_command)$|^mcp__"),

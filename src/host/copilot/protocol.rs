@@ -95,6 +95,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server,
         input,
         event,
+        cwd: crate::host::working_directory(&payload),
     })
 }
 
@@ -102,6 +103,17 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
 fn neutral(native: &str, args: Value) -> (String, Option<String>, Value) {
     match native {
         "bash" | "Bash" => ("Bash".to_owned(), None, names::shell_input(args, "command")),
+        // Text typed into a shell the agent started earlier (`shellId`, `input`).
+        "write_bash" => (
+            crate::catalog::TYPED_SHELL.to_owned(),
+            None,
+            names::shell_input(args, "input"),
+        ),
+        "write_powershell" => (
+            crate::catalog::TYPED_POWERSHELL.to_owned(),
+            None,
+            names::shell_input(args, "input"),
+        ),
         "powershell" | "PowerShell" => (
             "PowerShell".to_owned(),
             None,
@@ -174,7 +186,7 @@ mod tests {
             ("Bash", "Bash"),
             ("view", "Read"),
             ("edit", "Edit"),
-            ("write_bash", "write_bash"),
+            ("write_bash", "ShellInput"),
             ("Read", "Read"),
         ] {
             let payload = json!({"toolName": native, "toolArgs": {}});

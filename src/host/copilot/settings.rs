@@ -18,7 +18,7 @@ use crate::host::settings::{
 /// The shell tools, the file tools (only a write to rewind's own files or a host's hook
 /// settings, or a read of the token cache, is asked about) and every MCP tool
 /// (`<server>-<tool>`; no built-in tool has a `-`).
-pub const MATCHER: &str = "bash|powershell|create|edit|str_replace_editor|apply_patch|view|.+-.+";
+pub const MATCHER: &str = "bash|powershell|write_bash|write_powershell|create|edit|str_replace_editor|apply_patch|view|.+-.+";
 /// The file rewind writes in the hooks directory.
 const FILE: &str = "rewind.json";
 
@@ -31,7 +31,7 @@ pub static LAYOUT: Layout = Layout {
         before: "preToolUse",
         after: "postToolUse",
         matcher: Some(MATCHER),
-        must_reach: &["bash", "powershell"],
+        must_reach: &["bash", "powershell", "write_bash", "write_powershell"],
         mcp: true,
         after_matcher: Some("bash|powershell|.+-.+"),
         files_only: false,

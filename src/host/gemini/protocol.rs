@@ -84,6 +84,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server,
         input,
         event,
+        cwd: crate::host::working_directory(&payload),
     })
 }
 
