@@ -191,12 +191,31 @@ impl ToolCall {
         format!("{}/{session}", self.host.name())
     }
 
-    /// The change id, or one made up for this process when the host sent none.
+    /// The change id, or one made up for this process when the host sent none
+    /// ([`made_up_change_id`]).
     pub(crate) fn change_id(&self) -> String {
-        self.change
-            .clone()
-            .unwrap_or_else(|| format!("rewind-{}", std::process::id()))
+        self.change.clone().unwrap_or_else(made_up_change_id)
     }
+}
+
+/// The change id of a call whose host sends none (Gemini, Copilot), the same for the whole
+/// process: `rewind-<UTC time to the second>-<16 random hex digits>`. Unique across
+/// processes, so `rewind recover --change` never finds the checkpoint of another call, as it
+/// could with a process id, which the system reuses.
+pub(crate) fn made_up_change_id() -> String {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let at = crate::time::format_utc(std::time::SystemTime::now()).replace(['-', ':'], "");
+        format!(
+            "rewind-{at}-{}",
+            uuid::Uuid::new_v4()
+                .simple()
+                .to_string()
+                .get(..16)
+                .unwrap_or_default()
+        )
+    })
+    .clone()
 }
 
 /// Why stdin is not a usable call (each is exit 2 with one line on stderr).
@@ -555,6 +574,16 @@ mod tests {
                 "{host:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_made_up_change_id_carries_the_time_and_randomness_not_the_process_id() {
+        let id = made_up_change_id();
+        let shape = regex::Regex::new(r"^rewind-\d{8}T\d{6}Z-[0-9a-f]{16}$").expect("regex");
+        assert!(shape.is_match(&id), "{id}");
+        assert!(!id.ends_with(&format!("-{}", std::process::id())), "{id}");
+        // One id for the whole process: the tag and the recover command agree.
+        assert_eq!(made_up_change_id(), id);
     }
 
     #[test]

@@ -264,11 +264,14 @@ fn decide_each(
 }
 
 /// What changes from run to run in an outcome: ports, temporary directories, and the change id
-/// rewind makes up (named for its process) for Gemini and Copilot, which send no call id.
+/// rewind makes up (time and randomness) for Gemini and Copilot, which send no call id.
 fn filters(temps: &[String]) -> Vec<(&str, &str)> {
     let mut filters: Vec<(&str, &str)> = vec![
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
-        (r"--change rewind-\d+", "--change rewind-[pid]"),
+        (
+            r"--change rewind-\d{8}T\d{6}Z-[0-9a-f]{16}",
+            "--change rewind-[made-up]",
+        ),
     ];
     filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
     filters
@@ -568,14 +571,15 @@ fn a_claude_code_entry_run_by_cursor_or_copilot_answers_as_the_senders_own_entry
             .expect("a recorded Copilot payload");
         cases.push(("copilot", unscrub(&recorded)));
     }
-    let pid = regex::Regex::new(r"rewind-\d+").expect("a regex");
+    let made_up = regex::Regex::new(r"rewind-\d{8}T\d{6}Z-[0-9a-f]{16}").expect("a regex");
     for (sender, stdin) in cases {
         let answers: Vec<String> = [sender, "claude-code"]
             .map(|host| {
                 // A fresh simulator each: the second checkpoint would have another id.
                 let env = scene_env(&dir.join("copilot-1.0.102-shell.json"));
                 let run = env.run(&["hook", "--host", host], &stdin);
-                pid.replace_all(&outcome(&run).to_string(), "rewind-[pid]")
+                made_up
+                    .replace_all(&outcome(&run).to_string(), "rewind-[made-up]")
                     .into_owned()
             })
             .into();
