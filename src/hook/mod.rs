@@ -170,13 +170,13 @@ fn answer(
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
             Ok(call) => {
                 dialect.set(Some(call.host));
-                let evaluation = if crate::console::stdout_is_void() {
-                    // No answer can reach the host (`/dev/null`, or a stdout the parent
-                    // closed): no checkpoint for a call that will be refused, and the audit
-                    // trail says what the host got.
+                let evaluation = if let Some(why) = crate::console::stdout_unwritable() {
+                    // No answer can reach the host (`/dev/null`, a stdout the parent closed,
+                    // `/dev/full`, a pipe whose reader is gone): no checkpoint for a call that
+                    // will be refused, and the audit trail says what the host got.
                     Evaluation {
-                        decision: Decision::Block(String::from(
-                            "rewind: stdout leads nowhere, so no decision can reach the host; refusing the call",
+                        decision: Decision::Block(format!(
+                            "rewind: {why}, so no decision can reach the host; refusing the call"
                         )),
                         call: Some(call),
                         facts: Facts::default(),

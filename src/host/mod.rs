@@ -263,12 +263,85 @@ impl std::fmt::Display for Unreadable {
 /// The payload every dialect reads: size and emptiness checked, then parsed as one JSON object.
 /// Bytes that are not JSON are `NotJson`; JSON that is not an object (`[1,2]`, `"text"`) is
 /// `NotObject`, naming what it is.
+///
+/// A key the object names twice (which no host writes) reads as the list of all its values,
+/// in order, which no field of a hook payload accepts: two event names are an unknown event
+/// (a deny), two tool names no tool name, whichever of them comes first. A JSON parser keeps
+/// only one of them, and which one differs between readers.
 pub(crate) fn payload(stdin: &[u8]) -> Result<serde_json::Map<String, Value>, Unreadable> {
     precheck(stdin)?;
-    match serde_json::from_slice::<Value>(stdin) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(Unreadable::NotObject(json_kind(&other))),
+    match serde_json::from_slice::<Payload>(stdin) {
+        Ok(Payload::Object(map)) => Ok(map),
+        Ok(Payload::Other(other)) => Err(Unreadable::NotObject(json_kind(&other))),
         Err(e) => Err(Unreadable::NotJson(short(&e.to_string()))),
+    }
+}
+
+/// A payload's top level as [`payload`] reads it: an object whose repeated keys keep every
+/// value, or any other JSON value.
+enum Payload {
+    Object(serde_json::Map<String, Value>),
+    Other(Value),
+}
+
+impl<'de> serde::Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = Payload;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Payload, A::Error> {
+                let mut map = serde_json::Map::new();
+                let mut repeated: Vec<String> = Vec::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    let value: Value = access.next_value()?;
+                    match map.get_mut(&key) {
+                        None => {
+                            map.insert(key, value);
+                        }
+                        Some(Value::Array(values)) if repeated.contains(&key) => {
+                            values.push(value);
+                        }
+                        Some(first) => {
+                            *first = Value::Array(vec![first.take(), value]);
+                            repeated.push(key);
+                        }
+                    }
+                }
+                Ok(Payload::Object(map))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Payload, A::Error> {
+                while access.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Payload::Other(Value::Array(Vec::new())))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::String(String::new())))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_unit<E>(self) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::Null))
+            }
+        }
+        deserializer.deserialize_any(Top)
     }
 }
 
@@ -288,12 +361,25 @@ pub(crate) fn tool_name(
 }
 
 /// The event a host's event name denotes: exactly `before` or `after` (the host's own
-/// spelling), else unknown as sent (absent reads as empty).
-pub(crate) fn event(name: Option<&str>, before: &str, after: &str) -> Event {
+/// spelling), else unknown as sent (absent, or not a string, reads as empty). Two names (a
+/// key the payload repeats, see [`payload`]) are unknown, whatever they are and in whichever
+/// order.
+pub(crate) fn event(name: Option<&Value>, before: &str, after: &str) -> Event {
     match name {
-        Some(name) if name == before => Event::BeforeTool,
-        Some(name) if name == after => Event::AfterTool,
-        other => Event::Unknown(other.unwrap_or_default().to_owned()),
+        Some(Value::String(name)) if name == before => Event::BeforeTool,
+        Some(Value::String(name)) if name == after => Event::AfterTool,
+        Some(Value::String(name)) => Event::Unknown(name.clone()),
+        Some(Value::Array(names)) => Event::Unknown(format!(
+            "{} (two event names in one payload)",
+            names
+                .iter()
+                .map(|name| name
+                    .as_str()
+                    .map_or_else(|| name.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+        _ => Event::Unknown(String::new()),
     }
 }
 
@@ -405,7 +491,8 @@ impl Rendered {
     /// still blocks if anything reads the exit code.
     pub(crate) fn emit(&self) -> std::process::ExitCode {
         if let Some(text) = &self.stdout
-            && (crate::console::stdout_is_void() || crate::console::write_json(text).is_err())
+            && (crate::console::stdout_unwritable().is_some()
+                || crate::console::write_json(text).is_err())
         {
             // One line: a refusal's own reason when it has one.
             crate::console::err(

@@ -595,3 +595,62 @@ fn a_claude_code_entry_run_by_cursor_or_copilot_answers_as_the_senders_own_entry
         }
     }
 }
+
+/// A payload that names two events (which no host writes), the after-the-call one before
+/// `tool_input` and the before-the-call one after it, or the other way round: a deny in every
+/// dialect, whichever order, never a call read as already run (which passes), and no
+/// checkpoint.
+#[test]
+fn two_event_names_in_one_payload_are_a_deny_whatever_their_order() {
+    let env = crate::support::TestEnv::start();
+    let input = r#"{"host":"jp-ubuntu","command":"reboot"}"#;
+    // (host, its own before and after names, the rest of its payload)
+    let hosts = [
+        (
+            "claude-code",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_use_id":"toolu_2e""#,
+        ),
+        (
+            "codex",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","turn_id":"t","tool_name":"mcp__ssh__exec","tool_use_id":"call_2e""#,
+        ),
+        (
+            "gemini",
+            "BeforeTool",
+            "AfterTool",
+            r#""session_id":"s","transcript_path":"/t","timestamp":"2026","tool_name":"mcp_ssh_exec""#,
+        ),
+        (
+            "copilot",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","timestamp":"2026","tool_name":"ssh-exec""#,
+        ),
+        (
+            "cursor",
+            "preToolUse",
+            "postToolUse",
+            r#""conversation_id":"c","generation_id":"g","cursor_version":"1.7.2","tool_name":"MCP:exec","tool_use_id":"tu2e""#,
+        ),
+    ];
+    for (host, before, after, rest) in hosts {
+        for (first, second) in [(after, before), (before, after)] {
+            let stdin = format!(
+                r#"{{{rest},"hook_event_name":"{first}","tool_input":{input},"hook_event_name":"{second}"}}"#
+            );
+            let run = env.run(&["hook", "--host", host], stdin.as_bytes());
+            let answer = run.stdout.trim();
+            assert!(
+                answer.contains("\"deny\"") && answer.contains("two event names"),
+                "{host} {first}/{second}: {run:?}"
+            );
+            assert!(env.sim.inserts().is_empty(), "{host}: no checkpoint");
+        }
+    }
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(!audit.contains("\"ran\""), "{audit}");
+}

@@ -79,11 +79,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             tool_name(&payload, "tool_name")?,
             names::arguments(payload.get("tool_input")),
             text(&payload, "session_id"),
-            event(
-                payload.get("hook_event_name").and_then(Value::as_str),
-                "PreToolUse",
-                "PostToolUse",
-            ),
+            event(payload.get("hook_event_name"), "PreToolUse", "PostToolUse"),
         )
     };
     let (tool, server, input) = neutral(&native, args);

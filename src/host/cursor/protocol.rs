@@ -55,6 +55,10 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
     let text = |key: &str| crate::host::text(&payload, key).filter(|s| !s.trim().is_empty());
     let event_name = text("hook_event_name").unwrap_or_default();
     let event = match event_name.as_str() {
+        // Two event names (see `payload`): unknown, naming both.
+        _ if payload.get("hook_event_name").is_some_and(Value::is_array) => {
+            crate::host::event(payload.get("hook_event_name"), "", "")
+        }
         "beforeShellExecution" | "beforeMCPExecution" | "preToolUse" => Event::BeforeTool,
         "afterShellExecution" | "afterMCPExecution" | "postToolUse" => Event::AfterTool,
         _ => Event::Unknown(event_name.clone()),
