@@ -528,6 +528,18 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
         "{} server(s), {uncovered} tool(s) in no catalog, {failed} server(s) not scanned",
         reports.len()
     ));
+    let flagged: usize = reports
+        .iter()
+        .filter_map(|r| r.tools.as_ref().ok())
+        .flatten()
+        .filter(|t| t.review.is_some())
+        .count();
+    if flagged > 0 {
+        say(format!(
+            "{flagged} catalog entr{} to review: read-only for a tool its server annotates destructive",
+            if flagged == 1 { "y" } else { "ies" }
+        ));
+    }
     let stamp = crate::time::format_utc_millis(std::time::SystemTime::now());
     let proposals = scan::proposals_toml(&reports, &stamp);
     if !args.write {
@@ -558,7 +570,11 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
 fn tool_line(tool: &scan::ToolReport) -> String {
     let name = &tool.name;
     if let (Some(class), Some(entry)) = (tool.class, &tool.entry) {
-        return format!("  {name:<28} {:<10} {entry}", class.to_string());
+        let mut line = format!("  {name:<28} {:<10} {entry}", class.to_string());
+        if let Some(review) = &tool.review {
+            let _ = write!(line, "\n  {:<28} REVIEW: {review}", "");
+        }
+        return line;
     }
     let Some(proposal) = &tool.proposal else {
         return format!("  {name:<28} unlisted");
