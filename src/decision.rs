@@ -105,6 +105,8 @@ pub(crate) enum Finding<'a> {
     NoVmConcern,
     /// The tool is in no catalog.
     Unlisted,
+    /// The host does not say which MCP server runs the tool, and it cannot be told (`why`).
+    UnknownServer { why: &'a str },
     /// A mutating call naming no VM; `looked_for` says where. With `sessions`, the entry
     /// also reads a session an earlier call opened, and none was found.
     NoVm { looked_for: &'a str, sessions: bool },
@@ -187,6 +189,10 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
         Finding::AfterTheCall | Finding::NoVmConcern => Decision::None,
         Finding::UnknownEvent(event) => Decision::Deny(format!(
             "rewind: hook event {event:?} is not one this host sends before a tool call, so {tool} was not allowed; check the hook entry in the host's settings"
+        )),
+        Finding::UnknownServer { why } => Decision::Ask(format!(
+            "rewind: {why}, so no catalog can say whether it can change a VM and no Zerto checkpoint was taken. \
+             Approve only if it cannot change a VM."
         )),
         Finding::Unlisted => Decision::Ask(format!(
             "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \

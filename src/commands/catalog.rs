@@ -29,30 +29,10 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         return check_command(&config, command, dialect);
     }
     let call = match (&args.payload, &args.tool) {
-        (Some(path), _) => {
-            let bytes = if path == Path::new("-") {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-                    .context("cannot read the payload from stdin")?;
-                bytes
-            } else {
-                std::fs::read(path)
-                    .with_context(|| format!("cannot read payload {}", path.display()))?
-            };
-            match host::read(args.host, &bytes) {
-                Ok(call) => call,
-                Err((_, why)) => {
-                    if args.json {
-                        return super::print_json(&serde_json::json!({
-                            "tool": null, "class": null, "entry": null,
-                            "decision": "block", "reason": why.to_string(), "targets": [],
-                        }));
-                    }
-                    say(format!("decision: block (exit 2): {why}"));
-                    return Ok(());
-                }
-            }
-        }
+        (Some(path), _) => match payload_call(&config, args, path)? {
+            Some(call) => call,
+            None => return Ok(()),
+        },
         (None, Some(tool)) => {
             let input: serde_json::Value = match &args.input {
                 Some(text) => serde_json::from_str(text).context("--input is not a JSON object")?,
@@ -66,6 +46,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 server: None,
                 input,
                 event: Event::BeforeTool,
+                server_hint: None,
             }
         }
         (None, None) => bail!("name a tool or give --payload"),
@@ -120,6 +101,44 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         }
     }
     Ok(())
+}
+
+/// The call a `--payload` file holds, read and its server named as the hook does; `None` when
+/// that alone decides (unreadable input, a server that cannot be told), the decision said.
+fn payload_call(
+    config: &Config,
+    args: &CheckArgs,
+    path: &Path,
+) -> anyhow::Result<Option<ToolCall>> {
+    let bytes = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .context("cannot read the payload from stdin")?;
+        bytes
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read payload {}", path.display()))?
+    };
+    let (tool, label, reason) = match host::read(args.host, &bytes) {
+        Ok(mut call) => match hook::name_server(&mut call, config) {
+            None => return Ok(Some(call)),
+            Some(decision) => (
+                Some(call.tool.clone()),
+                decision.label(),
+                decision.text().unwrap_or_default().to_owned(),
+            ),
+        },
+        Err((_, why)) => (None, "block (exit 2)", why.to_string()),
+    };
+    if args.json {
+        let decision = label.split(' ').next().unwrap_or(label);
+        super::print_json(&serde_json::json!({
+            "tool": tool, "class": null, "entry": null,
+            "decision": decision, "reason": reason, "targets": [],
+        }))?;
+    } else {
+        say(format!("decision: {label}: {reason}"));
+    }
+    Ok(None)
 }
 
 /// `rewind check --json`: the same facts as one document.

@@ -266,22 +266,44 @@ fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
     }
 }
 
+/// Names the MCP server of a call whose host does not name it plainly (Copilot's
+/// `<server>-<tool>`, Cursor's command or URL) from the host's own configuration and the
+/// catalogs' server names: `Some` is the decision when it cannot be told which server it is.
+pub(crate) fn name_server(call: &mut ToolCall, config: &Config) -> Option<Decision> {
+    let catalogued = || {
+        Catalog::literal_servers(config.hook.builtin_catalogs, &config.hook.catalogs)
+            .unwrap_or_default()
+    };
+    let home = config::home_dir();
+    match host::servers::name_server(call, home.as_deref(), catalogued) {
+        Ok(()) => None,
+        Err(why) => Some(decide(call, &Finding::UnknownServer { why: &why }, config)),
+    }
+}
+
 /// Decides on one call: classification on this thread, the guard (if needed) under the
 /// watchdog.
 fn evaluate_call(
-    call: ToolCall,
+    mut call: ToolCall,
     config: &Config,
     config_error: Option<&str>,
     deadline: &Deadline,
 ) -> Evaluation {
     let mut facts = Facts::default();
-    let plan = match config_error {
-        Some(_) if call.event == Event::AfterTool => {
-            facts.ran = true;
-            Plan::Decided(Decision::None)
-        }
-        Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
-        None => plan(&call, config, &mut facts),
+    let unnamed = match config_error {
+        None => name_server(&mut call, config),
+        Some(_) => None,
+    };
+    let plan = match unnamed {
+        Some(decision) => Plan::Decided(decision),
+        None => match config_error {
+            Some(_) if call.event == Event::AfterTool => {
+                facts.ran = true;
+                Plan::Decided(Decision::None)
+            }
+            Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
+            None => plan(&call, config, &mut facts),
+        },
     };
     let decision = match plan {
         Plan::Decided(decision) => decision,

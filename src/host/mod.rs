@@ -38,6 +38,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 mod names;
+pub(crate) mod servers;
 pub mod settings;
 
 use serde_json::Value;
@@ -176,6 +177,9 @@ pub(crate) struct ToolCall {
     /// The tool's arguments.
     pub(crate) input: Value,
     pub(crate) event: Event,
+    /// What the host says about the MCP server where it does not name it plainly (Copilot's
+    /// `<server>-<tool>`, Cursor's command or URL): [`servers::name_server`] names it.
+    pub(crate) server_hint: Option<servers::ServerHint>,
 }
 
 impl ToolCall {

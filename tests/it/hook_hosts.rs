@@ -654,3 +654,145 @@ fn two_event_names_in_one_payload_are_a_deny_whatever_their_order() {
     let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
     assert!(!audit.contains("\"ran\""), "{audit}");
 }
+
+/// Copilot joins server and tool as `<server>-<tool>`, and both may hold `-`: the name splits
+/// at the longest server Copilot is configured with (its user file or the call's directory),
+/// so `ssh-ops-exec` is server `ssh-ops`'s `exec` (checkpointed), and `rewind-lab-exec` is
+/// not the read-only `rewind` server's `lab-exec`. A name no configured server settles asks.
+/// Both payload shapes Copilot sends carry it.
+#[test]
+fn a_copilot_tool_name_splits_at_the_server_copilot_is_configured_with() {
+    let env = crate::support::TestEnv::start();
+    let work = env.path("work");
+    std::fs::create_dir_all(env.path("home/.copilot")).expect("mkdir");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let input = json!({"host": "jp-ubuntu", "command": "sudo reboot"});
+    let payloads = |tool: &str| {
+        [
+            json!({"sessionId": "s-1", "timestamp": 1, "cwd": work, "toolName": tool, "toolArgs": input}),
+            json!({"hook_event_name": "PreToolUse", "session_id": "s-1", "timestamp": "2026-12-01T04:18:51.023Z",
+                   "cwd": work, "tool_name": tool, "tool_input": input}),
+        ]
+    };
+    let decide = |stdin: &Value| {
+        let run = env.run(&["hook", "--host", "copilot"], stdin.to_string().as_bytes());
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str::<Value>(&run.stdout).expect("JSON")
+    };
+
+    // Nothing configured: `ssh-ops-exec` and `rewind-lab-exec` can each be read two ways.
+    for tool in ["ssh-ops-exec", "rewind-lab-exec"] {
+        for payload in payloads(tool) {
+            let answer = decide(&payload);
+            assert_eq!(answer["permissionDecision"], "ask", "{tool}: {answer}");
+            let reason = answer["permissionDecisionReason"].as_str().expect("reason");
+            assert!(reason.contains("could be server"), "{tool}: {reason}");
+        }
+    }
+    assert!(env.sim.inserts().is_empty());
+
+    // Configured: the user's file names `ssh-ops`, the call's directory `rewind-lab`.
+    std::fs::write(
+        env.path("home/.copilot/mcp-config.json"),
+        json!({"mcpServers": {"ssh-ops": {"command": "npx", "args": ["ssh-mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        work.join(".mcp.json"),
+        json!({"mcpServers": {"rewind-lab": {"command": "rewind", "args": ["mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    for payload in payloads("ssh-ops-exec") {
+        let answer = decide(&payload);
+        let context = answer["additionalContext"].as_str().unwrap_or_default();
+        assert!(context.contains("tagged checkpoint"), "{answer}");
+    }
+    assert_eq!(env.sim.inserts().len(), 2, "one checkpoint per call");
+    for payload in payloads("rewind-lab-exec") {
+        let answer = decide(&payload);
+        assert_eq!(answer["permissionDecision"], "ask", "{answer}");
+        let reason = answer["permissionDecisionReason"].as_str().expect("reason");
+        assert!(
+            reason.contains("mcp__rewind-lab__exec is in no catalog"),
+            "{reason}"
+        );
+    }
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(audit.contains(r#""tool":"mcp__ssh-ops__exec""#), "{audit}");
+    assert!(
+        !audit.contains(r#""tool":"mcp__rewind__lab-exec""#),
+        "{audit}"
+    );
+}
+
+/// Cursor names an MCP call's server only by its `command` or `url`: the server is looked up
+/// in Cursor's own `mcp.json` (the user's, and the workspace's under `workspace_roots`), so a
+/// catalogued server is checkpointed instead of refused. A command no file configures stays
+/// unnamed: refused, as Cursor cannot ask.
+#[test]
+fn a_cursor_mcp_call_is_named_from_cursors_own_mcp_json() {
+    let env = crate::support::TestEnv::start();
+    let root = env.path("work");
+    std::fs::create_dir_all(env.path("home/.cursor")).expect("mkdir");
+    std::fs::create_dir_all(root.join(".cursor")).expect("mkdir");
+    std::fs::write(
+        env.path("home/.cursor/mcp.json"),
+        json!({"mcpServers": {"ssh": {"command": "npx", "args": ["-y", "ssh-mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        root.join(".cursor/mcp.json"),
+        json!({"mcpServers": {"ssh-bridge": {"url": "http://127.0.0.1:9/mcp"}}}).to_string(),
+    )
+    .expect("write");
+    let call = |server: (&str, &str), tool: &str, input: Value| {
+        let mut payload = json!({
+            "conversation_id": "c0501000-0000-4000-8000-000000000002",
+            "generation_id": "9e0e0000-0000-4000-8000-000000000002",
+            "cursor_version": "1.7.2",
+            "workspace_roots": [root],
+            "hook_event_name": "beforeMCPExecution",
+            "tool_name": tool,
+            "tool_input": input.to_string(),
+        });
+        payload[server.0] = json!(server.1);
+        let run = env.run(
+            &["hook", "--host", "cursor"],
+            payload.to_string().as_bytes(),
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str::<Value>(&run.stdout).expect("JSON")
+    };
+    let reboot = json!({"host": "jp-ubuntu", "command": "sudo reboot"});
+    let answer = call(("command", "npx -y ssh-mcp"), "exec", reboot.clone());
+    assert!(
+        answer["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tagged checkpoint")),
+        "{answer}"
+    );
+    assert_ne!(answer["permission"], "deny", "{answer}");
+    let answer = call(
+        ("url", "http://127.0.0.1:9/mcp"),
+        "ssh_exec",
+        reboot.clone(),
+    );
+    assert!(
+        answer["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tagged checkpoint")),
+        "{answer}"
+    );
+    assert_eq!(env.sim.inserts().len(), 2);
+    // A command no mcp.json configures: unnamed, refused.
+    let answer = call(("command", "npx other-mcp"), "exec", reboot);
+    assert_eq!(answer["permission"], "deny", "{answer}");
+    assert_eq!(env.sim.inserts().len(), 2);
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(audit.contains(r#""tool":"mcp__ssh__exec""#), "{audit}");
+    assert!(
+        audit.contains(r#""tool":"mcp__ssh-bridge__ssh_exec""#),
+        "{audit}"
+    );
+    assert!(audit.contains(r#""tool":"mcp__unnamed__exec""#), "{audit}");
+}

@@ -77,6 +77,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server: input.mcp_server.and_then(|s| s.name),
         input: input.tool_input,
         event,
+        server_hint: None,
     })
 }
 

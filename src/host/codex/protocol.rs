@@ -45,6 +45,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server: None,
         input,
         event,
+        server_hint: None,
     })
 }
 

@@ -80,6 +80,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         server,
         input,
         event,
+        server_hint: None,
     })
 }
 
