@@ -169,8 +169,26 @@ impl Default for Policy {
     }
 }
 
-/// The decision for a finding about a call to `tool` with change id `change`.
+/// The decision for a finding about a call to `tool` with change id `change`. Its text
+/// leaves the process (to the host, the model, the audit trail), so it goes through the same
+/// redaction as the call's stored arguments: a command, a VM reference, a parse error or an
+/// error message it quotes carries no secret.
 pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
+    let redact = |text: String| crate::secret::redact_text(&text);
+    match decide_unredacted(tool, change, finding, policy) {
+        Decision::None => Decision::None,
+        Decision::Context(text) => Decision::Context(redact(text)),
+        Decision::Allow { reason, context } => Decision::Allow {
+            reason: redact(reason),
+            context: redact(context),
+        },
+        Decision::Deny(text) => Decision::Deny(redact(text)),
+        Decision::Ask(text) => Decision::Ask(redact(text)),
+        Decision::Block(text) => Decision::Block(redact(text)),
+    }
+}
+
+fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
     match finding {
         Finding::BadInput(why) => Decision::Block(why.to_string()),
         Finding::ConfigError(error) => {
@@ -220,9 +238,8 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             "rewind: {tool} can change a VM, but {source} {why}, so it names no VM and no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
         Finding::Unknowable { source, part, why } => Decision::Ask(format!(
-            "rewind: {tool} reaches hosts that cannot be known exactly: `{}` in {source} {why}. No Zerto checkpoint was taken; \
-             approve only if nothing on those hosts needs rewinding, or name the hosts one by one.",
-            crate::secret::redact_text(part)
+            "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in {source} {why}. No Zerto checkpoint was taken; \
+             approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
         )),
         Finding::TooManyVms { count, max } => Decision::Ask(format!(
             "rewind: {tool} names {count} hosts, more than the {max} one call may checkpoint ([hook] max_vms); no Zerto checkpoint was taken. \

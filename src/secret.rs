@@ -1,6 +1,7 @@
 //! Secrets: a string that must never be printed ([`Secret`]), and the redaction of secrets
 //! that others wrote into text we keep (tool arguments in the audit trail, the command a
-//! decision quotes): secret-looking keys, `KEY=value` on any line and inside option lists,
+//! decision quotes, every decision's text): secret-looking keys (by a rule on the words of
+//! the name, see [`is_secret_key`]), `KEY=value` on any line and inside option lists,
 //! `--password x`, `-p<secret>` and `-p <secret>` for the programs that take one,
 //! `user:secret` for curl, `user:secret@` in URLs, the scheme's credential in an
 //! `Authorization` header, a password piped or here-stringed into a program that reads it from
@@ -45,11 +46,47 @@ pub(crate) const REDACTED: &str = "[redacted]";
 /// dashes) names a secret. The key is split into words (`_`, `-`, `.`, `:`, camelCase), so a
 /// host called `passage01` or a `max_tokens` limit is not a secret, while `pw`, `MYSQL_PWD`,
 /// `apiKey`, `X-Auth-Token`, `DB_PASSWORD` and `credentials_file` are.
+///
+/// The rule: a name says secret when one of its words says secret, password, pass, pwd,
+/// token, pin, otp or credential (also run together, `dbpass`, `SSHPASS`), or when it ends
+/// in a key (`key`, `api_key`, `sshkey`; not `StrictHostKeyChecking`), or when a key's or
+/// identity's content follows (`identity_file_content`, `key_data`).
 pub(crate) fn is_secret_key(key: &str) -> bool {
     let words = key_words(key);
     let pair =
         |first: &str, second: &str| words.windows(2).any(|w| w[0] == first && w[1] == second);
+    let last = words.last().map(String::as_str).unwrap_or_default();
+    let content = |w: &str| {
+        matches!(
+            w,
+            "content"
+                | "contents"
+                | "data"
+                | "material"
+                | "pem"
+                | "text"
+                | "value"
+                | "b64"
+                | "base64"
+        )
+    };
     words.iter().any(|word| secret_word(word))
+        || last == "key"
+        || (last.ends_with("key")
+            && last.len() > 3
+            && !matches!(last, "hotkey" | "monkey" | "turkey" | "hockey" | "jockey"))
+        || (last.ends_with("pass")
+            && !matches!(
+                last,
+                "bypass" | "compass" | "encompass" | "overpass" | "underpass" | "trespass"
+            ))
+        || last == "pin"
+        || words.windows(2).any(|w| {
+            (w[0] == "identity" || w[0] == "key" || w[0].ends_with("key")) && content(&w[1])
+        })
+        || words
+            .windows(3)
+            .any(|w| (w[0] == "identity" || w[0] == "key") && w[1] == "file" && content(&w[2]))
         || [
             "api",
             "private",
@@ -74,6 +111,10 @@ fn secret_word(word: &str) -> bool {
         word,
         "pw" | "pwd"
             | "pass"
+            | "passcode"
+            | "otp"
+            | "totp"
+            | "hotp"
             | "passwd"
             | "secret"
             | "secrets"
@@ -143,10 +184,11 @@ fn secret_flag(program: &str, flag: &str) -> bool {
         "sshpass" | "psexec" | "psexec.exe" | "psexec64" | "psexec64.exe" | "paexec" | "mongo"
         | "mongosh" | "mongodump" | "mongorestore" | "mongoexport" | "mongoimport" | "rdesktop"
         | "useradd" | "usermod" => flag == "-p",
-        "sqlcmd" | "sqlcmd.exe" | "bcp" | "osql" => flag == "-P",
+        "sqlcmd" | "sqlcmd.exe" | "bcp" | "osql" | "ipmitool" => flag == "-P",
         "redis-cli" => flag == "-a",
         "ldapsearch" | "ldapmodify" | "ldapadd" | "ldapdelete" | "ldappasswd" => flag == "-w",
         "curl" => matches!(flag, "-b" | "--cookie" | "--oauth2-bearer"),
+        "openssl" => flag == "-k",
         "schtasks" | "schtasks.exe" => flag.eq_ignore_ascii_case("/rp"),
         _ => false,
     }
@@ -267,6 +309,10 @@ impl Command {
             "htpasswd" => self.batch && n == if self.no_file { 2 } else { 3 },
             "openssl" => first == Some("passwd") && n >= 2,
             "mkpasswd" => n == 1,
+            // `mysqladmin password <new>`, `vault login <token>`, `setx <NAME> <value>`.
+            "mysqladmin" => self.positional.last().is_some_and(|p| p == "password"),
+            "vault" => first == Some("login") && n == 2 && !bare.contains('='),
+            "setx" | "setx.exe" => n == 2 && first.is_some_and(is_secret_key),
             "aws" => {
                 n == 4
                     && self.positional[..2] == ["configure", "set"]
@@ -839,6 +885,12 @@ fn is_known_program(word: &str) -> bool {
                 | "lftp"
                 | "schtasks"
                 | "schtasks.exe"
+                | "ipmitool"
+                | "openssl"
+                | "mysqladmin"
+                | "vault"
+                | "setx"
+                | "setx.exe"
         )
 }
 
@@ -848,6 +900,10 @@ fn redact_word(word: &str, program: &str) -> ((String, Option<char>), Pending) {
     let keep = |word: &str| (word.to_owned(), None);
     // A URL with a password: `scheme://user:secret@host`.
     if let Some(redacted) = redact_url_password(word) {
+        return ((redacted, None), Pending::None);
+    }
+    // `user:secret@host` without a scheme (`ssh admin:x@web01`, a VM reference).
+    if let Some(redacted) = redact_user_password(word) {
         return ((redacted, None), Pending::None);
     }
     // OpenSSL's `pass:secret` (`-passin pass:x`).
@@ -872,7 +928,9 @@ fn redact_word(word: &str, program: &str) -> ((String, Option<char>), Pending) {
         }
     }
     // `"pw": "x"`, `password: x` (JSON, YAML, HTTP headers).
+    // A path or URL ending in `:` (`POST https://zvm/…/token:`) names no key.
     if let Some(key) = word.strip_suffix(':').or_else(|| word.strip_suffix("\":"))
+        && !key.contains('/')
         && is_secret_key(key)
     {
         let header = key_words(key)
@@ -1015,6 +1073,44 @@ fn redact_url_password(word: &str) -> Option<String> {
     ))
 }
 
+/// `user:secret@host…` (no scheme) → `user:[redacted]@host…`: a user without `@`, `/` or
+/// white space, a password up to the last `@`.
+fn redact_user_password(word: &str) -> Option<String> {
+    let lead = word.len() - word.trim_start_matches(['\'', '"', '(']).len();
+    let body = &word[lead..];
+    if body.contains("://") {
+        return None;
+    }
+    let at = body.rfind('@')?;
+    let (user, secret) = body[..at].split_once(':')?;
+    if user.is_empty()
+        || secret.is_empty()
+        || secret.starts_with(REDACTED)
+        || user.contains(['@', '/', '\\', '=', '$'])
+        || body[at + 1..].is_empty()
+    {
+        return None;
+    }
+    Some(format!("{}{user}:{REDACTED}{}", &word[..lead], &body[at..]))
+}
+
+/// A VM reference as it may be shown or kept: the credentials in it (`ssh://admin:x@web01/`,
+/// `admin:x@web01`) stripped, and anything else secret in it redacted.
+pub(crate) fn strip_credentials(reference: &str) -> String {
+    let (scheme, rest) = match reference.find("://") {
+        Some(at) => reference.split_at(at + 3),
+        None => ("", reference),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let stripped = match rest[..authority_end].rfind('@') {
+        Some(at) if rest[..at].contains(':') || !scheme.is_empty() => {
+            format!("{scheme}{}", &rest[at + 1..])
+        }
+        _ => reference.to_owned(),
+    };
+    redact_text(&stripped)
+}
+
 /// The words of `text` (runs of non-white-space, any Unicode white space between) with their
 /// byte offsets.
 fn words_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
@@ -1053,6 +1149,46 @@ mod tests {
     /// Secrets written into commands and scripts, as agents write them (text, redacted).
     const INLINE: &[(&str, &str)] = &[
         ("mysql -phunter2", "mysql -p[redacted]"),
+        (
+            "SSHPASS=hunter2 sshpass -e ssh web01",
+            "SSHPASS=[redacted] sshpass -e ssh web01",
+        ),
+        (
+            "ipmitool -H bmc -U admin -P hunter2 power reset",
+            "ipmitool -H bmc -U admin -P [redacted] power reset",
+        ),
+        (
+            "mysqladmin -u root password hunter2",
+            "mysqladmin -u root password [redacted]",
+        ),
+        (
+            "openssl enc -aes256 -k hunter2 -in f",
+            "openssl enc -aes256 -k [redacted] -in f",
+        ),
+        ("vault login hunter2", "vault login [redacted]"),
+        (
+            "vault login -method=userpass",
+            "vault login -method=userpass",
+        ),
+        ("setx API_TOKEN hunter2", "setx API_TOKEN [redacted]"),
+        ("setx PATH C:\\bin", "setx PATH C:\\bin"),
+        (
+            "ssh admin:hunter2@unknownvm reboot",
+            "ssh admin:[redacted]@unknownvm reboot",
+        ),
+        (
+            "deploy --pin 1234 --otp 9876",
+            "deploy --pin [redacted] --otp [redacted]",
+        ),
+        (
+            "ssh -o StrictHostKeyChecking=no web01",
+            "ssh -o StrictHostKeyChecking=no web01",
+        ),
+        // A URL ending in a secret-looking path names no key.
+        (
+            "POST https://zvm/auth/token: io: Connection refused",
+            "POST https://zvm/auth/token: io: Connection refused",
+        ),
         (
             "mysql -uroot -phunter2 -h db01 app",
             "mysql -uroot -p[redacted] -h db01 app",
@@ -1452,6 +1588,13 @@ mod tests {
             "privateKey",
             "passphrase",
             "ssh_passphrase",
+            "key",
+            "SSHPASS",
+            "db_pass",
+            "pin",
+            "otp",
+            "identity_file_content",
+            "ssh_key",
         ] {
             assert!(is_secret_key(key), "{key}");
         }
@@ -1461,7 +1604,8 @@ mod tests {
             "command",
             "max_tokens",
             "keyboard",
-            "key",
+            "StrictHostKeyChecking",
+            "key_name",
             "path",
             "compass",
             "bypass",

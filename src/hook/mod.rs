@@ -188,6 +188,16 @@ fn answer(
             }
         },
     };
+    // The VM references a call named are kept and shown without the credentials in them.
+    let mut evaluation = evaluation;
+    for reference in evaluation
+        .facts
+        .vms
+        .iter_mut()
+        .chain(evaluation.facts.named.iter_mut())
+    {
+        *reference = crate::secret::strip_credentials(reference);
+    }
     record(&config, &evaluation, &deadline, helper);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
@@ -463,7 +473,11 @@ fn shell_plan(
             ));
         }
     };
-    let source = format!("the command `{}`", shell::clip(command));
+    // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
+    let source = format!(
+        "the command `{}`",
+        shell::clip(&crate::secret::redact_text(command))
+    );
     match judgement.outcome {
         shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
         shell::Outcome::Ask { part, why } => decide_targets(

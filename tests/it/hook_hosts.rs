@@ -796,3 +796,88 @@ fn a_cursor_mcp_call_is_named_from_cursors_own_mcp_json() {
     );
     assert!(audit.contains(r#""tool":"mcp__unnamed__exec""#), "{audit}");
 }
+
+/// A call with a password in it, through every host dialect: the answer (reason, context,
+/// stderr) and the audit trail (arguments, reason, the VMs named) carry no secret, whether the
+/// call quotes a command, names a VM with credentials in it, or both.
+#[test]
+fn no_secret_reaches_an_answer_or_the_audit_trail_in_any_dialect() {
+    const SECRET: &str = "S3CR3T";
+    let env = crate::support::TestEnv::start();
+    let commands = [
+        r#"ssh $H "mysql -uroot -pS3CR3T -e 'drop database app'""#,
+        "ansible-playbook -e 'ansible_password=S3CR3T' site.yml",
+        r#"pdsh -w web[01-03] "mysql -pS3CR3T -e 'drop database app'""#,
+        "ssh admin:S3CR3T@unknownvm sudo reboot",
+        "SSHPASS=S3CR3T sshpass -e ssh $H reboot",
+        "ipmitool -H $BMC -U admin -P S3CR3T power reset",
+    ];
+    let hosts = [
+        ("jp-ubuntu", "the VM, named with credentials"),
+        ("admin:S3CR3T@unknownvm", "an unknown VM, with credentials"),
+        ("ssh://admin:S3CR3T@jp-ubuntu:22/", "a URL with credentials"),
+        ("https://admin:S3CR3T@jp-ubuntu/", "a URL with credentials"),
+    ];
+    let shell = |host: &str, command: &str| -> Value {
+        match host {
+            "claude-code" => {
+                json!({"session_id": "s", "permission_mode": "default", "hook_event_name": "PreToolUse",
+                                    "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_s"})
+            }
+            "codex" => json!({"session_id": "s", "turn_id": "t", "hook_event_name": "PreToolUse",
+                              "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "call_s"}),
+            "gemini" => {
+                json!({"session_id": "s", "transcript_path": "/t", "timestamp": "2026", "hook_event_name": "BeforeTool",
+                               "tool_name": "run_shell_command", "tool_input": {"command": command}})
+            }
+            "copilot" => {
+                json!({"sessionId": "s", "timestamp": 1, "toolName": "bash", "toolArgs": {"command": command}})
+            }
+            _ => json!({"conversation_id": "c", "generation_id": "g", "cursor_version": "1.7.2",
+                        "hook_event_name": "beforeShellExecution", "command": command}),
+        }
+    };
+    let mcp = |host: &str, input: &Value| -> Value {
+        match host {
+            "claude-code" => {
+                json!({"session_id": "s", "permission_mode": "default", "hook_event_name": "PreToolUse",
+                                    "tool_name": "mcp__ssh__exec", "tool_input": input, "tool_use_id": "toolu_m"})
+            }
+            "codex" => json!({"session_id": "s", "turn_id": "t", "hook_event_name": "PreToolUse",
+                              "tool_name": "mcp__ssh__exec", "tool_input": input, "tool_use_id": "call_m"}),
+            "gemini" => {
+                json!({"session_id": "s", "transcript_path": "/t", "timestamp": "2026", "hook_event_name": "BeforeTool",
+                               "tool_name": "mcp_ssh_exec", "tool_input": input})
+            }
+            "copilot" => {
+                json!({"sessionId": "s", "timestamp": 1, "toolName": "ssh-exec", "toolArgs": input})
+            }
+            _ => json!({"conversation_id": "c", "generation_id": "g", "cursor_version": "1.7.2",
+                        "hook_event_name": "preToolUse", "tool_name": "MCP:exec", "tool_input": input, "tool_use_id": "tu"}),
+        }
+    };
+    let mut asked = 0;
+    for host in ["claude-code", "codex", "gemini", "copilot", "cursor"] {
+        let mut payloads: Vec<Value> = commands.iter().map(|c| shell(host, c)).collect();
+        for (vm, _) in hosts {
+            payloads.push(mcp(
+                host,
+                &json!({"host": vm, "command": "mysql -pS3CR3T -e 'drop database app'"}),
+            ));
+        }
+        for payload in payloads {
+            let run = env.run(&["hook", "--host", host], payload.to_string().as_bytes());
+            assert!(
+                !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+                "{host}: {payload}\n{run:?}"
+            );
+            assert!(matches!(run.code, 0 | 2), "{run:?}");
+            asked += usize::from(run.stdout.contains("\"ask\"") || run.stdout.contains("\"deny\""));
+        }
+    }
+    assert!(asked > 20, "most of these calls are questions: {asked}");
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(!audit.contains(SECRET), "{audit}");
+    // The VM a call named with credentials is still said, without them.
+    assert!(audit.contains("unknownvm"), "{audit}");
+}
