@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::lockfile;
-use crate::secret;
+use crate::redact;
 
 /// Longest argument value kept in the summary.
 const VALUE_MAX: usize = 120;
@@ -255,15 +255,15 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
             let named_secret = ["name", "Name", "key", "Key"]
                 .iter()
                 .filter_map(|key| map.get(*key).and_then(Value::as_str))
-                .any(secret::is_secret_key);
+                .any(redact::is_secret_key);
             Value::Object(
                 map.iter()
                     .take(ITEMS_MAX)
                     .map(|(k, v)| {
-                        let value = if secret::is_secret_key(k)
+                        let value = if redact::is_secret_key(k)
                             || (named_secret && matches!(k.as_str(), "value" | "Value"))
                         {
-                            Value::String(String::from(secret::REDACTED))
+                            Value::String(String::from(redact::REDACTED))
                         } else {
                             summarise_for(v, program)
                         };
@@ -277,20 +277,20 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
         Value::Array(items)
             if items.len() == 2
                 && items[1].is_string()
-                && items[0].as_str().is_some_and(secret::is_secret_key) =>
+                && items[0].as_str().is_some_and(redact::is_secret_key) =>
         {
             let name = items[0].as_str().unwrap_or_default();
             let value = items[1].as_str().unwrap_or_default();
-            let redacted = secret::redact_text(&format!("{name}: {value}"));
+            let redacted = redact::redact_text(&format!("{name}: {value}"));
             let value = redacted
                 .strip_prefix(&format!("{name}: "))
                 .filter(|v| *v != value)
-                .map_or_else(|| String::from(secret::REDACTED), str::to_owned);
+                .map_or_else(|| String::from(redact::REDACTED), str::to_owned);
             Value::Array(vec![Value::String(cut(name)), Value::String(cut(&value))])
         }
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            secret::redact_args(
+            redact::redact_args(
                 program,
                 items.iter().take(ITEMS_MAX).filter_map(Value::as_str),
             )
@@ -305,7 +305,7 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
                 .map(|item| summarise_for(item, program))
                 .collect(),
         ),
-        Value::String(s) => Value::String(cut(&secret::redact_text(s))),
+        Value::String(s) => Value::String(cut(&redact::redact_text(s))),
         other => other.clone(),
     }
 }
@@ -669,7 +669,7 @@ mod tests {
                 5 => format!("{{\"{name}\": \"{value}\", \"host\": \"web01\"}}"),
                 _ => format!("{name}: {value}\nhost: web01"),
             };
-            let redacted = secret::redact_text(&text);
+            let redacted = redact::redact_text(&text);
             proptest::prop_assert!(!redacted.contains(&value), "{} -> {}", text, redacted);
             for args in [
                 json!({ name.clone(): value }),

@@ -174,7 +174,7 @@ impl Default for Policy {
 /// redaction as the call's stored arguments: a command, a VM reference, a parse error or an
 /// error message it quotes carries no secret.
 pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
-    let redact = |text: String| crate::secret::redact_text(&text);
+    let redact = |text: String| crate::redact::redact_text(&text);
     match decide_unredacted(tool, change, finding, policy) {
         Decision::None => Decision::None,
         Decision::Context(text) => Decision::Context(redact(text)),

@@ -196,7 +196,7 @@ fn answer(
         .iter_mut()
         .chain(evaluation.facts.named.iter_mut())
     {
-        *reference = crate::secret::strip_credentials(reference);
+        *reference = crate::redact::strip_credentials(reference);
     }
     record(&config, &evaluation, &deadline, helper);
     match dialect {
@@ -476,7 +476,7 @@ fn shell_plan(
     // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
     let source = format!(
         "the command `{}`",
-        shell::clip(&crate::secret::redact_text(command))
+        shell::clip(&crate::redact::redact_text(command))
     );
     match judgement.outcome {
         shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
