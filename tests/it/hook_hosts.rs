@@ -811,6 +811,8 @@ fn no_secret_reaches_an_answer_or_the_audit_trail_in_any_dialect() {
         "ssh admin:S3CR3T@unknownvm sudo reboot",
         "SSHPASS=S3CR3T sshpass -e ssh $H reboot",
         "ipmitool -H $BMC -U admin -P S3CR3T power reset",
+        "pwsh -c 'Invoke-Command -ComputerName $H { net user admin S3CR3T }'",
+        "ssh $H \"echo S3CR3T | sudo -S reboot\"",
     ];
     let hosts = [
         ("jp-ubuntu", "the VM, named with credentials"),
