@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::lockfile;
-use crate::secret;
+use crate::redact;
 
 /// Longest argument value kept in the summary.
 const VALUE_MAX: usize = 120;
@@ -250,12 +250,20 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
                 .iter()
                 .find_map(|key| map.get(*key).and_then(Value::as_str))
                 .and_then(|command| command.split_whitespace().next());
+            // An entry that names a secret beside its value: `{"name": "MYSQL_ROOT_PASSWORD",
+            // "value": "x"}` (an `env` list), `{"key": "api_token", "value": "x"}`.
+            let named_secret = ["name", "Name", "key", "Key"]
+                .iter()
+                .filter_map(|key| map.get(*key).and_then(Value::as_str))
+                .any(redact::is_secret_key);
             Value::Object(
                 map.iter()
                     .take(ITEMS_MAX)
                     .map(|(k, v)| {
-                        let value = if secret::is_secret_key(k) {
-                            Value::String(String::from(secret::REDACTED))
+                        let value = if redact::is_secret_key(k)
+                            || (named_secret && matches!(k.as_str(), "value" | "Value"))
+                        {
+                            Value::String(String::from(redact::REDACTED))
                         } else {
                             summarise_for(v, program)
                         };
@@ -264,9 +272,25 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
                     .collect(),
             )
         }
+        // A `[name, value]` pair naming a secret (`["Authorization", "Bearer x"]`): the value
+        // goes, an authorization scheme before it stays.
+        Value::Array(items)
+            if items.len() == 2
+                && items[1].is_string()
+                && items[0].as_str().is_some_and(redact::is_secret_key) =>
+        {
+            let name = items[0].as_str().unwrap_or_default();
+            let value = items[1].as_str().unwrap_or_default();
+            let redacted = redact::redact_text(&format!("{name}: {value}"));
+            let value = redacted
+                .strip_prefix(&format!("{name}: "))
+                .filter(|v| *v != value)
+                .map_or_else(|| String::from(redact::REDACTED), str::to_owned);
+            Value::Array(vec![Value::String(cut(name)), Value::String(cut(&value))])
+        }
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            secret::redact_args(
+            redact::redact_args(
                 program,
                 items.iter().take(ITEMS_MAX).filter_map(Value::as_str),
             )
@@ -281,7 +305,7 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
                 .map(|item| summarise_for(item, program))
                 .collect(),
         ),
-        Value::String(s) => Value::String(cut(&secret::redact_text(s))),
+        Value::String(s) => Value::String(cut(&redact::redact_text(s))),
         other => other.clone(),
     }
 }
@@ -365,6 +389,27 @@ mod tests {
             json!({"headers": ["Authorization: Bearer hunter2"]}),
             json!({"env": {"MYSQL_PWD": "hunter2"}}),
             json!({"options": [{"name": "x", "credentials": {"user": "a", "hunter2": 1}}]}),
+            json!({"env": [{"name": "MYSQL_ROOT_PASSWORD", "value": "hunter2"}]}),
+            json!({"env": [{"Name": "API_TOKEN", "Value": "hunter2"}]}),
+            json!({"headers": [["Authorization", "Bearer hunter2"]]}),
+            json!({"headers": [["X-Api-Key", "hunter2"]]}),
+            json!({"pin": "hunter2"}),
+            json!({"otp": "hunter2"}),
+            json!({"key": "hunter2"}),
+            json!({"identity_file_content": "hunter2"}),
+            json!({"ssh_key": "not a PEM hunter2"}),
+            json!({"host": "admin:hunter2@unknownvm"}),
+            json!({"host": "ssh://admin:hunter2@web01:22/"}),
+            json!({"command": "SSHPASS=hunter2 sshpass -e ssh web01"}),
+            json!({"command": "ipmitool -H bmc -U admin -P hunter2 power reset"}),
+            json!({"command": "mysqladmin -u root password hunter2"}),
+            json!({"command": "openssl enc -aes256 -k hunter2 -in f"}),
+            json!({"command": "vault login hunter2"}),
+            json!({"command": "setx API_TOKEN hunter2"}),
+            json!({"command": "$p = ConvertTo-SecureString \"hunter2\" -AsPlainText -Force"}),
+            json!({"command": "htpasswd -b f user hunter2"}),
+            json!({"command": "echo 'root:hunter2' | chpasswd"}),
+            json!({"command": "docker login -u me -p hunter2 registry"}),
         ];
         for key in [
             "pw",
@@ -401,6 +446,9 @@ mod tests {
         assert_eq!(summarise(&ordinary), ordinary);
         // The VM a call reaches stays, whatever the flags around it.
         for ordinary in [
+            json!({"env": [{"name": "LANG", "value": "C"}]}),
+            json!({"headers": [["Accept", "application/json"]]}),
+            json!({"command": "ssh -o StrictHostKeyChecking=no admin@web01 uptime"}),
             json!({"command": "ssh", "args": ["-p", "2222", "web01", "uptime"]}),
             json!({"args": ["ssh", "-p", "2222", "web01"]}),
             json!({"command": "mysql", "args": ["-p", "app", "-h", "db01"]}),
@@ -534,5 +582,105 @@ mod tests {
         append(&path, &Record::default()).expect("append");
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    /// A name that says secret, written any way (separators, case, a prefix, a word after),
+    /// at any place a value follows a name (an option, `NAME=value`, JSON, YAML, an `env`
+    /// entry, a `[name, value]` pair, an argument vector): its value never reaches the text
+    /// or the summary that leave the process.
+    fn secret_name() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        // Words that make a name secret anywhere in it, and those that must end it.
+        let anywhere = prop::sample::select(vec![
+            "secret",
+            "password",
+            "pwd",
+            "token",
+            "otp",
+            "credential",
+            "credentials",
+            "passwd",
+        ]);
+        let last = prop::sample::select(vec!["pass", "key", "pin", "apikey", "sshpass"]);
+        let prefix = prop::sample::select(vec!["", "db", "mysql_root", "x", "api", "vault", "my"]);
+        let suffix = prop::sample::select(vec!["", "value", "file", "b64"]);
+        let sep = prop::sample::select(vec!["_", "-", ".", "camel"]);
+        let upper = any::<bool>();
+        (
+            prefix,
+            prop_oneof![
+                anywhere.prop_map(|w| (w, true)),
+                last.prop_map(|w| (w, false))
+            ],
+            suffix,
+            sep,
+            upper,
+        )
+            .prop_map(|(prefix, (word, any_place), suffix, sep, upper)| {
+                let mut words: Vec<&str> = Vec::new();
+                if !prefix.is_empty() {
+                    words.push(prefix);
+                }
+                words.push(word);
+                // Only a word that makes a name secret anywhere may have another after it.
+                if any_place && !suffix.is_empty() {
+                    words.push(suffix);
+                }
+                let name = if sep == "camel" {
+                    words
+                        .iter()
+                        .enumerate()
+                        .map(|(i, w)| {
+                            if i == 0 {
+                                (*w).to_owned()
+                            } else {
+                                let mut c = w.chars();
+                                c.next()
+                                    .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                                    .unwrap_or_default()
+                            }
+                        })
+                        .collect::<String>()
+                } else {
+                    words.join(sep)
+                };
+                if upper && sep != "camel" {
+                    name.to_uppercase()
+                } else {
+                    name
+                }
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_value_after_any_secret_name_is_redacted_wherever_it_stands(
+            name in secret_name(),
+            value in "Zq[A-Za-z0-9]{8,14}",
+            program in proptest::sample::select(vec!["deploy", "tool", "./run.sh", "app"]),
+            place in 0usize..7,
+        ) {
+            let text = match place {
+                0 => format!("{program} --{name} {value} --env prod"),
+                1 => format!("{program} --{name}={value} web01"),
+                2 => format!("{name}={value} {program} web01"),
+                3 => format!("{program} -{name} {value}"),
+                4 => format!("export {name}={value}; {program}"),
+                5 => format!("{{\"{name}\": \"{value}\", \"host\": \"web01\"}}"),
+                _ => format!("{name}: {value}\nhost: web01"),
+            };
+            let redacted = redact::redact_text(&text);
+            proptest::prop_assert!(!redacted.contains(&value), "{} -> {}", text, redacted);
+            for args in [
+                json!({ name.clone(): value }),
+                json!({"env": [{"name": name, "value": value}]}),
+                json!({"args": [format!("--{name}"), value]}),
+                json!({"headers": [[name, value]]}),
+                json!({"command": text}),
+            ] {
+                let summary = summarise(&args).to_string();
+                proptest::prop_assert!(!summary.contains(&value), "{} -> {}", args, summary);
+            }
+        }
     }
 }

@@ -109,6 +109,8 @@ pub(crate) enum Finding<'a> {
     NoVmConcern,
     /// The tool is in no catalog.
     Unlisted,
+    /// The host does not say which MCP server runs the tool, and it cannot be told (`why`).
+    UnknownServer { why: &'a str },
     /// A mutating call naming no VM; `looked_for` says where. With `sessions`, the entry
     /// also reads a session an earlier call opened, and none was found.
     NoVm { looked_for: &'a str, sessions: bool },
@@ -171,8 +173,26 @@ impl Default for Policy {
     }
 }
 
-/// The decision for a finding about a call to `tool` with change id `change`.
+/// The decision for a finding about a call to `tool` with change id `change`. Its text
+/// leaves the process (to the host, the model, the audit trail), so it goes through the same
+/// redaction as the call's stored arguments: a command, a VM reference, a parse error or an
+/// error message it quotes carries no secret.
 pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
+    let redact = |text: String| crate::redact::redact_text(&text);
+    match decide_unredacted(tool, change, finding, policy) {
+        Decision::None => Decision::None,
+        Decision::Context(text) => Decision::Context(redact(text)),
+        Decision::Allow { reason, context } => Decision::Allow {
+            reason: redact(reason),
+            context: redact(context),
+        },
+        Decision::Deny(text) => Decision::Deny(redact(text)),
+        Decision::Ask(text) => Decision::Ask(redact(text)),
+        Decision::Block(text) => Decision::Block(redact(text)),
+    }
+}
+
+fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
     match finding {
         Finding::BadInput(why) => Decision::Block(why.to_string()),
         Finding::ConfigError(error) => {
@@ -192,6 +212,10 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
         Finding::SelfProtection(why) => Decision::Ask((*why).to_owned()),
         Finding::UnknownEvent(event) => Decision::Deny(format!(
             "rewind: hook event {event:?} is not one this host sends before a tool call, so {tool} was not allowed; check the hook entry in the host's settings"
+        )),
+        Finding::UnknownServer { why } => Decision::Ask(format!(
+            "rewind: {why}, so no catalog can say whether it can change a VM and no Zerto checkpoint was taken. \
+             Approve only if it cannot change a VM."
         )),
         Finding::Unlisted => Decision::Ask(format!(
             "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
@@ -219,9 +243,8 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             "rewind: {tool} can change a VM, but {source} {why}, so it names no VM and no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
         Finding::Unknowable { source, part, why } => Decision::Ask(format!(
-            "rewind: {tool} reaches hosts that cannot be known exactly: `{}` in {source} {why}. No Zerto checkpoint was taken; \
-             approve only if nothing on those hosts needs rewinding, or name the hosts one by one.",
-            crate::secret::redact_text(part)
+            "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in {source} {why}. No Zerto checkpoint was taken; \
+             approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
         )),
         Finding::TooManyVms { count, max } => Decision::Ask(format!(
             "rewind: {tool} names {count} hosts, more than the {max} one call may checkpoint ([hook] max_vms); no Zerto checkpoint was taken. \

@@ -20,8 +20,9 @@
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
-//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`],
-//!   `console` (the one stdout writer): the pieces they share.
+//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], `redact` (secrets
+//!   out of every text that leaves the process), [`time`], `console` (the one stdout writer):
+//!   the pieces they share.
 //!
 //! Exit codes (`exit`): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
 //! stderr); the other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a
@@ -44,6 +45,7 @@ pub mod lockfile;
 pub mod mcp;
 pub(crate) mod progress;
 pub mod recover;
+pub(crate) mod redact;
 pub mod scan;
 pub mod secret;
 pub(crate) mod selfguard;

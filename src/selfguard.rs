@@ -428,7 +428,7 @@ fn ask(act: Act, what: What, path: &str) -> String {
         "rewind: this {} {} ({}). rewind asks a person before any call that could switch off or get around its own safety net; approve only if that is what you mean.",
         act.verb(),
         what.describe(),
-        crate::secret::redact_text(&shell::clip(path))
+        crate::redact::redact_text(&shell::clip(path))
     )
 }
 

@@ -8,6 +8,7 @@
 //!   `host:port` stays one host when everything after the `:` is digits, and `[ip]:port`,
 //!   `user@host` and `ssh://user@host:port/` forms are single references (only in exactly
 //!   those shapes: `[ip]:22:db01` is two hosts, a URL with anything more is unknowable);
+//!   `user:password@host` is the one host `user@host`, its password kept nowhere;
 //! - `all`, `*`, globs (`*`, `?`, `[…]`), subscripts (`web[0:2]`: Ansible takes the hosts of
 //!   the group `web` by position, not `web0`…`web2`), regexes (`~…`), operators (`!x`, `&x`)
 //!   and files (`@hosts.txt`) name hosts that cannot be known without an inventory: the
@@ -155,6 +156,11 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
     };
     let mut hosts = Vec::new();
     for chunk in split_outside_brackets(pattern, |c| c == ',' || c == ';' || c.is_whitespace()) {
+        // `user:password@host` (a URL's or not): one host, reached as `user@host`. The
+        // password is no host (`admin:x@web01` is not `admin` and `x@web01`), and it is kept
+        // nowhere.
+        let without_password = drop_password(chunk);
+        let chunk = without_password.as_str();
         if chunk.contains("://") {
             // `ssh://user@host:port/`: one reference, but only in exactly that shape. Ansible
             // splits any other `:` in it (`ssh://a/:db01` is also db01).
@@ -202,6 +208,29 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
         }
     }
     Ok(hosts)
+}
+
+/// `chunk` with the password of a `user:password@` in front of its host left out:
+/// `admin:x@web01` is `admin@web01`, `ssh://admin:x@web01:22/` is `ssh://admin@web01:22/`.
+fn drop_password(chunk: &str) -> String {
+    let (scheme, rest) = match chunk.find("://") {
+        Some(at) => chunk.split_at(at + 3),
+        None => ("", chunk),
+    };
+    let authority_end = if scheme.is_empty() {
+        rest.len()
+    } else {
+        rest.find(['/', '?', '#']).unwrap_or(rest.len())
+    };
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return chunk.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) if !user.is_empty() && !user.contains(['[', ']']) => {
+            format!("{scheme}{user}{}", &rest[at..])
+        }
+        _ => chunk.to_owned(),
+    }
 }
 
 /// `[ip]` or `[ip]:port`, and nothing else.
@@ -305,6 +334,25 @@ mod tests {
 
     fn pattern(text: &str) -> Targets {
         Targets::from_value(&json!(text), "`limit`")
+    }
+
+    #[test]
+    fn a_password_in_a_reference_is_no_host_and_is_kept_nowhere() {
+        assert_eq!(
+            refs(&pattern("admin:S3CR3T@unknownvm")),
+            ["admin@unknownvm"]
+        );
+        assert_eq!(
+            refs(&pattern("ssh://admin:S3CR3T@web01:22/")),
+            ["ssh://admin@web01:22/"]
+        );
+        assert_eq!(
+            refs(&pattern("https://admin:S3CR3T@web01/,db01")),
+            ["https://admin@web01/", "db01"]
+        );
+        // Not a password: Ansible's `web01:db01` and `user@host:22` are as before.
+        assert_eq!(refs(&pattern("web01:db01")), ["web01", "db01"]);
+        assert_eq!(refs(&pattern("root@web01:22")), ["root@web01:22"]);
     }
 
     #[test]

@@ -337,6 +337,36 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// Every server name the catalogs (the shipped ones when `builtin`, then `files`) spell
+    /// out, without `*` (a `?` stands for one character, as in `desktop?commander`): to tell
+    /// where a host's `<server>-<tool>` splits. The shipped files are read line by line, not
+    /// parsed.
+    pub fn literal_servers(
+        builtin: bool,
+        files: &[impl AsRef<Path>],
+    ) -> anyhow::Result<Vec<String>> {
+        let literal = |name: &str| !name.is_empty() && !name.contains('*');
+        let mut names: Vec<String> = Vec::new();
+        if builtin {
+            for (_, text) in BUILTIN {
+                names.extend(
+                    server_patterns(text)
+                        .filter(|p| literal(p))
+                        .map(str::to_owned),
+                );
+            }
+        }
+        for file in files {
+            let (entries, servers) = load::read(file.as_ref())?;
+            names.extend(entries.into_iter().map(|e| e.server));
+            names.extend(servers.into_iter().map(|s| s.name));
+        }
+        names.retain(|name| literal(name));
+        names.sort_unstable();
+        names.dedup();
+        Ok(names)
+    }
+
     /// Adds one file's entries after those already loaded.
     fn append(&mut self, (mut entries, servers): (Vec<Entry>, Vec<ServerBinding>)) {
         self.files += 1;

@@ -32,6 +32,7 @@ fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
         input,
         event: Event::BeforeTool,
         cwd: std::env::current_dir().ok(),
+        server_hint: None,
     })
 }
 
@@ -47,30 +48,10 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         return check_command(&config, command, dialect);
     }
     let call = match (&args.payload, &args.tool) {
-        (Some(path), _) => {
-            let bytes = if path == Path::new("-") {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-                    .context("cannot read the payload from stdin")?;
-                bytes
-            } else {
-                std::fs::read(path)
-                    .with_context(|| format!("cannot read payload {}", path.display()))?
-            };
-            match host::read(args.host, &bytes) {
-                Ok(call) => call,
-                Err((_, why)) => {
-                    if args.json {
-                        return super::print_json(&serde_json::json!({
-                            "tool": null, "class": null, "entry": null,
-                            "decision": "block", "reason": why.to_string(), "targets": [],
-                        }));
-                    }
-                    say(format!("decision: block (exit 2): {why}"));
-                    return Ok(());
-                }
-            }
-        }
+        (Some(path), _) => match payload_call(&config, args, path)? {
+            Some(call) => call,
+            None => return Ok(()),
+        },
         (None, Some(tool)) => named_call(args, tool)?,
         (None, None) => bail!("name a tool or give --payload"),
     };
@@ -124,6 +105,44 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
         }
     }
     Ok(())
+}
+
+/// The call a `--payload` file holds, read and its server named as the hook does; `None` when
+/// that alone decides (unreadable input, a server that cannot be told), the decision said.
+fn payload_call(
+    config: &Config,
+    args: &CheckArgs,
+    path: &Path,
+) -> anyhow::Result<Option<ToolCall>> {
+    let bytes = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .context("cannot read the payload from stdin")?;
+        bytes
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read payload {}", path.display()))?
+    };
+    let (tool, label, reason) = match host::read(args.host, &bytes) {
+        Ok(mut call) => match hook::name_server(&mut call, config) {
+            None => return Ok(Some(call)),
+            Some(decision) => (
+                Some(call.tool.clone()),
+                decision.label(),
+                decision.text().unwrap_or_default().to_owned(),
+            ),
+        },
+        Err((_, why)) => (None, "block (exit 2)", why.to_string()),
+    };
+    if args.json {
+        let decision = label.split(' ').next().unwrap_or(label);
+        super::print_json(&serde_json::json!({
+            "tool": tool, "class": null, "entry": null,
+            "decision": decision, "reason": reason, "targets": [],
+        }))?;
+    } else {
+        say(format!("decision: {label}: {reason}"));
+    }
+    Ok(None)
 }
 
 /// `rewind check --json`: the same facts as one document.
@@ -532,6 +551,18 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
         "{} server(s), {uncovered} tool(s) in no catalog, {failed} server(s) not scanned",
         reports.len()
     ));
+    let flagged: usize = reports
+        .iter()
+        .filter_map(|r| r.tools.as_ref().ok())
+        .flatten()
+        .filter(|t| t.review.is_some())
+        .count();
+    if flagged > 0 {
+        say(format!(
+            "{flagged} catalog entr{} to review: read-only for a tool its server annotates destructive",
+            if flagged == 1 { "y" } else { "ies" }
+        ));
+    }
     let stamp = crate::time::format_utc_millis(std::time::SystemTime::now());
     let proposals = scan::proposals_toml(&reports, &stamp);
     if !args.write {
@@ -562,7 +593,11 @@ pub fn scan(config_path: Option<&Path>, args: &CatalogScanArgs) -> anyhow::Resul
 fn tool_line(tool: &scan::ToolReport) -> String {
     let name = &tool.name;
     if let (Some(class), Some(entry)) = (tool.class, &tool.entry) {
-        return format!("  {name:<28} {:<10} {entry}", class.to_string());
+        let mut line = format!("  {name:<28} {:<10} {entry}", class.to_string());
+        if let Some(review) = &tool.review {
+            let _ = write!(line, "\n  {:<28} REVIEW: {review}", "");
+        }
+        return line;
     }
     let Some(proposal) = &tool.proposal else {
         return format!("  {name:<28} unlisted");

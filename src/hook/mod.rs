@@ -176,13 +176,13 @@ fn answer(
             Err((dialect, unreadable)) => (dialect, unreadable_evaluation(&unreadable)),
             Ok(call) => {
                 dialect.set(Some(call.host));
-                let evaluation = if crate::console::stdout_is_void() {
-                    // No answer can reach the host (`/dev/null`, or a stdout the parent
-                    // closed): no checkpoint for a call that will be refused, and the audit
-                    // trail says what the host got.
+                let evaluation = if let Some(why) = crate::console::stdout_unwritable() {
+                    // No answer can reach the host (`/dev/null`, a stdout the parent closed,
+                    // `/dev/full`, a pipe whose reader is gone): no checkpoint for a call that
+                    // will be refused, and the audit trail says what the host got.
                     Evaluation {
-                        decision: Decision::Block(String::from(
-                            "rewind: stdout leads nowhere, so no decision can reach the host; refusing the call",
+                        decision: Decision::Block(format!(
+                            "rewind: {why}, so no decision can reach the host; refusing the call"
                         )),
                         call: Some(call),
                         facts: Facts::default(),
@@ -194,6 +194,16 @@ fn answer(
             }
         },
     };
+    // The VM references a call named are kept and shown without the credentials in them.
+    let mut evaluation = evaluation;
+    for reference in evaluation
+        .facts
+        .vms
+        .iter_mut()
+        .chain(evaluation.facts.named.iter_mut())
+    {
+        *reference = crate::redact::strip_credentials(reference);
+    }
     record(&config, &evaluation, &deadline, helper);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
@@ -272,22 +282,44 @@ fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
     }
 }
 
+/// Names the MCP server of a call whose host does not name it plainly (Copilot's
+/// `<server>-<tool>`, Cursor's command or URL) from the host's own configuration and the
+/// catalogs' server names: `Some` is the decision when it cannot be told which server it is.
+pub(crate) fn name_server(call: &mut ToolCall, config: &Config) -> Option<Decision> {
+    let catalogued = || {
+        Catalog::literal_servers(config.hook.builtin_catalogs, &config.hook.catalogs)
+            .unwrap_or_default()
+    };
+    let home = config::home_dir();
+    match host::servers::name_server(call, home.as_deref(), catalogued) {
+        Ok(()) => None,
+        Err(why) => Some(decide(call, &Finding::UnknownServer { why: &why }, config)),
+    }
+}
+
 /// Decides on one call: classification on this thread, the guard (if needed) under the
 /// watchdog.
 fn evaluate_call(
-    call: ToolCall,
+    mut call: ToolCall,
     config: &Config,
     config_error: Option<&str>,
     deadline: &Deadline,
 ) -> Evaluation {
     let mut facts = Facts::default();
-    let plan = match config_error {
-        Some(_) if call.event == Event::AfterTool => {
-            facts.ran = true;
-            Plan::Decided(Decision::None)
-        }
-        Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
-        None => plan(&call, config, &mut facts),
+    let unnamed = match config_error {
+        None => name_server(&mut call, config),
+        Some(_) => None,
+    };
+    let plan = match unnamed {
+        Some(decision) => Plan::Decided(decision),
+        None => match config_error {
+            Some(_) if call.event == Event::AfterTool => {
+                facts.ran = true;
+                Plan::Decided(Decision::None)
+            }
+            Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
+            None => plan(&call, config, &mut facts),
+        },
     };
     let decision = match plan {
         Plan::Decided(decision) => decision,
@@ -467,7 +499,11 @@ fn shell_plan(
             ));
         }
     };
-    let source = format!("the command `{}`", shell::clip(command));
+    // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
+    let source = format!(
+        "the command `{}`",
+        shell::clip(&crate::redact::redact_text(command))
+    );
     let typed = matches!(
         call.tool.as_str(),
         crate::catalog::TYPED_SHELL | crate::catalog::TYPED_POWERSHELL
@@ -479,7 +515,7 @@ fn shell_plan(
             call,
             Targets::Unknowable {
                 source,
-                part: shell::clip(command),
+                part: shell::clip(&crate::redact::redact_text(command)),
                 why: String::from(
                     "(it is typed into a shell that is already running, whose machine is not known)",
                 ),

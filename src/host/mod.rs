@@ -38,6 +38,7 @@ pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 mod names;
+pub(crate) mod servers;
 pub mod settings;
 
 use serde_json::Value;
@@ -198,6 +199,9 @@ pub(crate) struct ToolCall {
     /// The directory the call runs in, as the host sends it (`cwd`): relative paths in a
     /// command (`ssh -F ./ssh.cfg`, `-i inventory`) are read from there.
     pub(crate) cwd: Option<std::path::PathBuf>,
+    /// What the host says about the MCP server where it does not name it plainly (Copilot's
+    /// `<server>-<tool>`, Cursor's command or URL): [`servers::name_server`] names it.
+    pub(crate) server_hint: Option<servers::ServerHint>,
 }
 
 impl ToolCall {
@@ -213,12 +217,31 @@ impl ToolCall {
         format!("{}/{session}", self.host.name())
     }
 
-    /// The change id, or one made up for this process when the host sent none.
+    /// The change id, or one made up for this process when the host sent none
+    /// ([`made_up_change_id`]).
     pub(crate) fn change_id(&self) -> String {
-        self.change
-            .clone()
-            .unwrap_or_else(|| format!("rewind-{}", std::process::id()))
+        self.change.clone().unwrap_or_else(made_up_change_id)
     }
+}
+
+/// The change id of a call whose host sends none (Gemini, Copilot), the same for the whole
+/// process: `rewind-<UTC time to the second>-<16 random hex digits>`. Unique across
+/// processes, so `rewind recover --change` never finds the checkpoint of another call, as it
+/// could with a process id, which the system reuses.
+pub(crate) fn made_up_change_id() -> String {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let at = crate::time::format_utc(std::time::SystemTime::now()).replace(['-', ':'], "");
+        format!(
+            "rewind-{at}-{}",
+            uuid::Uuid::new_v4()
+                .simple()
+                .to_string()
+                .get(..16)
+                .unwrap_or_default()
+        )
+    })
+    .clone()
 }
 
 /// Why stdin is not a usable call (each is exit 2 with one line on stderr).
@@ -266,12 +289,85 @@ impl std::fmt::Display for Unreadable {
 /// The payload every dialect reads: size and emptiness checked, then parsed as one JSON object.
 /// Bytes that are not JSON are `NotJson`; JSON that is not an object (`[1,2]`, `"text"`) is
 /// `NotObject`, naming what it is.
+///
+/// A key the object names twice (which no host writes) reads as the list of all its values,
+/// in order, which no field of a hook payload accepts: two event names are an unknown event
+/// (a deny), two tool names no tool name, whichever of them comes first. A JSON parser keeps
+/// only one of them, and which one differs between readers.
 pub(crate) fn payload(stdin: &[u8]) -> Result<serde_json::Map<String, Value>, Unreadable> {
     precheck(stdin)?;
-    match serde_json::from_slice::<Value>(stdin) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(Unreadable::NotObject(json_kind(&other))),
+    match serde_json::from_slice::<Payload>(stdin) {
+        Ok(Payload::Object(map)) => Ok(map),
+        Ok(Payload::Other(other)) => Err(Unreadable::NotObject(json_kind(&other))),
         Err(e) => Err(Unreadable::NotJson(short(&e.to_string()))),
+    }
+}
+
+/// A payload's top level as [`payload`] reads it: an object whose repeated keys keep every
+/// value, or any other JSON value.
+enum Payload {
+    Object(serde_json::Map<String, Value>),
+    Other(Value),
+}
+
+impl<'de> serde::Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = Payload;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Payload, A::Error> {
+                let mut map = serde_json::Map::new();
+                let mut repeated: Vec<String> = Vec::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    let value: Value = access.next_value()?;
+                    match map.get_mut(&key) {
+                        None => {
+                            map.insert(key, value);
+                        }
+                        Some(Value::Array(values)) if repeated.contains(&key) => {
+                            values.push(value);
+                        }
+                        Some(first) => {
+                            *first = Value::Array(vec![first.take(), value]);
+                            repeated.push(key);
+                        }
+                    }
+                }
+                Ok(Payload::Object(map))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Payload, A::Error> {
+                while access.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Payload::Other(Value::Array(Vec::new())))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::String(String::new())))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_f64<E>(self, n: f64) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::from(n)))
+            }
+            fn visit_unit<E>(self) -> Result<Payload, E> {
+                Ok(Payload::Other(Value::Null))
+            }
+        }
+        deserializer.deserialize_any(Top)
     }
 }
 
@@ -291,12 +387,25 @@ pub(crate) fn tool_name(
 }
 
 /// The event a host's event name denotes: exactly `before` or `after` (the host's own
-/// spelling), else unknown as sent (absent reads as empty).
-pub(crate) fn event(name: Option<&str>, before: &str, after: &str) -> Event {
+/// spelling), else unknown as sent (absent, or not a string, reads as empty). Two names (a
+/// key the payload repeats, see [`payload`]) are unknown, whatever they are and in whichever
+/// order.
+pub(crate) fn event(name: Option<&Value>, before: &str, after: &str) -> Event {
     match name {
-        Some(name) if name == before => Event::BeforeTool,
-        Some(name) if name == after => Event::AfterTool,
-        other => Event::Unknown(other.unwrap_or_default().to_owned()),
+        Some(Value::String(name)) if name == before => Event::BeforeTool,
+        Some(Value::String(name)) if name == after => Event::AfterTool,
+        Some(Value::String(name)) => Event::Unknown(name.clone()),
+        Some(Value::Array(names)) => Event::Unknown(format!(
+            "{} (two event names in one payload)",
+            names
+                .iter()
+                .map(|name| name
+                    .as_str()
+                    .map_or_else(|| name.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+        _ => Event::Unknown(String::new()),
     }
 }
 
@@ -408,7 +517,8 @@ impl Rendered {
     /// still blocks if anything reads the exit code.
     pub(crate) fn emit(&self) -> std::process::ExitCode {
         if let Some(text) = &self.stdout
-            && (crate::console::stdout_is_void() || crate::console::write_json(text).is_err())
+            && (crate::console::stdout_unwritable().is_some()
+                || crate::console::write_json(text).is_err())
         {
             // One line: a refusal's own reason when it has one.
             crate::console::err(
@@ -577,6 +687,16 @@ mod tests {
                 "{host:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_made_up_change_id_carries_the_time_and_randomness_not_the_process_id() {
+        let id = made_up_change_id();
+        let shape = regex::Regex::new(r"^rewind-\d{8}T\d{6}Z-[0-9a-f]{16}$").expect("regex");
+        assert!(shape.is_match(&id), "{id}");
+        assert!(!id.ends_with(&format!("-{}", std::process::id())), "{id}");
+        // One id for the whole process: the tag and the recover command agree.
+        assert_eq!(made_up_change_id(), id);
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct ToolReport {
     pub entry: Option<String>,
     /// For a tool no catalog lists: what the scan proposes.
     pub proposal: Option<Proposal>,
+    /// Why a human should look at the entry that covers it: a read-only entry for a tool the
+    /// server itself annotates `destructiveHint: true`.
+    pub review: Option<String>,
 }
 
 /// What the scan found for one server.
@@ -158,7 +161,19 @@ fn classify(catalog: &Catalog, server: &str, tool: &Value) -> ToolReport {
         Classification::ReadOnly(e) | Classification::Mutating { entry: e, .. } => Some(e),
         _ => None,
     };
+    // The server's own word against the entry: an annotation is not proof of read-only, but
+    // a server that says its tool destroys something is worth believing until a human looks.
+    let review = entry
+        .filter(|e| e.class == crate::catalog::Class::ReadOnly)
+        .filter(|_| tool["annotations"]["destructiveHint"] == Value::Bool(true))
+        .map(|e| {
+            format!(
+                "{} classifies it read-only, but the server annotates it destructiveHint: true; check that entry",
+                e.origin
+            )
+        });
     ToolReport {
+        review,
         proposal: entry.is_none().then(|| propose::propose(tool)),
         class: entry.map(|e| e.class),
         entry: entry.map(|e| format!("{} (server {:?}, tool {:?})", e.origin, e.server, e.tool)),
@@ -316,6 +331,7 @@ mod tests {
                     name: (*name).to_owned(),
                     class: None,
                     entry: None,
+                    review: None,
                     proposal: Some(propose::propose(&json!({
                         "name": name,
                         "inputSchema": {"properties": {"host": {"type": "string"}}},
@@ -338,5 +354,28 @@ mod tests {
         assert_eq!(text.matches("[[mutating]]").count(), 1, "{text}");
         let catalog = Catalog::parse(&text, "proposals").expect("the proposals load");
         assert_eq!(catalog.entries()[0].vm_arg, ["host"]);
+    }
+
+    #[test]
+    fn a_read_only_entry_for_a_tool_the_server_calls_destructive_is_flagged() {
+        let catalog = Catalog::parse(
+            "[[read_only]]\nserver = \"ops\"\ntool = \"restart_service\"\n\n[[read_only]]\nserver = \"ops\"\ntool = \"show_status\"\n",
+            "/home/u/.config/rewind/catalog.toml",
+        )
+        .expect("parses");
+        let restart = json!({"name": "restart_service", "annotations": {"readOnlyHint": false, "destructiveHint": true}});
+        let report = classify(&catalog, "ops", &restart);
+        assert_eq!(
+            report.review.as_deref(),
+            Some(
+                "/home/u/.config/rewind/catalog.toml classifies it read-only, but the server annotates it destructiveHint: true; check that entry"
+            )
+        );
+        for quiet in [
+            json!({"name": "show_status", "annotations": {"readOnlyHint": true}}),
+            json!({"name": "show_status"}),
+        ] {
+            assert_eq!(classify(&catalog, "ops", &quiet).review, None, "{quiet}");
+        }
     }
 }

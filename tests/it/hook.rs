@@ -487,7 +487,7 @@ fn a_closed_stdout_is_exit_2() {
     );
     let (code, stderr) = hook_with_closed(&env, &["hook"], &call, true);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("could not write the decision"), "{stderr}");
+    assert!(stderr.contains("stdout's reader is gone"), "{stderr}");
 }
 
 /// stdout closed by the parent (`rewind hook >&-`): the runtime puts `/dev/null` in its place,
@@ -546,6 +546,56 @@ fn a_stdout_closed_by_the_parent_is_exit_2_not_a_lost_deny() {
         serde_json::from_str(audit.lines().last().expect("a record")).expect("json");
     assert_eq!(record["decision"], "block", "{record}");
     assert_eq!(record["tool"], "mcp__ssh__exec", "{record}");
+}
+
+/// stdout is `/dev/full` (every write fails) or a pipe whose reader is already gone: the
+/// answer cannot be written, so the hook refuses before the guard (exit 2, its reason on
+/// stderr), takes no checkpoint for the call the host will run without an answer, and audits
+/// the block.
+#[test]
+fn a_stdout_that_cannot_be_written_takes_no_checkpoint() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let env = TestEnv::start();
+    let call = hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
+        "toolu_o3",
+    );
+    for (stdout, why) in [
+        ("/dev/full", "stdout is /dev/full, where every write fails"),
+        ("broken pipe", "stdout's reader is gone"),
+    ] {
+        let mut command = env.command(&["hook"]);
+        command.stdin(Stdio::piped()).stderr(Stdio::piped());
+        if stdout == "/dev/full" {
+            command.stdout(std::fs::File::create("/dev/full").expect("/dev/full"));
+        } else {
+            command.stdout(Stdio::piped());
+        }
+        let mut child = command.spawn().expect("spawn");
+        // The reader goes before the hook has read its call.
+        drop(child.stdout.take());
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&call)
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stdout}: {stderr}");
+        assert_eq!(
+            stderr.trim(),
+            format!("rewind: {why}, so no decision can reach the host; refusing the call"),
+            "{stdout}"
+        );
+        assert!(env.sim.inserts().is_empty(), "{stdout}: no checkpoint");
+        let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+        let record: Value =
+            serde_json::from_str(audit.lines().last().expect("a record")).expect("json");
+        assert_eq!(record["decision"], "block", "{stdout}: {record}");
+    }
 }
 
 /// A password command that hangs past the budget: the call is denied inside the budget, the

@@ -264,11 +264,14 @@ fn decide_each(
 }
 
 /// What changes from run to run in an outcome: ports, temporary directories, and the change id
-/// rewind makes up (named for its process) for Gemini and Copilot, which send no call id.
+/// rewind makes up (time and randomness) for Gemini and Copilot, which send no call id.
 fn filters(temps: &[String]) -> Vec<(&str, &str)> {
     let mut filters: Vec<(&str, &str)> = vec![
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
-        (r"--change rewind-\d+", "--change rewind-[pid]"),
+        (
+            r"--change rewind-\d{8}T\d{6}Z-[0-9a-f]{16}",
+            "--change rewind-[made-up]",
+        ),
     ];
     filters.extend(temps.iter().map(|t| (t.as_str(), "[tmp]")));
     filters
@@ -565,14 +568,15 @@ fn a_claude_code_entry_run_by_cursor_or_copilot_answers_as_the_senders_own_entry
             .expect("a recorded Copilot payload");
         cases.push(("copilot", unscrub(&recorded)));
     }
-    let pid = regex::Regex::new(r"rewind-\d+").expect("a regex");
+    let made_up = regex::Regex::new(r"rewind-\d{8}T\d{6}Z-[0-9a-f]{16}").expect("a regex");
     for (sender, stdin) in cases {
         let answers: Vec<String> = [sender, "claude-code"]
             .map(|host| {
                 // A fresh simulator each: the second checkpoint would have another id.
                 let env = scene_env(&dir.join("copilot-1.0.102-shell.json"));
                 let run = env.run(&["hook", "--host", host], &stdin);
-                pid.replace_all(&outcome(&run).to_string(), "rewind-[pid]")
+                made_up
+                    .replace_all(&outcome(&run).to_string(), "rewind-[made-up]")
                     .into_owned()
             })
             .into();
@@ -587,4 +591,292 @@ fn a_claude_code_entry_run_by_cursor_or_copilot_answers_as_the_senders_own_entry
             assert_eq!(answer["stdout"]["permission"], "deny", "{answer}");
         }
     }
+}
+
+/// A payload that names two events (which no host writes), the after-the-call one before
+/// `tool_input` and the before-the-call one after it, or the other way round: a deny in every
+/// dialect, whichever order, never a call read as already run (which passes), and no
+/// checkpoint.
+#[test]
+fn two_event_names_in_one_payload_are_a_deny_whatever_their_order() {
+    let env = crate::support::TestEnv::start();
+    let input = r#"{"host":"jp-ubuntu","command":"reboot"}"#;
+    // (host, its own before and after names, the rest of its payload)
+    let hosts = [
+        (
+            "claude-code",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_use_id":"toolu_2e""#,
+        ),
+        (
+            "codex",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","turn_id":"t","tool_name":"mcp__ssh__exec","tool_use_id":"call_2e""#,
+        ),
+        (
+            "gemini",
+            "BeforeTool",
+            "AfterTool",
+            r#""session_id":"s","transcript_path":"/t","timestamp":"2026","tool_name":"mcp_ssh_exec""#,
+        ),
+        (
+            "copilot",
+            "PreToolUse",
+            "PostToolUse",
+            r#""session_id":"s","timestamp":"2026","tool_name":"ssh-exec""#,
+        ),
+        (
+            "cursor",
+            "preToolUse",
+            "postToolUse",
+            r#""conversation_id":"c","generation_id":"g","cursor_version":"1.7.2","tool_name":"MCP:exec","tool_use_id":"tu2e""#,
+        ),
+    ];
+    for (host, before, after, rest) in hosts {
+        for (first, second) in [(after, before), (before, after)] {
+            let stdin = format!(
+                r#"{{{rest},"hook_event_name":"{first}","tool_input":{input},"hook_event_name":"{second}"}}"#
+            );
+            let run = env.run(&["hook", "--host", host], stdin.as_bytes());
+            let answer = run.stdout.trim();
+            assert!(
+                answer.contains("\"deny\"") && answer.contains("two event names"),
+                "{host} {first}/{second}: {run:?}"
+            );
+            assert!(env.sim.inserts().is_empty(), "{host}: no checkpoint");
+        }
+    }
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(!audit.contains("\"ran\""), "{audit}");
+}
+
+/// Copilot joins server and tool as `<server>-<tool>`, and both may hold `-`: the name splits
+/// at the longest server Copilot is configured with (its user file or the call's directory),
+/// so `ssh-ops-exec` is server `ssh-ops`'s `exec` (checkpointed), and `rewind-lab-exec` is
+/// not the read-only `rewind` server's `lab-exec`. A name no configured server settles asks.
+/// Both payload shapes Copilot sends carry it.
+#[test]
+fn a_copilot_tool_name_splits_at_the_server_copilot_is_configured_with() {
+    let env = crate::support::TestEnv::start();
+    let work = env.path("work");
+    std::fs::create_dir_all(env.path("home/.copilot")).expect("mkdir");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    let input = json!({"host": "jp-ubuntu", "command": "sudo reboot"});
+    let payloads = |tool: &str| {
+        [
+            json!({"sessionId": "s-1", "timestamp": 1, "cwd": work, "toolName": tool, "toolArgs": input}),
+            json!({"hook_event_name": "PreToolUse", "session_id": "s-1", "timestamp": "2026-12-01T04:18:51.023Z",
+                   "cwd": work, "tool_name": tool, "tool_input": input}),
+        ]
+    };
+    let decide = |stdin: &Value| {
+        let run = env.run(&["hook", "--host", "copilot"], stdin.to_string().as_bytes());
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str::<Value>(&run.stdout).expect("JSON")
+    };
+
+    // Nothing configured: `ssh-ops-exec` and `rewind-lab-exec` can each be read two ways.
+    for tool in ["ssh-ops-exec", "rewind-lab-exec"] {
+        for payload in payloads(tool) {
+            let answer = decide(&payload);
+            assert_eq!(answer["permissionDecision"], "ask", "{tool}: {answer}");
+            let reason = answer["permissionDecisionReason"].as_str().expect("reason");
+            assert!(reason.contains("could be server"), "{tool}: {reason}");
+        }
+    }
+    assert!(env.sim.inserts().is_empty());
+
+    // Configured: the user's file names `ssh-ops`, the call's directory `rewind-lab`.
+    std::fs::write(
+        env.path("home/.copilot/mcp-config.json"),
+        json!({"mcpServers": {"ssh-ops": {"command": "npx", "args": ["ssh-mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        work.join(".mcp.json"),
+        json!({"mcpServers": {"rewind-lab": {"command": "rewind", "args": ["mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    for payload in payloads("ssh-ops-exec") {
+        let answer = decide(&payload);
+        let context = answer["additionalContext"].as_str().unwrap_or_default();
+        assert!(context.contains("tagged checkpoint"), "{answer}");
+    }
+    assert_eq!(env.sim.inserts().len(), 2, "one checkpoint per call");
+    for payload in payloads("rewind-lab-exec") {
+        let answer = decide(&payload);
+        assert_eq!(answer["permissionDecision"], "ask", "{answer}");
+        let reason = answer["permissionDecisionReason"].as_str().expect("reason");
+        assert!(
+            reason.contains("mcp__rewind-lab__exec is in no catalog"),
+            "{reason}"
+        );
+    }
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(audit.contains(r#""tool":"mcp__ssh-ops__exec""#), "{audit}");
+    assert!(
+        !audit.contains(r#""tool":"mcp__rewind__lab-exec""#),
+        "{audit}"
+    );
+}
+
+/// Cursor names an MCP call's server only by its `command` or `url`: the server is looked up
+/// in Cursor's own `mcp.json` (the user's, and the workspace's under `workspace_roots`), so a
+/// catalogued server is checkpointed instead of refused. A command no file configures stays
+/// unnamed: refused, as Cursor cannot ask.
+#[test]
+fn a_cursor_mcp_call_is_named_from_cursors_own_mcp_json() {
+    let env = crate::support::TestEnv::start();
+    let root = env.path("work");
+    std::fs::create_dir_all(env.path("home/.cursor")).expect("mkdir");
+    std::fs::create_dir_all(root.join(".cursor")).expect("mkdir");
+    std::fs::write(
+        env.path("home/.cursor/mcp.json"),
+        json!({"mcpServers": {"ssh": {"command": "npx", "args": ["-y", "ssh-mcp"]}}}).to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        root.join(".cursor/mcp.json"),
+        json!({"mcpServers": {"ssh-bridge": {"url": "http://127.0.0.1:9/mcp"}}}).to_string(),
+    )
+    .expect("write");
+    let call = |server: (&str, &str), tool: &str, input: Value| {
+        let mut payload = json!({
+            "conversation_id": "c0501000-0000-4000-8000-000000000002",
+            "generation_id": "9e0e0000-0000-4000-8000-000000000002",
+            "cursor_version": "1.7.2",
+            "workspace_roots": [root],
+            "hook_event_name": "beforeMCPExecution",
+            "tool_name": tool,
+            "tool_input": input.to_string(),
+        });
+        payload[server.0] = json!(server.1);
+        let run = env.run(
+            &["hook", "--host", "cursor"],
+            payload.to_string().as_bytes(),
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str::<Value>(&run.stdout).expect("JSON")
+    };
+    let reboot = json!({"host": "jp-ubuntu", "command": "sudo reboot"});
+    let answer = call(("command", "npx -y ssh-mcp"), "exec", reboot.clone());
+    assert!(
+        answer["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tagged checkpoint")),
+        "{answer}"
+    );
+    assert_ne!(answer["permission"], "deny", "{answer}");
+    let answer = call(
+        ("url", "http://127.0.0.1:9/mcp"),
+        "ssh_exec",
+        reboot.clone(),
+    );
+    assert!(
+        answer["agent_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("tagged checkpoint")),
+        "{answer}"
+    );
+    assert_eq!(env.sim.inserts().len(), 2);
+    // A command no mcp.json configures: unnamed, refused.
+    let answer = call(("command", "npx other-mcp"), "exec", reboot);
+    assert_eq!(answer["permission"], "deny", "{answer}");
+    assert_eq!(env.sim.inserts().len(), 2);
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(audit.contains(r#""tool":"mcp__ssh__exec""#), "{audit}");
+    assert!(
+        audit.contains(r#""tool":"mcp__ssh-bridge__ssh_exec""#),
+        "{audit}"
+    );
+    assert!(audit.contains(r#""tool":"mcp__unnamed__exec""#), "{audit}");
+}
+
+/// A call with a password in it, through every host dialect: the answer (reason, context,
+/// stderr) and the audit trail (arguments, reason, the VMs named) carry no secret, whether the
+/// call quotes a command, names a VM with credentials in it, or both.
+#[test]
+fn no_secret_reaches_an_answer_or_the_audit_trail_in_any_dialect() {
+    const SECRET: &str = "S3CR3T";
+    let env = crate::support::TestEnv::start();
+    let commands = [
+        r#"ssh $H "mysql -uroot -pS3CR3T -e 'drop database app'""#,
+        "ansible-playbook -e 'ansible_password=S3CR3T' site.yml",
+        r#"pdsh -w web[01-03] "mysql -pS3CR3T -e 'drop database app'""#,
+        "ssh admin:S3CR3T@unknownvm sudo reboot",
+        "SSHPASS=S3CR3T sshpass -e ssh $H reboot",
+        "ipmitool -H $BMC -U admin -P S3CR3T power reset",
+        "pwsh -c 'Invoke-Command -ComputerName $H { net user admin S3CR3T }'",
+        "ssh $H \"echo S3CR3T | sudo -S reboot\"",
+    ];
+    let hosts = [
+        ("jp-ubuntu", "the VM, named with credentials"),
+        ("admin:S3CR3T@unknownvm", "an unknown VM, with credentials"),
+        ("ssh://admin:S3CR3T@jp-ubuntu:22/", "a URL with credentials"),
+        ("https://admin:S3CR3T@jp-ubuntu/", "a URL with credentials"),
+    ];
+    let shell = |host: &str, command: &str| -> Value {
+        match host {
+            "claude-code" => {
+                json!({"session_id": "s", "permission_mode": "default", "hook_event_name": "PreToolUse",
+                                    "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_s"})
+            }
+            "codex" => json!({"session_id": "s", "turn_id": "t", "hook_event_name": "PreToolUse",
+                              "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "call_s"}),
+            "gemini" => {
+                json!({"session_id": "s", "transcript_path": "/t", "timestamp": "2026", "hook_event_name": "BeforeTool",
+                               "tool_name": "run_shell_command", "tool_input": {"command": command}})
+            }
+            "copilot" => {
+                json!({"sessionId": "s", "timestamp": 1, "toolName": "bash", "toolArgs": {"command": command}})
+            }
+            _ => json!({"conversation_id": "c", "generation_id": "g", "cursor_version": "1.7.2",
+                        "hook_event_name": "beforeShellExecution", "command": command}),
+        }
+    };
+    let mcp = |host: &str, input: &Value| -> Value {
+        match host {
+            "claude-code" => {
+                json!({"session_id": "s", "permission_mode": "default", "hook_event_name": "PreToolUse",
+                                    "tool_name": "mcp__ssh__exec", "tool_input": input, "tool_use_id": "toolu_m"})
+            }
+            "codex" => json!({"session_id": "s", "turn_id": "t", "hook_event_name": "PreToolUse",
+                              "tool_name": "mcp__ssh__exec", "tool_input": input, "tool_use_id": "call_m"}),
+            "gemini" => {
+                json!({"session_id": "s", "transcript_path": "/t", "timestamp": "2026", "hook_event_name": "BeforeTool",
+                               "tool_name": "mcp_ssh_exec", "tool_input": input})
+            }
+            "copilot" => {
+                json!({"sessionId": "s", "timestamp": 1, "toolName": "ssh-exec", "toolArgs": input})
+            }
+            _ => json!({"conversation_id": "c", "generation_id": "g", "cursor_version": "1.7.2",
+                        "hook_event_name": "preToolUse", "tool_name": "MCP:exec", "tool_input": input, "tool_use_id": "tu"}),
+        }
+    };
+    let mut asked = 0;
+    for host in ["claude-code", "codex", "gemini", "copilot", "cursor"] {
+        let mut payloads: Vec<Value> = commands.iter().map(|c| shell(host, c)).collect();
+        for (vm, _) in hosts {
+            payloads.push(mcp(
+                host,
+                &json!({"host": vm, "command": "mysql -pS3CR3T -e 'drop database app'"}),
+            ));
+        }
+        for payload in payloads {
+            let run = env.run(&["hook", "--host", host], payload.to_string().as_bytes());
+            assert!(
+                !run.stdout.contains(SECRET) && !run.stderr.contains(SECRET),
+                "{host}: {payload}\n{run:?}"
+            );
+            assert!(matches!(run.code, 0 | 2), "{run:?}");
+            asked += usize::from(run.stdout.contains("\"ask\"") || run.stdout.contains("\"deny\""));
+        }
+    }
+    assert!(asked > 20, "most of these calls are questions: {asked}");
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    assert!(!audit.contains(SECRET), "{audit}");
+    // The VM a call named with credentials is still said, without them.
+    assert!(audit.contains("unknownvm"), "{audit}");
 }

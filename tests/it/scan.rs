@@ -295,3 +295,46 @@ fn a_server_that_cannot_start_is_named_by_its_configured_command() {
     assert!(!run.stdout.contains("s3cr3t-value"), "{run:#?}");
     assert!(!run.stderr.contains("s3cr3t-value"), "{run:#?}");
 }
+
+/// A user entry that makes a tool read-only although its server annotates it
+/// `destructiveHint: true` is flagged for review by name, with the catalog it is in.
+#[test]
+fn scan_flags_a_user_read_only_entry_for_a_tool_its_server_calls_destructive() {
+    let env = TestEnv::start();
+    let mine = env.path("mine.toml");
+    std::fs::write(
+        &mine,
+        "[[read_only]]\nserver = \"ops-tools\"\ntool = \"restart_service\"\n\n[[read_only]]\nserver = \"ops-tools\"\ntool = \"show_status\"\n",
+    )
+    .expect("write");
+    env.write_config(&crate::support::Setup {
+        hook: format!("catalogs = [{:?}]", mine.display().to_string()),
+        ..crate::support::Setup::default()
+    });
+    let mcp = json!({"mcpServers": {
+        "ops-tools": {"command": "node", "args": [stub(), "--flavor", "annotated"]}
+    }});
+    std::fs::write(env.path(".mcp.json"), mcp.to_string()).expect("write");
+    let run = env.run(&["catalog", "scan", "--timeout", "60"], b"");
+    run.success();
+    let reviews: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("REVIEW:") && l.contains("destructiveHint"))
+        .collect();
+    assert_eq!(reviews.len(), 1, "only restart_service: {run:#?}");
+    assert!(
+        reviews[0].contains("mine.toml classifies it read-only"),
+        "{run:#?}"
+    );
+    let restart = run
+        .stdout
+        .lines()
+        .position(|l| l.trim_start().starts_with("restart_service"))
+        .expect("restart_service listed");
+    assert!(
+        run.stdout.lines().nth(restart + 1) == Some(reviews[0]),
+        "the review follows its tool: {run:#?}"
+    );
+    assert!(run.stdout.contains("1 catalog entry to review"), "{run:#?}");
+}

@@ -8,7 +8,8 @@
 //! `unlisted` or `none` (mutating, but no VM found). A server started for one host (any expectation says `server`) gets a
 //! `[[server]]` binding, as its user would write. The call is built with every argument
 //! of the schema filled in; a second expectation, when given, is for a call with only the
-//! required arguments.
+//! required arguments. A tool whose `annotations` (as `tools/list` sends them) say it is not
+//! read-only is never classified read-only, unless the fixture's `reviewed` says why.
 
 use std::path::Path;
 
@@ -23,6 +24,9 @@ struct Fixture {
     source: String,
     result: ToolsList,
     expect: Map<String, Value>,
+    /// Tools classified read-only against the server's own annotation, each with the reason.
+    #[serde(default)]
+    reviewed: Map<String, Value>,
 }
 
 #[derive(Deserialize)]
@@ -35,6 +39,8 @@ struct Tool {
     name: String,
     #[serde(rename = "inputSchema")]
     input_schema: Value,
+    #[serde(default)]
+    annotations: Value,
 }
 
 /// The VM the test's `[[server]]` binding names, and the one a remembered session is on.
@@ -176,6 +182,19 @@ fn every_real_server_tool_lands_in_its_class_with_the_right_target() {
                 ],
                 other => panic!("{}: bad expectation {other}", tool.name),
             };
+            let says_it_changes = tool.annotations["readOnlyHint"] == json!(false)
+                || tool.annotations["destructiveHint"] == json!(true);
+            if says_it_changes
+                && cases.iter().any(|(want, _)| *want == "read_only")
+                && !fixture.reviewed.contains_key(&tool.name)
+            {
+                failures.push(format!(
+                    "{} {}: read_only, but the server annotates it {}",
+                    path.file_name().unwrap_or_default().display(),
+                    tool.name,
+                    tool.annotations
+                ));
+            }
             for (want, required_only) in cases {
                 let call = input(&tool.input_schema, required_only);
                 // Claude Code keeps the configured name's case and `-`, and turns `.` into `_`.
@@ -223,4 +242,48 @@ fn server_names_match_whatever_case_and_separator_the_user_configured() {
         catalog.classify(&other, &json!({})),
         Classification::Unlisted
     );
+}
+
+/// The generic catalog's read-only entries are exact names: a server rewind has no catalog
+/// for may name any tool anything, so a tool that only starts like a read
+/// (`download_and_exec`, `list_and_delete`) is never waved through.
+#[test]
+fn the_generic_catalog_waves_through_no_tool_that_only_starts_like_a_read() {
+    let catalog = Catalog::load(true, &[] as &[&Path]).expect("loads");
+    let cases = [
+        ("ssh", "download_and_exec"),
+        ("ssh", "download_then_run"),
+        ("ssh", "list_and_delete"),
+        ("ssh", "stat_and_chmod"),
+        ("ssh", "read_file_and_replace"),
+        ("ansible", "inventory_apply"),
+        ("ansible", "update_inventory"),
+        ("powershell", "get_and_invoke"),
+        ("winrm", "get_then_set_service"),
+        ("smb", "read_and_delete"),
+        ("smb", "list_then_remove"),
+        ("smb", "get_and_overwrite"),
+    ];
+    for (server, tool) in cases {
+        let name = ToolName::Mcp {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        };
+        let class = catalog.classify(&name, &json!({"host": "web01"}));
+        assert!(
+            !matches!(class, Classification::ReadOnly(_)),
+            "{server}/{tool}: {class:?}"
+        );
+    }
+    // The exact names stay read-only.
+    for (server, tool) in [("ssh", "download_file"), ("ssh", "list_directory")] {
+        let name = ToolName::Mcp {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        };
+        assert!(matches!(
+            catalog.classify(&name, &json!({"host": "web01"})),
+            Classification::ReadOnly(_)
+        ));
+    }
 }

@@ -16,8 +16,6 @@ use crate::host::{Host, Rendered, ToolCall, Unreadable, precheck, short};
 struct HookInput {
     #[serde(default)]
     session_id: Option<String>,
-    #[serde(default)]
-    hook_event_name: Option<String>,
     tool_name: Option<String>,
     #[serde(default)]
     tool_input: Value,
@@ -55,28 +53,25 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             e
         });
     }
-    let input: HookInput = match serde_json::from_slice(bytes) {
-        Ok(input) => input,
-        Err(_) if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
-        Err(e) => {
-            return Err(match serde_json::from_slice::<serde_json::Value>(bytes) {
-                Ok(value) if !value.is_object() => {
-                    Unreadable::NotObject(crate::host::json_kind(&value))
-                }
-                _ => Unreadable::NotJson(short(&e.to_string())),
-            });
+    // The event apart: a payload naming two (see `payload`) is read, and the event is unknown.
+    let (input, event_name) = match crate::host::payload(bytes) {
+        Ok(mut map) => {
+            let event_name = map.remove("hook_event_name");
+            match serde_json::from_value::<HookInput>(Value::Object(map)) {
+                Ok(input) => (input, event_name),
+                Err(_) if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
+                Err(e) => return Err(Unreadable::NotJson(short(&e.to_string()))),
+            }
         }
+        Err(_) if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
+        Err(e) => return Err(e),
     };
     let tool = match input.tool_name {
         Some(name) if !name.trim().is_empty() => name,
         _ if is_after_the_call(bytes) => return Err(Unreadable::AfterTheCall),
         _ => return Err(Unreadable::NoToolName),
     };
-    let event = crate::host::event(
-        input.hook_event_name.as_deref(),
-        "PreToolUse",
-        "PostToolUse",
-    );
+    let event = crate::host::event(event_name.as_ref(), "PreToolUse", "PostToolUse");
     Ok(ToolCall {
         host: Host::ClaudeCode,
         session: input.session_id,
@@ -90,6 +85,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             .as_str()
             .map(std::path::PathBuf::from)
             .filter(|p| p.is_absolute()),
+        server_hint: None,
     })
 }
 
@@ -104,15 +100,11 @@ pub(crate) fn is_after_the_call(stdin: &[u8]) -> bool {
         find(br#""hook_event_name":"PostToolUse""#),
         find(br#""tool_input":"#),
     ) {
-        // Exactly one event name before the input: a payload that names two (which the host
-        // never writes) is not trusted to be after the call, whichever comes first.
+        // Exactly one event name in the whole payload, before the input: a payload that names
+        // two (which the host never writes) is not trusted to be after the call, whichever
+        // comes first and wherever the second one is.
         (Some(event), Some(input)) => {
-            event < input
-                && stdin[..input]
-                    .windows(key.len())
-                    .filter(|w| *w == key)
-                    .count()
-                    == 1
+            event < input && stdin.windows(key.len()).filter(|w| *w == key).count() == 1
         }
         _ => false,
     }
@@ -223,13 +215,18 @@ mod tests {
     }
 
     #[test]
-    fn two_event_names_are_refused_not_read_as_after_the_call() {
+    fn two_event_names_are_an_unknown_event_not_read_as_after_the_call() {
         for payload in [
             br#"{"hook_event_name":"PreToolUse","hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_input":{}}"#.as_slice(),
             br#"{"hook_event_name":"PostToolUse","hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_input":{}}"#,
+            br#"{"hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"mcp__ssh__exec","tool_input":{},"hook_event_name":"PreToolUse"}"#,
         ] {
             assert!(!is_after_the_call(payload));
-            assert!(matches!(read(payload).unwrap_err(), Unreadable::NotJson(_)));
+            let event = read(payload).expect("reads").event;
+            assert!(
+                matches!(&event, Event::Unknown(names) if names.contains("two event names")),
+                "{event:?}"
+            );
         }
     }
 

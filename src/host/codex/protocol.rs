@@ -27,11 +27,7 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
     let payload = payload(bytes)?;
     let tool = tool_name(&payload, "tool_name")?;
-    let event = event(
-        payload.get("hook_event_name").and_then(Value::as_str),
-        "PreToolUse",
-        "PostToolUse",
-    );
+    let event = event(payload.get("hook_event_name"), "PreToolUse", "PostToolUse");
     let args = payload.get("tool_input").cloned().unwrap_or(Value::Null);
     let (tool, input) = match tool.as_str() {
         "Bash" | "shell" | "local_shell" | "shell_command" => {
@@ -55,6 +51,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         input,
         event,
         cwd: crate::host::working_directory(&payload),
+        server_hint: None,
     })
 }
 

@@ -5,8 +5,8 @@
 //!   sends `sessionId`, epoch-ms `timestamp`, `toolName`, `toolArgs` (an object, or a JSON
 //!   string in older builds) and no event name; `PreToolUse` sends `hook_event_name`,
 //!   `session_id`, an ISO `timestamp`, `tool_name`, `tool_input`. Neither sends a call id.
-//!   MCP tools arrive as `<server>-<tool>`, split at the first `-` (Copilot's own tools use
-//!   `_`); the shell tools are `bash` and `powershell` (`Bash`, `PowerShell` in the
+//!   MCP tools arrive as `<server>-<tool>`, split against the servers Copilot is configured
+//!   with and the catalogs name (`host::servers`; Copilot's own tools use `_`); the shell tools are `bash` and `powershell` (`Bash`, `PowerShell` in the
 //!   Claude-shaped payload).
 //! - stdout: flat `{"permissionDecision": "deny", "permissionDecisionReason": …}` blocks and
 //!   the model reads the reason; `ask` is a prompt, or a refusal with the reason under `-p`;
@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
+use crate::host::servers::ServerHint;
 use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, event, payload, text, tool_name};
 
 /// Copilot's own tools (either spelling) that only touch the local machine, by the neutral
@@ -79,14 +80,16 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             tool_name(&payload, "tool_name")?,
             names::arguments(payload.get("tool_input")),
             text(&payload, "session_id"),
-            event(
-                payload.get("hook_event_name").and_then(Value::as_str),
-                "PreToolUse",
-                "PostToolUse",
-            ),
+            event(payload.get("hook_event_name"), "PreToolUse", "PostToolUse"),
         )
     };
     let (tool, server, input) = neutral(&native, args);
+    // `<server>-<tool>` splits at its first `-` here; the servers Copilot is configured with
+    // decide where it really splits (`host::servers`).
+    let server_hint = server.is_some().then(|| ServerHint::Joined {
+        name: native.clone(),
+        cwd: text(&payload, "cwd").map(std::path::PathBuf::from),
+    });
     Ok(ToolCall {
         host: Host::Copilot,
         session,
@@ -96,6 +99,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         input,
         event,
         cwd: crate::host::working_directory(&payload),
+        server_hint,
     })
 }
 

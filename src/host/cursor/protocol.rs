@@ -13,8 +13,11 @@
 //!   No decision with the checkpoint is `agent_message` and `user_message` without a
 //!   `permission`; `allow` is rendered the same (whether it skips the user's rules is not
 //!   documented).
-//! - An MCP call names no server: it is read as server `unnamed`, which only catalog entries
-//!   for any server (`server = "*"`) match; anything else is unlisted, an ask.
+//! - An MCP call names no server. `beforeMCPExecution`'s `command` or `url` is looked up in
+//!   Cursor's own `mcp.json` files (`host::servers`): the one server configured so names the
+//!   call. Otherwise (and for `preToolUse`'s `MCP:<tool>`, which says nothing of the server)
+//!   it is server `unnamed`, which only catalog entries for any server (`server = "*"`)
+//!   match; anything else is unlisted, an ask.
 //!
 //! Events read: exactly `beforeShellExecution`, `beforeMCPExecution`, `preToolUse` (before the
 //! call) and `afterShellExecution`, `afterMCPExecution`, `postToolUse` (after it).
@@ -23,6 +26,7 @@ use serde_json::{Map, Value, json};
 
 use crate::decision::Decision;
 use crate::host::names;
+use crate::host::servers::ServerHint;
 use crate::host::{Event, Host, Rendered, ToolCall, Unreadable, payload};
 
 /// The server name of an MCP call Cursor does not name.
@@ -55,10 +59,15 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
     let text = |key: &str| crate::host::text(&payload, key).filter(|s| !s.trim().is_empty());
     let event_name = text("hook_event_name").unwrap_or_default();
     let event = match event_name.as_str() {
+        // Two event names (see `payload`): unknown, naming both.
+        _ if payload.get("hook_event_name").is_some_and(Value::is_array) => {
+            crate::host::event(payload.get("hook_event_name"), "", "")
+        }
         "beforeShellExecution" | "beforeMCPExecution" | "preToolUse" => Event::BeforeTool,
         "afterShellExecution" | "afterMCPExecution" | "postToolUse" => Event::AfterTool,
         _ => Event::Unknown(event_name.clone()),
     };
+    let mut server_hint = None;
     let (tool, server, input) = match event_name.as_str() {
         "beforeShellExecution" | "afterShellExecution" => {
             let Some(command) = text("command") else {
@@ -70,6 +79,21 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
             let Some(tool) = text("tool_name") else {
                 return Err(Unreadable::NoToolName);
             };
+            // Named later from Cursor's own mcp.json files, by the command or URL.
+            let dirs = payload
+                .get("workspace_roots")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .chain(text("cwd").as_deref())
+                .map(std::path::PathBuf::from)
+                .collect();
+            server_hint = Some(ServerHint::Launched {
+                command: text("command"),
+                url: text("url"),
+                dirs,
+            });
             (
                 names::mcp(UNNAMED_SERVER, &tool),
                 Some(UNNAMED_SERVER.to_owned()),
@@ -109,6 +133,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         input,
         event,
         cwd: crate::host::working_directory(&payload),
+        server_hint,
     })
 }
 

@@ -50,11 +50,7 @@ pub(crate) fn fingerprint(payload: &Map<String, Value>) -> bool {
 pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
     let payload = payload(bytes)?;
     let native = tool_name(&payload, "tool_name")?;
-    let event = event(
-        payload.get("hook_event_name").and_then(Value::as_str),
-        "BeforeTool",
-        "AfterTool",
-    );
+    let event = event(payload.get("hook_event_name"), "BeforeTool", "AfterTool");
     let args = payload.get("tool_input").cloned().unwrap_or(Value::Null);
     let mcp = payload
         .get("mcp_context")
@@ -85,6 +81,7 @@ pub(crate) fn read(bytes: &[u8]) -> Result<ToolCall, Unreadable> {
         input,
         event,
         cwd: crate::host::working_directory(&payload),
+        server_hint: None,
     })
 }
 

@@ -1,0 +1,56 @@
+//! The redaction of secrets that others wrote into text `rewind` keeps or shows: tool
+//! arguments in the audit trail, and every text that leaves the process (each decision's
+//! reason or context, the command it quotes, the VM references the trail keeps). What is not
+//! a secret stays byte for byte, so the audit trail still says which VM a call reached.
+//!
+//! Free text goes through the passes in order, each its own module:
+//!
+//! - [`prefixed`]: private keys (PEM, or OpenSSH's base64) and tokens by their well-known
+//!   prefixes, wherever they stand;
+//! - [`stdin`]: a password piped or here-stringed into a program that reads it from stdin
+//!   (`echo x | sudo -S`, `chpasswd`);
+//! - [`words`]: word by word, with the program each word belongs to: the value after a name
+//!   that says secret ([`names`]: `--password x`, `KEY=value`, `"token": x`, option lists),
+//!   `-p<secret>` and `-p <secret>` for the programs that take one, `user:secret` for curl,
+//!   `user:secret@` in URLs and before a host, an `Authorization` header's credential, the
+//!   positional passwords of `net user`, `htpasswd -b`, `mysqladmin password`, `vault login`,
+//!   `setx`, and SQL's `IDENTIFIED BY 'x'`.
+
+mod names;
+mod prefixed;
+mod stdin;
+#[cfg(test)]
+mod tests;
+mod words;
+
+pub(crate) use names::is_secret_key;
+pub(crate) use words::redact_args;
+
+/// What replaces a secret.
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// Redacts the secrets written inline in free text (a command, a script, a here-doc):
+/// everything that is not a secret is kept byte for byte, white space included.
+pub(crate) fn redact_text(text: &str) -> String {
+    let text = prefixed::redact_private_keys(text);
+    let text = prefixed::redact_tokens(&text);
+    let text = stdin::redact_stdin_secrets(&text);
+    words::redact_words(&text)
+}
+
+/// A VM reference as it may be shown or kept: the credentials in it (`ssh://admin:x@web01/`,
+/// `admin:x@web01`) stripped, and anything else secret in it redacted.
+pub(crate) fn strip_credentials(reference: &str) -> String {
+    let (scheme, rest) = match reference.find("://") {
+        Some(at) => reference.split_at(at + 3),
+        None => ("", reference),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let stripped = match rest[..authority_end].rfind('@') {
+        Some(at) if rest[..at].contains(':') || !scheme.is_empty() => {
+            format!("{scheme}{}", &rest[at + 1..])
+        }
+        _ => reference.to_owned(),
+    };
+    redact_text(&stripped)
+}
