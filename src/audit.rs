@@ -148,16 +148,47 @@ pub struct AuditCheckpoint {
     pub fallback: Option<String>,
 }
 
-/// Appends a record to `path` as one line in one write (see the module docs).
+/// Appends a record to `path` as one line in one write (see the module docs), chained to the
+/// line before it.
 pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
+    append_with(path, record, serde_json::Map::new())
+}
+
+/// The longest an append waits for its turn to chain its line to the last one.
+const CHAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The key under which each line carries the hash of the line before it.
+pub const CHAIN_KEY: &str = "prev";
+
+/// [`append`] with `extra` fields after the record's own (the broker's `peer` and `op`).
+///
+/// Each line ends with `"prev"`: the SHA-256 (hex) of the line before it, as written, without
+/// its newline; the first line's is `""`. Reading the last line and appending happen under a
+/// lock beside the trail (`audit.jsonl.lock`), so parallel writers chain in turn.
+pub fn append_with(
+    path: &Path,
+    record: &Record,
+    extra: serde_json::Map<String, Value>,
+) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         lockfile::create_private_dir(dir)
             .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
     }
-    let mut line = serde_json::to_vec(record)?;
-    line.push(b'\n');
+    let Value::Object(mut fields) = serde_json::to_value(record)? else {
+        anyhow::bail!("an audit record is not a JSON object");
+    };
+    fields.extend(extra);
     let mut file = lockfile::open_append_private(path)
         .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
+    take_turn(&file, path)?;
+    let prev = last_line(path)
+        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?
+        .map(|line| line_hash(&line))
+        .unwrap_or_default();
+    fields.remove(CHAIN_KEY);
+    fields.insert(CHAIN_KEY.to_owned(), Value::String(prev));
+    let mut line = serde_json::to_vec(&Value::Object(fields))?;
+    line.push(b'\n');
     // One call: a regular file takes the whole buffer or fails (a full disk, a quota); a
     // short count is reported, never completed by a second write another line could split.
     let written = file
@@ -173,6 +204,145 @@ pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Waits (at most [`CHAIN_WAIT`]) for an exclusive lock on the trail itself, released when
+/// `file` is closed: one writer at a time reads the last line and appends after it.
+fn take_turn(file: &std::fs::File, path: &Path) -> anyhow::Result<()> {
+    let deadline = crate::deadline::Deadline::after(CHAIN_WAIT);
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if !deadline.sleep(pause) {
+                    anyhow::bail!(
+                        "audit trail {}: another writer held it for {} s",
+                        path.display(),
+                        CHAIN_WAIT.as_secs()
+                    );
+                }
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                anyhow::bail!("cannot lock audit trail {}: {e}", path.display())
+            }
+        }
+    }
+}
+
+/// The hash a line's successor carries: SHA-256 of its bytes (no newline), in hex.
+pub fn line_hash(line: &[u8]) -> String {
+    use sha2::Digest as _;
+    crate::hex(&sha2::Sha256::digest(line))
+}
+
+/// The last non-empty line of `path` (without its newline), read from the end.
+fn last_line(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let size = file.metadata()?.len();
+    let mut window: u64 = 64 * 1024;
+    loop {
+        let start = size.saturating_sub(window);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        (&mut file).take(size - start).read_to_end(&mut tail)?;
+        let trimmed = tail.strip_suffix(b"\n").unwrap_or(&tail);
+        match trimmed.iter().rposition(|b| *b == b'\n') {
+            Some(at) => return Ok(Some(trimmed[at + 1..].to_vec())),
+            None if start == 0 => {
+                return Ok((!trimmed.is_empty()).then(|| trimmed.to_vec()));
+            }
+            None => window = window.saturating_mul(4),
+        }
+    }
+}
+
+/// Where `rewind log --verify` found the chain whole, or where it breaks.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chain {
+    /// Every line carries the hash of the one before; `legacy` lines at the start were written
+    /// before the trail was chained.
+    Whole { lines: usize, legacy: usize },
+    /// The first line (1-based) whose `prev` is not the hash of the line before it: that line
+    /// or the one before was edited, a line between them deleted, or lines reordered.
+    Broken { line: usize, why: String },
+}
+
+/// Checks the hash chain of the trail at `path`.
+pub fn verify(path: &Path) -> anyhow::Result<Chain> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?;
+    verify_bytes(&bytes)
+}
+
+/// [`verify`] over the trail's bytes.
+pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
+    let mut previous: Option<&[u8]> = None;
+    let mut legacy = 0;
+    let mut chained = 0;
+    let mut lines = 0;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if body.is_empty() {
+        return Ok(Chain::Whole {
+            lines: 0,
+            legacy: 0,
+        });
+    }
+    for (n, line) in body.split(|b| *b == b'\n').enumerate() {
+        let number = n + 1;
+        lines = number;
+        let prev = serde_json::from_slice::<Value>(line)
+            .ok()
+            .and_then(|v| v.get(CHAIN_KEY).map(|p| p.as_str().map(str::to_owned)));
+        match prev {
+            None if chained == 0 => legacy += 1,
+            None => {
+                return Ok(Chain::Broken {
+                    line: number,
+                    why: String::from(
+                        "it carries no hash of the line before it (not a JSON record written by rewind, or its \"prev\" was removed)",
+                    ),
+                });
+            }
+            Some(None) => {
+                return Ok(Chain::Broken {
+                    line: number,
+                    why: String::from("its \"prev\" is not a string"),
+                });
+            }
+            Some(Some(prev)) => {
+                let expected = previous.map(line_hash).unwrap_or_default();
+                if prev != expected {
+                    let why = if previous.is_none() {
+                        String::from(
+                            "it is the first line but names a line before it: earlier lines were deleted",
+                        )
+                    } else {
+                        format!(
+                            "it does not carry the hash of line {} (that line was edited, a line after it deleted, or lines reordered)",
+                            number - 1
+                        )
+                    };
+                    return Ok(Chain::Broken { line: number, why });
+                }
+                chained += 1;
+            }
+        }
+        previous = Some(line);
+    }
+    if chained == 0 {
+        return Ok(Chain::Broken {
+            line: 1,
+            why: String::from("no line carries the hash chain"),
+        });
+    }
+    Ok(Chain::Whole { lines, legacy })
+}
+
 /// Which records `rewind log` shows.
 #[derive(Debug, Default)]
 pub struct Filter<'a> {
@@ -186,7 +356,8 @@ pub struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    fn keeps(&self, r: &Record) -> bool {
+    /// Whether `r` passes.
+    pub fn keeps(&self, r: &Record) -> bool {
         self.vm.is_none_or(|vm| {
             r.vms
                 .iter()
@@ -496,6 +667,112 @@ mod tests {
         assert_eq!(names.len(), 8 * 40, "no line lost or doubled");
         let files = std::fs::read_dir(dir.path()).expect("dir").count();
         assert_eq!(files, 1, "the audit trail alone, no lock file");
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 8 * 40,
+                legacy: 0
+            },
+            "parallel writers chain in turn"
+        );
+    }
+
+    fn chained_trail(lines: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        for n in 0..lines {
+            append(&path, &long_record(0, n)).expect("append");
+        }
+        (dir, path)
+    }
+
+    fn lines_of(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .expect("trail")
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn broken_at(lines: &[String]) -> usize {
+        let text = format!("{}\n", lines.join("\n"));
+        match verify_bytes(text.as_bytes()).expect("readable") {
+            Chain::Broken { line, .. } => line,
+            whole @ Chain::Whole { .. } => panic!("the chain should break: {whole:?}"),
+        }
+    }
+
+    /// An edit, a deletion and a reordering each break the chain at the line that names it.
+    #[test]
+    fn verify_names_the_line_where_an_edit_a_deletion_or_a_reordering_breaks_the_chain() {
+        let (_dir, path) = chained_trail(6);
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 6,
+                legacy: 0
+            }
+        );
+        let lines = lines_of(&path);
+
+        let mut edited = lines.clone();
+        edited[2] = edited[2].replace("\"decision\":\"context\"", "\"decision\":\"allow\"");
+        assert_ne!(edited[2], lines[2], "the edit changed the line");
+        assert_eq!(
+            broken_at(&edited),
+            4,
+            "line 4 no longer carries line 3's hash"
+        );
+
+        let mut deleted = lines.clone();
+        deleted.remove(3);
+        assert_eq!(broken_at(&deleted), 4, "what was line 5 now follows line 3");
+
+        let mut first_gone = lines.clone();
+        first_gone.remove(0);
+        assert_eq!(
+            broken_at(&first_gone),
+            1,
+            "a first line that names a predecessor"
+        );
+
+        let mut reordered = lines.clone();
+        reordered.swap(1, 2);
+        assert_eq!(broken_at(&reordered), 2);
+
+        let mut stripped = lines.clone();
+        stripped[4] = stripped[4].replace("\"prev\"", "\"was\"");
+        assert_eq!(broken_at(&stripped), 5, "a chained line without its hash");
+
+        // Lines from before the chain existed are a prefix the chain starts after.
+        let legacy = format!(
+            "{}\n{}\n",
+            serde_json::to_string(&long_record(9, 9)).expect("json"),
+            lines[0]
+        );
+        assert!(matches!(
+            verify_bytes(legacy.as_bytes()).expect("readable"),
+            Chain::Broken { line: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn a_trail_written_before_the_chain_is_a_prefix_and_the_chain_follows_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let old = format!(
+            "{}\n",
+            serde_json::to_string(&long_record(9, 9)).expect("json")
+        );
+        std::fs::write(&path, old).expect("old trail");
+        append(&path, &long_record(0, 1)).expect("append");
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 2,
+                legacy: 1
+            }
+        );
     }
 
     #[cfg(unix)]

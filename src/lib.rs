@@ -15,6 +15,9 @@
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
+//! - [`broker`]: `rewind broker`, the one process holding the ZVM credentials, the token cache
+//!   and the audit trail, for the hook and the operators over a Unix socket; [`platform`]: the
+//!   operating-system calls it needs (peer credentials, owners and modes).
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], [`time`],
@@ -25,6 +28,7 @@
 //! usage error.
 
 pub mod audit;
+pub mod broker;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
@@ -38,6 +42,7 @@ pub(crate) mod hook;
 pub mod host;
 pub mod lockfile;
 pub mod mcp;
+pub mod platform;
 pub(crate) mod progress;
 pub mod recover;
 pub mod scan;
@@ -80,6 +85,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
+        Command::Broker(args) => report(broker::serve(config, &args.socket)),
         Command::Recover(args) => report(recover::recover(config, &args)),
         Command::Flr(command) => report(recover::flr(config, &command)),
         Command::Demo(args) => report(commands::demo::demo(&args)),

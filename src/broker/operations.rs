@@ -1,0 +1,284 @@
+//! What the broker does for each operation, with its own configuration and ZVM client: the
+//! same code paths as the single-user commands, so both modes decide alike.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use super::protocol::{GuardRequest, GuardResult, Op, RecoverRequest, Recovered, WireDecision};
+use crate::audit::{self, Filter, Record};
+use crate::config::{self, Config};
+use crate::deadline::Deadline;
+use crate::host::{Event, Host, ToolCall};
+use crate::recover::Point;
+use crate::targets::Target;
+use crate::zvm::{Client, Vm};
+
+/// How often a running guard's progress is looked at, to be sent on.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// Longest field the broker takes into a tag (the tag itself is sanitised and bounded).
+const FIELD_MAX: usize = 512;
+
+fn client(config: &Config) -> anyhow::Result<Client> {
+    let zvm = config.require_zvm()?;
+    let cache = config::cache_dir()?;
+    Ok(Client::new(zvm, &cache)?)
+}
+
+/// Serves every operation but guard and record.
+pub(crate) fn serve(
+    config: &Config,
+    trail: &Path,
+    op: &Op,
+    deadline: &Deadline,
+) -> anyhow::Result<Value> {
+    match op {
+        Op::Resolve { vms } => {
+            let client = client(config)?;
+            let refs: Vec<&str> = vms.iter().map(String::as_str).collect();
+            Ok(
+                match crate::zvm::resolve::resolve_targets(
+                    &client,
+                    &refs,
+                    &config.vm_aliases,
+                    deadline,
+                )? {
+                    Ok(found) => json!({"vms": found.iter().map(vm_json).collect::<Vec<_>>()}),
+                    Err(crate::zvm::resolve::Unresolved::Unknown { references, .. }) => {
+                        json!({"unknown": references})
+                    }
+                    Err(crate::zvm::resolve::Unresolved::Ambiguous {
+                        reference,
+                        candidates,
+                    }) => json!({"ambiguous": {
+                        "reference": reference,
+                        "candidates": candidates.iter().map(vm_json).collect::<Vec<_>>(),
+                    }}),
+                },
+            )
+        }
+        Op::Checkpoints { vm } => {
+            let client = client(config)?;
+            let vm = crate::commands::zerto::find_vm(&client, config, vm, deadline)?;
+            let mut vpgs = Vec::new();
+            for vpg in &vm.vpgs {
+                let rows = client.checkpoints(&vpg.id, None, deadline)?;
+                vpgs.push(json!({
+                    "vpg": vpg.name,
+                    "id": vpg.id,
+                    "checkpoints": rows.iter().map(|c| json!({
+                        "id": c.id, "time": c.time(), "tag": c.tag,
+                    })).collect::<Vec<_>>(),
+                }));
+            }
+            Ok(json!({"vm": vm_json(&vm), "vpgs": vpgs}))
+        }
+        Op::Log => {
+            let records = audit::read(trail, &Filter::default())?;
+            let chain = if trail.exists() {
+                match audit::verify(trail)? {
+                    audit::Chain::Whole { lines, legacy } => {
+                        json!({"whole": true, "lines": lines, "legacy": legacy})
+                    }
+                    audit::Chain::Broken { line, why } => {
+                        json!({"whole": false, "line": line, "why": why})
+                    }
+                }
+            } else {
+                json!({"whole": true, "lines": 0, "legacy": 0})
+            };
+            Ok(json!({ "records": records, "chain": chain, "trail": trail }))
+        }
+        Op::FlrList => {
+            let client = client(config)?;
+            let sessions = client.flr_sessions(None, deadline)?;
+            Ok(json!({"sessions": sessions.iter().map(|s| json!({
+                "id": s.id,
+                "status": s.status.as_ref().map(crate::zvm::FlrStatus::as_zerto),
+                "vm": s.vm_id,
+                "checkpoint": s.checkpoint_id,
+                "mounted": s.mounted_at.map(crate::time::format_utc),
+            })).collect::<Vec<_>>()}))
+        }
+        Op::FlrEnd { session } => {
+            let client = client(config)?;
+            let task = crate::recover::unmount(&client, session)?;
+            Ok(json!({"session": session, "task": task}))
+        }
+        Op::Recover(request) => recover(config, request, deadline).map(|r| json!(r)),
+        Op::Guard(_) | Op::Record { .. } => {
+            anyhow::bail!("{} is served elsewhere", op.name())
+        }
+    }
+}
+
+fn vm_json(vm: &Vm) -> Value {
+    json!({
+        "name": vm.name,
+        "id": vm.id,
+        "ips": vm.ips,
+        "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
+    })
+}
+
+/// A File Level Restore into a private directory of the broker's, the bytes answered.
+fn recover(
+    config: &Config,
+    wire: &RecoverRequest,
+    deadline: &Deadline,
+) -> anyhow::Result<Recovered> {
+    let point = Point::choose(
+        wire.change.clone(),
+        wire.checkpoint.clone(),
+        wire.before.clone(),
+    )
+    .map_err(|e| match e {
+        crate::recover::PointError::Missing => {
+            anyhow::anyhow!("name the checkpoint: a change id, a checkpoint id or a time")
+        }
+        crate::recover::PointError::Several => {
+            anyhow::anyhow!("name one checkpoint: a change id, a checkpoint id or a time")
+        }
+        crate::recover::PointError::Time(e) => e.context("before"),
+    })?;
+    let mut request =
+        crate::recover::RecoverRequest::new(wire.vm.clone(), wire.path.clone(), point)?;
+    request.vpg.clone_from(&wire.vpg);
+    request.volume.clone_from(&wire.volume);
+    let cache = config::cache_dir()?;
+    let out = tempfile::Builder::new()
+        .prefix("recover-")
+        .tempdir_in(&cache)
+        .context("a private directory for the restored file")?;
+    request.out = out.path().to_path_buf();
+    let client = client(config)?;
+    let plan = crate::recover::plan(&client, config, &request, deadline)?;
+    let never = AtomicBool::new(false);
+    let restored = crate::recover::restore_plan(
+        &client,
+        &plan,
+        request.volume.as_deref(),
+        false,
+        deadline,
+        &never,
+        &mut |_| {},
+    )?;
+    let bytes = std::fs::read(&plan.destination)
+        .with_context(|| format!("reading back {}", plan.destination.display()))?;
+    Ok(Recovered {
+        vm: plan.vm.name.clone(),
+        vpg: plan.vpg.name.clone(),
+        checkpoint: plan.checkpoint.id.clone(),
+        path: plan.guest_path.clone(),
+        sha256: restored.sha256,
+        content: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
+}
+
+/// The guard for a caller: the tag made here from the request's fields, the decision made
+/// by the same table as the hook's, with the caller's policy.
+pub(crate) fn guard(
+    config: &Config,
+    request: &GuardRequest,
+    deadline: &Deadline,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(GuardResult, Record), String> {
+    let host = Host::ALL
+        .into_iter()
+        .find(|h| h.name() == request.host)
+        .ok_or_else(|| format!("host {:?} is not one rewind knows", request.host))?;
+    let (on_checkpoint, on_zvm_error) = super::server::policy(request)?;
+    if request.vms.is_empty() {
+        return Err(String::from("a guard names at least one VM"));
+    }
+    if request.vms.len() > config.hook.max_vms {
+        return Err(format!(
+            "{} VMs in one guard, more than this broker's [hook] max_vms ({})",
+            request.vms.len(),
+            config.hook.max_vms
+        ));
+    }
+    let fields = [&request.change, &request.tool]
+        .into_iter()
+        .chain(request.session.as_ref())
+        .chain(&request.vms);
+    if fields.clone().any(|f| f.len() > FIELD_MAX) || request.change.trim().is_empty() {
+        return Err(format!(
+            "a change id is needed, and no field may be longer than {FIELD_MAX} bytes"
+        ));
+    }
+    let mut config = config.clone();
+    config.hook.on_checkpoint = on_checkpoint;
+    config.hook.on_zvm_error = on_zvm_error;
+    let call = ToolCall {
+        host,
+        session: request.session.clone(),
+        change: Some(request.change.clone()),
+        tool: request.tool.clone(),
+        server: None,
+        input: Value::Null,
+        event: Event::BeforeTool,
+    };
+    let targets: Vec<Target> = request
+        .vms
+        .iter()
+        .map(|vm| Target {
+            reference: vm.clone(),
+            source: String::from("the guard request"),
+        })
+        .collect();
+    let watched = crate::hook::Progress::starting("starting the guard");
+    let (decision, facts) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let mut facts = crate::hook::Facts::default();
+            let decision = crate::hook::guard_targets(
+                &call, &targets, &config, deadline, &watched, &mut facts,
+            );
+            (decision, facts)
+        });
+        let mut said = String::new();
+        while !worker.is_finished() {
+            let doing = watched.doing();
+            if doing != said {
+                progress(&doing);
+                said = doing;
+            }
+            std::thread::sleep(PROGRESS_EVERY);
+        }
+        worker
+            .join()
+            .map_err(|_| String::from("internal error: the guard panicked"))
+    })?;
+    let wire = WireDecision::from_decision(&decision)
+        .ok_or_else(|| format!("internal error: the guard decided {}", decision.label()))?;
+    let record = Record {
+        time: crate::time::format_utc_millis(SystemTime::now()),
+        host: host.name().to_owned(),
+        session: request.session.clone(),
+        change: Some(request.change.clone()),
+        tool: request.tool.clone(),
+        class: String::from("mutating"),
+        vms: facts.vms.clone(),
+        named: facts.named.clone(),
+        vpgs: facts.vpgs.clone(),
+        checkpoints: facts.checkpoints.clone(),
+        decision: decision.outcome(),
+        reason: decision.text().map(str::to_owned),
+        duration_ms: 0,
+        args: Value::Null,
+    };
+    Ok((
+        GuardResult {
+            decision: wire,
+            vms: facts.vms,
+            named: facts.named,
+            vpgs: facts.vpgs,
+            checkpoints: facts.checkpoints,
+        },
+        record,
+    ))
+}

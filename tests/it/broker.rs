@@ -1,0 +1,414 @@
+//! `rewind broker` as it is deployed: the broker as one user (root), holding the simulator's
+//! credentials, token cache and audit trail; the hook as another (`nobody`, through
+//! `setpriv`), configured with nothing but `[broker] socket`. The tests need root to switch
+//! users (CI runs as root); elsewhere they say why they are skipped.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rewind::sim::Fault;
+use serde_json::{Value, json};
+
+use crate::support::{self, Run, Setup, TestEnv, eventually, hook_input};
+
+/// The hook's user.
+const HOOK_USER: &str = "nobody";
+const HOOK_GROUP: &str = "nogroup";
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// False (and a line saying why) when the tests cannot switch users here.
+fn can_switch_users(test: &str) -> bool {
+    if !is_root() {
+        // Said on the test's stderr, where `cargo test` shows a skipped test's reason.
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped {test}: switching to user {HOOK_USER} needs root (CI runs as root)"
+        );
+        return false;
+    }
+    true
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// The simulator, the broker's private files under a root-owned directory, and a
+/// configuration for the hook's user that names only the socket.
+struct Deployment {
+    env: TestEnv,
+    socket: PathBuf,
+    /// The hook's side: its configuration and home, readable by the hook's user.
+    hook_dir: tempfile::TempDir,
+    broker: Option<Child>,
+}
+
+impl Deployment {
+    fn new(setup: Setup) -> Deployment {
+        let env = TestEnv::with(setup);
+        // Others may pass through the broker's directory to the socket, but not list it;
+        // the configuration is the broker's alone.
+        set_mode(env.dir.path(), 0o711);
+        set_mode(&env.config, 0o600);
+        let run_dir = env.path("run");
+        std::fs::create_dir(&run_dir).expect("run dir");
+        set_mode(&run_dir, 0o755);
+        let socket = run_dir.join("broker.sock");
+        let hook_dir = tempfile::tempdir().expect("tempdir");
+        set_mode(hook_dir.path(), 0o755);
+        let home = hook_dir.path().join("home");
+        std::fs::create_dir(&home).expect("home");
+        std::os::unix::fs::chown(&home, Some(65534), Some(65534)).expect("chown home");
+        Deployment {
+            env,
+            socket,
+            hook_dir,
+            broker: None,
+        }
+        .with_hook_config("budget_secs = 30")
+    }
+
+    /// Writes the hook's configuration: `[broker] socket` and these `[hook]` lines.
+    fn with_hook_config(self, hook: &str) -> Deployment {
+        let text = format!(
+            "[hook]\n{hook}\n\n[broker]\nsocket = {:?}\n",
+            self.socket.display().to_string()
+        );
+        let path = self.hook_config();
+        std::fs::write(&path, text).expect("hook config");
+        set_mode(&path, 0o644);
+        self
+    }
+
+    fn hook_config(&self) -> PathBuf {
+        self.hook_dir.path().join("hook.toml")
+    }
+
+    /// Starts `rewind broker` as root and waits for its socket.
+    fn start_broker(&mut self) {
+        let socket = self.socket.display().to_string();
+        let config = self.env.config.display().to_string();
+        let child = self
+            .env
+            .command(&["broker", "--config", &config, "--socket", &socket])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("broker starts");
+        self.broker = Some(child);
+        eventually("the broker's socket", || self.socket.exists());
+    }
+
+    /// A command run as the hook's user, with nothing of the broker's environment.
+    fn as_hook_user(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            &format!("--reuid={HOOK_USER}"),
+            &format!("--regid={HOOK_GROUP}"),
+            "--clear-groups",
+        ])
+        .arg(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", self.hook_dir.path().join("home"))
+        .env("REWIND_CONFIG", self.hook_config())
+        .current_dir(self.hook_dir.path());
+        cmd
+    }
+
+    fn rewind_as_hook_user(&self, args: &[&str]) -> Command {
+        self.as_hook_user(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
+    }
+
+    /// `rewind hook` as the hook's user; the run and the hook's pid.
+    fn hook(&self, stdin: &[u8]) -> (Run, u32) {
+        let mut cmd = self.rewind_as_hook_user(&["hook"]);
+        let started = Instant::now();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hook starts");
+        let pid = child.id();
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin)
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("hook ends");
+        let ended = Instant::now();
+        (
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                elapsed: started.elapsed(),
+                ended,
+            },
+            pid,
+        )
+    }
+
+    /// The broker's audit trail, line by line.
+    fn trail(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.env.path("state/audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.broker.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn mutating(id: &str) -> Vec<u8> {
+    hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
+        id,
+    )
+}
+
+/// The hook's user guards through the socket: the tag names the call, the broker's trail
+/// names the hook's uid and pid, and nothing the hook's user can read holds a credential.
+#[test]
+fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() {
+    if !can_switch_users("the_hook_as_another_user_guards_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+
+    let (run, pid) = d.hook(&mutating("toolu_brk1"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "none", "a confirmed checkpoint: {run:#?}");
+    let context = run.reason();
+    assert!(
+        context.contains("change=toolu_brk1") || context.contains("toolu_brk1"),
+        "{context}"
+    );
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:?}");
+    let tag = &inserts[0].tag;
+    assert!(
+        tag.contains("change=toolu_brk1")
+            && tag.contains("vm=jp-ubuntu")
+            && tag.starts_with("ai:claude-code/"),
+        "the broker built the tag from the call: {tag}"
+    );
+    assert!(inserts[0].listed_at.is_some(), "listed before the answer");
+
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == "toolu_brk1")
+        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+    assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
+    assert_eq!(guard["user"], HOOK_USER, "{guard}");
+    assert_eq!(guard["decision"], "context", "{guard}");
+    assert_eq!(guard["checkpoints"][0]["vpg"], "jp-ubuntu-vpg", "{guard}");
+
+    // A read-only call is decided by the hook alone and recorded by the broker too.
+    let (read_only, _) = d.hook(&hook_input(
+        "Read",
+        &json!({"file_path": "/etc/hosts"}),
+        "toolu_ro",
+    ));
+    assert_eq!(read_only.code, 0, "{read_only:#?}");
+    let trail = d.trail();
+    let record = trail
+        .iter()
+        .find(|r| r["op"] == "record" && r["change"] == "toolu_ro")
+        .unwrap_or_else(|| panic!("the hook's decision reached the broker's trail: {trail:#?}"));
+    assert_eq!(record["peer"]["uid"], 65534, "{record}");
+
+    // Nothing of the broker's can be read by the hook's user: configuration, token cache,
+    // audit trail; and its environment holds no password.
+    let mut secrets = vec![d.env.config.clone(), d.env.path("state/audit.jsonl")];
+    let cache = d.env.path("cache/rewind");
+    for entry in walk(&cache) {
+        secrets.push(entry);
+    }
+    assert!(
+        secrets
+            .iter()
+            .any(|p| p.to_string_lossy().contains("token")),
+        "the broker keeps a token cache: {secrets:?}"
+    );
+    for path in &secrets {
+        let cat = support::run(
+            d.as_hook_user(Path::new("/bin/cat"), &[&path.display().to_string()]),
+            b"",
+        );
+        assert_ne!(cat.code, 0, "{HOOK_USER} read {}: {cat:#?}", path.display());
+        assert!(cat.stdout.is_empty(), "{cat:#?}");
+    }
+    let env = support::run(d.as_hook_user(Path::new("/usr/bin/env"), &[]), b"");
+    assert!(!env.stdout.contains(d.env.sim.password()), "{env:#?}");
+
+    // The trail's chain holds.
+    let verify = d.env.run(&["log", "--verify"], b"");
+    verify.success();
+    assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Asserts the run is a deny in time, naming the socket.
+#[track_caller]
+fn denied_naming(run: &Run, socket: &Path, within: Duration, why: &str) {
+    assert_eq!(
+        run.code, 0,
+        "{why}: never exit 101 or anything but a decision: {run:#?}"
+    );
+    assert_eq!(run.decision(), "deny", "{why}: {run:#?}");
+    let reason = run.reason();
+    assert!(
+        reason.contains(&socket.display().to_string()),
+        "{why}: the reason names the socket: {reason}"
+    );
+    assert!(run.elapsed < within, "{why}: took {:?}", run.elapsed);
+}
+
+/// A fake broker on the socket, owned by root: accepts, reads the request, then does `act`.
+fn fake_broker(socket: &Path, act: fn(&mut std::os::unix::net::UnixStream)) {
+    let listener = UnixListener::bind(socket).expect("bind");
+    set_mode(socket, 0o666);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut line = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut line);
+            act(&mut stream);
+        }
+    });
+}
+
+/// Whatever is wrong with the broker, the hook denies within its budget and says which socket.
+#[test]
+fn a_broker_down_wrong_slow_or_killed_is_a_deny_in_time() {
+    if !can_switch_users("a_broker_down_wrong_slow_or_killed_is_a_deny_in_time") {
+        return;
+    }
+    // Not running: no socket at all.
+    let d = Deployment::new(Setup::default()).with_hook_config("budget_secs = 5");
+    let (run, _) = d.hook(&mutating("toolu_down"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "no broker");
+    assert!(
+        run.reason().contains("is `rewind broker` running"),
+        "{run:#?}"
+    );
+
+    // A socket someone else (the hook's own user) serves.
+    let listener = UnixListener::bind(&d.socket).expect("bind");
+    std::os::unix::fs::chown(&d.socket, Some(65534), Some(65534)).expect("chown");
+    let (run, _) = d.hook(&mutating("toolu_owned"));
+    denied_naming(
+        &run,
+        &d.socket,
+        Duration::from_secs(6),
+        "socket of another user",
+    );
+    assert!(
+        run.reason().contains("belongs to user id 65534"),
+        "{run:#?}"
+    );
+    drop(listener);
+    std::fs::remove_file(&d.socket).expect("rm");
+
+    // An answer that is not JSON.
+    fake_broker(&d.socket, |s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\n");
+    });
+    let (run, _) = d.hook(&mutating("toolu_garbage"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "garbage answer");
+    assert!(run.reason().contains("not its protocol"), "{run:#?}");
+    std::fs::remove_file(&d.socket).expect("rm");
+
+    // A broker that never answers, against a 5 s budget.
+    fake_broker(&d.socket, |_| std::thread::sleep(Duration::from_secs(60)));
+    let (run, _) = d.hook(&mutating("toolu_slow"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "slow broker");
+    assert!(run.elapsed > Duration::from_secs(3), "it waited: {run:#?}");
+    assert!(
+        d.env.sim.inserts().is_empty(),
+        "no fake broker reached Zerto"
+    );
+
+    // With on_zvm_error = "ask", a broker that is down asks instead.
+    std::fs::remove_file(&d.socket).expect("rm");
+    let d = d.with_hook_config("budget_secs = 5\non_zvm_error = \"ask\"");
+    let (run, _) = d.hook(&mutating("toolu_ask"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "ask", "{run:#?}");
+}
+
+/// The broker killed while the guard waits for Zerto to list the tag: a deny, at once.
+#[test]
+fn a_broker_killed_mid_guard_is_a_deny() {
+    if !can_switch_users("a_broker_killed_mid_guard_is_a_deny") {
+        return;
+    }
+    let mut d = Deployment::new(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        ..Setup::default()
+    })
+    .with_hook_config("budget_secs = 20");
+    d.start_broker();
+    let socket = d.socket.clone();
+    let mut broker = d.broker.take().expect("broker");
+    let sim = &d.env.sim;
+    std::thread::scope(|scope| {
+        let killer = scope.spawn(|| {
+            eventually("the broker inserted the checkpoint", || {
+                !sim.inserts().is_empty()
+            });
+            broker.kill().expect("kill");
+            let _ = broker.wait();
+            Instant::now()
+        });
+        let (run, _) = d.hook(&mutating("toolu_killed"));
+        let killed_at = killer.join().expect("killer");
+        denied_naming(&run, &socket, Duration::from_secs(20), "killed broker");
+        assert!(
+            run.ended.duration_since(killed_at) < Duration::from_secs(3),
+            "denied as soon as the broker died: {run:#?}"
+        );
+        assert!(run.reason().contains("closed"), "{run:#?}");
+    });
+}
