@@ -86,8 +86,14 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
         Command::Broker(args) => report(broker::serve(config, &args.socket)),
-        Command::Recover(args) => report(recover::recover(config, &args)),
-        Command::Flr(command) => report(recover::flr(config, &command)),
+        Command::Recover(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::recover(&brokered, &args),
+            None => recover::recover(config, &args),
+        }),
+        Command::Flr(command) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::flr(&brokered, &command),
+            None => recover::flr(config, &command),
+        }),
         Command::Demo(args) => report(commands::demo::demo(&args)),
         Command::Completions(args) => report(commands::completions(args.shell)),
     }

@@ -10,8 +10,10 @@
 //! - `server`: the listener, peer identification (`SO_PEERCRED`), authorisation, the trail.
 //! - `operations`: what each request does, through the same code as the single-user commands.
 //! - [`client`]: one request under the caller's deadline; every failure names the socket.
+//! - [`commands`]: `rewind recover` and `rewind flr` through the broker.
 
 pub mod client;
+pub mod commands;
 mod operations;
 pub mod protocol;
 mod server;

@@ -412,3 +412,109 @@ fn a_broker_killed_mid_guard_is_a_deny() {
         assert!(run.reason().contains("closed"), "{run:#?}");
     });
 }
+
+/// A guest file as it was before the agent's change.
+const BEFORE: &[u8] = b"listen = 0.0.0.0:8080\nmode = safe\n";
+
+/// `rewind <args>` as root, an operator, configured with nothing but the socket.
+fn operator(d: &Deployment, args: &[&str]) -> Run {
+    let home = d.env.path("operator-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("REWIND_CONFIG", d.hook_config())
+        .current_dir(&home)
+        .args(args);
+    support::run(cmd, b"")
+}
+
+/// File Level Restore is for operators: the agent's user is refused before anything is
+/// mounted (and the refusal recorded with its uid); root gets the bytes from before the change.
+#[test]
+fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_operator() {
+    if !can_switch_users("recover_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", BEFORE)
+        .expect("seed");
+    let (run, _) = d.hook(&mutating("toolu_rec"));
+    assert_eq!(run.decision(), "none", "guarded: {run:#?}");
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", b"broken\n")
+        .expect("break");
+
+    let recover = [
+        "recover",
+        "--vm",
+        "jp-ubuntu",
+        "--path",
+        "/etc/app.conf",
+        "--change",
+        "toolu_rec",
+        "--yes",
+        "--out",
+    ];
+    let agent_out = d.hook_dir.path().join("home");
+    let mut args: Vec<&str> = recover.to_vec();
+    let agent_dir = agent_out.display().to_string();
+    args.push(&agent_dir);
+    let refused = support::run(d.rewind_as_hook_user(&args), b"");
+    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert!(
+        refused.stderr.contains("may not recover"),
+        "the broker names the refusal: {refused:#?}"
+    );
+    assert!(!agent_out.join("app.conf").exists(), "nothing written");
+    for other in [&["flr", "list"][..], &["flr", "end", "x"], &["log"]] {
+        let run = support::run(d.rewind_as_hook_user(other), b"");
+        assert_eq!(run.code, 1, "{other:?}: {run:#?}");
+        assert!(run.stderr.contains("may not"), "{other:?}: {run:#?}");
+    }
+    assert!(d.env.sim.flr_sessions().is_empty(), "nothing was mounted");
+    let trail = d.trail();
+    let refusal = trail
+        .iter()
+        .find(|r| r["op"] == "recover")
+        .unwrap_or_else(|| panic!("the refused recover is recorded: {trail:#?}"));
+    assert_eq!(refusal["peer"]["uid"], 65534, "{refusal}");
+    assert_eq!(refusal["decision"], "refused", "{refusal}");
+
+    let out = d.env.path("restored");
+    std::fs::create_dir(&out).expect("out");
+    let mut args: Vec<&str> = recover.to_vec();
+    let out_dir = out.display().to_string();
+    args.push(&out_dir);
+    let served = operator(&d, &args);
+    served.success();
+    assert_eq!(
+        std::fs::read(out.join("app.conf")).expect("written"),
+        BEFORE,
+        "identical bytes: {served:#?}"
+    );
+    let sha = rewind::hex(&<sha2::Sha256 as sha2::Digest>::digest(BEFORE));
+    assert!(served.stdout.contains(&sha), "{served:#?}");
+    eventually("every FLR session to be gone", || {
+        d.env.sim.flr_sessions().is_empty()
+    });
+    let trail = d.trail();
+    let done = trail
+        .iter()
+        .find(|r| r["op"] == "recover" && r["peer"]["uid"] == 0)
+        .unwrap_or_else(|| panic!("the operator's recover is recorded: {trail:#?}"));
+    assert_eq!(done["decision"], "ok", "{done}");
+
+    // The operator reads the trail through the broker, and its chain holds.
+    let log = operator(&d, &["log", "--change", "toolu_rec"]);
+    log.success();
+    assert!(log.stdout.contains("context"), "{log:#?}");
+    let verify = operator(&d, &["log", "--verify"]);
+    verify.success();
+    assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
+}
