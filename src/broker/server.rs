@@ -247,10 +247,18 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => bail!("cannot look at {}: {e}", socket.display()),
     }
-    let listener =
-        UnixListener::bind(socket).with_context(|| format!("cannot bind {}", socket.display()))?;
-    platform::set_mode(socket, 0o666)
-        .with_context(|| format!("cannot set the mode of {}", socket.display()))?;
+    // Bound under a temporary name and renamed into place once its mode is set: a client
+    // never meets the socket before every user may connect to it.
+    let mut staging = socket.as_os_str().to_owned();
+    staging.push(format!(".{}", std::process::id()));
+    let staging = PathBuf::from(staging);
+    let _ = std::fs::remove_file(&staging);
+    let listener = UnixListener::bind(&staging)
+        .with_context(|| format!("cannot bind {}", staging.display()))?;
+    platform::set_mode(&staging, 0o666)
+        .with_context(|| format!("cannot set the mode of {}", staging.display()))?;
+    std::fs::rename(&staging, socket)
+        .with_context(|| format!("cannot move the socket to {}", socket.display()))?;
     Ok(listener)
 }
 
