@@ -201,6 +201,9 @@ pub fn append_with(
             line.len()
         );
     }
+    // The trail's turn ends here; the collector's copy follows, never holding a writer up.
+    drop(file);
+    syslog::forward(path, &line[..line.len() - 1], record);
     Ok(())
 }
 
@@ -341,6 +344,186 @@ pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
         });
     }
     Ok(Chain::Whole { lines, legacy })
+}
+
+/// `[audit] syslog`: every line appended to a trail is also sent to the organisation's
+/// collector as an RFC 5424 message: app-name `rewind`, the process id, the decision as
+/// MSGID, no structured data, and the line itself (JSON, with its `prev` hash) as the message.
+/// The collector never holds or changes a decision: a send waits at most [`syslog::WAIT`],
+/// and a copy that could not be sent is counted in `syslog-lost.log` beside the trail, which
+/// `rewind doctor` reports. A UDP datagram to a collector that is down is lost without a
+/// trace: prefer `tcp://` or `unix:` where the count matters.
+pub mod syslog {
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::{Outcome, Record};
+    use crate::config::SyslogTarget;
+
+    /// The longest a send (connect and write) may take.
+    pub const WAIT: Duration = Duration::from_millis(250);
+    /// Beside the trail: one line per copy that did not reach the collector.
+    pub const LOST_FILE: &str = "syslog-lost.log";
+    /// Facility 13, log audit (RFC 5424 table 1).
+    const FACILITY: u8 = 13;
+
+    /// Trails whose lines go to a collector, as configurations named them.
+    static FORWARDS: Mutex<Vec<(PathBuf, SyslogTarget)>> = Mutex::new(Vec::new());
+
+    /// Sends every line later appended to `trail` to `target` too. Called when a
+    /// configuration with `[audit] syslog` is read, so every writer of that trail (the hook,
+    /// the broker, `guard`, `recover`, the MCP server) forwards alike.
+    pub fn forward_trail(trail: &Path, target: SyslogTarget) {
+        if let Ok(mut forwards) = FORWARDS.lock() {
+            forwards.retain(|(path, _)| path != trail);
+            forwards.push((trail.to_path_buf(), target));
+        }
+    }
+
+    fn target_of(trail: &Path) -> Option<SyslogTarget> {
+        FORWARDS
+            .lock()
+            .ok()?
+            .iter()
+            .find(|(path, _)| path == trail)
+            .map(|(_, target)| target.clone())
+    }
+
+    /// Sends `line` (a trail line, without its newline) if `trail` is forwarded; a failure is
+    /// counted beside the trail, never returned.
+    pub(super) fn forward(trail: &Path, line: &[u8], record: &Record) {
+        let Some(target) = target_of(trail) else {
+            return;
+        };
+        let message = format(
+            &String::from_utf8_lossy(line),
+            record,
+            &crate::platform::hostname(),
+            std::process::id(),
+        );
+        if let Err(e) = send(&target, message.as_bytes()) {
+            let lost = trail.with_file_name(LOST_FILE);
+            let note = format!(
+                "{} {target} {}: {e}\n",
+                crate::time::format_utc_millis(std::time::SystemTime::now()),
+                record.decision
+            );
+            if let Ok(mut file) = crate::lockfile::open_append_private(&lost) {
+                let _ = file.write(note.as_bytes());
+            }
+        }
+    }
+
+    /// How many copies of `trail`'s lines did not reach the collector, and the last reason.
+    pub fn lost(trail: &Path) -> (usize, Option<String>) {
+        let text = std::fs::read_to_string(trail.with_file_name(LOST_FILE)).unwrap_or_default();
+        (text.lines().count(), text.lines().last().map(str::to_owned))
+    }
+
+    /// The RFC 5424 message for one trail line.
+    pub fn format(line: &str, record: &Record, hostname: &str, pid: u32) -> String {
+        let severity: u8 = match record.decision {
+            Outcome::Deny
+            | Outcome::Ask
+            | Outcome::Block
+            | Outcome::RecoverFailed
+            | Outcome::Refused
+            | Outcome::Error => 4,
+            _ => 6,
+        };
+        let priority = FACILITY * 8 + severity;
+        let time = if record.time.is_empty() {
+            "-"
+        } else {
+            record.time.as_str()
+        };
+        let host: String = hostname
+            .chars()
+            .filter(char::is_ascii_graphic)
+            .take(255)
+            .collect();
+        let host = if host.is_empty() {
+            String::from("-")
+        } else {
+            host
+        };
+        format!(
+            "<{priority}>1 {time} {host} rewind {pid} {} - {line}",
+            record.decision
+        )
+    }
+
+    fn send(target: &SyslogTarget, message: &[u8]) -> std::io::Result<()> {
+        use std::net::ToSocketAddrs as _;
+        match target {
+            SyslogTarget::Unix(path) => {
+                let socket = std::os::unix::net::UnixDatagram::unbound()?;
+                socket.set_write_timeout(Some(WAIT))?;
+                socket.send_to(message, path).map(|_| ())
+            }
+            SyslogTarget::Udp(address) => {
+                let to = address
+                    .to_socket_addrs()?
+                    .next()
+                    .ok_or_else(|| std::io::Error::other("no address"))?;
+                let local = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                let socket = std::net::UdpSocket::bind(local)?;
+                socket.send_to(message, to).map(|_| ())
+            }
+            SyslogTarget::Tcp(address) => {
+                let mut last = std::io::Error::other("no address");
+                for to in address.to_socket_addrs()? {
+                    match std::net::TcpStream::connect_timeout(&to, WAIT) {
+                        Ok(mut stream) => {
+                            stream.set_write_timeout(Some(WAIT))?;
+                            // RFC 6587 octet counting: the length, a space, the message.
+                            let mut framed = format!("{} ", message.len()).into_bytes();
+                            framed.extend_from_slice(message);
+                            return stream.write_all(&framed);
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_record_is_an_rfc5424_message_with_the_trail_line_as_its_text() {
+            let record = Record {
+                time: String::from("2026-03-02T09:00:00.000Z"),
+                decision: Outcome::Deny,
+                ..Record::default()
+            };
+            assert_eq!(
+                format(r#"{"a":1}"#, &record, "web host", 42),
+                r#"<108>1 2026-03-02T09:00:00.000Z webhost rewind 42 deny - {"a":1}"#
+            );
+        }
+
+        #[test]
+        fn a_collector_that_is_down_is_counted_not_raised() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let trail = dir.path().join("audit.jsonl");
+            let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            let port = closed.local_addr().expect("addr").port();
+            drop(closed);
+            forward_trail(&trail, SyslogTarget::Tcp(format!("127.0.0.1:{port}")));
+            for _ in 0..2 {
+                super::super::append(&trail, &Record::default()).expect("the trail is written");
+            }
+            let (count, last) = lost(&trail);
+            assert_eq!(count, 2);
+            assert!(last.is_some_and(|l| l.contains(&format!("tcp://127.0.0.1:{port}"))));
+        }
+    }
 }
 
 /// Which records `rewind log` shows.

@@ -47,6 +47,19 @@ pub fn call(
     exchange(&stream, op, deadline, progress).map_err(fail)
 }
 
+/// Connects to the broker `config` names without asking anything: who serves its socket, for
+/// `rewind doctor`.
+pub fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError> {
+    let Some(socket) = config.socket.as_deref() else {
+        return Err(BrokerError(String::from(
+            "no [broker] socket is configured",
+        )));
+    };
+    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
+    let stream = connect(socket, &config.user).map_err(&fail)?;
+    platform::peer(&stream).map_err(|e| fail(e.to_string()))
+}
+
 /// The uids that may serve the broker's socket: root and the broker's account.
 fn trusted_owners(user: &str) -> Vec<u32> {
     let mut owners = vec![0];

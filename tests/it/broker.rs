@@ -268,6 +268,22 @@ fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() 
     let env = support::run(d.as_hook_user(Path::new("/usr/bin/env"), &[]), b"");
     assert!(!env.stdout.contains(d.env.sim.password()), "{env:#?}");
 
+    // doctor says which mode each side is in.
+    let doctor = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        doctor.stdout.contains("is served by user id 0")
+            && doctor.stdout.contains("reads no ZVM credentials"),
+        "{doctor:#?}"
+    );
+    let single = d.env.run(&["doctor"], b"");
+    assert!(
+        single.stdout.contains("single-user mode")
+            && single
+                .stdout
+                .contains("an agent running as this user can read them"),
+        "{single:#?}"
+    );
+
     // The trail's chain holds.
     let verify = d.env.run(&["log", "--verify"], b"");
     verify.success();

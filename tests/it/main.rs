@@ -26,5 +26,6 @@ mod recover;
 mod scan;
 mod servers;
 mod support;
+mod syslog;
 mod tls;
 mod zerto;
