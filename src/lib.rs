@@ -65,8 +65,14 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Hook(args) => hook::run(args.host, config),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
-        Command::Find(args) => report(commands::zerto::find(config, &args)),
-        Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
+        Command::Find(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::find(&brokered, &args),
+            None => commands::zerto::find(config, &args),
+        }),
+        Command::Checkpoints(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::checkpoints(&brokered, &args),
+            None => commands::zerto::checkpoints(config, &args),
+        }),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),

@@ -186,3 +186,124 @@ pub fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The time a lookup through the broker may take.
+const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
+
+/// `rewind find` through the broker.
+pub fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
+    let answer = client::call(
+        &config.broker,
+        Op::Resolve {
+            vms: vec![args.vm.clone()],
+        },
+        &Deadline::after(LOOKUP_BUDGET),
+        &mut |_| {},
+    )?;
+    if let Some(unknown) = answer.get("unknown") {
+        bail!("VM {unknown} is unknown to Zerto: no protected VM has that name, identifier or IP");
+    }
+    if let Some(ambiguous) = answer.get("ambiguous") {
+        let names: Vec<String> = ambiguous["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|vm| format!("{} ({})", text(&vm["name"]), text(&vm["id"])))
+            .collect();
+        bail!(
+            "{} matches {} VMs; name one by its vmIdentifier: {}",
+            ambiguous["reference"],
+            names.len(),
+            names.join(", ")
+        );
+    }
+    let vm = &answer["vms"][0];
+    if args.json {
+        return crate::commands::print_json(&serde_json::json!({
+            "vm": {"name": vm["name"], "id": vm["id"], "ips": vm["ips"]},
+            "vpgs": vm["vpgs"],
+            "found": "one",
+            "candidates": [],
+        }));
+    }
+    say(format!("{} ({})", text(&vm["name"]), text(&vm["id"])));
+    let ips: Vec<String> = vm["ips"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(text)
+        .collect();
+    if !ips.is_empty() {
+        say(format!("  IPs {}", ips.join(", ")));
+    }
+    for vpg in vm["vpgs"].as_array().into_iter().flatten() {
+        say(format!(
+            "  VPG {} ({})",
+            text(&vpg["name"]),
+            text(&vpg["id"])
+        ));
+    }
+    Ok(())
+}
+
+/// `rewind checkpoints` through the broker.
+pub fn checkpoints(config: &Config, args: &crate::cli::CheckpointsArgs) -> anyhow::Result<()> {
+    let answer = client::call(
+        &config.broker,
+        Op::Checkpoints {
+            vm: args.vm.clone(),
+        },
+        &Deadline::after(LOOKUP_BUDGET),
+        &mut |_| {},
+    )?;
+    let mut vpgs = Vec::new();
+    for vpg in answer["vpgs"].as_array().into_iter().flatten() {
+        let rows: Vec<&Value> = vpg["checkpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| match &args.change {
+                Some(change) => c["tag"]
+                    .as_str()
+                    .is_some_and(|t| crate::tag::is_for_change(t, change)),
+                None => true,
+            })
+            .collect();
+        let keep = if args.all || args.change.is_some() {
+            rows.len()
+        } else {
+            args.limit
+        };
+        let shown: Vec<&Value> = rows.iter().rev().take(keep).rev().copied().collect();
+        if !args.json {
+            say(format!(
+                "VPG {}: the newest {} of {}",
+                text(&vpg["vpg"]),
+                shown.len(),
+                rows.len()
+            ));
+            for c in &shown {
+                say(format!(
+                    "  {}  {}  {}",
+                    text(&c["id"]),
+                    text(&c["time"]),
+                    c["tag"].as_str().unwrap_or("")
+                ));
+            }
+        }
+        vpgs.push(serde_json::json!({"vpg": vpg["vpg"], "id": vpg["id"], "checkpoints": shown}));
+    }
+    if args.json {
+        return crate::commands::print_json(&serde_json::json!({
+            "vm": answer["vm"],
+            "vpgs": vpgs,
+        }));
+    }
+    Ok(())
+}
+
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
+}

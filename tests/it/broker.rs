@@ -268,6 +268,17 @@ fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() 
     let env = support::run(d.as_hook_user(Path::new("/usr/bin/env"), &[]), b"");
     assert!(!env.stdout.contains(d.env.sim.password()), "{env:#?}");
 
+    // Lookups through the broker, for the agent's user.
+    let find = support::run(d.rewind_as_hook_user(&["find", "jp-ubuntu"]), b"");
+    find.success();
+    assert!(find.stdout.contains("VPG jp-ubuntu-vpg"), "{find:#?}");
+    let listed = support::run(
+        d.rewind_as_hook_user(&["checkpoints", "jp-ubuntu", "--change", "toolu_brk1"]),
+        b"",
+    );
+    listed.success();
+    assert!(listed.stdout.contains(tag.as_str()), "{listed:#?}");
+
     // doctor says which mode each side is in.
     let doctor = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
     assert!(
@@ -533,4 +544,65 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
     let verify = operator(&d, &["log", "--verify"]);
     verify.success();
     assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
+}
+
+/// Agents of two users share one broker: parallel guards of one VPG are all confirmed, each
+/// call tagged once under its own change id, with one login to the ZVM between them.
+#[test]
+fn parallel_hooks_share_one_broker_one_login_and_tag_each_call() {
+    if !can_switch_users("parallel_hooks_share_one_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let ids: Vec<String> = (0..4).map(|n| format!("toolu_par{n}")).collect();
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let workers: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(n, id)| {
+                let d = &d;
+                scope.spawn(move || {
+                    if n % 2 == 0 {
+                        d.hook(&mutating(id)).0
+                    } else {
+                        // Root's agent: the same broker, another user.
+                        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+                        cmd.env_clear()
+                            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                            .env("HOME", d.env.path("operator-home"))
+                            .env("REWIND_CONFIG", d.hook_config())
+                            .arg("hook");
+                        std::fs::create_dir_all(d.env.path("operator-home")).expect("home");
+                        support::run(cmd, &mutating(id))
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("hook"))
+            .collect()
+    });
+    for (run, id) in runs.iter().zip(&ids) {
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(run.decision(), "none", "confirmed: {run:#?}");
+        assert!(run.reason().contains(id.as_str()), "{run:#?}");
+    }
+    let inserts = d.env.sim.inserts();
+    for id in &ids {
+        let tagged = inserts
+            .iter()
+            .filter(|i| i.tag.contains(&format!("change={id}")) && i.task_state == "Completed")
+            .count();
+        assert_eq!(tagged, 1, "{id} tagged once: {inserts:#?}");
+    }
+    assert_eq!(d.env.sim.stats().token_requests, 1, "one login for all");
+    let uids: std::collections::BTreeSet<String> = d
+        .trail()
+        .iter()
+        .filter(|r| r["op"] == "guard")
+        .map(|r| r["peer"]["uid"].to_string())
+        .collect();
+    assert_eq!(uids.len(), 2, "both users' guards recorded: {uids:?}");
 }
