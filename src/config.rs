@@ -989,6 +989,48 @@ mod tests {
     }
 
     #[test]
+    fn broker_and_audit_sections_are_read_and_checked() {
+        let config = parse(
+            r#"
+            [broker]
+            socket = "/run/rewind/broker.sock"
+            guard_groups = ["agents"]
+            operator_users = ["alice"]
+
+            [audit]
+            syslog = "tcp://logs.example:601"
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(
+            config.broker.socket,
+            Some(PathBuf::from("/run/rewind/broker.sock"))
+        );
+        assert_eq!(config.broker.user, DEFAULT_BROKER_USER);
+        assert_eq!(config.broker.guard_groups, ["agents"]);
+        assert_eq!(
+            config.audit.syslog,
+            Some(SyslogTarget::Tcp(String::from("logs.example:601")))
+        );
+        for (text, says) in [
+            ("[audit]\nsyslog = \"logs.example\"", "[audit] syslog"),
+            ("[audit]\nsyslog = \"udp://logs.example\"", "no host:port"),
+            ("[audit]\nsyslog = \"unix:dev/log\"", "absolute"),
+            ("[broker]\nsockets = \"/x\"", "sockets"),
+            (
+                "[broker]\noperator_users = [\"\"]",
+                "operator_users has an empty name",
+            ),
+        ] {
+            let err = format!("{:#}", parse(text).expect_err(text));
+            assert!(
+                err.contains(says) && err.contains("config.toml"),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_key_names_file_and_key() {
         let err = parse("[zvm]\nurl = \"https://z\"\npassword_env = \"P\"\npasword = \"x\"\n")
             .unwrap_err()

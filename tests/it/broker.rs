@@ -606,3 +606,39 @@ fn parallel_hooks_share_one_broker_one_login_and_tag_each_call() {
         .collect();
     assert_eq!(uids.len(), 2, "both users' guards recorded: {uids:?}");
 }
+
+/// The broker does not start on a configuration others can read or change, nor with a socket
+/// directory others can write (anyone could put their own socket in its place).
+#[test]
+fn the_broker_refuses_to_start_on_files_others_can_change() {
+    let d = Deployment::new(Setup::default());
+    let start = |d: &Deployment| {
+        let config = d.env.config.display().to_string();
+        let socket = d.socket.display().to_string();
+        d.env
+            .run(&["broker", "--config", &config, "--socket", &socket], b"")
+    };
+    for (mode, says) in [
+        (0o644, "can be read by every local user"),
+        (0o620, "can be written by group or others"),
+        (0o602, "can be written by group or others"),
+    ] {
+        set_mode(&d.env.config, mode);
+        let run = start(&d);
+        assert_eq!(run.code, 1, "mode {mode:o}: {run:#?}");
+        assert!(
+            run.stderr.contains(says) && run.stderr.contains("config.toml"),
+            "mode {mode:o}: {run:#?}"
+        );
+    }
+    set_mode(&d.env.config, 0o600);
+    set_mode(&d.env.path("run"), 0o777);
+    let run = start(&d);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("socket directory")
+            && run.stderr.contains("written by group or others"),
+        "{run:#?}"
+    );
+    assert!(!d.socket.exists(), "no socket was made");
+}
