@@ -106,7 +106,7 @@ impl Broker {
         config.require_zvm()?;
         // The broker is the end of the line: it never asks another broker.
         config.broker.socket = None;
-        let cache = config::cache_dir().context("the broker's token cache and locks")?;
+        config::cache_dir().context("the broker's token cache and locks")?;
         let audit = config.hook.audit_path()?.to_path_buf();
         if let Some(dir) = audit.parent() {
             crate::lockfile::create_private_dir(dir)
@@ -115,7 +115,6 @@ impl Broker {
         if audit.exists() {
             refuse_unless_private(&audit, own_uid, "audit trail", true)?;
         }
-        drop(cache);
         let broker = &config.broker;
         let guard = if broker.guard_users.is_empty() && broker.guard_groups.is_empty() {
             None

@@ -642,3 +642,72 @@ fn the_broker_refuses_to_start_on_files_others_can_change() {
     );
     assert!(!d.socket.exists(), "no socket was made");
 }
+
+/// The real Claude Code (pinned as for the other end-to-end tests) running its hook as
+/// another user in broker mode: the change runs only after Zerto lists its tag, and the
+/// broker's trail names the hook's user.
+#[test]
+fn claude_code_with_its_hook_in_broker_mode_runs_the_change_only_after_its_tag_is_listed() {
+    use crate::claude::{ClaudeCode, Hook, PermissionMode, logged_at, text, tool_use};
+    const CALL: &str = "toolu_e2e_broker_01";
+    const TOOL: &str = "mcp__ssh__exec";
+    if !can_switch_users("claude_code_with_its_hook_in_broker_mode") {
+        return;
+    }
+    let input = json!({"host": "jp-ubuntu", "command": "sudo sed -i s/a/b/ /etc/app.conf"});
+    let mut d = Deployment::new(Setup::default()).with_hook_config("budget_secs = 20");
+    d.start_broker();
+    let rewind = crate::support::rewind_bin().display().to_string();
+    let run = ClaudeCode::new()
+        .prompt("Change the app config on jp-ubuntu.")
+        .script([tool_use(CALL, TOOL, input.clone()), text("Done.")])
+        .permission_mode(PermissionMode::Default)
+        .env("REWIND_CONFIG", d.hook_config().display().to_string())
+        .allowed_tools([TOOL])
+        .hook(
+            Hook::exec("setpriv")
+                .args([
+                    &format!("--reuid={HOOK_USER}"),
+                    &format!("--regid={HOOK_GROUP}"),
+                    "--clear-groups",
+                    &rewind,
+                    "hook",
+                ])
+                .timeout_secs(20 + rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS),
+        )
+        .run();
+
+    assert_eq!(run.mcp_tools_called(), ["ssh.exec"], "{}", run.describe());
+    assert_eq!(run.mcp_calls[0]["arguments"], input);
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:#?}");
+    assert!(
+        inserts[0].tag.contains(&format!("| change={CALL} |")),
+        "{inserts:#?}"
+    );
+    let listed = inserts[0].listed_at.expect("listed");
+    let (now, wall) = (Instant::now(), std::time::SystemTime::now());
+    let listed_wall = wall - now.duration_since(listed);
+    let ms = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis()
+    };
+    assert!(
+        ms(listed_wall) <= ms(logged_at(&run.mcp_calls[0])),
+        "Zerto listed the tag after the MCP server received the call\n{}",
+        run.describe()
+    );
+    assert!(
+        run.model_saw_after(CALL)
+            .contains("rewind recover --vm jp-ubuntu --change toolu_e2e_broker_01"),
+        "{}",
+        run.describe()
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == CALL)
+        .unwrap_or_else(|| panic!("{trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+}
