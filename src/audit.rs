@@ -509,6 +509,33 @@ pub mod syslog {
         }
 
         #[test]
+        fn each_line_reaches_a_unix_datagram_collector_as_written() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let socket = dir.path().join("log.sock");
+            let collector = std::os::unix::net::UnixDatagram::bind(&socket).expect("bind");
+            let trail = dir.path().join("audit.jsonl");
+            forward_trail(&trail, SyslogTarget::Unix(socket.clone()));
+            let record = Record {
+                time: String::from("2026-03-02T09:00:00.000Z"),
+                tool: String::from("mcp__ssh__exec"),
+                decision: Outcome::Context,
+                ..Record::default()
+            };
+            super::super::append(&trail, &record).expect("appended");
+            let mut buffer = vec![0; 65536];
+            let n = collector.recv(&mut buffer).expect("a datagram");
+            let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
+            let line = std::fs::read_to_string(&trail).expect("trail");
+            let header = format!(
+                "<110>1 2026-03-02T09:00:00.000Z {} rewind {} context - ",
+                crate::platform::hostname(),
+                std::process::id()
+            );
+            assert_eq!(message, format!("{header}{}", line.trim_end()));
+            assert_eq!(lost(&trail).0, 0);
+        }
+
+        #[test]
         fn a_collector_that_is_down_is_counted_not_raised() {
             let dir = tempfile::tempdir().expect("tempdir");
             let trail = dir.path().join("audit.jsonl");
