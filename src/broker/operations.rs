@@ -78,7 +78,20 @@ pub(crate) fn serve(
             Ok(json!({"vm": vm_json(&vm), "vpgs": vpgs}))
         }
         Op::Log => {
-            let records = audit::read(trail, &Filter::default())?;
+            // Every line as written: the record, and who asked (`peer`, `user`, `op`, `prev`).
+            // Read as records first, for the error that names a line that is not one.
+            audit::read(trail, &Filter::default())?;
+            let text = match std::fs::read_to_string(trail) {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(e).with_context(|| format!("reading {}", trail.display())),
+            };
+            let records = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(serde_json::from_str::<Value>)
+                .collect::<Result<Vec<_>, _>>()
+                .with_context(|| format!("reading {}", trail.display()))?;
             let chain = if trail.exists() {
                 match audit::verify(trail)? {
                     audit::Chain::Whole { lines, legacy } => {

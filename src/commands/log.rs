@@ -20,23 +20,49 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         session: args.session.as_deref(),
         since,
     };
-    let (records, path) = if config.broker.socket.is_some() {
-        let (records, trail) = through_broker(&config, args.verify)?;
-        let records: Vec<audit::Record> = records.into_iter().filter(|r| filter.keeps(r)).collect();
-        (records, trail)
-    } else {
-        let path = config.hook.audit_path()?;
-        if args.verify {
-            return verify(path);
-        }
-        (audit::read(path, &filter)?, path.to_path_buf())
-    };
+    // Each record, with the broker's line as written (who asked) when it came from one.
+    let (records, path): (Vec<(audit::Record, Option<serde_json::Value>)>, _) =
+        if config.broker.socket.is_some() {
+            let (records, trail) = through_broker(&config, args.verify)?;
+            let records = records
+                .into_iter()
+                .filter(|(r, _)| filter.keeps(r))
+                .map(|(r, line)| (r, Some(line)))
+                .collect();
+            (records, trail)
+        } else {
+            let path = config.hook.audit_path()?;
+            if args.verify {
+                return verify(path);
+            }
+            let records = audit::read(path, &filter)?
+                .into_iter()
+                .map(|r| (r, None))
+                .collect();
+            (records, path.to_path_buf())
+        };
     let path = path.as_path();
-    for r in &records {
+    for (r, line) in &records {
         if args.json {
-            crate::console::write_json(&serde_json::to_string(r)?)?;
+            let text = match line {
+                Some(line) => serde_json::to_string(line)?,
+                None => serde_json::to_string(r)?,
+            };
+            crate::console::write_json(&text)?;
             continue;
         }
+        let who = line
+            .as_ref()
+            .filter(|l| l["peer"].is_object())
+            .map(|l| {
+                format!(
+                    "[{} uid {} pid {}] ",
+                    l["user"].as_str().unwrap_or("?"),
+                    l["peer"]["uid"],
+                    l["peer"]["pid"]
+                )
+            })
+            .unwrap_or_default();
         let detail = if r.checkpoints.is_empty() {
             r.reason
                 .as_deref()
@@ -50,7 +76,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
                 .join(" ")
         };
         say(format!(
-            "{}  {:<14} {:<24} {:<12} {:<16} {}",
+            "{}  {:<14} {:<24} {:<12} {:<16} {who}{}",
             r.time,
             // As a string, so that the width pads it (the longest word is recover-failed).
             r.decision.to_string(),
@@ -75,7 +101,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
 fn through_broker(
     config: &Config,
     verify: bool,
-) -> anyhow::Result<(Vec<audit::Record>, std::path::PathBuf)> {
+) -> anyhow::Result<(Vec<(audit::Record, serde_json::Value)>, std::path::PathBuf)> {
     let answer = crate::broker::client::call(
         &config.broker,
         crate::broker::protocol::Op::Log,
@@ -100,8 +126,16 @@ fn through_broker(
             chain["why"].as_str().unwrap_or_default()
         );
     }
-    let records = serde_json::from_value(answer["records"].clone())
-        .context("the broker's records are not audit records")?;
+    let lines: Vec<serde_json::Value> = serde_json::from_value(answer["records"].clone())
+        .context("the broker's records are not a list")?;
+    let records = lines
+        .into_iter()
+        .map(|line| {
+            serde_json::from_value::<audit::Record>(line.clone())
+                .map(|record| (record, line))
+                .context("the broker sent a line that is not an audit record")
+        })
+        .collect::<anyhow::Result<_>>()?;
     Ok((records, trail))
 }
 

@@ -540,7 +540,16 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
     // The operator reads the trail through the broker, and its chain holds.
     let log = operator(&d, &["log", "--change", "toolu_rec"]);
     log.success();
-    assert!(log.stdout.contains("context"), "{log:#?}");
+    assert!(
+        log.stdout.contains("context") && log.stdout.contains("[nobody uid 65534 pid "),
+        "the guard, and who asked for it: {log:#?}"
+    );
+    let json = operator(&d, &["log", "--json", "--change", "toolu_rec"]);
+    json.success();
+    let line: Value =
+        serde_json::from_str(json.stdout.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(line["peer"]["uid"], 65534, "{json:#?}");
+    assert!(line["prev"].is_string(), "the line as written: {json:#?}");
     let verify = operator(&d, &["log", "--verify"]);
     verify.success();
     assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
