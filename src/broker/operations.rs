@@ -200,33 +200,26 @@ pub(crate) fn guard(
     deadline: &Deadline,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(GuardResult, Record), String> {
-    let host = Host::ALL
-        .into_iter()
-        .find(|h| h.name() == request.host)
-        .ok_or_else(|| format!("host {:?} is not one rewind knows", request.host))?;
     let (on_checkpoint, on_zvm_error) = super::server::policy(request)?;
-    if request.vms.is_empty() {
-        return Err(String::from("a guard names at least one VM"));
+    let mcp = request
+        .host
+        .strip_prefix("mcp/")
+        .is_some_and(|client| !client.is_empty());
+    let host = Host::ALL.into_iter().find(|h| h.name() == request.host);
+    if host.is_none() && !mcp {
+        return Err(format!("host {:?} is not one rewind knows", request.host));
     }
-    if request.vms.len() > config.hook.max_vms {
-        return Err(format!(
-            "{} VMs in one guard, more than this broker's [hook] max_vms ({})",
-            request.vms.len(),
-            config.hook.max_vms
-        ));
-    }
-    let fields = [&request.change, &request.tool]
-        .into_iter()
-        .chain(request.session.as_ref())
-        .chain(&request.vms);
-    if fields.clone().any(|f| f.len() > FIELD_MAX) || request.change.trim().is_empty() {
-        return Err(format!(
-            "a change id is needed, and no field may be longer than {FIELD_MAX} bytes"
-        ));
-    }
+    check_request(config, request)?;
     let mut config = config.clone();
     config.hook.on_checkpoint = on_checkpoint;
     config.hook.on_zvm_error = on_zvm_error;
+    let Some(host) = host else {
+        progress(&format!(
+            "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
+            request.vms.join(", ")
+        ));
+        return Ok(guard_for_mcp(&config, request, deadline));
+    };
     let call = ToolCall {
         host,
         session: request.session.clone(),
@@ -291,7 +284,167 @@ pub(crate) fn guard(
             named: facts.named,
             vpgs: facts.vpgs,
             checkpoints: facts.checkpoints,
+            details: Vec::new(),
+            vm_ids: Vec::new(),
         },
         record,
     ))
+}
+
+/// Each VPG of a guard: its tag, and its checkpoint or why none.
+fn vpg_details(
+    report: &crate::guard::GuardReport,
+    tag_for: &dyn Fn(&str) -> crate::tag::Tag,
+) -> Vec<super::protocol::VpgDetail> {
+    let wire = |c: &crate::zvm::Checkpoint| super::protocol::WireCheckpoint {
+        id: c.id.clone(),
+        time: c.time(),
+        tag: c.tag.clone(),
+    };
+    report
+        .vpgs
+        .iter()
+        .map(|v| super::protocol::VpgDetail {
+            vpg: v.vpg.name.clone(),
+            vms: v.vms.clone(),
+            tag: tag_for(&v.vms.join(",")).as_str().to_owned(),
+            checkpoint: v.result.as_ref().ok().map(|t| wire(&t.checkpoint)),
+            fallback: v
+                .result
+                .as_ref()
+                .ok()
+                .and_then(|t| t.previous.as_ref().map(wire)),
+            error: v.result.as_ref().err().map(ToString::to_string),
+        })
+        .collect()
+}
+
+/// Refuses a guard request naming no VM, too many, no change id, or an oversized field.
+fn check_request(config: &Config, request: &GuardRequest) -> Result<(), String> {
+    if request.vms.is_empty() {
+        return Err(String::from("a guard names at least one VM"));
+    }
+    if request.vms.len() > config.hook.max_vms {
+        return Err(format!(
+            "{} VMs in one guard, more than this broker's [hook] max_vms ({})",
+            request.vms.len(),
+            config.hook.max_vms
+        ));
+    }
+    let fields = [&request.change, &request.tool]
+        .into_iter()
+        .chain(request.session.as_ref())
+        .chain(&request.vms);
+    if fields.clone().any(|f| f.len() > FIELD_MAX) || request.change.trim().is_empty() {
+        return Err(format!(
+            "a change id is needed, and no field may be longer than {FIELD_MAX} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// `rewind mcp`'s `checkpoint_vm`: tagged `ai:mcp/<client> | <reason> | …` as it tags in
+/// single-user mode, decided by the same table, with each VPG's tag and outcome.
+fn guard_for_mcp(
+    config: &Config,
+    request: &GuardRequest,
+    deadline: &Deadline,
+) -> (GuardResult, Record) {
+    use crate::decision::{self, Finding, Policy};
+    let policy = Policy {
+        on_checkpoint: config.hook.on_checkpoint,
+        on_zvm_error: config.hook.on_zvm_error,
+    };
+    let step = format!("the step {:?}", request.tool);
+    let decide = |finding: &Finding<'_>| decision::decide(&step, &request.change, finding, &policy);
+    let refs: Vec<&str> = request.vms.iter().map(String::as_str).collect();
+    let all = refs.join(",");
+    let mut facts = crate::hook::Facts::default();
+    facts.vms.clone_from(&request.vms);
+    let mut details = Vec::new();
+    let mut vm_ids = Vec::new();
+    let prepared = config::cache_dir()
+        .map_err(|e| crate::zvm::ZvmError::Setup(format!("{e:#}")))
+        .and_then(|cache| {
+            let zvm = config
+                .require_zvm()
+                .map_err(|e| crate::zvm::ZvmError::Setup(format!("{e:#}")))?;
+            Ok((Client::new(zvm, &cache)?, cache))
+        });
+    let decision = match prepared {
+        Err(error) => decide(&Finding::ZvmError {
+            vms: &all,
+            error: &error,
+        }),
+        Ok((client, cache)) => {
+            match crate::zvm::resolve::resolve_targets(&client, &refs, &config.vm_aliases, deadline)
+            {
+                Err(error) => decide(&Finding::ZvmError {
+                    vms: &all,
+                    error: &error,
+                }),
+                Ok(Err(unresolved)) => decide(&Finding::from(&unresolved)),
+                Ok(Ok(vms)) => {
+                    let now = SystemTime::now();
+                    let tag_for = |names: &str| {
+                        crate::tag::Tag::new(
+                            &request.host,
+                            &request.tool,
+                            names,
+                            &request.change,
+                            now,
+                        )
+                    };
+                    let report = crate::guard::guard(
+                        &client,
+                        &vms,
+                        &tag_for,
+                        &cache.join("locks"),
+                        deadline,
+                        &crate::guard::Quiet,
+                    );
+                    facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
+                    vm_ids = report.vms.iter().map(|vm| vm.id.clone()).collect();
+                    facts.named = audit::named_otherwise(&refs, &facts.vms);
+                    facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
+                    facts.checkpoints = report.audit_checkpoints();
+                    details = vpg_details(&report, &tag_for);
+                    decide(&Finding::Guarded(&report))
+                }
+            }
+        }
+    };
+    let record = Record {
+        time: crate::time::format_utc_millis(SystemTime::now()),
+        host: request.host.clone(),
+        change: Some(request.change.clone()),
+        tool: String::from("checkpoint_vm"),
+        class: String::from("mutating"),
+        vms: facts.vms.clone(),
+        named: facts.named.clone(),
+        vpgs: facts.vpgs.clone(),
+        checkpoints: facts.checkpoints.clone(),
+        decision: decision.outcome(),
+        reason: decision.text().map(str::to_owned),
+        args: audit::summarise(&json!({"reason": request.tool})),
+        ..Record::default()
+    };
+    let wire = WireDecision::from_decision(&decision).unwrap_or(WireDecision::Deny {
+        text: format!(
+            "rewind: internal error: the guard decided {}",
+            decision.label()
+        ),
+    });
+    (
+        GuardResult {
+            decision: wire,
+            vms: facts.vms,
+            named: facts.named,
+            vpgs: facts.vpgs,
+            checkpoints: facts.checkpoints,
+            details,
+            vm_ids,
+        },
+        record,
+    )
 }

@@ -74,7 +74,8 @@ impl Op {
 /// What the tag is made of, and how the caller's decision table is set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuardRequest {
-    /// The agent host's name (`claude-code`).
+    /// The agent host's name (`claude-code`), or `mcp/<client>` for `rewind mcp`'s
+    /// `checkpoint_vm` (whose `tool` is then the step's reason).
     pub host: String,
     #[serde(default)]
     pub session: Option<String>,
@@ -88,6 +89,20 @@ pub struct GuardRequest {
     pub on_checkpoint: String,
     /// `deny` or `ask`.
     pub on_zvm_error: String,
+}
+
+/// The words a guard request carries for `[hook] on_checkpoint` and `on_zvm_error`.
+pub(crate) fn policy_words(hook: &crate::config::HookConfig) -> (String, String) {
+    use crate::config::{OnCheckpoint, OnZvmError};
+    let on_checkpoint = match hook.on_checkpoint {
+        OnCheckpoint::Context => "context",
+        OnCheckpoint::Allow => "allow",
+    };
+    let on_zvm_error = match hook.on_zvm_error {
+        OnZvmError::Deny => "deny",
+        OnZvmError::Ask => "ask",
+    };
+    (on_checkpoint.to_owned(), on_zvm_error.to_owned())
 }
 
 /// One file to bring back from a checkpoint.
@@ -140,6 +155,35 @@ pub struct GuardResult {
     pub vpgs: Vec<String>,
     #[serde(default)]
     pub checkpoints: Vec<AuditCheckpoint>,
+    /// Each VPG's tag and outcome (for `rewind mcp`'s `checkpoint_vm`).
+    #[serde(default)]
+    pub details: Vec<VpgDetail>,
+    /// The vmIdentifier of each of `vms`, when the guard resolved them (`checkpoint_vm`).
+    #[serde(default)]
+    pub vm_ids: Vec<String>,
+}
+
+/// One VPG of a guard: its tag, and its checkpoint or why none.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VpgDetail {
+    pub vpg: String,
+    pub vms: Vec<String>,
+    pub tag: String,
+    #[serde(default)]
+    pub checkpoint: Option<WireCheckpoint>,
+    #[serde(default)]
+    pub fallback: Option<WireCheckpoint>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// A checkpoint as listed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireCheckpoint {
+    pub id: String,
+    pub time: String,
+    #[serde(default)]
+    pub tag: Option<String>,
 }
 
 /// A guard's decision on the wire. A guard never answers "no decision" or "block".

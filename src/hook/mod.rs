@@ -654,20 +654,15 @@ fn guard_through_broker(
         "waiting for the rewind broker at {}",
         socket.display()
     ));
+    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
     let request = GuardRequest {
         host: call.host.name().to_owned(),
         session: call.session.clone(),
         change: call.change_id(),
         tool: call.tool.clone(),
         vms: references.iter().map(|r| (*r).to_owned()).collect(),
-        on_checkpoint: String::from(match config.hook.on_checkpoint {
-            config::OnCheckpoint::Context => "context",
-            config::OnCheckpoint::Allow => "allow",
-        }),
-        on_zvm_error: String::from(match config.hook.on_zvm_error {
-            config::OnZvmError::Deny => "deny",
-            config::OnZvmError::Ask => "ask",
-        }),
+        on_checkpoint,
+        on_zvm_error,
     };
     let answer =
         crate::broker::client::call(&config.broker, Op::Guard(request), deadline, &mut |text| {

@@ -720,3 +720,53 @@ fn claude_code_with_its_hook_in_broker_mode_runs_the_change_only_after_its_tag_i
         .unwrap_or_else(|| panic!("{trail:#?}"));
     assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
 }
+
+/// `rewind mcp` run as the agent's user with only `[broker] socket`: `checkpoint_vm` is
+/// tagged by the broker as the MCP client, and the broker's trail names the user; the
+/// operator-only tools are not served to it.
+#[test]
+fn rewind_mcp_as_the_agents_user_checkpoints_through_the_broker() {
+    if !can_switch_users("rewind_mcp_as_the_agents_user_checkpoints_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let mut mcp = crate::mcp::Mcp::start_command(d.rewind_as_hook_user(&["mcp"]));
+    let result = mcp.call(
+        "checkpoint_vm",
+        json!({"vm": "jp-ubuntu", "reason": "edit app.conf"}),
+    );
+    assert_eq!(result["isError"], false, "{result:#}");
+    let out = &result["structuredContent"];
+    assert_eq!(out["decision"], "confirmed", "{out:#}");
+    let change = out["change"].as_str().expect("change").to_owned();
+    let tag = out["vpgs"][0]["tag"].as_str().expect("tag");
+    assert!(
+        tag.starts_with("ai:mcp/mcp-test | edit app.conf | vm=jp-ubuntu | change="),
+        "{tag}"
+    );
+    assert!(out["vpgs"][0]["checkpoint"]["id"].is_string(), "{out:#}");
+    assert_eq!(out["vms"][0]["name"], "jp-ubuntu", "{out:#}");
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:#?}");
+    assert!(
+        inserts[0].tag.contains(&format!("change={change}")),
+        "{inserts:#?}"
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == json!(change))
+        .unwrap_or_else(|| panic!("{trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+    assert_eq!(guard["host"], "mcp/mcp-test", "{guard}");
+
+    let sessions = mcp.call("flr_sessions", json!({}));
+    assert_eq!(sessions["isError"], true, "no ZVM here: {sessions:#}");
+    assert!(
+        sessions
+            .to_string()
+            .contains("does not go through the broker"),
+        "{sessions:#}"
+    );
+}
