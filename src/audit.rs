@@ -148,16 +148,47 @@ pub struct AuditCheckpoint {
     pub fallback: Option<String>,
 }
 
-/// Appends a record to `path` as one line in one write (see the module docs).
+/// Appends a record to `path` as one line in one write (see the module docs), chained to the
+/// line before it.
 pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
+    append_with(path, record, serde_json::Map::new())
+}
+
+/// The longest an append waits for its turn to chain its line to the last one.
+const CHAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The key under which each line carries the hash of the line before it.
+pub const CHAIN_KEY: &str = "prev";
+
+/// [`append`] with `extra` fields after the record's own (the broker's `peer` and `op`).
+///
+/// Each line ends with `"prev"`: the SHA-256 (hex) of the line before it, as written, without
+/// its newline; the first line's is `""`. Reading the last line and appending happen under a
+/// lock beside the trail (`audit.jsonl.lock`), so parallel writers chain in turn.
+pub fn append_with(
+    path: &Path,
+    record: &Record,
+    extra: serde_json::Map<String, Value>,
+) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         lockfile::create_private_dir(dir)
             .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
     }
-    let mut line = serde_json::to_vec(record)?;
-    line.push(b'\n');
+    let Value::Object(mut fields) = serde_json::to_value(record)? else {
+        anyhow::bail!("an audit record is not a JSON object");
+    };
+    fields.extend(extra);
     let mut file = lockfile::open_append_private(path)
         .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
+    take_turn(&file, path)?;
+    let prev = last_line(path)
+        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?
+        .map(|line| line_hash(&line))
+        .unwrap_or_default();
+    fields.remove(CHAIN_KEY);
+    fields.insert(CHAIN_KEY.to_owned(), Value::String(prev));
+    let mut line = serde_json::to_vec(&Value::Object(fields))?;
+    line.push(b'\n');
     // One call: a regular file takes the whole buffer or fails (a full disk, a quota); a
     // short count is reported, never completed by a second write another line could split.
     let written = file
@@ -170,7 +201,356 @@ pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
             line.len()
         );
     }
+    // The trail's turn ends here; the collector's copy follows, never holding a writer up.
+    drop(file);
+    syslog::forward(path, &line[..line.len() - 1], record);
     Ok(())
+}
+
+/// Waits (at most [`CHAIN_WAIT`]) for an exclusive lock on the trail itself, released when
+/// `file` is closed: one writer at a time reads the last line and appends after it.
+fn take_turn(file: &std::fs::File, path: &Path) -> anyhow::Result<()> {
+    let deadline = crate::deadline::Deadline::after(CHAIN_WAIT);
+    let mut pause = std::time::Duration::from_millis(2);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if !deadline.sleep(pause) {
+                    anyhow::bail!(
+                        "audit trail {}: another writer held it for {} s",
+                        path.display(),
+                        CHAIN_WAIT.as_secs()
+                    );
+                }
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                anyhow::bail!("cannot lock audit trail {}: {e}", path.display())
+            }
+        }
+    }
+}
+
+/// The hash a line's successor carries: SHA-256 of its bytes (no newline), in hex.
+pub fn line_hash(line: &[u8]) -> String {
+    use sha2::Digest as _;
+    crate::hex(&sha2::Sha256::digest(line))
+}
+
+/// The last non-empty line of `path` (without its newline), read from the end.
+fn last_line(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let size = file.metadata()?.len();
+    let mut window: u64 = 64 * 1024;
+    loop {
+        let start = size.saturating_sub(window);
+        file.seek(SeekFrom::Start(start))?;
+        let mut tail = Vec::new();
+        (&mut file).take(size - start).read_to_end(&mut tail)?;
+        let trimmed = tail.strip_suffix(b"\n").unwrap_or(&tail);
+        match trimmed.iter().rposition(|b| *b == b'\n') {
+            Some(at) => return Ok(Some(trimmed[at + 1..].to_vec())),
+            None if start == 0 => {
+                return Ok((!trimmed.is_empty()).then(|| trimmed.to_vec()));
+            }
+            None => window = window.saturating_mul(4),
+        }
+    }
+}
+
+/// Where `rewind log --verify` found the chain whole, or where it breaks.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chain {
+    /// Every line carries the hash of the one before; `legacy` lines at the start were written
+    /// before the trail was chained.
+    Whole { lines: usize, legacy: usize },
+    /// The first line (1-based) whose `prev` is not the hash of the line before it: that line
+    /// or the one before was edited, a line between them deleted, or lines reordered.
+    Broken { line: usize, why: String },
+}
+
+/// Checks the hash chain of the trail at `path`.
+pub fn verify(path: &Path) -> anyhow::Result<Chain> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?;
+    verify_bytes(&bytes)
+}
+
+/// [`verify`] over the trail's bytes.
+pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
+    let mut previous: Option<&[u8]> = None;
+    let mut legacy = 0;
+    let mut chained = 0;
+    let mut lines = 0;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if body.is_empty() {
+        return Ok(Chain::Whole {
+            lines: 0,
+            legacy: 0,
+        });
+    }
+    for (n, line) in body.split(|b| *b == b'\n').enumerate() {
+        let number = n + 1;
+        lines = number;
+        let prev = serde_json::from_slice::<Value>(line)
+            .ok()
+            .and_then(|v| v.get(CHAIN_KEY).map(|p| p.as_str().map(str::to_owned)));
+        match prev {
+            None if chained == 0 => legacy += 1,
+            None => {
+                return Ok(Chain::Broken {
+                    line: number,
+                    why: String::from(
+                        "it carries no hash of the line before it (not a JSON record written by rewind, or its \"prev\" was removed)",
+                    ),
+                });
+            }
+            Some(None) => {
+                return Ok(Chain::Broken {
+                    line: number,
+                    why: String::from("its \"prev\" is not a string"),
+                });
+            }
+            Some(Some(prev)) => {
+                let expected = previous.map(line_hash).unwrap_or_default();
+                if prev != expected {
+                    let why = if previous.is_none() {
+                        String::from(
+                            "it is the first line but names a line before it: earlier lines were deleted",
+                        )
+                    } else {
+                        format!(
+                            "it does not carry the hash of line {} (that line was edited, a line after it deleted, or lines reordered)",
+                            number - 1
+                        )
+                    };
+                    return Ok(Chain::Broken { line: number, why });
+                }
+                chained += 1;
+            }
+        }
+        previous = Some(line);
+    }
+    if chained == 0 {
+        return Ok(Chain::Broken {
+            line: 1,
+            why: String::from("no line carries the hash chain"),
+        });
+    }
+    Ok(Chain::Whole { lines, legacy })
+}
+
+/// `[audit] syslog`: every line appended to a trail is also sent to the organisation's
+/// collector as an RFC 5424 message: app-name `rewind`, the process id, the decision as
+/// MSGID, no structured data, and the line itself (JSON, with its `prev` hash) as the message.
+/// The collector never holds or changes a decision: a send waits at most [`syslog::WAIT`],
+/// and a copy that could not be sent is counted in `syslog-lost.log` beside the trail, which
+/// `rewind doctor` reports. A UDP datagram to a collector that is down is lost without a
+/// trace: prefer `tcp://` or `unix:` where the count matters.
+pub mod syslog {
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::{Outcome, Record};
+    use crate::config::SyslogTarget;
+
+    /// The longest a send (connect and write) may take.
+    pub const WAIT: Duration = Duration::from_millis(250);
+    /// Beside the trail: one line per copy that did not reach the collector.
+    pub const LOST_FILE: &str = "syslog-lost.log";
+    /// Facility 13, log audit (RFC 5424 table 1).
+    const FACILITY: u8 = 13;
+
+    /// Trails whose lines go to a collector, as configurations named them.
+    static FORWARDS: Mutex<Vec<(PathBuf, SyslogTarget)>> = Mutex::new(Vec::new());
+
+    /// Sends every line later appended to `trail` to `target` too. Called when a
+    /// configuration with `[audit] syslog` is read, so every writer of that trail (the hook,
+    /// the broker, `guard`, `recover`, the MCP server) forwards alike.
+    pub fn forward_trail(trail: &Path, target: SyslogTarget) {
+        if let Ok(mut forwards) = FORWARDS.lock() {
+            forwards.retain(|(path, _)| path != trail);
+            forwards.push((trail.to_path_buf(), target));
+        }
+    }
+
+    fn target_of(trail: &Path) -> Option<SyslogTarget> {
+        FORWARDS
+            .lock()
+            .ok()?
+            .iter()
+            .find(|(path, _)| path == trail)
+            .map(|(_, target)| target.clone())
+    }
+
+    /// Sends `line` (a trail line, without its newline) if `trail` is forwarded; a failure is
+    /// counted beside the trail, never returned.
+    pub(super) fn forward(trail: &Path, line: &[u8], record: &Record) {
+        let Some(target) = target_of(trail) else {
+            return;
+        };
+        let message = format(
+            &String::from_utf8_lossy(line),
+            record,
+            &crate::platform::hostname(),
+            std::process::id(),
+        );
+        if let Err(e) = send(&target, message.as_bytes()) {
+            let lost = trail.with_file_name(LOST_FILE);
+            let note = format!(
+                "{} {target} {}: {e}\n",
+                crate::time::format_utc_millis(std::time::SystemTime::now()),
+                record.decision
+            );
+            if let Ok(mut file) = crate::lockfile::open_append_private(&lost) {
+                let _ = file.write(note.as_bytes());
+            }
+        }
+    }
+
+    /// How many copies of `trail`'s lines did not reach the collector, and the last reason.
+    pub fn lost(trail: &Path) -> (usize, Option<String>) {
+        let text = std::fs::read_to_string(trail.with_file_name(LOST_FILE)).unwrap_or_default();
+        (text.lines().count(), text.lines().last().map(str::to_owned))
+    }
+
+    /// The RFC 5424 message for one trail line.
+    pub fn format(line: &str, record: &Record, hostname: &str, pid: u32) -> String {
+        let severity: u8 = match record.decision {
+            Outcome::Deny
+            | Outcome::Ask
+            | Outcome::Block
+            | Outcome::RecoverFailed
+            | Outcome::Refused
+            | Outcome::Error => 4,
+            _ => 6,
+        };
+        let priority = FACILITY * 8 + severity;
+        let time = if record.time.is_empty() {
+            "-"
+        } else {
+            record.time.as_str()
+        };
+        let host: String = hostname
+            .chars()
+            .filter(char::is_ascii_graphic)
+            .take(255)
+            .collect();
+        let host = if host.is_empty() {
+            String::from("-")
+        } else {
+            host
+        };
+        format!(
+            "<{priority}>1 {time} {host} rewind {pid} {} - {line}",
+            record.decision
+        )
+    }
+
+    fn send(target: &SyslogTarget, message: &[u8]) -> std::io::Result<()> {
+        use std::net::ToSocketAddrs as _;
+        match target {
+            SyslogTarget::Unix(path) => {
+                let socket = std::os::unix::net::UnixDatagram::unbound()?;
+                socket.set_write_timeout(Some(WAIT))?;
+                socket.send_to(message, path).map(|_| ())
+            }
+            SyslogTarget::Udp(address) => {
+                let to = address
+                    .to_socket_addrs()?
+                    .next()
+                    .ok_or_else(|| std::io::Error::other("no address"))?;
+                let local = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+                let socket = std::net::UdpSocket::bind(local)?;
+                socket.send_to(message, to).map(|_| ())
+            }
+            SyslogTarget::Tcp(address) => {
+                let mut last = std::io::Error::other("no address");
+                for to in address.to_socket_addrs()? {
+                    match std::net::TcpStream::connect_timeout(&to, WAIT) {
+                        Ok(mut stream) => {
+                            stream.set_write_timeout(Some(WAIT))?;
+                            // RFC 6587 octet counting: the length, a space, the message.
+                            let mut framed = format!("{} ", message.len()).into_bytes();
+                            framed.extend_from_slice(message);
+                            return stream.write_all(&framed);
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_record_is_an_rfc5424_message_with_the_trail_line_as_its_text() {
+            let record = Record {
+                time: String::from("2026-03-02T09:00:00.000Z"),
+                decision: Outcome::Deny,
+                ..Record::default()
+            };
+            assert_eq!(
+                format(r#"{"a":1}"#, &record, "web host", 42),
+                r#"<108>1 2026-03-02T09:00:00.000Z webhost rewind 42 deny - {"a":1}"#
+            );
+        }
+
+        #[test]
+        fn each_line_reaches_a_unix_datagram_collector_as_written() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let socket = dir.path().join("log.sock");
+            let collector = std::os::unix::net::UnixDatagram::bind(&socket).expect("bind");
+            let trail = dir.path().join("audit.jsonl");
+            forward_trail(&trail, SyslogTarget::Unix(socket.clone()));
+            let record = Record {
+                time: String::from("2026-03-02T09:00:00.000Z"),
+                tool: String::from("mcp__ssh__exec"),
+                decision: Outcome::Context,
+                ..Record::default()
+            };
+            super::super::append(&trail, &record).expect("appended");
+            let mut buffer = vec![0; 65536];
+            let n = collector.recv(&mut buffer).expect("a datagram");
+            let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
+            let line = std::fs::read_to_string(&trail).expect("trail");
+            let header = format!(
+                "<110>1 2026-03-02T09:00:00.000Z {} rewind {} context - ",
+                crate::platform::hostname(),
+                std::process::id()
+            );
+            assert_eq!(message, format!("{header}{}", line.trim_end()));
+            assert_eq!(lost(&trail).0, 0);
+        }
+
+        #[test]
+        fn a_collector_that_is_down_is_counted_not_raised() {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let trail = dir.path().join("audit.jsonl");
+            let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            let port = closed.local_addr().expect("addr").port();
+            drop(closed);
+            forward_trail(&trail, SyslogTarget::Tcp(format!("127.0.0.1:{port}")));
+            for _ in 0..2 {
+                super::super::append(&trail, &Record::default()).expect("the trail is written");
+            }
+            let (count, last) = lost(&trail);
+            assert_eq!(count, 2);
+            assert!(last.is_some_and(|l| l.contains(&format!("tcp://127.0.0.1:{port}"))));
+        }
+    }
 }
 
 /// Which records `rewind log` shows.
@@ -186,7 +566,8 @@ pub struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    fn keeps(&self, r: &Record) -> bool {
+    /// Whether `r` passes.
+    pub fn keeps(&self, r: &Record) -> bool {
         self.vm.is_none_or(|vm| {
             r.vms
                 .iter()
@@ -544,6 +925,112 @@ mod tests {
         assert_eq!(names.len(), 8 * 40, "no line lost or doubled");
         let files = std::fs::read_dir(dir.path()).expect("dir").count();
         assert_eq!(files, 1, "the audit trail alone, no lock file");
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 8 * 40,
+                legacy: 0
+            },
+            "parallel writers chain in turn"
+        );
+    }
+
+    fn chained_trail(lines: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        for n in 0..lines {
+            append(&path, &long_record(0, n)).expect("append");
+        }
+        (dir, path)
+    }
+
+    fn lines_of(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .expect("trail")
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn broken_at(lines: &[String]) -> usize {
+        let text = format!("{}\n", lines.join("\n"));
+        match verify_bytes(text.as_bytes()).expect("readable") {
+            Chain::Broken { line, .. } => line,
+            whole @ Chain::Whole { .. } => panic!("the chain should break: {whole:?}"),
+        }
+    }
+
+    /// An edit, a deletion and a reordering each break the chain at the line that names it.
+    #[test]
+    fn verify_names_the_line_where_an_edit_a_deletion_or_a_reordering_breaks_the_chain() {
+        let (_dir, path) = chained_trail(6);
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 6,
+                legacy: 0
+            }
+        );
+        let lines = lines_of(&path);
+
+        let mut edited = lines.clone();
+        edited[2] = edited[2].replace("\"decision\":\"context\"", "\"decision\":\"allow\"");
+        assert_ne!(edited[2], lines[2], "the edit changed the line");
+        assert_eq!(
+            broken_at(&edited),
+            4,
+            "line 4 no longer carries line 3's hash"
+        );
+
+        let mut deleted = lines.clone();
+        deleted.remove(3);
+        assert_eq!(broken_at(&deleted), 4, "what was line 5 now follows line 3");
+
+        let mut first_gone = lines.clone();
+        first_gone.remove(0);
+        assert_eq!(
+            broken_at(&first_gone),
+            1,
+            "a first line that names a predecessor"
+        );
+
+        let mut reordered = lines.clone();
+        reordered.swap(1, 2);
+        assert_eq!(broken_at(&reordered), 2);
+
+        let mut stripped = lines.clone();
+        stripped[4] = stripped[4].replace("\"prev\"", "\"was\"");
+        assert_eq!(broken_at(&stripped), 5, "a chained line without its hash");
+
+        // Lines from before the chain existed are a prefix the chain starts after.
+        let legacy = format!(
+            "{}\n{}\n",
+            serde_json::to_string(&long_record(9, 9)).expect("json"),
+            lines[0]
+        );
+        assert!(matches!(
+            verify_bytes(legacy.as_bytes()).expect("readable"),
+            Chain::Broken { line: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn a_trail_written_before_the_chain_is_a_prefix_and_the_chain_follows_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let old = format!(
+            "{}\n",
+            serde_json::to_string(&long_record(9, 9)).expect("json")
+        );
+        std::fs::write(&path, old).expect("old trail");
+        append(&path, &long_record(0, 1)).expect("append");
+        assert_eq!(
+            verify(&path).expect("readable"),
+            Chain::Whole {
+                lines: 2,
+                legacy: 1
+            }
+        );
     }
 
     #[cfg(unix)]

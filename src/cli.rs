@@ -86,6 +86,9 @@ pub enum Command {
     Log(LogArgs),
     /// Serve the built-in ZVM simulator over HTTPS.
     Sim(SimArgs),
+    /// Serve the hook and the operators over a Unix socket, holding the ZVM credentials, the
+    /// token cache and the audit trail under this account (run it as its own user).
+    Broker(BrokerArgs),
     /// Run the whole story against an in-process simulator: no configuration, no network.
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
@@ -380,6 +383,18 @@ pub struct LogArgs {
     /// Print the raw JSON lines.
     #[arg(long)]
     pub json: bool,
+    /// Check the trail's hash chain instead: name the first line that was edited, deleted
+    /// after or moved; exit 1 when the chain breaks.
+    #[arg(long, conflicts_with_all = ["vm", "change", "decision", "session", "since", "json"])]
+    pub verify: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BrokerArgs {
+    /// The Unix socket to serve (its directory must belong to this account or root and be
+    /// writable by nobody else), e.g. /run/rewind/broker.sock.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -31,8 +31,108 @@ pub struct Config {
     pub shell: ShellConfig,
     /// Other names for VMs (`"web01.corp.example" = "jp-ubuntu"`), matched case-insensitively.
     pub vm_aliases: BTreeMap<String, String>,
+    /// `[broker]`: the broker this client talks to, or the rules a broker serves by.
+    pub broker: BrokerConfig,
+    /// `[audit]`: where records go besides the trail.
+    pub audit: AuditConfig,
     /// Problems worth saying on every run (a literal password, TLS verification off).
     pub warnings: Vec<String>,
+}
+
+/// The broker's account when `[broker] user` names none.
+pub const DEFAULT_BROKER_USER: &str = "rewind";
+
+/// `[broker]`: read by both sides. A client (the hook, `rewind mcp`, the operator's commands)
+/// with `socket` set asks the broker there and reads no ZVM credentials; `rewind broker` reads
+/// who may do what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerConfig {
+    /// The broker's Unix socket (client side).
+    pub socket: Option<PathBuf>,
+    /// The account the broker runs as (client side): a socket served by any other account but
+    /// root is refused, so nobody else can answer in its place.
+    pub user: String,
+    /// Who may resolve, list checkpoints and guard (user names or numeric ids); with both lists
+    /// empty, every local user who can reach the socket.
+    pub guard_users: Vec<String>,
+    pub guard_groups: Vec<String>,
+    /// Who may recover files, list and end FLR sessions and read the trail, besides root and
+    /// the broker's own account.
+    pub operator_users: Vec<String>,
+    pub operator_groups: Vec<String>,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        BrokerConfig {
+            socket: None,
+            user: DEFAULT_BROKER_USER.to_owned(),
+            guard_users: Vec::new(),
+            guard_groups: Vec::new(),
+            operator_users: Vec::new(),
+            operator_groups: Vec::new(),
+        }
+    }
+}
+
+/// `[audit]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditConfig {
+    /// Each record also goes out as an RFC 5424 message to this collector.
+    pub syslog: Option<SyslogTarget>,
+}
+
+/// A syslog collector: `unix:/dev/log`, `udp://host:514` or `tcp://host:601`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyslogTarget {
+    Unix(PathBuf),
+    Udp(String),
+    Tcp(String),
+}
+
+impl SyslogTarget {
+    /// Parses the `[audit] syslog` value; the error says what a value looks like.
+    pub fn parse(text: &str) -> Result<SyslogTarget, String> {
+        let host_port = |rest: &str| {
+            let ok = rest
+                .rsplit_once(':')
+                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if ok {
+                Ok(rest.to_owned())
+            } else {
+                Err(format!(
+                    "{text:?} has no host:port (e.g. udp://logs.example:514)"
+                ))
+            }
+        };
+        if let Some(path) = text.strip_prefix("unix:") {
+            if path.starts_with('/') {
+                return Ok(SyslogTarget::Unix(PathBuf::from(path)));
+            }
+            return Err(format!(
+                "{text:?} must name an absolute socket path (e.g. unix:/dev/log)"
+            ));
+        }
+        if let Some(rest) = text.strip_prefix("udp://") {
+            return host_port(rest).map(SyslogTarget::Udp);
+        }
+        if let Some(rest) = text.strip_prefix("tcp://") {
+            return host_port(rest).map(SyslogTarget::Tcp);
+        }
+        Err(format!(
+            "{text:?} is not unix:/path, udp://host:port or tcp://host:port"
+        ))
+    }
+}
+
+impl std::fmt::Display for SyslogTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unix(path) => write!(f, "unix:{}", path.display()),
+            Self::Udp(to) => write!(f, "udp://{to}"),
+            Self::Tcp(to) => write!(f, "tcp://{to}"),
+        }
+    }
 }
 
 /// How to reach and authenticate to the ZVM.
@@ -260,6 +360,25 @@ struct RawConfig {
     hook: Option<RawHook>,
     shell: Option<RawShell>,
     vm_aliases: Option<BTreeMap<String, String>>,
+    broker: Option<RawBroker>,
+    audit: Option<RawAudit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBroker {
+    socket: Option<PathBuf>,
+    user: Option<String>,
+    guard_users: Option<Vec<String>>,
+    guard_groups: Option<Vec<String>>,
+    operator_users: Option<Vec<String>>,
+    operator_groups: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    syslog: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -375,6 +494,8 @@ impl Config {
             hook: HookConfig::default(),
             shell: ShellConfig::default(),
             vm_aliases: BTreeMap::new(),
+            broker: BrokerConfig::default(),
+            audit: AuditConfig::default(),
             warnings: Vec::new(),
         }
     }
@@ -429,12 +550,35 @@ impl Config {
                     .collect(),
             });
 
+        let broker = raw
+            .broker
+            .map(|b| validate_broker(b, &base, &name))
+            .transpose()?
+            .unwrap_or_default();
+        let audit = AuditConfig {
+            syslog: raw
+                .audit
+                .and_then(|a| a.syslog)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    SyslogTarget::parse(&s)
+                        .map_err(|e| anyhow::anyhow!("{name}: [audit] syslog {e}"))
+                })
+                .transpose()?,
+        };
+
+        if let (Some(target), Some(trail)) = (&audit.syslog, &hook.audit_log) {
+            crate::audit::syslog::forward_trail(trail, target.clone());
+        }
+
         Ok(Config {
             origin: origin.map(Path::to_path_buf),
             zvm,
             hook,
             shell,
             vm_aliases: raw.vm_aliases.unwrap_or_default(),
+            broker,
+            audit,
             warnings,
         })
     }
@@ -442,12 +586,48 @@ impl Config {
     /// The ZVM settings, or an error saying where they should be.
     pub fn require_zvm(&self) -> anyhow::Result<&ZvmConfig> {
         self.zvm.as_ref().ok_or_else(|| match &self.origin {
+            Some(path) if self.broker.socket.is_some() => anyhow::anyhow!(
+                "{} names a broker ([broker] socket) and no [zvm]: this command does not go through the broker (the hook, find, checkpoints, recover, flr and log do); run it where the ZVM's configuration is",
+                path.display()
+            ),
             Some(path) => anyhow::anyhow!("{} has no [zvm] section", path.display()),
             None => anyhow::anyhow!(
                 "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml, /etc/rewind/config.toml); `rewind sim` prints one for the simulator"
             ),
         })
     }
+}
+
+fn validate_broker(raw: RawBroker, base: &Path, name: &str) -> anyhow::Result<BrokerConfig> {
+    let socket = raw
+        .socket
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| resolve_path(&p, base));
+    let user = raw.user.unwrap_or_else(|| DEFAULT_BROKER_USER.to_owned());
+    if user.is_empty() {
+        bail!(
+            "{name}: [broker] user must name the broker's account (default {DEFAULT_BROKER_USER:?})"
+        );
+    }
+    let lists = [
+        ("guard_users", &raw.guard_users),
+        ("guard_groups", &raw.guard_groups),
+        ("operator_users", &raw.operator_users),
+        ("operator_groups", &raw.operator_groups),
+    ];
+    for (key, list) in lists {
+        if list.iter().flatten().any(String::is_empty) {
+            bail!("{name}: [broker] {key} has an empty name");
+        }
+    }
+    Ok(BrokerConfig {
+        socket,
+        user,
+        guard_users: raw.guard_users.unwrap_or_default(),
+        guard_groups: raw.guard_groups.unwrap_or_default(),
+        operator_users: raw.operator_users.unwrap_or_default(),
+        operator_groups: raw.operator_groups.unwrap_or_default(),
+    })
 }
 
 fn validate_hook(hook: RawHook, base: &Path, name: &str) -> anyhow::Result<HookConfig> {
@@ -850,6 +1030,48 @@ mod tests {
         );
         assert_eq!(config.vm_aliases["web01.corp.example"], "jp-ubuntu");
         assert!(config.warnings.is_empty());
+    }
+
+    #[test]
+    fn broker_and_audit_sections_are_read_and_checked() {
+        let config = parse(
+            r#"
+            [broker]
+            socket = "/run/rewind/broker.sock"
+            guard_groups = ["agents"]
+            operator_users = ["alice"]
+
+            [audit]
+            syslog = "tcp://logs.example:601"
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(
+            config.broker.socket,
+            Some(PathBuf::from("/run/rewind/broker.sock"))
+        );
+        assert_eq!(config.broker.user, DEFAULT_BROKER_USER);
+        assert_eq!(config.broker.guard_groups, ["agents"]);
+        assert_eq!(
+            config.audit.syslog,
+            Some(SyslogTarget::Tcp(String::from("logs.example:601")))
+        );
+        for (text, says) in [
+            ("[audit]\nsyslog = \"logs.example\"", "[audit] syslog"),
+            ("[audit]\nsyslog = \"udp://logs.example\"", "no host:port"),
+            ("[audit]\nsyslog = \"unix:dev/log\"", "absolute"),
+            ("[broker]\nsockets = \"/x\"", "sockets"),
+            (
+                "[broker]\noperator_users = [\"\"]",
+                "operator_users has an empty name",
+            ),
+        ] {
+            let err = format!("{:#}", parse(text).expect_err(text));
+            assert!(
+                err.contains(says) && err.contains("config.toml"),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

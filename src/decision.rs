@@ -137,6 +137,9 @@ pub(crate) enum Finding<'a> {
     ZvmError { vms: &'a str, error: &'a ZvmError },
     /// The guard ran.
     Guarded(&'a GuardReport),
+    /// The broker holding the ZVM credentials could not be asked, or gave no usable answer;
+    /// `error` names its socket. Softened by `on_zvm_error` as a ZVM that cannot be reached.
+    BrokerFailed { vms: &'a str, error: &'a str },
 }
 
 impl<'a> From<&'a Unresolved> for Finding<'a> {
@@ -278,6 +281,16 @@ fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
             vm_words(vms)
         )),
         Finding::Guarded(report) => guarded(report, tool, change, policy),
+        Finding::BrokerFailed { vms, error } => {
+            let text = format!(
+                "rewind: could not ask the rewind broker for a checkpoint of {}: {error}",
+                vm_words(vms)
+            );
+            match policy.on_zvm_error {
+                OnZvmError::Deny => Decision::Deny(text),
+                OnZvmError::Ask => Decision::Ask(text),
+            }
+        }
     }
 }
 

@@ -18,6 +18,9 @@
 //! - [`recover`]: File Level Restore of a guest file, always unmounted.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
+//! - [`broker`]: `rewind broker`, the one process holding the ZVM credentials, the token cache
+//!   and the audit trail, for the hook and the operators over a Unix socket; [`platform`]: the
+//!   operating-system calls it needs (peer credentials, owners and modes).
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], `redact` (secrets
@@ -29,6 +32,7 @@
 //! usage error.
 
 pub mod audit;
+pub mod broker;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
@@ -43,6 +47,7 @@ pub mod host;
 pub mod inventory;
 pub mod lockfile;
 pub mod mcp;
+pub mod platform;
 pub(crate) mod progress;
 pub mod recover;
 pub(crate) mod redact;
@@ -67,8 +72,14 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Hook(args) => hook::run(args.host, config, args.managed),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
-        Command::Find(args) => report(commands::zerto::find(config, &args)),
-        Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
+        Command::Find(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::find(&brokered, &args),
+            None => commands::zerto::find(config, &args),
+        }),
+        Command::Checkpoints(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::checkpoints(&brokered, &args),
+            None => commands::zerto::checkpoints(config, &args),
+        }),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),
@@ -87,8 +98,15 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
-        Command::Recover(args) => report(recover::recover(config, &args)),
-        Command::Flr(command) => report(recover::flr(config, &command)),
+        Command::Broker(args) => report(broker::serve(config, &args.socket)),
+        Command::Recover(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::recover(&brokered, &args),
+            None => recover::recover(config, &args),
+        }),
+        Command::Flr(command) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::flr(&brokered, &command),
+            None => recover::flr(config, &command),
+        }),
         Command::Demo(args) => report(commands::demo::demo(&args)),
         Command::Completions(args) => report(commands::completions(args.shell)),
     }

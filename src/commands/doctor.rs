@@ -128,10 +128,68 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
         Err(e) => checks.fail("catalogs", format!("{e:#}")),
     }
 
-    zvm_checks(&config, &mut checks);
+    if broker_checks(&config, &mut checks) {
+        zvm_checks(&config, &mut checks);
+    }
+    audit_checks(&config, &mut checks);
     hook_checks(args, &mut checks);
 
     checks.finish()
+}
+
+/// The broker, when the configuration names one (then the ZVM is the broker's, and false is
+/// returned: nothing here may read its credentials); else the plain fact of single-user mode.
+fn broker_checks(config: &Config, checks: &mut Checks) -> bool {
+    let Some(socket) = &config.broker.socket else {
+        checks.warn(
+            "single-user mode",
+            "the ZVM credentials (the password's variable or command), the token cache and the audit trail belong to this user, so an agent running as this user can read them, call the ZVM itself, delete what protects the VMs and rewrite the trail; run `rewind broker` under an account of its own and set [broker] socket (README: The broker)",
+        );
+        return true;
+    };
+    match crate::broker::client::reach(&config.broker) {
+        Ok(server) => checks.pass(
+            "broker",
+            format!(
+                "{} is served by user id {} (pid {}); this configuration reads no ZVM credentials, the broker holds them",
+                socket.display(),
+                server.uid,
+                server.pid
+            ),
+        ),
+        Err(e) => checks.fail("broker", e.to_string()),
+    }
+    if config.zvm.is_some() {
+        checks.warn(
+            "broker",
+            "this configuration names a broker but also has a [zvm] section; the broker's settings are used, and these credentials are within the reach of whoever can read this file",
+        );
+    }
+    false
+}
+
+/// The syslog collector's losses, when `[audit] syslog` is set.
+fn audit_checks(config: &Config, checks: &mut Checks) {
+    let Some(target) = &config.audit.syslog else {
+        return;
+    };
+    let Ok(trail) = config.hook.audit_path() else {
+        return;
+    };
+    match crate::audit::syslog::lost(trail) {
+        (0, _) => checks.pass("syslog", format!("records go to {target} too; none lost")),
+        (count, last) => checks.warn(
+            "syslog",
+            format!(
+                "{count} audit record{} did not reach the syslog collector {target} (counted in {}); the last: {}",
+                if count == 1 { "" } else { "s" },
+                trail
+                    .with_file_name(crate::audit::syslog::LOST_FILE)
+                    .display(),
+                last.unwrap_or_default()
+            ),
+        ),
+    }
 }
 
 /// The ZVM in order: reachable, TLS, login, API. Each stage is claimed only once it was

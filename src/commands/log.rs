@@ -20,13 +20,49 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         session: args.session.as_deref(),
         since,
     };
-    let path = config.hook.audit_path()?;
-    let records = audit::read(path, &filter)?;
-    for r in &records {
+    // Each record, with the broker's line as written (who asked) when it came from one.
+    let (records, path): (Vec<(audit::Record, Option<serde_json::Value>)>, _) =
+        if config.broker.socket.is_some() {
+            let (records, trail) = through_broker(&config, args.verify)?;
+            let records = records
+                .into_iter()
+                .filter(|(r, _)| filter.keeps(r))
+                .map(|(r, line)| (r, Some(line)))
+                .collect();
+            (records, trail)
+        } else {
+            let path = config.hook.audit_path()?;
+            if args.verify {
+                return verify(path);
+            }
+            let records = audit::read(path, &filter)?
+                .into_iter()
+                .map(|r| (r, None))
+                .collect();
+            (records, path.to_path_buf())
+        };
+    let path = path.as_path();
+    for (r, line) in &records {
         if args.json {
-            crate::console::write_json(&serde_json::to_string(r)?)?;
+            let text = match line {
+                Some(line) => serde_json::to_string(line)?,
+                None => serde_json::to_string(r)?,
+            };
+            crate::console::write_json(&text)?;
             continue;
         }
+        let who = line
+            .as_ref()
+            .filter(|l| l["peer"].is_object())
+            .map(|l| {
+                format!(
+                    "[{} uid {} pid {}] ",
+                    l["user"].as_str().unwrap_or("?"),
+                    l["peer"]["uid"],
+                    l["peer"]["pid"]
+                )
+            })
+            .unwrap_or_default();
         let detail = if r.checkpoints.is_empty() {
             r.reason
                 .as_deref()
@@ -40,7 +76,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
                 .join(" ")
         };
         say(format!(
-            "{}  {:<14} {:<24} {:<12} {:<16} {}",
+            "{}  {:<14} {:<24} {:<12} {:<16} {who}{}",
             r.time,
             // As a string, so that the width pads it (the longest word is recover-failed).
             r.decision.to_string(),
@@ -58,6 +94,78 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         say(format!("no matching decisions in {}", path.display()));
     }
     Ok(())
+}
+
+/// The broker's trail (operators only: the broker refuses anyone else), and where it is; with
+/// `verify`, its chain is reported instead and no records are returned.
+fn through_broker(
+    config: &Config,
+    verify: bool,
+) -> anyhow::Result<(Vec<(audit::Record, serde_json::Value)>, std::path::PathBuf)> {
+    let answer = crate::broker::client::call(
+        &config.broker,
+        crate::broker::protocol::Op::Log,
+        &crate::deadline::Deadline::after(std::time::Duration::from_secs(60)),
+        &mut |_| {},
+    )?;
+    let trail = std::path::PathBuf::from(answer["trail"].as_str().unwrap_or("the broker's trail"));
+    if verify {
+        let chain = &answer["chain"];
+        if chain["whole"] == true {
+            say(format!(
+                "{} (the broker's): the hash chain holds over {} lines",
+                trail.display(),
+                chain["lines"]
+            ));
+            return Ok((Vec::new(), trail));
+        }
+        anyhow::bail!(
+            "{} (the broker's) line {}: the hash chain breaks: {}",
+            trail.display(),
+            chain["line"],
+            chain["why"].as_str().unwrap_or_default()
+        );
+    }
+    let lines: Vec<serde_json::Value> = serde_json::from_value(answer["records"].clone())
+        .context("the broker's records are not a list")?;
+    let records = lines
+        .into_iter()
+        .map(|line| {
+            serde_json::from_value::<audit::Record>(line.clone())
+                .map(|record| (record, line))
+                .context("the broker sent a line that is not an audit record")
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok((records, trail))
+}
+
+/// `--verify`: the chain whole (how many lines), or the first line where it breaks.
+fn verify(path: &Path) -> anyhow::Result<()> {
+    match audit::verify(path)? {
+        audit::Chain::Whole { lines, legacy } => {
+            say(format!(
+                "{}: the hash chain holds over {lines} line{}",
+                path.display(),
+                if lines == 1 { "" } else { "s" }
+            ));
+            if legacy > 0 {
+                say(format!(
+                    "note: the first {legacy} line{} predate the chain and cannot be checked",
+                    if legacy == 1 { "" } else { "s" }
+                ));
+            }
+            say(String::from(
+                "note: the chain cannot show lines cut from the end; the copy sent by [audit] syslog can",
+            ));
+            Ok(())
+        }
+        audit::Chain::Broken { line, why } => {
+            anyhow::bail!(
+                "{} line {line}: the hash chain breaks: {why}",
+                path.display()
+            )
+        }
+    }
 }
 
 /// `--since`: an ISO-8601 UTC time, or a duration ago (`2h`, `30m`, `1d`).

@@ -23,7 +23,7 @@
 
 use std::io::Read as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -62,13 +62,13 @@ impl Progress {
         })
     }
 
-    fn set(&self, text: String) {
+    pub(crate) fn set(&self, text: String) {
         if let Ok(mut doing) = self.doing.lock() {
             *doing = text;
         }
     }
 
-    fn doing(&self) -> String {
+    pub(crate) fn doing(&self) -> String {
         self.doing
             .lock()
             .map_or_else(|_| String::from("working"), |d| d.clone())
@@ -87,6 +87,8 @@ pub(crate) struct Facts {
     pub(crate) named: Vec<String>,
     pub(crate) vpgs: Vec<String>,
     pub(crate) checkpoints: Vec<AuditCheckpoint>,
+    /// The broker decided and recorded this call itself: the hook records nothing more.
+    pub(crate) brokered: bool,
 }
 
 /// The outcome of one hook call.
@@ -211,8 +213,8 @@ fn answer(
     }
 }
 
-/// An audit record to append, and where.
-type AuditJob = (anyhow::Result<PathBuf>, Record);
+/// An audit record's append (to the local trail, or to the broker's).
+type AuditJob = Box<dyn FnOnce() -> anyhow::Result<()> + Send>;
 
 /// The hook's one helper thread, free again after reading stdin: it takes the audit append.
 /// Both steps block on things the hook does not control (a host that never closes stdin, a
@@ -250,8 +252,8 @@ fn read_on_helper(
         .name(String::from("stdin+audit"))
         .spawn(move || {
             let _ = read_tx.send(read());
-            if let Ok((path, record)) = job_rx.recv() {
-                let _ = done_tx.send(path.and_then(|path| audit::append(&path, &record)));
+            if let Ok(job) = job_rx.recv() {
+                let _ = done_tx.send(job());
             }
         });
     if let Err(e) = spawned {
@@ -654,6 +656,9 @@ pub(crate) fn guard_targets(
     let references: Vec<&str> = targets.iter().map(|t| t.reference.as_str()).collect();
     facts.vms = references.iter().map(|r| (*r).to_owned()).collect();
     let all = references.join(",");
+    if let Some(socket) = &config.broker.socket {
+        return guard_through_broker(call, socket, &references, config, deadline, progress, facts);
+    }
     let zvm_error = |error: &crate::zvm::ZvmError| {
         decide(call, &Finding::ZvmError { vms: &all, error }, config)
     };
@@ -709,6 +714,70 @@ pub(crate) fn guard_targets(
     );
     facts.checkpoints = report.audit_checkpoints();
     decide(call, &Finding::Guarded(&report), config)
+}
+
+/// The guard asked of the broker: it resolves, tags (building the tag from these fields),
+/// confirms and decides with this hook's policy, and records the call. Whatever goes wrong
+/// with the broker (down, slow, killed, an answer that is not its protocol) is a deny, or an
+/// ask under `on_zvm_error = "ask"`, naming the socket.
+fn guard_through_broker(
+    call: &ToolCall,
+    socket: &Path,
+    references: &[&str],
+    config: &Config,
+    deadline: &Deadline,
+    progress: &Progress,
+    facts: &mut Facts,
+) -> Decision {
+    use crate::broker::protocol::{GuardRequest, GuardResult, Op};
+    progress.set(format!(
+        "waiting for the rewind broker at {}",
+        socket.display()
+    ));
+    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
+    let request = GuardRequest {
+        host: call.host.name().to_owned(),
+        session: call.session.clone(),
+        change: call.change_id(),
+        tool: call.tool.clone(),
+        vms: references.iter().map(|r| (*r).to_owned()).collect(),
+        on_checkpoint,
+        on_zvm_error,
+    };
+    let answer =
+        crate::broker::client::call(&config.broker, Op::Guard(request), deadline, &mut |text| {
+            progress.set(format!(
+                "{text} (through the rewind broker at {})",
+                socket.display()
+            ));
+        })
+        .map_err(|e| e.0)
+        .and_then(|value| {
+            serde_json::from_value::<GuardResult>(value).map_err(|e| {
+                format!(
+                    "the broker at {}: its guard answer is not its protocol ({e})",
+                    socket.display()
+                )
+            })
+        });
+    match answer {
+        Ok(result) => {
+            facts.vms = result.vms;
+            facts.named = result.named;
+            facts.vpgs = result.vpgs;
+            facts.checkpoints = result.checkpoints;
+            facts.brokered = true;
+            result.decision.into_decision()
+        }
+        Err(error) => decide(
+            call,
+            &Finding::BrokerFailed {
+                vms: &references.join(","),
+                error: &error,
+            },
+            config,
+        ),
+    }
 }
 
 /// Every reference as exactly one protected VM (duplicates merged), or the decision when one
@@ -835,10 +904,29 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper:
         duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
         args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),
     };
+    if facts.brokered {
+        // The broker's own record of the guard, with the caller's credentials, is the one.
+        return;
+    }
     // On the helper thread (or a new one when stdin kept it), waited for briefly: a hung file
-    // system must not hold the decision.
+    // system or broker must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
-    let job = (config.hook.audit_path().map(Path::to_path_buf), record);
+    let job: AuditJob = if config.broker.socket.is_some() {
+        let broker = config.broker.clone();
+        Box::new(move || {
+            crate::broker::client::call(
+                &broker,
+                crate::broker::protocol::Op::Record { record },
+                &Deadline::after(wait),
+                &mut |_| {},
+            )
+            .map(|_| ())
+            .map_err(anyhow::Error::from)
+        })
+    } else {
+        let path = config.hook.audit_path().map(Path::to_path_buf);
+        Box::new(move || path.and_then(|path| audit::append(&path, &record)))
+    };
     let started = if let Some(helper) = helper {
         helper
             .jobs
@@ -850,8 +938,7 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper:
         std::thread::Builder::new()
             .name(String::from("audit"))
             .spawn(move || {
-                let (path, record) = job;
-                let _ = tx.send(path.and_then(|path| audit::append(&path, &record)));
+                let _ = tx.send(job());
             })
             .map(|_| rx)
             .map_err(anyhow::Error::from)

@@ -310,6 +310,10 @@ fn checkpoint_vm(
     if args.reason.trim().is_empty() {
         bail!("invalid arguments: `reason` must say what is about to happen");
     }
+    let config = Config::discover(call.config_path)?;
+    if config.broker.socket.is_some() {
+        return checkpoint_vm_through_broker(&args.reason, &references, &config, call, facts);
+    }
     let (config, client) = setup(call)?;
     let deadline = Deadline::after(config.hook.budget);
     let change = call.change;
@@ -382,6 +386,120 @@ fn checkpoint_vm(
     let mut answer = Answer::ok(&out, text)?;
     answer.is_error = out.decision != "confirmed";
     Ok(answer)
+}
+
+/// `checkpoint_vm` with `[broker] socket`: the broker tags (as `mcp/<client>`, the reason as
+/// the action), confirms and decides; a broker that cannot be asked is a deny (or an ask under
+/// `on_zvm_error = "ask"`) naming its socket.
+fn checkpoint_vm_through_broker(
+    reason: &str,
+    references: &[String],
+    config: &Config,
+    call: &Call<'_>,
+    facts: &mut Facts,
+) -> anyhow::Result<Answer> {
+    use crate::broker::protocol::{GuardRequest, GuardResult, Op};
+    let deadline = Deadline::after(config.hook.budget);
+    let change = call.change;
+    facts.change = Some(change.to_owned());
+    facts.vms = references.to_vec();
+    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
+    let request = GuardRequest {
+        host: call.agent.to_owned(),
+        session: None,
+        change: change.to_owned(),
+        tool: reason.to_owned(),
+        vms: references.to_vec(),
+        on_checkpoint,
+        on_zvm_error,
+    };
+    let answer =
+        crate::broker::client::call(&config.broker, Op::Guard(request), &deadline, &mut |text| {
+            (call.progress)(text.to_owned());
+        })
+        .map_err(|e| e.0)
+        .and_then(|value| {
+            serde_json::from_value::<GuardResult>(value)
+                .map_err(|e| format!("the broker's guard answer is not its protocol ({e})"))
+        });
+    let (decision, result) = match answer {
+        Ok(result) => (result.decision.clone().into_decision(), Some(result)),
+        Err(error) => {
+            let policy = Policy {
+                on_checkpoint: config.hook.on_checkpoint,
+                on_zvm_error: config.hook.on_zvm_error,
+            };
+            let finding = Finding::BrokerFailed {
+                vms: &references.join(","),
+                error: &error,
+            };
+            let step = format!("the step {reason:?}");
+            (decision::decide(&step, change, &finding, &policy), None)
+        }
+    };
+    facts.decision = Some(decision.outcome());
+    let (vms, vpgs) = match &result {
+        Some(result) => {
+            facts.vms.clone_from(&result.vms);
+            facts.named.clone_from(&result.named);
+            facts.vpgs.clone_from(&result.vpgs);
+            facts.checkpoints.clone_from(&result.checkpoints);
+            brokered_out(result)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let reason_text = decision.text().unwrap_or_default().to_owned();
+    let out = CheckpointVmOut {
+        decision: label(&decision).to_owned(),
+        change: change.to_owned(),
+        reason: reason_text.clone(),
+        vms,
+        vpgs,
+    };
+    let text = format!(
+        "decision: {}; change id: {change}\n{reason_text}",
+        out.decision
+    );
+    let mut answer = Answer::ok(&out, text)?;
+    answer.is_error = out.decision != "confirmed";
+    Ok(answer)
+}
+
+/// The VMs and VPGs of a guard the broker ran, as `checkpoint_vm` shows them.
+fn brokered_out(result: &crate::broker::protocol::GuardResult) -> (Vec<VmOut>, Vec<GuardedVpg>) {
+    let checkpoint = |c: &crate::broker::protocol::WireCheckpoint| CheckpointOut {
+        id: c.id.clone(),
+        time: c.time.clone(),
+        tag: c.tag.clone(),
+        change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
+    };
+    let vms = result
+        .vms
+        .iter()
+        .zip(
+            result
+                .vm_ids
+                .iter()
+                .chain(std::iter::repeat(&String::new())),
+        )
+        .map(|(name, id)| VmOut {
+            name: name.clone(),
+            id: id.clone(),
+        })
+        .collect();
+    let vpgs = result
+        .details
+        .iter()
+        .map(|d| GuardedVpg {
+            vpg: d.vpg.clone(),
+            vms: d.vms.clone(),
+            tag: d.tag.clone(),
+            checkpoint: d.checkpoint.as_ref().map(checkpoint),
+            fallback: d.fallback.as_ref().map(checkpoint),
+            error: d.error.clone(),
+        })
+        .collect();
+    (vms, vpgs)
 }
 
 /// The hook's mutating path for `references`: resolve every VM, guard them all under one

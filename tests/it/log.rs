@@ -171,3 +171,48 @@ fn completions_are_printed_for_each_shell() {
         );
     }
 }
+
+/// The single-user trail is chained too: `rewind log --verify` holds over what the hook wrote,
+/// and names the line after an edited one, or after a deleted one, and exits 1.
+#[test]
+fn log_verify_names_the_line_where_the_single_user_trail_was_rewritten() {
+    let env = TestEnv::start();
+    for n in 0..4 {
+        env.hook(&hook_input(
+            "mcp__ssh__exec",
+            &json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
+            &format!("toolu_chain{n}"),
+        ));
+    }
+    let trail = env.path("state/audit.jsonl");
+    let whole = env.run(&["log", "--verify"], b"");
+    whole.success();
+    assert!(
+        whole.stdout.contains("the hash chain holds over 4 lines"),
+        "{whole:#?}"
+    );
+    let original = std::fs::read_to_string(&trail).expect("trail");
+    let lines: Vec<&str> = original.lines().collect();
+
+    // The agent turns its second call's record into a denial.
+    let mut edited = lines.clone();
+    let denial = edited[1].replace("\"decision\":\"context\"", "\"decision\":\"deny\"");
+    assert_ne!(denial, edited[1]);
+    edited[1] = &denial;
+    std::fs::write(&trail, format!("{}\n", edited.join("\n"))).expect("edit");
+    let run = env.run(&["log", "--verify"], b"");
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr
+            .contains("audit.jsonl line 3: the hash chain breaks"),
+        "{run:#?}"
+    );
+
+    // The agent deletes its third call's record.
+    let mut deleted = lines.clone();
+    deleted.remove(2);
+    std::fs::write(&trail, format!("{}\n", deleted.join("\n"))).expect("delete");
+    let run = env.run(&["log", "--verify"], b"");
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("line 3:"), "{run:#?}");
+}

@@ -1,6 +1,7 @@
 //! The single integration test binary: one module per area.
 
 mod agents;
+mod broker;
 mod catalog;
 mod claude;
 mod config;
@@ -29,5 +30,6 @@ mod scan;
 mod selfguard;
 mod servers;
 mod support;
+mod syslog;
 mod tls;
 mod zerto;

@@ -17,7 +17,7 @@ const BROKEN: &[u8] = b"listen = \nmode = ??? \n";
 const ANSWER_WAIT: Duration = Duration::from_secs(120);
 
 /// A running `rewind mcp` and the lines it wrote.
-struct Mcp {
+pub(crate) struct Mcp {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -33,8 +33,12 @@ impl Mcp {
     fn start(env: &TestEnv, extra: &[&str]) -> Mcp {
         let mut args = vec!["mcp"];
         args.extend_from_slice(extra);
-        let mut child = env
-            .command(&args)
+        Self::start_command(env.command(&args))
+    }
+
+    /// Starts `command` (a `rewind mcp`) and initializes it as client `mcp-test`.
+    pub(crate) fn start_command(mut command: std::process::Command) -> Mcp {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -138,7 +142,7 @@ impl Mcp {
 
     /// `tools/call` and its result (`isError` and all).
     #[track_caller]
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let mut params = json!({"name": tool});
         params["arguments"] = arguments;
         let answer = self.request("tools/call", params);

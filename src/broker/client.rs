@@ -1,0 +1,202 @@
+//! The client side: one request to the broker, its progress, its answer, under the caller's
+//! deadline. Every failure is a [`BrokerError`] naming the socket; the caller turns it into a
+//! deny (or an ask under `on_zvm_error = "ask"`), never into a call let through.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::protocol::{ANSWER_MAX, Answer, AnswerLine, Op, Request, VERSION};
+use crate::config::BrokerConfig;
+use crate::deadline::Deadline;
+use crate::platform;
+
+/// Time kept back from the caller's deadline for the answer to cross the socket.
+const TRANSIT: Duration = Duration::from_millis(150);
+
+/// Why the broker gave no usable answer. The text names the socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerError(pub String);
+
+impl std::fmt::Display for BrokerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BrokerError {}
+
+/// Sends `op` to the broker `config` names and returns its final answer, telling `progress`
+/// each progress line. Returns within `deadline` (reads and writes time out at it).
+pub fn call(
+    config: &BrokerConfig,
+    op: Op,
+    deadline: &Deadline,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Value, BrokerError> {
+    let Some(socket) = config.socket.as_deref() else {
+        return Err(BrokerError(String::from(
+            "no [broker] socket is configured",
+        )));
+    };
+    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
+    let stream = connect(socket, &config.user).map_err(&fail)?;
+    exchange(&stream, op, deadline, progress).map_err(fail)
+}
+
+/// Connects to the broker `config` names without asking anything: who serves its socket, for
+/// `rewind doctor`.
+pub fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError> {
+    let Some(socket) = config.socket.as_deref() else {
+        return Err(BrokerError(String::from(
+            "no [broker] socket is configured",
+        )));
+    };
+    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
+    let stream = connect(socket, &config.user).map_err(&fail)?;
+    platform::peer(&stream).map_err(|e| fail(e.to_string()))
+}
+
+/// The uids that may serve the broker's socket: root and the broker's account.
+fn trusted_owners(user: &str) -> Vec<u32> {
+    let mut owners = vec![0];
+    owners.extend(platform::uid_named(user));
+    owners
+}
+
+/// Connects, refusing a socket (or a process serving it) that neither root nor the broker's
+/// account owns: anyone else could answer "confirmed" in the broker's place.
+fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
+    let owners = trusted_owners(user);
+    let owned = match platform::ownership(socket) {
+        Ok(owned) => owned,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(String::from(
+                "no such socket; is `rewind broker` running (systemctl status rewind-broker)?",
+            ));
+        }
+        Err(e) => return Err(format!("cannot look at the socket: {e}")),
+    };
+    if !owned.is_socket {
+        return Err(String::from("is not a socket"));
+    }
+    if !owners.contains(&owned.uid) {
+        return Err(format!(
+            "the socket belongs to user id {}, not to root or the broker's account {user:?} ([broker] user); refusing to trust it",
+            owned.uid
+        ));
+    }
+    if let Some(dir) = socket.parent()
+        && let Ok(dir_owned) = platform::ownership(dir)
+        && (!owners.contains(&dir_owned.uid) || dir_owned.mode & 0o022 != 0)
+    {
+        return Err(format!(
+            "its directory {} can be changed by users other than root and the broker's account {user:?} (owner {}, mode {:o}); refusing to trust it",
+            dir.display(),
+            dir_owned.uid,
+            dir_owned.mode
+        ));
+    }
+    let stream = UnixStream::connect(socket).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::ConnectionRefused {
+            String::from("connection refused: the broker is not running")
+        } else {
+            format!("cannot connect: {e}")
+        }
+    })?;
+    let server = platform::peer(&stream).map_err(|e| format!("cannot tell who serves it: {e}"))?;
+    if !owners.contains(&server.uid) {
+        return Err(format!(
+            "it is served by user id {} (pid {}), not by root or the broker's account {user:?}; refusing to trust it",
+            server.uid, server.pid
+        ));
+    }
+    Ok(stream)
+}
+
+fn exchange(
+    stream: &UnixStream,
+    op: Op,
+    deadline: &Deadline,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Value, String> {
+    let budget = deadline.shortened_by(TRANSIT);
+    let request = Request {
+        v: VERSION,
+        deadline_ms: u64::try_from(budget.remaining().as_millis()).unwrap_or(u64::MAX),
+        op,
+    };
+    let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    let timeout = |deadline: &Deadline| {
+        let left = deadline.remaining();
+        if left.is_zero() {
+            Err(String::from("no answer before the budget ran out"))
+        } else {
+            Ok(Some(left))
+        }
+    };
+    stream
+        .set_write_timeout(timeout(deadline)?)
+        .map_err(|e| e.to_string())?;
+    (&*stream)
+        .write_all(&line)
+        .map_err(|e| format!("cannot send the request: {e}"))?;
+    let mut reader = BufReader::new(stream);
+    loop {
+        stream
+            .set_read_timeout(timeout(deadline)?)
+            .map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        let read = (&mut reader)
+            .take(ANSWER_MAX as u64 + 1)
+            .read_until(b'\n', &mut bytes);
+        match read {
+            Ok(0) => {
+                return Err(String::from(
+                    "the connection closed before an answer (the broker stopped or was killed)",
+                ));
+            }
+            Ok(_) if bytes.len() > ANSWER_MAX => {
+                return Err(String::from("an answer longer than the protocol allows"));
+            }
+            Ok(_) if !bytes.ends_with(b"\n") => {
+                return Err(String::from(
+                    "the connection closed in the middle of an answer (the broker stopped or was killed)",
+                ));
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(format!(
+                    "no answer within the {} ms left of the budget",
+                    deadline
+                        .budget()
+                        .saturating_sub(deadline.elapsed())
+                        .as_millis()
+                ));
+            }
+            Err(e) => return Err(format!("cannot read the answer: {e}")),
+        }
+        let answer: AnswerLine = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("it answered something that is not its protocol ({e})"))?;
+        if answer.v != VERSION {
+            return Err(format!(
+                "it speaks protocol version {}, this rewind version {VERSION}; install the same rewind on both sides",
+                answer.v
+            ));
+        }
+        match answer.answer {
+            Answer::Progress { text } => progress(&text),
+            Answer::Done { result } => return Ok(result),
+            Answer::Refused { error } => return Err(format!("refused: {error}")),
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The operator's commands when the configuration names `[broker] socket`: `rewind recover`
+//! and `rewind flr list|end` ask the broker, which refuses anyone but its operators, and read
+//! no credentials here.
+
+use std::io::IsTerminal as _;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use base64::Engine as _;
+use serde_json::Value;
+
+use super::client;
+use super::protocol::{Op, RecoverRequest, Recovered};
+use crate::cli::{FlrCommand, RecoverArgs};
+use crate::commands::say;
+use crate::config::Config;
+use crate::deadline::Deadline;
+
+/// The time a restore through the broker may take (mount, browse, download, unmount).
+const RECOVER_BUDGET: Duration = Duration::from_secs(30 * 60);
+/// The time a listing or an unmount may take.
+const FLR_BUDGET: Duration = Duration::from_secs(120);
+
+/// The configuration, when it names a broker: the commands then go through it.
+pub fn brokered(config_path: Option<&Path>) -> Option<Config> {
+    Config::discover(config_path)
+        .ok()
+        .filter(|c| c.broker.socket.is_some())
+}
+
+/// `rewind recover` through the broker: the broker mounts, finds, downloads and unmounts; the
+/// file is written here (never over an existing one without `--force`) and its SHA-256 checked
+/// against the broker's.
+pub fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()> {
+    let Some(file_name) = crate::recover::guest_file_name(&args.path) else {
+        bail!("guest path {:?} names no file", args.path);
+    };
+    let destination = args.out.join(file_name);
+    if destination.exists() && !args.force {
+        bail!(
+            "{} exists; nothing was mounted or written (pass --force to replace it)",
+            destination.display()
+        );
+    }
+    let point = match (&args.change, &args.checkpoint, &args.before) {
+        (Some(change), _, _) => format!("the checkpoint of change {change}"),
+        (_, Some(id), _) => format!("checkpoint {id}"),
+        (_, _, Some(before)) => format!("the newest checkpoint before {before}"),
+        _ => bail!("name the checkpoint: --change, --checkpoint or --before"),
+    };
+    say(format!("VM:          {}", args.vm));
+    say(format!("guest file:  {}", args.path));
+    say(format!("checkpoint:  {point}"));
+    say(format!("destination: {}", destination.display()));
+    say("through:     the rewind broker");
+    confirm(args.yes)?;
+    let request = RecoverRequest {
+        vm: args.vm.clone(),
+        path: args.path.clone(),
+        change: args.change.clone(),
+        checkpoint: args.checkpoint.clone(),
+        before: args.before.clone(),
+        vpg: args.vpg.clone(),
+        volume: args.volume.clone(),
+    };
+    let answer = client::call(
+        &config.broker,
+        Op::Recover(request),
+        &Deadline::after(RECOVER_BUDGET),
+        &mut |text| crate::console::err(text),
+    )?;
+    let recovered: Recovered =
+        serde_json::from_value(answer).context("the broker's answer is not a recovered file")?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&recovered.content)
+        .context("the broker's file content is not base64")?;
+    let sha256 = crate::audit::line_hash(&bytes);
+    if sha256 != recovered.sha256 {
+        bail!(
+            "the file the broker sent does not hash to what it read (sha256 {sha256}, not {}); nothing was written",
+            recovered.sha256
+        );
+    }
+    write(&destination, &bytes, args.force)?;
+    say(format!(
+        "restored:    {} from VM {} VPG {} checkpoint {} ({} bytes, sha256 {sha256})",
+        destination.display(),
+        recovered.vm,
+        recovered.vpg,
+        recovered.checkpoint,
+        bytes.len()
+    ));
+    Ok(())
+}
+
+fn confirm(yes: bool) -> anyhow::Result<()> {
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "nothing was mounted or written: no terminal to confirm on; pass --yes to restore without asking"
+        );
+    }
+    crate::console::prompt("Restore this file? [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        bail!("not confirmed; nothing was mounted or written")
+    }
+}
+
+/// Writes `bytes` beside `destination` and renames it into place (refusing to replace an
+/// existing file unless `force`).
+fn write(destination: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let dir = destination
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rewind-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    let persisted = if force {
+        tmp.persist(destination).map(|_| ())
+    } else {
+        tmp.persist_noclobber(destination).map(|_| ())
+    };
+    persisted.map_err(|e| anyhow::anyhow!("cannot write {}: {}", destination.display(), e.error))
+}
+
+/// `rewind flr list|end` through the broker.
+pub fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
+    let deadline = Deadline::after(FLR_BUDGET);
+    match command {
+        FlrCommand::List { vm, json } => {
+            let answer = client::call(&config.broker, Op::FlrList, &deadline, &mut |_| {})?;
+            let sessions: Vec<Value> = answer["sessions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|s| {
+                    vm.as_deref()
+                        .is_none_or(|vm| s["vm"].as_str().is_some_and(|id| id == vm))
+                })
+                .collect();
+            if *json {
+                return crate::commands::print_json(&serde_json::json!({ "sessions": sessions }));
+            }
+            if sessions.is_empty() {
+                say("no File Level Restore sessions");
+            }
+            for s in &sessions {
+                let text = |key: &str| s[key].as_str().unwrap_or("?").to_owned();
+                say(format!(
+                    "{}  {}  vm {}  checkpoint {}  mounted {}",
+                    text("id"),
+                    text("status"),
+                    text("vm"),
+                    text("checkpoint"),
+                    text("mounted")
+                ));
+            }
+        }
+        FlrCommand::End { id } => {
+            let answer = client::call(
+                &config.broker,
+                Op::FlrEnd {
+                    session: id.clone(),
+                },
+                &deadline,
+                &mut |_| {},
+            )?;
+            say(format!(
+                "unmounted session {id} (task {})",
+                answer["task"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The time a lookup through the broker may take.
+const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
+
+/// `rewind find` through the broker.
+pub fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
+    let answer = client::call(
+        &config.broker,
+        Op::Resolve {
+            vms: vec![args.vm.clone()],
+        },
+        &Deadline::after(LOOKUP_BUDGET),
+        &mut |_| {},
+    )?;
+    if let Some(unknown) = answer.get("unknown") {
+        bail!("VM {unknown} is unknown to Zerto: no protected VM has that name, identifier or IP");
+    }
+    if let Some(ambiguous) = answer.get("ambiguous") {
+        let names: Vec<String> = ambiguous["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|vm| format!("{} ({})", text(&vm["name"]), text(&vm["id"])))
+            .collect();
+        bail!(
+            "{} matches {} VMs; name one by its vmIdentifier: {}",
+            ambiguous["reference"],
+            names.len(),
+            names.join(", ")
+        );
+    }
+    let vm = &answer["vms"][0];
+    if args.json {
+        return crate::commands::print_json(&serde_json::json!({
+            "vm": {"name": vm["name"], "id": vm["id"], "ips": vm["ips"]},
+            "vpgs": vm["vpgs"],
+            "found": "one",
+            "candidates": [],
+        }));
+    }
+    say(format!("{} ({})", text(&vm["name"]), text(&vm["id"])));
+    let ips: Vec<String> = vm["ips"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(text)
+        .collect();
+    if !ips.is_empty() {
+        say(format!("  IPs {}", ips.join(", ")));
+    }
+    for vpg in vm["vpgs"].as_array().into_iter().flatten() {
+        say(format!(
+            "  VPG {} ({})",
+            text(&vpg["name"]),
+            text(&vpg["id"])
+        ));
+    }
+    Ok(())
+}
+
+/// `rewind checkpoints` through the broker.
+pub fn checkpoints(config: &Config, args: &crate::cli::CheckpointsArgs) -> anyhow::Result<()> {
+    let answer = client::call(
+        &config.broker,
+        Op::Checkpoints {
+            vm: args.vm.clone(),
+        },
+        &Deadline::after(LOOKUP_BUDGET),
+        &mut |_| {},
+    )?;
+    let mut vpgs = Vec::new();
+    for vpg in answer["vpgs"].as_array().into_iter().flatten() {
+        let rows: Vec<&Value> = vpg["checkpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| match &args.change {
+                Some(change) => c["tag"]
+                    .as_str()
+                    .is_some_and(|t| crate::tag::is_for_change(t, change)),
+                None => true,
+            })
+            .collect();
+        let keep = if args.all || args.change.is_some() {
+            rows.len()
+        } else {
+            args.limit
+        };
+        let shown: Vec<&Value> = rows.iter().rev().take(keep).rev().copied().collect();
+        if !args.json {
+            say(format!(
+                "VPG {}: the newest {} of {}",
+                text(&vpg["vpg"]),
+                shown.len(),
+                rows.len()
+            ));
+            for c in &shown {
+                say(format!(
+                    "  {}  {}  {}",
+                    text(&c["id"]),
+                    text(&c["time"]),
+                    c["tag"].as_str().unwrap_or("")
+                ));
+            }
+        }
+        vpgs.push(serde_json::json!({"vpg": vpg["vpg"], "id": vpg["id"], "checkpoints": shown}));
+    }
+    if args.json {
+        return crate::commands::print_json(&serde_json::json!({
+            "vm": answer["vm"],
+            "vpgs": vpgs,
+        }));
+    }
+    Ok(())
+}
+
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
+}

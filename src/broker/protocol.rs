@@ -1,0 +1,260 @@
+//! The broker's line protocol, version [`VERSION`]: one JSON request per line from the
+//! client, then any number of `progress` lines and one final `done` or `refused` line from the
+//! broker, on a Unix stream socket. Every line carries `"v"`; a line of another version, or one
+//! that does not parse, ends the exchange.
+//!
+//! ```text
+//! → {"v":1,"deadline_ms":149000,"op":"guard","host":"claude-code","session":"3f2a…","change":"toolu_01…","tool":"Bash","vms":["web01"],"on_checkpoint":"context","on_zvm_error":"deny"}
+//! ← {"v":1,"type":"progress","text":"looking up VM \"web01\" in Zerto"}
+//! ← {"v":1,"type":"done","result":{"decision":{"kind":"context","text":"…"},"vms":["web01"],…}}
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::audit::{AuditCheckpoint, Record};
+use crate::decision::Decision;
+
+/// The protocol's version; a broker answers a request of another version with `refused`.
+pub const VERSION: u32 = 1;
+/// The longest request line a broker reads.
+pub const REQUEST_MAX: usize = 1024 * 1024;
+/// The longest answer line a client reads (a recovered file travels in one, base64).
+pub const ANSWER_MAX: usize = 192 * 1024 * 1024;
+
+/// One request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub v: u32,
+    /// How long the caller still waits, in milliseconds: the broker answers within it.
+    pub deadline_ms: u64,
+    #[serde(flatten)]
+    pub op: Op,
+}
+
+/// What the caller asks for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    /// Which protected VMs these references are, with their VPGs.
+    Resolve { vms: Vec<String> },
+    /// The checkpoints of one VM's VPGs.
+    Checkpoints { vm: String },
+    /// The hook's guard: tagged checkpoints on every VPG of these VMs, confirmed as listed.
+    /// The broker builds the tag from these fields; nothing else reaches it.
+    Guard(GuardRequest),
+    /// A decision the client made without the ZVM, for the broker's trail.
+    Record { record: Record },
+    /// The trail's records (operators).
+    Log,
+    /// The FLR sessions open on the ZVM (operators).
+    FlrList,
+    /// Unmount one FLR session (operators).
+    FlrEnd { session: String },
+    /// File Level Restore of one guest file (operators).
+    Recover(RecoverRequest),
+}
+
+impl Op {
+    /// The operation's name, as on the wire and in the trail.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Resolve { .. } => "resolve",
+            Self::Checkpoints { .. } => "checkpoints",
+            Self::Guard(_) => "guard",
+            Self::Record { .. } => "record",
+            Self::Log => "log",
+            Self::FlrList => "flr-list",
+            Self::FlrEnd { .. } => "flr-end",
+            Self::Recover(_) => "recover",
+        }
+    }
+}
+
+/// What the tag is made of, and how the caller's decision table is set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GuardRequest {
+    /// The agent host's name (`claude-code`), or `mcp/<client>` for `rewind mcp`'s
+    /// `checkpoint_vm` (whose `tool` is then the step's reason).
+    pub host: String,
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The host's id for the call (`tool_use_id`).
+    pub change: String,
+    /// The tool (the tag's action).
+    pub tool: String,
+    /// The references the call names, as the hook found them.
+    pub vms: Vec<String>,
+    /// `context` or `allow`.
+    pub on_checkpoint: String,
+    /// `deny` or `ask`.
+    pub on_zvm_error: String,
+}
+
+/// The words a guard request carries for `[hook] on_checkpoint` and `on_zvm_error`.
+pub(crate) fn policy_words(hook: &crate::config::HookConfig) -> (String, String) {
+    use crate::config::{OnCheckpoint, OnZvmError};
+    let on_checkpoint = match hook.on_checkpoint {
+        OnCheckpoint::Context => "context",
+        OnCheckpoint::Allow => "allow",
+    };
+    let on_zvm_error = match hook.on_zvm_error {
+        OnZvmError::Deny => "deny",
+        OnZvmError::Ask => "ask",
+    };
+    (on_checkpoint.to_owned(), on_zvm_error.to_owned())
+}
+
+/// One file to bring back from a checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecoverRequest {
+    pub vm: String,
+    pub path: String,
+    #[serde(default)]
+    pub change: Option<String>,
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    /// An ISO-8601 UTC time or a duration ago: the newest checkpoint before it.
+    #[serde(default)]
+    pub before: Option<String>,
+    #[serde(default)]
+    pub vpg: Option<String>,
+    #[serde(default)]
+    pub volume: Option<String>,
+}
+
+/// One answer line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AnswerLine {
+    pub v: u32,
+    #[serde(flatten)]
+    pub answer: Answer,
+}
+
+/// What an answer line says.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Answer {
+    /// The broker is still working: what it is doing now.
+    Progress { text: String },
+    /// The final answer.
+    Done { result: Value },
+    /// Not done: not allowed, not understood, or failed; the reason.
+    Refused { error: String },
+}
+
+/// A guard's outcome: the decision and what the audit trail keeps of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct GuardResult {
+    pub decision: WireDecision,
+    #[serde(default)]
+    pub vms: Vec<String>,
+    #[serde(default)]
+    pub named: Vec<String>,
+    #[serde(default)]
+    pub vpgs: Vec<String>,
+    #[serde(default)]
+    pub checkpoints: Vec<AuditCheckpoint>,
+    /// Each VPG's tag and outcome (for `rewind mcp`'s `checkpoint_vm`).
+    #[serde(default)]
+    pub details: Vec<VpgDetail>,
+    /// The vmIdentifier of each of `vms`, when the guard resolved them (`checkpoint_vm`).
+    #[serde(default)]
+    pub vm_ids: Vec<String>,
+}
+
+/// One VPG of a guard: its tag, and its checkpoint or why none.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VpgDetail {
+    pub vpg: String,
+    pub vms: Vec<String>,
+    pub tag: String,
+    #[serde(default)]
+    pub checkpoint: Option<WireCheckpoint>,
+    #[serde(default)]
+    pub fallback: Option<WireCheckpoint>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// A checkpoint as listed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireCheckpoint {
+    pub id: String,
+    pub time: String,
+    #[serde(default)]
+    pub tag: Option<String>,
+}
+
+/// A guard's decision on the wire. A guard never answers "no decision" or "block".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum WireDecision {
+    Context { text: String },
+    Allow { reason: String, context: String },
+    Deny { text: String },
+    Ask { text: String },
+}
+
+impl WireDecision {
+    /// The decision as sent; `None` for one a guard never makes.
+    pub(crate) fn from_decision(decision: &Decision) -> Option<WireDecision> {
+        Some(match decision {
+            Decision::Context(text) => Self::Context { text: text.clone() },
+            Decision::Allow { reason, context } => Self::Allow {
+                reason: reason.clone(),
+                context: context.clone(),
+            },
+            Decision::Deny(text) => Self::Deny { text: text.clone() },
+            Decision::Ask(text) => Self::Ask { text: text.clone() },
+            Decision::None | Decision::Block(_) => return None,
+        })
+    }
+
+    pub(crate) fn into_decision(self) -> Decision {
+        match self {
+            Self::Context { text } => Decision::Context(text),
+            Self::Allow { reason, context } => Decision::Allow { reason, context },
+            Self::Deny { text } => Decision::Deny(text),
+            Self::Ask { text } => Decision::Ask(text),
+        }
+    }
+}
+
+/// A recovered file: its bytes (base64) and where it came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Recovered {
+    pub vm: String,
+    pub vpg: String,
+    pub checkpoint: String,
+    pub path: String,
+    pub sha256: String,
+    /// The file's bytes, base64 (standard alphabet, padded).
+    pub content: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guard_request_reads_back_as_sent() {
+        let line = r#"{"v":1,"deadline_ms":5000,"op":"guard","host":"claude-code","change":"toolu_1","tool":"Bash","vms":["web01"],"on_checkpoint":"context","on_zvm_error":"deny"}"#;
+        let request: Request = serde_json::from_str(line).expect("parses");
+        assert_eq!(request.v, VERSION);
+        let Op::Guard(guard) = &request.op else {
+            panic!("a guard");
+        };
+        assert_eq!(guard.vms, ["web01"]);
+        assert_eq!(guard.session, None);
+        let again: Request =
+            serde_json::from_str(&serde_json::to_string(&request).expect("json")).expect("parses");
+        assert_eq!(again.op.name(), "guard");
+    }
+
+    #[test]
+    fn an_unknown_operation_does_not_parse() {
+        let line = r#"{"v":1,"deadline_ms":5000,"op":"delete-vpg","vpg":"x"}"#;
+        assert!(serde_json::from_str::<Request>(line).is_err());
+    }
+}

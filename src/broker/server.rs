@@ -1,0 +1,605 @@
+//! `rewind broker`: the one process that holds the ZVM configuration, the token cache and
+//! the audit trail, serving the protocol ([`super::protocol`]) on a Unix socket. Each
+//! connection is one request, identified by the kernel's `SO_PEERCRED`, authorised from
+//! `[broker]`, answered within the caller's deadline, and recorded with the caller's uid, gid
+//! and pid.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+
+use super::protocol::{Answer, AnswerLine, GuardRequest, Op, REQUEST_MAX, Request, VERSION};
+use crate::audit::{self, Outcome, Record};
+use crate::config::{self, Config, OnCheckpoint, OnZvmError};
+use crate::deadline::Deadline;
+use crate::platform::{self, Peer};
+
+/// The longest a client may take to send its request line.
+const REQUEST_WAIT: Duration = Duration::from_secs(5);
+/// The longest deadline a request may ask for.
+const DEADLINE_MAX: Duration = Duration::from_secs(3600);
+/// Time kept back from the caller's deadline to write the answer.
+const ANSWER_MARGIN: Duration = Duration::from_millis(150);
+/// Connections served at once; more are refused at once rather than queued past their
+/// deadlines.
+const CONNECTIONS_MAX: usize = 64;
+
+/// The broker's state, shared by every connection.
+pub(crate) struct Broker {
+    config: Config,
+    audit: PathBuf,
+    own_uid: u32,
+    /// `None`: every local user may guard.
+    guard: Option<Allowed>,
+    operators: Allowed,
+}
+
+/// Users and groups, as ids.
+#[derive(Debug, Default)]
+struct Allowed {
+    uids: Vec<u32>,
+    gids: Vec<u32>,
+}
+
+impl Allowed {
+    fn from_names(users: &[String], groups: &[String], origin: &str) -> anyhow::Result<Allowed> {
+        let mut allowed = Allowed::default();
+        for user in users {
+            let Some(uid) = platform::uid_named(user) else {
+                bail!("{origin}: [broker] names user {user:?}, which this system does not know");
+            };
+            allowed.uids.push(uid);
+        }
+        for group in groups {
+            let Some(gid) = platform::gid_named(group) else {
+                bail!("{origin}: [broker] names group {group:?}, which this system does not know");
+            };
+            allowed.gids.push(gid);
+        }
+        Ok(allowed)
+    }
+
+    fn admits(&self, peer: &Peer) -> bool {
+        self.uids.contains(&peer.uid)
+            || (!self.gids.is_empty()
+                && platform::groups_of(peer.uid, peer.gid)
+                    .iter()
+                    .any(|g| self.gids.contains(g)))
+    }
+}
+
+/// Who may ask for an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Resolve, checkpoints, guard, record: the agents' users.
+    Guard,
+    /// Log, FLR, recover: root, the broker's account and `[broker] operator_*`.
+    Operator,
+}
+
+fn role(op: &Op) -> Role {
+    match op {
+        Op::Resolve { .. } | Op::Checkpoints { .. } | Op::Guard(_) | Op::Record { .. } => {
+            Role::Guard
+        }
+        Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) => Role::Operator,
+    }
+}
+
+impl Broker {
+    /// The broker for `config`, after checking that nobody but its own account (and root) can
+    /// change its configuration or state.
+    pub(crate) fn new(config_path: &Path, mut config: Config) -> anyhow::Result<Broker> {
+        let own_uid = platform::effective_uid();
+        let origin = config_path.display().to_string();
+        refuse_unless_private(config_path, own_uid, "configuration", true)?;
+        if let Some(dir) = config_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            refuse_unless_private(dir, own_uid, "configuration's directory", false)?;
+        }
+        config.require_zvm()?;
+        // The broker is the end of the line: it never asks another broker.
+        config.broker.socket = None;
+        config::cache_dir().context("the broker's token cache and locks")?;
+        let audit = config.hook.audit_path()?.to_path_buf();
+        if let Some(dir) = audit.parent() {
+            crate::lockfile::create_private_dir(dir)
+                .with_context(|| format!("the broker's audit trail {}", audit.display()))?;
+        }
+        if audit.exists() {
+            refuse_unless_private(&audit, own_uid, "audit trail", true)?;
+        }
+        let broker = &config.broker;
+        let guard = if broker.guard_users.is_empty() && broker.guard_groups.is_empty() {
+            None
+        } else {
+            Some(Allowed::from_names(
+                &broker.guard_users,
+                &broker.guard_groups,
+                &origin,
+            )?)
+        };
+        let mut operators =
+            Allowed::from_names(&broker.operator_users, &broker.operator_groups, &origin)?;
+        operators.uids.extend([0, own_uid]);
+        Ok(Broker {
+            config,
+            audit,
+            own_uid,
+            guard,
+            operators,
+        })
+    }
+
+    fn allowed(&self, role: Role, peer: &Peer) -> bool {
+        let operator = self.operators.admits(peer);
+        match role {
+            Role::Operator => operator,
+            Role::Guard => operator || self.guard.as_ref().is_none_or(|g| g.admits(peer)),
+        }
+    }
+}
+
+/// Refuses `path` unless it belongs to `own_uid` or root and neither group nor others can
+/// write it (nor, for a `secret` file, read it).
+fn refuse_unless_private(
+    path: &Path,
+    own_uid: u32,
+    what: &str,
+    secret: bool,
+) -> anyhow::Result<()> {
+    let owned = platform::ownership(path)
+        .with_context(|| format!("the broker's {what} {}", path.display()))?;
+    if owned.uid != own_uid && owned.uid != 0 {
+        bail!(
+            "the broker's {what} {} belongs to user id {}, not to the broker's account ({own_uid}) or root; refusing to start",
+            path.display(),
+            owned.uid
+        );
+    }
+    if owned.mode & 0o022 != 0 {
+        bail!(
+            "the broker's {what} {} can be written by group or others (mode {:o}); refusing to start; run: chmod go-w {}",
+            path.display(),
+            owned.mode,
+            path.display()
+        );
+    }
+    if secret && owned.mode & 0o004 != 0 {
+        bail!(
+            "the broker's {what} {} can be read by every local user (mode {:o}); refusing to start; run: chmod o-rwx {}",
+            path.display(),
+            owned.mode,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `rewind broker`: binds `socket` and serves until killed.
+pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
+    let Some(config_path) = config_path else {
+        bail!(
+            "rewind broker needs --config FILE: the configuration with [zvm], owned by the broker's account, mode 0600"
+        );
+    };
+    let config = Config::load(config_path)?;
+    for warning in &config.warnings {
+        crate::console::err(format!("rewind broker: warning: {warning}"));
+    }
+    let broker = Arc::new(Broker::new(config_path, config)?);
+    let listener = bind(socket, broker.own_uid)?;
+    crate::console::err(format!(
+        "rewind broker: serving on {} (protocol version {VERSION}), audit trail {}",
+        socket.display(),
+        broker.audit.display()
+    ));
+    let active = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        if active.fetch_add(1, Ordering::SeqCst) >= CONNECTIONS_MAX {
+            active.fetch_sub(1, Ordering::SeqCst);
+            let _ = write_line(
+                &stream,
+                &Answer::Refused {
+                    error: format!("busy: {CONNECTIONS_MAX} requests are being served"),
+                },
+            );
+            continue;
+        }
+        let broker = Arc::clone(&broker);
+        let done = Arc::clone(&active);
+        let spawned = std::thread::Builder::new()
+            .name(String::from("broker-conn"))
+            .spawn(move || {
+                let _ = catch_unwind(AssertUnwindSafe(|| connection(&broker, &stream)));
+                done.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    Ok(())
+}
+
+/// Binds the socket after checking its directory, replacing a stale socket of ours; every
+/// local user may connect (authorisation is by `SO_PEERCRED`, per request).
+fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
+    let dir = socket
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    refuse_unless_private(dir, own_uid, "socket directory", false)?;
+    match platform::ownership(socket) {
+        Ok(owned) if owned.is_socket && owned.uid == own_uid => std::fs::remove_file(socket)
+            .with_context(|| format!("cannot remove the old socket {}", socket.display()))?,
+        Ok(_) => bail!(
+            "{} exists and is not a socket of the broker's account; refusing to replace it",
+            socket.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => bail!("cannot look at {}: {e}", socket.display()),
+    }
+    // Bound under a temporary name and renamed into place once its mode is set: a client
+    // never meets the socket before every user may connect to it.
+    let mut staging = socket.as_os_str().to_owned();
+    staging.push(format!(".{}", std::process::id()));
+    let staging = PathBuf::from(staging);
+    let _ = std::fs::remove_file(&staging);
+    let listener = UnixListener::bind(&staging)
+        .with_context(|| format!("cannot bind {}", staging.display()))?;
+    platform::set_mode(&staging, 0o666)
+        .with_context(|| format!("cannot set the mode of {}", staging.display()))?;
+    std::fs::rename(&staging, socket)
+        .with_context(|| format!("cannot move the socket to {}", socket.display()))?;
+    Ok(listener)
+}
+
+fn write_line(mut stream: &UnixStream, answer: &Answer) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(&AnswerLine {
+        v: VERSION,
+        answer: answer.clone(),
+    })?;
+    line.push(b'\n');
+    stream.write_all(&line)
+}
+
+/// What a request came to, for the trail.
+struct Ended {
+    outcome: Outcome,
+    reason: Option<String>,
+}
+
+/// The request line, bounded in size and time; `None` when the client sent nothing.
+fn read_request(stream: &UnixStream) -> Option<Result<Request, String>> {
+    let _ = stream.set_read_timeout(Some(REQUEST_WAIT));
+    let mut bytes = Vec::new();
+    let read = BufReader::new(stream)
+        .take(REQUEST_MAX as u64 + 1)
+        .read_until(b'\n', &mut bytes);
+    Some(match read {
+        Ok(0) => return None,
+        Ok(_) if bytes.len() > REQUEST_MAX => Err(String::from("request too long")),
+        Ok(_) => match serde_json::from_slice::<Request>(&bytes) {
+            Ok(request) if request.v == VERSION => Ok(request),
+            Ok(request) => Err(format!(
+                "protocol version {} is not served here (this broker speaks {VERSION})",
+                request.v
+            )),
+            Err(e) => Err(format!("not a request of protocol version {VERSION}: {e}")),
+        },
+        Err(e) => Err(format!("cannot read the request: {e}")),
+    })
+}
+
+/// One connection: one request, its answer, its record.
+fn connection(broker: &Broker, stream: &UnixStream) {
+    let started = Instant::now();
+    let Ok(peer) = platform::peer(stream) else {
+        return;
+    };
+    let request = match read_request(stream) {
+        None => return,
+        Some(Ok(request)) => request,
+        Some(Err(error)) => {
+            let _ = write_line(
+                stream,
+                &Answer::Refused {
+                    error: error.clone(),
+                },
+            );
+            return broker.audit_request(&peer, "unknown", None, started, &refused(error));
+        }
+    };
+    let name = request.op.name();
+    if !broker.allowed(role(&request.op), &peer) {
+        let who = platform::user_name(peer.uid).unwrap_or_else(|| peer.uid.to_string());
+        let error = match role(&request.op) {
+            Role::Operator => format!(
+                "user {who} (uid {}) may not {name}: only root, the broker's account and [broker] operator_users/operator_groups may",
+                peer.uid
+            ),
+            Role::Guard => format!(
+                "user {who} (uid {}) may not {name}: not in [broker] guard_users/guard_groups",
+                peer.uid
+            ),
+        };
+        let _ = write_line(
+            stream,
+            &Answer::Refused {
+                error: error.clone(),
+            },
+        );
+        return broker.audit_request(&peer, name, Some(&request.op), started, &refused(error));
+    }
+    let wanted = Duration::from_millis(request.deadline_ms).min(DEADLINE_MAX);
+    let deadline = Deadline::starting_at(started, wanted).shortened_by(ANSWER_MARGIN);
+    let _ = stream.set_write_timeout(Some(wanted.max(Duration::from_millis(100))));
+    if let Op::Guard(guard) = &request.op {
+        return broker.guard(stream, &peer, guard, &deadline, started);
+    }
+    if let Op::Record { record } = &request.op {
+        let outcome = match broker.append(record, "record", &peer) {
+            Ok(()) => {
+                let _ = write_line(stream, &Answer::Done { result: json!({}) });
+                return;
+            }
+            Err(e) => format!("{e:#}"),
+        };
+        let _ = write_line(stream, &Answer::Refused { error: outcome });
+        return;
+    }
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        super::operations::serve(&broker.config, &broker.audit, &request.op, &deadline)
+    }))
+    .unwrap_or_else(|_| {
+        Err(anyhow::anyhow!(
+            "internal error (a panic) while serving {name}"
+        ))
+    });
+    let (answer, outcome) = match answered {
+        Ok(result) => (
+            Answer::Done { result },
+            Ended {
+                outcome: Outcome::Ok,
+                reason: None,
+            },
+        ),
+        Err(e) => {
+            let error = format!("{e:#}");
+            (
+                Answer::Refused {
+                    error: error.clone(),
+                },
+                Ended {
+                    outcome: Outcome::Error,
+                    reason: Some(error),
+                },
+            )
+        }
+    };
+    let _ = write_line(stream, &answer);
+    broker.audit_request(&peer, name, Some(&request.op), started, &outcome);
+}
+
+fn refused(error: String) -> Ended {
+    Ended {
+        outcome: Outcome::Refused,
+        reason: Some(error),
+    }
+}
+
+impl Broker {
+    /// Appends `record` to the broker's trail with who asked.
+    fn append(&self, record: &Record, op: &str, peer: &Peer) -> anyhow::Result<()> {
+        let mut extra = serde_json::Map::new();
+        extra.insert(String::from("op"), Value::String(op.to_owned()));
+        extra.insert(String::from("peer"), serde_json::to_value(peer)?);
+        if let Some(name) = platform::user_name(peer.uid) {
+            extra.insert(String::from("user"), Value::String(name));
+        }
+        let appended = audit::append_with(&self.audit, record, extra);
+        if let Err(e) = &appended {
+            crate::console::err(format!("rewind broker: audit trail not written: {e:#}"));
+        }
+        appended
+    }
+
+    /// Records a request other than a guard (or one refused before it ran).
+    fn audit_request(
+        &self,
+        peer: &Peer,
+        op: &str,
+        request: Option<&Op>,
+        started: Instant,
+        outcome: &Ended,
+    ) {
+        let mut vms = Vec::new();
+        let mut args = Value::Null;
+        match request {
+            Some(Op::Resolve { vms: refs }) => vms.clone_from(refs),
+            Some(Op::Checkpoints { vm }) => vms.push(vm.clone()),
+            Some(Op::Recover(r)) => {
+                vms.push(r.vm.clone());
+                args = audit::summarise(
+                    &json!({"path": r.path, "change": r.change, "checkpoint": r.checkpoint}),
+                );
+            }
+            Some(Op::FlrEnd { session }) => args = json!({"session": session}),
+            _ => {}
+        }
+        let record = Record {
+            time: crate::time::format_utc_millis(SystemTime::now()),
+            host: String::from("broker"),
+            tool: format!("broker:{op}"),
+            class: String::from("broker"),
+            vms,
+            decision: outcome.outcome,
+            reason: outcome.reason.clone(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            args,
+            ..Record::default()
+        };
+        let _ = self.append(&record, op, peer);
+    }
+
+    /// The guard, its progress streamed, its decision answered and recorded.
+    fn guard(
+        &self,
+        stream: &UnixStream,
+        peer: &Peer,
+        request: &GuardRequest,
+        deadline: &Deadline,
+        started: Instant,
+    ) {
+        let evaluated = super::operations::guard(&self.config, request, deadline, &mut |text| {
+            // A client gone does not stop the guard: its checkpoint may still serve.
+            let _ = write_line(
+                stream,
+                &Answer::Progress {
+                    text: text.to_owned(),
+                },
+            );
+        });
+        let (answer, record) = match evaluated {
+            Ok((result, mut record)) => {
+                record.duration_ms =
+                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let result = serde_json::to_value(&result).unwrap_or(Value::Null);
+                (Answer::Done { result }, record)
+            }
+            Err(error) => {
+                let record = Record {
+                    time: crate::time::format_utc_millis(SystemTime::now()),
+                    host: request.host.clone(),
+                    session: request.session.clone(),
+                    change: Some(request.change.clone()),
+                    tool: request.tool.clone(),
+                    class: String::from("broker"),
+                    vms: request.vms.clone(),
+                    decision: Outcome::Refused,
+                    reason: Some(error.clone()),
+                    duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    ..Record::default()
+                };
+                (Answer::Refused { error }, record)
+            }
+        };
+        let _ = write_line(stream, &answer);
+        let _ = self.append(&record, "guard", peer);
+    }
+}
+
+/// The policy a guard request names.
+pub(crate) fn policy(request: &GuardRequest) -> Result<(OnCheckpoint, OnZvmError), String> {
+    let on_checkpoint = match request.on_checkpoint.as_str() {
+        "context" => OnCheckpoint::Context,
+        "allow" => OnCheckpoint::Allow,
+        other => return Err(format!("on_checkpoint {other:?} is not context or allow")),
+    };
+    let on_zvm_error = match request.on_zvm_error.as_str() {
+        "deny" => OnZvmError::Deny,
+        "ask" => OnZvmError::Ask,
+        other => return Err(format!("on_zvm_error {other:?} is not deny or ask")),
+    };
+    Ok((on_checkpoint, on_zvm_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broker(guard: Option<Allowed>, operators: Allowed) -> Broker {
+        Broker {
+            config: Config::defaults(),
+            audit: PathBuf::from("/nonexistent/audit.jsonl"),
+            own_uid: 990,
+            guard,
+            operators,
+        }
+    }
+
+    fn peer(uid: u32) -> Peer {
+        Peer {
+            uid,
+            gid: 4242,
+            pid: 1,
+        }
+    }
+
+    #[test]
+    fn recover_and_the_trail_are_for_operators_and_guarding_for_the_listed_users() {
+        let recover = role(&Op::Recover(super::super::protocol::RecoverRequest {
+            vm: String::from("web01"),
+            path: String::from("/etc/passwd"),
+            change: None,
+            checkpoint: None,
+            before: None,
+            vpg: None,
+            volume: None,
+        }));
+        assert_eq!(recover, Role::Operator);
+        assert_eq!(role(&Op::Log), Role::Operator);
+        assert_eq!(role(&Op::FlrList), Role::Operator);
+        assert_eq!(
+            role(&Op::FlrEnd {
+                session: String::new()
+            }),
+            Role::Operator
+        );
+        assert_eq!(role(&Op::Checkpoints { vm: String::new() }), Role::Guard);
+
+        let operators = Allowed {
+            uids: vec![0, 990, 1001],
+            gids: vec![],
+        };
+        let open = broker(None, operators);
+        assert!(
+            open.allowed(Role::Guard, &peer(2000)),
+            "no list: every user guards"
+        );
+        assert!(
+            !open.allowed(Role::Operator, &peer(2000)),
+            "an agent may not recover"
+        );
+        assert!(open.allowed(Role::Operator, &peer(1001)));
+        assert!(open.allowed(Role::Operator, &peer(0)));
+
+        let listed = broker(
+            Some(Allowed {
+                uids: vec![2000],
+                gids: vec![4242],
+            }),
+            Allowed {
+                uids: vec![0, 990],
+                gids: vec![],
+            },
+        );
+        assert!(listed.allowed(Role::Guard, &peer(2000)));
+        assert!(
+            listed.allowed(Role::Guard, &peer(3000)),
+            "by the peer's group"
+        );
+        assert!(
+            !listed.allowed(
+                Role::Guard,
+                &Peer {
+                    uid: 3000,
+                    gid: 1,
+                    pid: 1
+                }
+            ),
+            "neither listed nor in a listed group"
+        );
+        assert!(
+            listed.allowed(Role::Guard, &peer(990)),
+            "operators may guard"
+        );
+    }
+}

@@ -1,0 +1,772 @@
+//! `rewind broker` as it is deployed: the broker as one user (root), holding the simulator's
+//! credentials, token cache and audit trail; the hook as another (`nobody`, through
+//! `setpriv`), configured with nothing but `[broker] socket`. The tests need root to switch
+//! users (CI runs as root); elsewhere they say why they are skipped.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rewind::sim::Fault;
+use serde_json::{Value, json};
+
+use crate::support::{self, Run, Setup, TestEnv, eventually, hook_input};
+
+/// The hook's user.
+const HOOK_USER: &str = "nobody";
+const HOOK_GROUP: &str = "nogroup";
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// False (and a line saying why) when the tests cannot switch users here.
+fn can_switch_users(test: &str) -> bool {
+    if !is_root() {
+        // Said on the test's stderr, where `cargo test` shows a skipped test's reason.
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped {test}: switching to user {HOOK_USER} needs root (CI runs as root)"
+        );
+        return false;
+    }
+    true
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// The simulator, the broker's private files under a root-owned directory, and a
+/// configuration for the hook's user that names only the socket.
+struct Deployment {
+    env: TestEnv,
+    socket: PathBuf,
+    /// The hook's side: its configuration and home, readable by the hook's user.
+    hook_dir: tempfile::TempDir,
+    broker: Option<Child>,
+}
+
+impl Deployment {
+    fn new(setup: Setup) -> Deployment {
+        let env = TestEnv::with(setup);
+        // Others may pass through the broker's directory to the socket, but not list it;
+        // the configuration is the broker's alone.
+        set_mode(env.dir.path(), 0o711);
+        set_mode(&env.config, 0o600);
+        let run_dir = env.path("run");
+        std::fs::create_dir(&run_dir).expect("run dir");
+        set_mode(&run_dir, 0o755);
+        let socket = run_dir.join("broker.sock");
+        let hook_dir = tempfile::tempdir().expect("tempdir");
+        set_mode(hook_dir.path(), 0o755);
+        let home = hook_dir.path().join("home");
+        std::fs::create_dir(&home).expect("home");
+        std::os::unix::fs::chown(&home, Some(65534), Some(65534)).expect("chown home");
+        Deployment {
+            env,
+            socket,
+            hook_dir,
+            broker: None,
+        }
+        .with_hook_config("budget_secs = 30")
+    }
+
+    /// Writes the hook's configuration: `[broker] socket` and these `[hook]` lines.
+    fn with_hook_config(self, hook: &str) -> Deployment {
+        let text = format!(
+            "[hook]\n{hook}\n\n[broker]\nsocket = {:?}\n",
+            self.socket.display().to_string()
+        );
+        let path = self.hook_config();
+        std::fs::write(&path, text).expect("hook config");
+        set_mode(&path, 0o644);
+        self
+    }
+
+    fn hook_config(&self) -> PathBuf {
+        self.hook_dir.path().join("hook.toml")
+    }
+
+    /// Starts `rewind broker` as root and waits for its socket.
+    fn start_broker(&mut self) {
+        let socket = self.socket.display().to_string();
+        let config = self.env.config.display().to_string();
+        let child = self
+            .env
+            .command(&["broker", "--config", &config, "--socket", &socket])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("broker starts");
+        self.broker = Some(child);
+        eventually("the broker's socket", || self.socket.exists());
+    }
+
+    /// A command run as the hook's user, with nothing of the broker's environment.
+    fn as_hook_user(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            &format!("--reuid={HOOK_USER}"),
+            &format!("--regid={HOOK_GROUP}"),
+            "--clear-groups",
+        ])
+        .arg(program)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", self.hook_dir.path().join("home"))
+        .env("REWIND_CONFIG", self.hook_config())
+        .current_dir(self.hook_dir.path());
+        cmd
+    }
+
+    fn rewind_as_hook_user(&self, args: &[&str]) -> Command {
+        self.as_hook_user(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
+    }
+
+    /// `rewind hook` as the hook's user; the run and the hook's pid.
+    fn hook(&self, stdin: &[u8]) -> (Run, u32) {
+        let mut cmd = self.rewind_as_hook_user(&["hook"]);
+        let started = Instant::now();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("hook starts");
+        let pid = child.id();
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin)
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("hook ends");
+        let ended = Instant::now();
+        (
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                elapsed: started.elapsed(),
+                ended,
+            },
+            pid,
+        )
+    }
+
+    /// The broker's audit trail, line by line.
+    fn trail(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.env.path("state/audit.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    }
+}
+
+impl Drop for Deployment {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.broker.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn mutating(id: &str) -> Vec<u8> {
+    hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
+        id,
+    )
+}
+
+/// The hook's user guards through the socket: the tag names the call, the broker's trail
+/// names the hook's uid and pid, and nothing the hook's user can read holds a credential.
+#[test]
+fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() {
+    if !can_switch_users("the_hook_as_another_user_guards_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+
+    let (run, pid) = d.hook(&mutating("toolu_brk1"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "none", "a confirmed checkpoint: {run:#?}");
+    let context = run.reason();
+    assert!(
+        context.contains("change=toolu_brk1") || context.contains("toolu_brk1"),
+        "{context}"
+    );
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:?}");
+    let tag = &inserts[0].tag;
+    assert!(
+        tag.contains("change=toolu_brk1")
+            && tag.contains("vm=jp-ubuntu")
+            && tag.starts_with("ai:claude-code/"),
+        "the broker built the tag from the call: {tag}"
+    );
+    assert!(inserts[0].listed_at.is_some(), "listed before the answer");
+
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == "toolu_brk1")
+        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+    assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
+    assert_eq!(guard["user"], HOOK_USER, "{guard}");
+    assert_eq!(guard["decision"], "context", "{guard}");
+    assert_eq!(guard["checkpoints"][0]["vpg"], "jp-ubuntu-vpg", "{guard}");
+
+    // A read-only call is decided by the hook alone and recorded by the broker too.
+    let (read_only, _) = d.hook(&hook_input(
+        "Read",
+        &json!({"file_path": "/etc/hosts"}),
+        "toolu_ro",
+    ));
+    assert_eq!(read_only.code, 0, "{read_only:#?}");
+    let trail = d.trail();
+    let record = trail
+        .iter()
+        .find(|r| r["op"] == "record" && r["change"] == "toolu_ro")
+        .unwrap_or_else(|| panic!("the hook's decision reached the broker's trail: {trail:#?}"));
+    assert_eq!(record["peer"]["uid"], 65534, "{record}");
+
+    // Nothing of the broker's can be read by the hook's user: configuration, token cache,
+    // audit trail; and its environment holds no password.
+    let mut secrets = vec![d.env.config.clone(), d.env.path("state/audit.jsonl")];
+    let cache = d.env.path("cache/rewind");
+    for entry in walk(&cache) {
+        secrets.push(entry);
+    }
+    assert!(
+        secrets
+            .iter()
+            .any(|p| p.to_string_lossy().contains("token")),
+        "the broker keeps a token cache: {secrets:?}"
+    );
+    for path in &secrets {
+        let cat = support::run(
+            d.as_hook_user(Path::new("/bin/cat"), &[&path.display().to_string()]),
+            b"",
+        );
+        assert_ne!(cat.code, 0, "{HOOK_USER} read {}: {cat:#?}", path.display());
+        assert!(cat.stdout.is_empty(), "{cat:#?}");
+    }
+    let env = support::run(d.as_hook_user(Path::new("/usr/bin/env"), &[]), b"");
+    assert!(!env.stdout.contains(d.env.sim.password()), "{env:#?}");
+
+    // Lookups through the broker, for the agent's user.
+    let find = support::run(d.rewind_as_hook_user(&["find", "jp-ubuntu"]), b"");
+    find.success();
+    assert!(find.stdout.contains("VPG jp-ubuntu-vpg"), "{find:#?}");
+    let listed = support::run(
+        d.rewind_as_hook_user(&["checkpoints", "jp-ubuntu", "--change", "toolu_brk1"]),
+        b"",
+    );
+    listed.success();
+    assert!(listed.stdout.contains(tag.as_str()), "{listed:#?}");
+
+    // doctor says which mode each side is in.
+    let doctor = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        doctor.stdout.contains("is served by user id 0")
+            && doctor.stdout.contains("reads no ZVM credentials"),
+        "{doctor:#?}"
+    );
+    let single = d.env.run(&["doctor"], b"");
+    assert!(
+        single.stdout.contains("single-user mode")
+            && single
+                .stdout
+                .contains("an agent running as this user can read them"),
+        "{single:#?}"
+    );
+
+    // The trail's chain holds.
+    let verify = d.env.run(&["log", "--verify"], b"");
+    verify.success();
+    assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Asserts the run is a deny in time, naming the socket.
+#[track_caller]
+fn denied_naming(run: &Run, socket: &Path, within: Duration, why: &str) {
+    assert_eq!(
+        run.code, 0,
+        "{why}: never exit 101 or anything but a decision: {run:#?}"
+    );
+    assert_eq!(run.decision(), "deny", "{why}: {run:#?}");
+    let reason = run.reason();
+    assert!(
+        reason.contains(&socket.display().to_string()),
+        "{why}: the reason names the socket: {reason}"
+    );
+    assert!(run.elapsed < within, "{why}: took {:?}", run.elapsed);
+}
+
+/// A fake broker on the socket, owned by root: accepts, reads the request, then does `act`.
+fn fake_broker(socket: &Path, act: fn(&mut std::os::unix::net::UnixStream)) {
+    let listener = UnixListener::bind(socket).expect("bind");
+    set_mode(socket, 0o666);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut line = String::new();
+            let _ = BufReader::new(&stream).read_line(&mut line);
+            act(&mut stream);
+        }
+    });
+}
+
+/// Whatever is wrong with the broker, the hook denies within its budget and says which socket.
+#[test]
+fn a_broker_down_wrong_slow_or_killed_is_a_deny_in_time() {
+    if !can_switch_users("a_broker_down_wrong_slow_or_killed_is_a_deny_in_time") {
+        return;
+    }
+    // Not running: no socket at all.
+    let d = Deployment::new(Setup::default()).with_hook_config("budget_secs = 5");
+    let (run, _) = d.hook(&mutating("toolu_down"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "no broker");
+    assert!(
+        run.reason().contains("is `rewind broker` running"),
+        "{run:#?}"
+    );
+
+    // A socket someone else (the hook's own user) serves.
+    let listener = UnixListener::bind(&d.socket).expect("bind");
+    std::os::unix::fs::chown(&d.socket, Some(65534), Some(65534)).expect("chown");
+    let (run, _) = d.hook(&mutating("toolu_owned"));
+    denied_naming(
+        &run,
+        &d.socket,
+        Duration::from_secs(6),
+        "socket of another user",
+    );
+    assert!(
+        run.reason().contains("belongs to user id 65534"),
+        "{run:#?}"
+    );
+    drop(listener);
+    std::fs::remove_file(&d.socket).expect("rm");
+
+    // An answer that is not JSON.
+    fake_broker(&d.socket, |s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\n");
+    });
+    let (run, _) = d.hook(&mutating("toolu_garbage"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "garbage answer");
+    assert!(run.reason().contains("not its protocol"), "{run:#?}");
+    std::fs::remove_file(&d.socket).expect("rm");
+
+    // A broker that never answers, against a 5 s budget.
+    fake_broker(&d.socket, |_| std::thread::sleep(Duration::from_secs(60)));
+    let (run, _) = d.hook(&mutating("toolu_slow"));
+    denied_naming(&run, &d.socket, Duration::from_secs(6), "slow broker");
+    assert!(run.elapsed > Duration::from_secs(3), "it waited: {run:#?}");
+    assert!(
+        d.env.sim.inserts().is_empty(),
+        "no fake broker reached Zerto"
+    );
+
+    // With on_zvm_error = "ask", a broker that is down asks instead.
+    std::fs::remove_file(&d.socket).expect("rm");
+    let d = d.with_hook_config("budget_secs = 5\non_zvm_error = \"ask\"");
+    let (run, _) = d.hook(&mutating("toolu_ask"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "ask", "{run:#?}");
+}
+
+/// The broker killed while the guard waits for Zerto to list the tag: a deny, at once.
+#[test]
+fn a_broker_killed_mid_guard_is_a_deny() {
+    if !can_switch_users("a_broker_killed_mid_guard_is_a_deny") {
+        return;
+    }
+    let mut d = Deployment::new(Setup {
+        faults: vec![Fault::TagNeverListed {
+            vpg: "jp-ubuntu-vpg".into(),
+        }],
+        ..Setup::default()
+    })
+    .with_hook_config("budget_secs = 20");
+    d.start_broker();
+    let socket = d.socket.clone();
+    let mut broker = d.broker.take().expect("broker");
+    let sim = &d.env.sim;
+    std::thread::scope(|scope| {
+        let killer = scope.spawn(|| {
+            eventually("the broker inserted the checkpoint", || {
+                !sim.inserts().is_empty()
+            });
+            broker.kill().expect("kill");
+            let _ = broker.wait();
+            Instant::now()
+        });
+        let (run, _) = d.hook(&mutating("toolu_killed"));
+        let killed_at = killer.join().expect("killer");
+        denied_naming(&run, &socket, Duration::from_secs(20), "killed broker");
+        assert!(
+            run.ended.duration_since(killed_at) < Duration::from_secs(3),
+            "denied as soon as the broker died: {run:#?}"
+        );
+        assert!(run.reason().contains("closed"), "{run:#?}");
+    });
+}
+
+/// A guest file as it was before the agent's change.
+const BEFORE: &[u8] = b"listen = 0.0.0.0:8080\nmode = safe\n";
+
+/// `rewind <args>` as root, an operator, configured with nothing but the socket.
+fn operator(d: &Deployment, args: &[&str]) -> Run {
+    let home = d.env.path("operator-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("REWIND_CONFIG", d.hook_config())
+        .current_dir(&home)
+        .args(args);
+    support::run(cmd, b"")
+}
+
+/// File Level Restore is for operators: the agent's user is refused before anything is
+/// mounted (and the refusal recorded with its uid); root gets the bytes from before the change.
+#[test]
+fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_operator() {
+    if !can_switch_users("recover_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", BEFORE)
+        .expect("seed");
+    let (run, _) = d.hook(&mutating("toolu_rec"));
+    assert_eq!(run.decision(), "none", "guarded: {run:#?}");
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", b"broken\n")
+        .expect("break");
+
+    let recover = [
+        "recover",
+        "--vm",
+        "jp-ubuntu",
+        "--path",
+        "/etc/app.conf",
+        "--change",
+        "toolu_rec",
+        "--yes",
+        "--out",
+    ];
+    let agent_out = d.hook_dir.path().join("home");
+    let mut args: Vec<&str> = recover.to_vec();
+    let agent_dir = agent_out.display().to_string();
+    args.push(&agent_dir);
+    let refused = support::run(d.rewind_as_hook_user(&args), b"");
+    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert!(
+        refused.stderr.contains("may not recover"),
+        "the broker names the refusal: {refused:#?}"
+    );
+    assert!(!agent_out.join("app.conf").exists(), "nothing written");
+    for other in [&["flr", "list"][..], &["flr", "end", "x"], &["log"]] {
+        let run = support::run(d.rewind_as_hook_user(other), b"");
+        assert_eq!(run.code, 1, "{other:?}: {run:#?}");
+        assert!(run.stderr.contains("may not"), "{other:?}: {run:#?}");
+    }
+    assert!(d.env.sim.flr_sessions().is_empty(), "nothing was mounted");
+    let trail = d.trail();
+    let refusal = trail
+        .iter()
+        .find(|r| r["op"] == "recover")
+        .unwrap_or_else(|| panic!("the refused recover is recorded: {trail:#?}"));
+    assert_eq!(refusal["peer"]["uid"], 65534, "{refusal}");
+    assert_eq!(refusal["decision"], "refused", "{refusal}");
+
+    let out = d.env.path("restored");
+    std::fs::create_dir(&out).expect("out");
+    let mut args: Vec<&str> = recover.to_vec();
+    let out_dir = out.display().to_string();
+    args.push(&out_dir);
+    let served = operator(&d, &args);
+    served.success();
+    assert_eq!(
+        std::fs::read(out.join("app.conf")).expect("written"),
+        BEFORE,
+        "identical bytes: {served:#?}"
+    );
+    let sha = rewind::hex(&<sha2::Sha256 as sha2::Digest>::digest(BEFORE));
+    assert!(served.stdout.contains(&sha), "{served:#?}");
+    eventually("every FLR session to be gone", || {
+        d.env.sim.flr_sessions().is_empty()
+    });
+    let trail = d.trail();
+    let done = trail
+        .iter()
+        .find(|r| r["op"] == "recover" && r["peer"]["uid"] == 0)
+        .unwrap_or_else(|| panic!("the operator's recover is recorded: {trail:#?}"));
+    assert_eq!(done["decision"], "ok", "{done}");
+
+    // The operator reads the trail through the broker, and its chain holds.
+    let log = operator(&d, &["log", "--change", "toolu_rec"]);
+    log.success();
+    assert!(
+        log.stdout.contains("context") && log.stdout.contains("[nobody uid 65534 pid "),
+        "the guard, and who asked for it: {log:#?}"
+    );
+    let json = operator(&d, &["log", "--json", "--change", "toolu_rec"]);
+    json.success();
+    let line: Value =
+        serde_json::from_str(json.stdout.lines().next().expect("a line")).expect("JSON");
+    assert_eq!(line["peer"]["uid"], 65534, "{json:#?}");
+    assert!(line["prev"].is_string(), "the line as written: {json:#?}");
+    let verify = operator(&d, &["log", "--verify"]);
+    verify.success();
+    assert!(verify.stdout.contains("hash chain holds"), "{verify:#?}");
+}
+
+/// Agents of two users share one broker: parallel guards of one VPG are all confirmed, each
+/// call tagged once under its own change id, with one login to the ZVM between them.
+#[test]
+fn parallel_hooks_share_one_broker_one_login_and_tag_each_call() {
+    if !can_switch_users("parallel_hooks_share_one_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let ids: Vec<String> = (0..4).map(|n| format!("toolu_par{n}")).collect();
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let workers: Vec<_> = ids
+            .iter()
+            .enumerate()
+            .map(|(n, id)| {
+                let d = &d;
+                scope.spawn(move || {
+                    if n % 2 == 0 {
+                        d.hook(&mutating(id)).0
+                    } else {
+                        // Root's agent: the same broker, another user.
+                        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+                        cmd.env_clear()
+                            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                            .env("HOME", d.env.path("operator-home"))
+                            .env("REWIND_CONFIG", d.hook_config())
+                            .arg("hook");
+                        std::fs::create_dir_all(d.env.path("operator-home")).expect("home");
+                        support::run(cmd, &mutating(id))
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("hook"))
+            .collect()
+    });
+    for (run, id) in runs.iter().zip(&ids) {
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(run.decision(), "none", "confirmed: {run:#?}");
+        assert!(run.reason().contains(id.as_str()), "{run:#?}");
+    }
+    let inserts = d.env.sim.inserts();
+    for id in &ids {
+        let tagged = inserts
+            .iter()
+            .filter(|i| i.tag.contains(&format!("change={id}")) && i.task_state == "Completed")
+            .count();
+        assert_eq!(tagged, 1, "{id} tagged once: {inserts:#?}");
+    }
+    assert_eq!(d.env.sim.stats().token_requests, 1, "one login for all");
+    let uids: std::collections::BTreeSet<String> = d
+        .trail()
+        .iter()
+        .filter(|r| r["op"] == "guard")
+        .map(|r| r["peer"]["uid"].to_string())
+        .collect();
+    assert_eq!(uids.len(), 2, "both users' guards recorded: {uids:?}");
+}
+
+/// The broker does not start on a configuration others can read or change, nor with a socket
+/// directory others can write (anyone could put their own socket in its place).
+#[test]
+fn the_broker_refuses_to_start_on_files_others_can_change() {
+    let d = Deployment::new(Setup::default());
+    let start = |d: &Deployment| {
+        let config = d.env.config.display().to_string();
+        let socket = d.socket.display().to_string();
+        d.env
+            .run(&["broker", "--config", &config, "--socket", &socket], b"")
+    };
+    for (mode, says) in [
+        (0o644, "can be read by every local user"),
+        (0o620, "can be written by group or others"),
+        (0o602, "can be written by group or others"),
+    ] {
+        set_mode(&d.env.config, mode);
+        let run = start(&d);
+        assert_eq!(run.code, 1, "mode {mode:o}: {run:#?}");
+        assert!(
+            run.stderr.contains(says) && run.stderr.contains("config.toml"),
+            "mode {mode:o}: {run:#?}"
+        );
+    }
+    set_mode(&d.env.config, 0o600);
+    set_mode(&d.env.path("run"), 0o777);
+    let run = start(&d);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("socket directory")
+            && run.stderr.contains("written by group or others"),
+        "{run:#?}"
+    );
+    assert!(!d.socket.exists(), "no socket was made");
+}
+
+/// The real Claude Code (pinned as for the other end-to-end tests) running its hook as
+/// another user in broker mode: the change runs only after Zerto lists its tag, and the
+/// broker's trail names the hook's user.
+#[test]
+fn claude_code_with_its_hook_in_broker_mode_runs_the_change_only_after_its_tag_is_listed() {
+    use crate::claude::{ClaudeCode, Hook, PermissionMode, logged_at, text, tool_use};
+    const CALL: &str = "toolu_e2e_broker_01";
+    const TOOL: &str = "mcp__ssh__exec";
+    if !can_switch_users("claude_code_with_its_hook_in_broker_mode") {
+        return;
+    }
+    let input = json!({"host": "jp-ubuntu", "command": "sudo sed -i s/a/b/ /etc/app.conf"});
+    let mut d = Deployment::new(Setup::default()).with_hook_config("budget_secs = 20");
+    d.start_broker();
+    let rewind = crate::support::rewind_bin().display().to_string();
+    let run = ClaudeCode::new()
+        .prompt("Change the app config on jp-ubuntu.")
+        .script([tool_use(CALL, TOOL, input.clone()), text("Done.")])
+        .permission_mode(PermissionMode::Default)
+        .env("REWIND_CONFIG", d.hook_config().display().to_string())
+        .allowed_tools([TOOL])
+        .hook(
+            Hook::exec("setpriv")
+                .args([
+                    &format!("--reuid={HOOK_USER}"),
+                    &format!("--regid={HOOK_GROUP}"),
+                    "--clear-groups",
+                    &rewind,
+                    "hook",
+                ])
+                .timeout_secs(20 + rewind::commands::install::HOST_TIMEOUT_MARGIN_SECS),
+        )
+        .run();
+
+    assert_eq!(run.mcp_tools_called(), ["ssh.exec"], "{}", run.describe());
+    assert_eq!(run.mcp_calls[0]["arguments"], input);
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:#?}");
+    assert!(
+        inserts[0].tag.contains(&format!("| change={CALL} |")),
+        "{inserts:#?}"
+    );
+    let listed = inserts[0].listed_at.expect("listed");
+    let (now, wall) = (Instant::now(), std::time::SystemTime::now());
+    let listed_wall = wall - now.duration_since(listed);
+    let ms = |t: std::time::SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_millis()
+    };
+    assert!(
+        ms(listed_wall) <= ms(logged_at(&run.mcp_calls[0])),
+        "Zerto listed the tag after the MCP server received the call\n{}",
+        run.describe()
+    );
+    assert!(
+        run.model_saw_after(CALL)
+            .contains("rewind recover --vm jp-ubuntu --change toolu_e2e_broker_01"),
+        "{}",
+        run.describe()
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == CALL)
+        .unwrap_or_else(|| panic!("{trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+}
+
+/// `rewind mcp` run as the agent's user with only `[broker] socket`: `checkpoint_vm` is
+/// tagged by the broker as the MCP client, and the broker's trail names the user; the
+/// operator-only tools are not served to it.
+#[test]
+fn rewind_mcp_as_the_agents_user_checkpoints_through_the_broker() {
+    if !can_switch_users("rewind_mcp_as_the_agents_user_checkpoints_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let mut mcp = crate::mcp::Mcp::start_command(d.rewind_as_hook_user(&["mcp"]));
+    let result = mcp.call(
+        "checkpoint_vm",
+        json!({"vm": "jp-ubuntu", "reason": "edit app.conf"}),
+    );
+    assert_eq!(result["isError"], false, "{result:#}");
+    let out = &result["structuredContent"];
+    assert_eq!(out["decision"], "confirmed", "{out:#}");
+    let change = out["change"].as_str().expect("change").to_owned();
+    let tag = out["vpgs"][0]["tag"].as_str().expect("tag");
+    assert!(
+        tag.starts_with("ai:mcp/mcp-test | edit app.conf | vm=jp-ubuntu | change="),
+        "{tag}"
+    );
+    assert!(out["vpgs"][0]["checkpoint"]["id"].is_string(), "{out:#}");
+    assert_eq!(out["vms"][0]["name"], "jp-ubuntu", "{out:#}");
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:#?}");
+    assert!(
+        inserts[0].tag.contains(&format!("change={change}")),
+        "{inserts:#?}"
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == json!(change))
+        .unwrap_or_else(|| panic!("{trail:#?}"));
+    assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
+    assert_eq!(guard["host"], "mcp/mcp-test", "{guard}");
+
+    let sessions = mcp.call("flr_sessions", json!({}));
+    assert_eq!(sessions["isError"], true, "no ZVM here: {sessions:#}");
+    assert!(
+        sessions
+            .to_string()
+            .contains("does not go through the broker"),
+        "{sessions:#}"
+    );
+}
