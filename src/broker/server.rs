@@ -384,8 +384,9 @@ fn connection(broker: &Broker, stream: &UnixStream) {
             )
         }
     };
-    let _ = write_line(stream, &answer);
+    // Recorded before the answer, as a guard is.
     broker.audit_request(&peer, name, Some(&request.op), started, &outcome);
+    let _ = write_line(stream, &answer);
 }
 
 fn refused(error: String) -> Ended {
@@ -491,8 +492,9 @@ impl Broker {
                 (Answer::Refused { error }, record)
             }
         };
-        let _ = write_line(stream, &answer);
+        // Recorded before the answer: the change never runs ahead of its record.
         let _ = self.append(&record, "guard", peer);
+        let _ = write_line(stream, &answer);
     }
 }
 
