@@ -387,6 +387,35 @@ pub struct SimArgs {
     /// The private key (PEM) of --cert.
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
+    /// Answer as some real appliances do (repeatable), to try rewind against them.
+    #[arg(long, value_enum, value_name = "BEHAVIOUR")]
+    pub appliance: Vec<ApplianceArg>,
+}
+
+/// Ways real ZVMs answer that `rewind sim --appliance` imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplianceArg {
+    /// 9.x session login only with the ZVM host's Windows account (AuthenticationMethod 0).
+    SessionWindows,
+    /// FLR browse in pages of 2 items.
+    BrowsePages,
+    /// FLR browse refuses the paging fields (an older appliance).
+    BrowseRefusesPaging,
+    /// Download URLs relative, without a leading slash.
+    DownloadUrlRelative,
+    /// Download URLs absolute on another name of the ZVM (localhost).
+    DownloadUrlOtherHost,
+    /// Downloads packed in a zip archive.
+    DownloadZip,
+    /// `/v1/vms` lists a VM being deleted with null names.
+    NullNameRows,
+    /// A finished task answers 401.
+    #[value(name = "task-gone-401")]
+    TaskGone401,
+    /// Every 4th request is answered 429 with Retry-After: 2.
+    RetryAfter,
+    /// Checkpoint names listed cut to 40 characters.
+    NamesCut,
 }
 
 /// Certificate shapes `rewind sim` can present.

@@ -5,7 +5,8 @@
 //! its tag naming both). For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
 //! that already exists, insert the tagged checkpoint (the answer is a task id, not a result),
 //! poll the task to a terminal state, refuse unless it Completed, then poll the checkpoint
-//! list until a row with exactly our tag appears. Waits follow the VPG's journal cadence:
+//! list until a row with our tag appears (a name Zerto lists cut short still holds the change
+//! id, which comes first). Waits follow the VPG's journal cadence:
 //! a vSphere-protected VPG lists a tag within seconds, an AWS-protected one after minutes.
 //!
 //! The caller watches through a [`Watch`]: each VPG's [`Phase`] as it changes, with the time
@@ -267,7 +268,7 @@ pub(crate) fn guard(
                 let task = VpgGuard {
                     client,
                     vpg,
-                    tag: tag.as_str(),
+                    tag,
                     lock: lock_path(lock_dir, &vpg.id),
                     deadline: *deadline,
                     watch,
@@ -312,7 +313,7 @@ fn lock_path(dir: &Path, vpg_id: &str) -> PathBuf {
 struct VpgGuard<'a> {
     client: &'a Client,
     vpg: &'a VpgRef,
-    tag: &'a str,
+    tag: &'a Tag,
     lock: PathBuf,
     deadline: Deadline,
     watch: &'a dyn Watch,
@@ -407,13 +408,15 @@ impl VpgGuard<'_> {
             inserted = Instant::now();
             let task_id = self
                 .client
-                .insert_tagged_checkpoint(&self.vpg.id, self.tag, deadline)
+                .insert_tagged_checkpoint(&self.vpg.id, self.tag.as_str(), deadline)
                 .map_err(Refusal::Zvm)?;
             self.inserted_task.replace(Some(task_id.clone()));
             self.tell(Phase::Task { task_id: &task_id });
             match self.wait_for_task(&task_id, cadence)? {
-                (TaskState::Completed, _) => break task_id,
-                (state, reason) if is_concurrent_insert(&reason) => {
+                // Zerto's own SDK reads a 401 on a task (after a fresh token) as "finished and
+                // no longer accessible": the checkpoint list says whether it made the tag.
+                None | Some((TaskState::Completed, _)) => break task_id,
+                Some((state, reason)) if is_concurrent_insert(&reason) => {
                     // Another insert (from another machine) held the VPG: wait it out, retry.
                     if !self.sleep(retry_pause) {
                         return Err(Refusal::TaskEnded {
@@ -425,7 +428,7 @@ impl VpgGuard<'_> {
                     retry_pause = (retry_pause * 2).min(cadence.max(Duration::from_secs(2)));
                     self.tell(Phase::Inserting);
                 }
-                (state, reason) => {
+                Some((state, reason)) => {
                     return Err(Refusal::TaskEnded {
                         task_id,
                         state,
@@ -478,12 +481,13 @@ impl VpgGuard<'_> {
         Ok((recent.pop(), cadence))
     }
 
-    /// Polls the task until it ends; returns its final state and CompleteReason.
+    /// Polls the task until it ends; returns its final state and CompleteReason, or `None`
+    /// when the ZVM refuses to show it even with a renewed token (HTTP 401).
     fn wait_for_task(
         &self,
         task_id: &str,
         cadence: Duration,
-    ) -> Result<(TaskState, String), Refusal> {
+    ) -> Result<Option<(TaskState, String)>, Refusal> {
         let deadline = &self.deadline;
         let mut pause = Polling::new(
             Duration::from_millis(200),
@@ -491,18 +495,20 @@ impl VpgGuard<'_> {
             Duration::from_secs(5),
         );
         loop {
-            let task = self
-                .patiently(&mut pause, || self.client.task(task_id, deadline))
-                .map_err(|e| match e {
-                    ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
-                        task_id: task_id.to_owned(),
-                        state: TaskState::InProgress,
-                    },
-                    other => Refusal::Zvm(other),
-                })?;
+            let task = match self.patiently(&mut pause, || self.client.task(task_id, deadline)) {
+                Err(ZvmError::Status { status: 401, .. }) => return Ok(None),
+                other => other,
+            };
+            let task = task.map_err(|e| match e {
+                ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
+                    task_id: task_id.to_owned(),
+                    state: TaskState::InProgress,
+                },
+                other => Refusal::Zvm(other),
+            })?;
             let state = task.state;
             if state.is_terminal() {
-                return Ok((state, task.reason));
+                return Ok(Some((state, task.reason)));
             }
             if !self.sleep(pause.next()) {
                 return Err(Refusal::TaskUnfinished {
@@ -513,7 +519,8 @@ impl VpgGuard<'_> {
         }
     }
 
-    /// Polls the checkpoint list until a row carries exactly our tag: once when the task
+    /// Polls the checkpoint list until a row carries our tag (exactly, or cut short but with
+    /// the whole change id, [`Tag::is_listed_as`]): once when the task
     /// has ended, then sparsely until shortly before the listing Zerto's cadence predicts
     /// ([`TagWatch`]), densely around it, and with growing pauses after, so the tag is seen
     /// soon after it is listed without asking more often everywhere.
@@ -539,7 +546,7 @@ impl VpgGuard<'_> {
             };
             if let Some(row) = rows
                 .into_iter()
-                .find(|c| c.tag.as_deref() == Some(self.tag))
+                .find(|c| c.tag.as_deref().is_some_and(|t| self.tag.is_listed_as(t)))
             {
                 return Ok(row);
             }

@@ -16,9 +16,12 @@ use super::model::{
 #[serde(rename_all = "PascalCase")]
 pub(super) struct VmRow {
     vm_identifier: String,
-    vm_name: String,
+    /// Null for a VM being deleted (the spec marks it nullable).
+    #[serde(default)]
+    vm_name: Option<String>,
     vpg_identifier: String,
-    vpg_name: String,
+    #[serde(default)]
+    vpg_name: Option<String>,
     #[serde(default)]
     vm_network_information: Option<NetworkInformation>,
 }
@@ -38,10 +41,36 @@ struct NetworkAdapter {
 }
 
 /// The rows of `GET /v1/vms` as VMs: rows of one vmIdentifier become one VM with every VPG
-/// (once each) and every guest IP (once each), in the order listed.
+/// (once each) and every guest IP (once each), in the order listed. A row without a VM name
+/// (a VM being deleted) is left out: no name, IP or alias can reach it; a VPG without a name
+/// is named by its identifier, so that it is still tagged.
 pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
     let mut vms: Vec<Vm> = Vec::new();
-    for (n, row) in rows.into_iter().enumerate() {
+    let has_name = |row: &VmRow| row.vm_name.as_deref().is_some_and(|n| !n.trim().is_empty());
+    // A nameless row of a VM that another row names still counts: its VPG must be tagged.
+    let names: Vec<(String, String)> = rows
+        .iter()
+        .filter(|row| has_name(row))
+        .map(|row| {
+            (
+                row.vm_identifier.clone(),
+                row.vm_name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let rows = rows.into_iter().filter_map(|mut row| {
+        if !has_name(&row) {
+            row.vm_name = Some(
+                names
+                    .iter()
+                    .find(|(id, _)| *id == row.vm_identifier)?
+                    .1
+                    .clone(),
+            );
+        }
+        Some(row)
+    });
+    for (n, row) in rows.enumerate() {
         if row.vm_identifier.trim().is_empty() {
             return Err(format!("VM row {n}: VmIdentifier is empty"));
         }
@@ -49,8 +78,11 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
             return Err(format!("VM {}: VpgIdentifier is empty", row.vm_identifier));
         }
         let vpg = VpgRef {
+            name: row
+                .vpg_name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| row.vpg_identifier.clone()),
             id: row.vpg_identifier,
-            name: row.vpg_name,
         };
         let ips = row
             .vm_network_information
@@ -66,7 +98,7 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
             .unwrap_or_else(|| {
                 vms.push(Vm {
                     id: row.vm_identifier,
-                    name: row.vm_name,
+                    name: row.vm_name.unwrap_or_default(),
                     vpgs: Vec::new(),
                     ips: Vec::new(),
                 });
@@ -155,7 +187,17 @@ pub(super) fn checkpoints(rows: Vec<CheckpointRow>) -> Result<Vec<Checkpoint>, S
 #[serde(rename_all = "PascalCase")]
 pub(super) struct CheckpointStats {
     #[serde(default)]
+    earliest: Option<CheckpointRow>,
+    #[serde(default)]
     latest: Option<CheckpointRow>,
+}
+
+pub(super) fn earliest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
+    stats
+        .earliest
+        .map(checkpoint)
+        .transpose()
+        .map_err(|why| format!("Earliest: {why}"))
 }
 
 pub(super) fn latest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
@@ -424,6 +466,26 @@ mod tests {
         assert_eq!(vms[0].ips, ["10.0.0.31", "fe80::1", "10.0.1.31"]);
         assert_eq!(vms[1].vpg_names(), "Gold");
         assert!(vms[1].ips.is_empty());
+    }
+
+    #[test]
+    fn a_row_without_names_never_fails_the_listing_nor_drops_a_vpg() {
+        let rows: Vec<VmRow> = parse(
+            r#"[
+              {"VmIdentifier":"s.vm-9","VmName":null,"VpgIdentifier":"v1","VpgName":null},
+              {"VmIdentifier":"b.vm-2","VmName":"db01","VpgIdentifier":"v1","VpgName":"Gold"},
+              {"VmIdentifier":"b.vm-2","VmName":null,"VpgIdentifier":"v3","VpgName":null},
+              {"VmIdentifier":"a.vm-1","VmName":"web","VpgIdentifier":"v1"}
+            ]"#,
+        );
+        let vms = vms(rows).expect("usable");
+        let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["db01", "web"],
+            "the nameless VM being deleted is left out"
+        );
+        assert_eq!(vms[0].vpg_names(), "Gold, v3", "its VPG named by its id");
     }
 
     #[test]

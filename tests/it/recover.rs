@@ -159,7 +159,7 @@ fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
         "{run:#?}"
     );
     assert!(
-        run.stderr.contains("change=toolu_r4"),
+        run.stderr.contains("ai:toolu_r4 | "),
         "the existing tags are listed: {run:#?}"
     );
 }

@@ -40,7 +40,11 @@ fn guard_tags_a_vsphere_vpg_and_ten_runs_share_one_token() {
         first.stdout.contains(&format!("checkpoint {id} at")),
         "{first:#?}"
     );
-    assert!(inserts[0].tag.contains("change=c-1"), "{}", inserts[0].tag);
+    assert!(
+        inserts[0].tag.starts_with("ai:c-1 | "),
+        "{}",
+        inserts[0].tag
+    );
     assert!(
         env.sim
             .checkpoints("jp-ubuntu-vpg")
@@ -163,7 +167,7 @@ fn eight_parallel_guards_on_one_vpg_all_succeed_without_a_401() {
     for (n, run) in runs.iter().enumerate() {
         let insert = inserts
             .iter()
-            .find(|i| i.tag.contains(&format!("change=p-{n} ")))
+            .find(|i| i.tag.starts_with(&format!("ai:p-{n} | ")))
             .expect("each process inserted its own tag");
         let listed = insert.listed_at.expect("listed");
         assert!(
