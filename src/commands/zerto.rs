@@ -182,15 +182,23 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         };
         let shown = &matching[matching.len() - keep..];
         found += shown.len();
+        // How long the journal keeps a checkpoint: until about its time plus the history.
+        let history = client
+            .vpg(&vpg.id, &deadline)
+            .ok()
+            .and_then(|v| v.configured_history.or(v.actual_history));
+        let until = |c: &crate::zvm::Checkpoint| history.map(|h| c.at + h);
         if args.json {
             vpgs_json.push(json!({
                 "name": vpg.name,
                 "id": vpg.id,
                 "total": rows.len(),
                 "shown": shown.len(),
+                "journal_history_mins": history.map(|h| h.as_secs() / 60),
                 "checkpoints": shown.iter().map(|c| json!({
                     "id": c.id,
                     "time": c.time(),
+                    "restorable_until": until(c).map(crate::time::format_utc),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
             }));
@@ -210,10 +218,16 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             ),
             None => format!("{} checkpoints", rows.len()),
         };
-        say(format!("VPG {} ({}): {what}", vpg.name, vpg.id));
+        let kept = history.map_or(String::new(), |h| {
+            format!("; journal history {}", crate::decision::history_words(h))
+        });
+        say(format!("VPG {} ({}): {what}{kept}", vpg.name, vpg.id));
         for c in shown {
+            let until = until(c).map_or(String::new(), |t| {
+                format!("  restorable until about {}", crate::decision::about_utc(t))
+            });
             say(format!(
-                "  {:>10}  {}  {}",
+                "  {:>10}  {}{until}  {}",
                 c.id,
                 c.time(),
                 c.tag.as_deref().unwrap_or_default()

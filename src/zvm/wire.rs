@@ -127,26 +127,51 @@ pub(super) struct VpgRow {
     status: Option<i64>,
     #[serde(default)]
     status_description: Option<String>,
+    #[serde(default)]
+    sub_status: Option<i64>,
+    #[serde(default)]
+    sub_status_description: Option<String>,
     #[serde(default, rename = "ActualRPO")]
     actual_rpo: Option<i64>,
     #[serde(default)]
     protected_site_name: Option<String>,
     #[serde(default)]
     recovery_site_name: Option<String>,
+    #[serde(default)]
+    history_status_api: Option<HistoryStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct HistoryStatus {
+    #[serde(default)]
+    actual_history_in_minutes: Option<i64>,
+    #[serde(default)]
+    configured_history_in_minutes: Option<i64>,
 }
 
 pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
     if row.vpg_identifier.trim().is_empty() {
         return Err(format!("VPG {:?}: VpgIdentifier is empty", row.vpg_name));
     }
+    let minutes = |m: Option<i64>| {
+        m.and_then(|m| u64::try_from(m).ok())
+            .filter(|m| *m > 0)
+            .map(|m| Duration::from_secs(m * 60))
+    };
+    let history = row.history_status_api.as_ref();
     Ok(Vpg {
         id: row.vpg_identifier,
         name: row.vpg_name,
         status: row.status,
         health: row.status_description,
+        sub_status: row.sub_status,
+        sub_status_text: row.sub_status_description,
         actual_rpo_secs: row.actual_rpo,
         protected_site: row.protected_site_name,
         recovery_site: row.recovery_site_name,
+        configured_history: minutes(history.and_then(|h| h.configured_history_in_minutes)),
+        actual_history: minutes(history.and_then(|h| h.actual_history_in_minutes)),
     })
 }
 
@@ -486,6 +511,74 @@ mod tests {
             "the nameless VM being deleted is left out"
         );
         assert_eq!(vms[0].vpg_names(), "Gold, v3", "its VPG named by its id");
+    }
+
+    /// Every recorded response in `tests/fixtures/zvm/` is read by the parser of the call it
+    /// answers, and what `rewind` needs from it comes out.
+    #[test]
+    fn every_recorded_zvm_response_is_read() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zvm");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).expect("tests/fixtures/zvm") {
+            let path = entry.expect("entry").path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("name")
+                .to_owned();
+            if name == "README.md" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            let call = name.split_once("--").map_or("", |(call, _)| call);
+            match call {
+                "vms" => {
+                    let rows: Vec<VmRow> = serde_json::from_str(&text).expect(&name);
+                    let count = rows.len();
+                    let vms = vms(rows).expect(&name);
+                    assert_eq!(vms.len(), count, "{name}: one VM per row here");
+                    for vm in &vms {
+                        assert!(
+                            !vm.name.is_empty() && vm.id.contains(".vm-"),
+                            "{name}: {vm:?}"
+                        );
+                        assert!(
+                            vm.vpgs
+                                .iter()
+                                .all(|v| !v.id.is_empty() && !v.name.is_empty()),
+                            "{name}: {vm:?}"
+                        );
+                    }
+                }
+                "vpg" => {
+                    let raw: serde_json::Value = serde_json::from_str(&text).expect(&name);
+                    let row: VpgRow = serde_json::from_value(raw.clone()).expect(&name);
+                    let vpg = vpg(row).expect(&name);
+                    assert!(vpg.status.is_some() && vpg.sub_status.is_some(), "{name}");
+                    let minutes = raw["HistoryStatusApi"]["ConfiguredHistoryInMinutes"]
+                        .as_u64()
+                        .expect(&name);
+                    assert_eq!(
+                        vpg.configured_history,
+                        Some(Duration::from_secs(minutes * 60)),
+                        "{name}: journal history"
+                    );
+                    assert_eq!(
+                        crate::guard::health(&vpg),
+                        crate::guard::Health::Restorable,
+                        "{name}: a VPG meeting its SLA"
+                    );
+                    let earliest: CheckpointRow = serde_json::from_value(
+                        raw["HistoryStatusApi"]["EarliestCheckpoint"].clone(),
+                    )
+                    .expect(&name);
+                    checkpoint(earliest).expect(&name);
+                }
+                other => panic!("{name}: no parser for call {other:?} (see the folder's README)"),
+            }
+            read += 1;
+        }
+        assert!(read >= 3, "{read} recorded responses");
     }
 
     #[test]

@@ -578,8 +578,8 @@ fn checkpoints_in_the_date_format_of_older_zvms_are_read() {
     assert_eq!(
         listed["vpgs"][0]["checkpoints"],
         serde_json::json!([
-            {"id": "786", "time": "2018-03-07T11:57:57.045Z", "tag": "ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
-            {"id": "787", "time": "2018-03-07T11:58:02.045Z", "tag": null},
+            {"id": "786", "time": "2018-03-07T11:57:57.045Z", "restorable_until": "2018-03-07T12:57:57Z", "tag": "ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
+            {"id": "787", "time": "2018-03-07T11:58:02.045Z", "restorable_until": "2018-03-07T12:58:02Z", "tag": null},
         ])
     );
 }
