@@ -84,6 +84,8 @@ pub enum Command {
     Catalog(CatalogCommand),
     /// Show the audit trail of hook decisions.
     Log(LogArgs),
+    /// Run the whole loop once against the configured ZVM (first contact with an appliance).
+    Selftest(SelftestArgs),
     /// Serve the built-in ZVM simulator over HTTPS.
     Sim(SimArgs),
     /// Run the whole story against an in-process simulator: no configuration, no network.
@@ -427,6 +429,19 @@ pub enum SimCertificateArg {
     SelfSignedCa,
     /// A self-signed certificate for zvm.example only, not the address used.
     OtherName,
+}
+
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// A VM to test with (a tagged checkpoint is inserted on each of its VPGs).
+    #[arg(long)]
+    pub vm: String,
+    /// A small guest file to restore into a temporary directory and hash, e.g. /etc/hostname.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Write the shape of every answer (field names and JSON types, no values) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -79,6 +79,7 @@ pub fn run(cli: Cli) -> ExitCode {
             report(commands::catalog::scan(config, &args))
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
+        Command::Selftest(args) => report(commands::selftest::selftest(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
         Command::Recover(args) => report(recover::recover(config, &args)),
         Command::Flr(command) => report(recover::flr(config, &command)),

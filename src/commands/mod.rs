@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod install;
 pub mod log;
 pub mod mcp;
+pub mod selftest;
 pub mod trust;
 pub mod zerto;
 

@@ -167,17 +167,16 @@ fn prepare<B>(
         .build()
 }
 
-/// Reads a response body as JSON of type `T`, or a [`ZvmError::Decode`] naming the call.
-pub(crate) fn read_json<T: DeserializeOwned>(
+/// Parses an answer's text as JSON of type `T`, or a [`ZvmError::Decode`] naming the call.
+pub(crate) fn parse_json<T: DeserializeOwned>(
     method: &'static str,
     url: &str,
-    response: &mut Response<Body>,
+    text: &str,
 ) -> Result<T, ZvmError> {
-    let text = read_text(method, url, response)?;
-    serde_json::from_str(&text).map_err(|e| ZvmError::Decode {
+    serde_json::from_str(text).map_err(|e| ZvmError::Decode {
         method,
         url: url.to_owned(),
-        detail: format!("{e} in {}", preview(&text)),
+        detail: format!("{e} in {}", preview(text)),
     })
 }
 

@@ -9,6 +9,7 @@ mod error;
 mod http;
 pub mod model;
 pub mod resolve;
+mod shape;
 pub mod tls;
 mod wire;
 
@@ -20,7 +21,7 @@ use ureq::Body;
 use ureq::http::Response;
 
 pub use self::error::ZvmError;
-use self::http::{Call, CallBody, Http, error_message, read_json, read_text};
+use self::http::{Call, CallBody, Http, error_message, parse_json, read_text};
 pub use self::model::{
     Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
 };
@@ -33,6 +34,8 @@ pub struct Client {
     auth: auth::Auth,
     /// No request before this: the ZVM answered 429 or 503 with `Retry-After`.
     not_before: std::sync::Mutex<Option<Instant>>,
+    /// The shapes of the answers seen, when asked to keep them ([`Client::keep_shapes`]).
+    shapes: Option<std::sync::Mutex<shape::Shapes>>,
 }
 
 impl Client {
@@ -43,7 +46,34 @@ impl Client {
             http: Http::new(config)?,
             auth: auth::Auth::new(config, cache_dir),
             not_before: std::sync::Mutex::new(None),
+            shapes: None,
         })
+    }
+
+    /// From now on, keeps the shape of every JSON answer (field names and JSON types, no
+    /// values), by call, for [`Client::shapes`].
+    pub fn keep_shapes(&mut self) {
+        self.shapes = Some(std::sync::Mutex::new(shape::Shapes::default()));
+    }
+
+    /// The shapes kept so far, as JSON: `{"GET /v1/vms": [{"VmName": "string", …}], …}`.
+    pub fn shapes(&self) -> serde_json::Value {
+        self.shapes.as_ref().map_or(serde_json::Value::Null, |s| {
+            s.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .to_json()
+        })
+    }
+
+    fn keep_shape(&self, method: &str, path: &str, answer: &str) {
+        if let Some(shapes) = &self.shapes
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(answer)
+        {
+            shapes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .add(method, path, &value);
+        }
     }
 
     /// Logs in (or reuses the cached token) without calling the API.
@@ -323,6 +353,12 @@ impl Client {
                 url: self.http.url("/v1/flrs/…/download"),
                 detail: format!("download URL {url:?} is not an http(s) URL or path"),
             })?;
+        if let Some(shapes) = &self.shapes {
+            shapes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .note_url_form(url, &self.http.url(""));
+        }
         let response = self.authorized("GET", &path, Vec::new(), &CallBody::None, deadline)?;
         http::copy_body("GET", &self.http.url(&path), response, out)
     }
@@ -380,7 +416,9 @@ impl Client {
     ) -> Result<T, ZvmError> {
         let mut response = self.authorized(method, path, query, body, deadline)?;
         let url = self.http.url(path);
-        let answer: W = read_json(method, &url, &mut response)?;
+        let text = read_text(method, &url, &mut response)?;
+        self.keep_shape(method, path, &text);
+        let answer: W = parse_json(method, &url, &text)?;
         convert(answer).map_err(|detail| ZvmError::Decode {
             method,
             url,

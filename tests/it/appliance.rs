@@ -223,3 +223,98 @@ fn a_checkpoint_name_listed_cut_to_40_characters_still_confirms() {
         "the names were longer than Zerto listed them: {sent:#?}"
     );
 }
+
+/// First contact: `rewind selftest` runs every step once against the ZVM, says each with its
+/// time, leaves nothing mounted, and its capture holds the answers' shapes but no value.
+#[test]
+fn selftest_runs_the_whole_loop_and_captures_shapes_without_values() {
+    let env = with_faults(vec![Fault::NamesCut { max: 40 }]);
+    let capture = env.path("shapes.json");
+    let run = env.run(
+        &[
+            "selftest",
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/hostname",
+            "--capture",
+            capture.to_str().expect("utf-8"),
+        ],
+        b"",
+    );
+    run.success();
+    for step in [
+        "ok    login: Keycloak password grant, user admin, client zerto-client",
+        "ok    VM lookup: VM jp-ubuntu",
+        "ok    tagged checkpoint: change selftest-",
+        "ok    checkpoint list:",
+        "ok    FLR mount: session",
+        "ok    browse: /etc/hostname is",
+        "ok    download: 10 bytes, sha256",
+        "ok    unmount: session",
+        "ok    unmount confirmed:",
+        "selftest: all 10 steps held",
+    ] {
+        assert!(run.stdout.contains(step), "{step}: {run:#?}");
+    }
+    assert!(
+        run.stdout
+            .contains("Zerto lists its name as 40 characters of"),
+        "a name listed cut short is reported: {run:#?}"
+    );
+    eventually("every FLR session to be gone", || {
+        env.sim.flr_sessions().is_empty()
+    });
+    let shapes = std::fs::read_to_string(&capture).expect("capture");
+    let parsed: serde_json::Value = serde_json::from_str(&shapes).expect("JSON");
+    assert_eq!(
+        parsed["answers"]["GET /v1/vms"][0]["VmName"], "string",
+        "{shapes}"
+    );
+    assert!(
+        parsed["answers"]["POST /v1/flrs/{id}/browse"].is_object(),
+        "{shapes}"
+    );
+    for value in [
+        "jp-ubuntu",
+        "10.0.0.11",
+        "d4a6a1d5",
+        "127.0.0.1",
+        "selftest-",
+    ] {
+        assert!(!shapes.contains(value), "{value} in the capture: {shapes}");
+    }
+}
+
+#[test]
+fn selftest_fails_on_a_failed_mount_and_leaves_nothing_mounted() {
+    let env = with_faults(vec![Fault::MountFails {
+        vm: String::from("jp-ubuntu"),
+    }]);
+    let run = env.run(&["selftest", "--vm", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(run.stdout.contains("FAIL  browse:"), "{run:#?}");
+    assert!(run.stdout.contains("ok    unmount confirmed:"), "{run:#?}");
+    assert!(run.stderr.contains("steps failed: browse"), "{run:#?}");
+    assert!(env.sim.flr_sessions().is_empty());
+}
+
+#[test]
+fn doctor_mentions_selftest_until_it_has_held_against_this_zvm() {
+    let env = TestEnv::start();
+    let before = env.run(&["doctor"], b"");
+    assert!(
+        before
+            .stdout
+            .contains("warn  selftest: never run against this ZVM: run `rewind selftest --vm"),
+        "{before:#?}"
+    );
+    env.run(&["selftest", "--vm", "jp-ubuntu"], b"").success();
+    let after = env.run(&["doctor"], b"");
+    assert!(
+        after
+            .stdout
+            .contains("ok    selftest: held against this ZVM at "),
+        "{after:#?}"
+    );
+}
