@@ -60,6 +60,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Show the VM a reference resolves to and every VPG that protects it.
     Find(VmArgs),
+    /// List every VM Zerto protects, with its guest IPs and VPGs.
+    Vms(VmsArgs),
     /// List the checkpoints of every VPG that protects a VM.
     Checkpoints(CheckpointsArgs),
     /// Insert a tagged checkpoint on every VPG of a VM now and wait until it is listed.
@@ -429,6 +431,13 @@ pub enum SimCertificateArg {
     SelfSignedCa,
     /// A self-signed certificate for zvm.example only, not the address used.
     OtherName,
+}
+
+#[derive(Debug, Args)]
+pub struct VmsArgs {
+    /// Print one JSON document (`{"vms": [{"name", "id", "ips", "vpgs"}]}`) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

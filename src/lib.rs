@@ -61,6 +61,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Hook(args) => hook::run(args.host, config),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
         Command::Find(args) => report(commands::zerto::find(config, &args)),
+        Command::Vms(args) => report(commands::zerto::vms(config, &args)),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),

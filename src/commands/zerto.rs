@@ -85,11 +85,11 @@ impl NotOne {
             )
         } else if list.is_empty() {
             anyhow::anyhow!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP (`rewind vms` lists the VMs Zerto protects)"
             )
         } else {
             anyhow::anyhow!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:{list}"
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these (`rewind vms` lists them all):{list}"
             )
         }
     }
@@ -113,6 +113,45 @@ fn vm_json(vm: &Vm) -> serde_json::Value {
         "ips": vm.ips,
         "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
     })
+}
+
+/// `rewind vms [--json]`: every VM Zerto protects, with its guest IPs and VPGs.
+pub fn vms(config_path: Option<&Path>, args: &crate::cli::VmsArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let client = client(&config)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let mut vms = client.vms(None, &deadline)?;
+    vms.sort_by_key(|vm| vm.name.to_lowercase());
+    if args.json {
+        return super::print_json(&json!({
+            "vms": vms.iter().map(vm_json).collect::<Vec<_>>(),
+        }));
+    }
+    if vms.is_empty() {
+        say("Zerto protects no VM");
+        return Ok(());
+    }
+    let width = vms
+        .iter()
+        .map(|vm| vm.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for vm in &vms {
+        let ips = if vm.ips.is_empty() {
+            String::from("-")
+        } else {
+            vm.ips.join(",")
+        };
+        say(format!(
+            "{:<width$}  {ips:<15}  {}  ({})",
+            vm.name,
+            vm.vpg_names(),
+            vm.id
+        ));
+    }
+    say(format!("{} protected VMs", vms.len()));
+    Ok(())
 }
 
 /// `rewind find <vm>`: the VM and its VPGs; for a reference that is not exactly one VM, the

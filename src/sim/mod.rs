@@ -154,7 +154,7 @@ impl Sim {
         let identity = tls::load_or_create(&opts.cert_dir, &opts.certificate)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).with_context(|| {
             format!(
-                "cannot listen on 127.0.0.1:{} (is another simulator running?)",
+                "cannot listen on 127.0.0.1:{} (is another simulator running? `--port 0` picks a free port)",
                 opts.port
             )
         })?;

@@ -300,12 +300,31 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
             url,
             detail: format!("the answer is larger than {limit} bytes"),
         },
+        // A TLS server's first bytes read as an HTTP answer make no sense to the parser.
+        other if url.starts_with("http://") && speaks_tls(&other.to_string()) => {
+            ZvmError::Unreachable {
+                method,
+                detail: format!(
+                    "{other}: the ZVM speaks TLS on this port; use https:// in [zvm] url ({})",
+                    url.replacen("http://", "https://", 1)
+                ),
+                url,
+            }
+        }
         other => ZvmError::Unreachable {
             method,
             url,
             detail: other.to_string(),
         },
     }
+}
+
+/// Whether an HTTP parse error is what plain HTTP sent to a TLS port gives.
+fn speaks_tls(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    ["http version", "bad status", "invalid status", "parse"]
+        .iter()
+        .any(|needle| error.contains(needle))
 }
 
 /// `scheme://host[:port]/path` into its parts, the port made explicit.

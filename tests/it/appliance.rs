@@ -318,3 +318,44 @@ fn doctor_mentions_selftest_until_it_has_held_against_this_zvm() {
         "{after:#?}"
     );
 }
+
+#[test]
+fn vms_lists_every_protected_vm_and_the_unknown_vm_error_points_to_it() {
+    let env = TestEnv::start();
+    let listed = env.run(&["vms"], b"");
+    listed.success();
+    for vm in ["jp-ubuntu", "db01", "win2019-1"] {
+        assert!(
+            listed.stdout.lines().any(|l| l.starts_with(vm)),
+            "{vm}: {listed:#?}"
+        );
+    }
+    assert!(listed.stdout.contains("10.0.0.11"), "{listed:#?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&env.run(&["vms", "--json"], b"").stdout).expect("JSON");
+    assert!(
+        json["vms"].as_array().is_some_and(|v| v.len() >= 3),
+        "{json}"
+    );
+    let unknown = env.run(&["find", "nothing-like-it"], b"");
+    unknown.failure();
+    assert!(
+        unknown.stderr.contains("`rewind vms` lists"),
+        "{unknown:#?}"
+    );
+}
+
+#[test]
+fn plain_http_to_the_tls_zvm_says_to_use_https() {
+    let env = TestEnv::start();
+    let url = env.sim.url().replacen("https://", "http://", 1);
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    std::fs::write(&env.config, config.replace(&env.sim.url(), &url)).expect("config");
+    let run = env.run(&["find", "jp-ubuntu"], b"");
+    run.failure();
+    assert!(
+        run.stderr
+            .contains("the ZVM speaks TLS on this port; use https://"),
+        "{run:#?}"
+    );
+}
