@@ -352,6 +352,13 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             say(line);
         }
     }
+    if !refused.is_empty() && INTERRUPTED.load(Ordering::SeqCst) {
+        bail!(
+            "cancelled by Ctrl-C on VM {} (a checkpoint already inserted stays in Zerto):\n  {}",
+            vm.name,
+            refused.join("\n  ")
+        );
+    }
     if !refused.is_empty() {
         bail!(
             "checkpoint refused on VM {}:\n  {}",

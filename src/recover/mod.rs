@@ -286,6 +286,17 @@ pub fn restore_plan(
             error: format!("{e:#}"),
         }),
     }
+    if result.is_err() && interrupted.load(Ordering::SeqCst) {
+        bail!(
+            "interrupted (Ctrl-C): nothing was written, and {}",
+            match &unmounted {
+                Ok(_) => format!("FLR session {session} was unmounted"),
+                Err(_) => format!(
+                    "FLR session {session} may still be mounted: end it with `rewind flr end {session}`"
+                ),
+            }
+        );
+    }
     let (size, sha256) = result?;
     let unmount_task = unmounted?;
     Ok(Restored {

@@ -271,7 +271,11 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains("interrupted (Ctrl-C): nothing was written, and FLR session ")
+            && stderr.contains(" was unmounted"),
+        "{stderr}"
+    );
     assert!(stdout.contains("unmounted:"), "{stdout}");
     assert_nothing_mounted(&env);
 }

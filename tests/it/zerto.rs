@@ -699,6 +699,10 @@ fn ctrl_c_stops_a_guard_waiting_for_the_listing_and_is_recorded() {
         )),
         "{rest}"
     );
+    assert!(
+        rest.contains("cancelled by Ctrl-C on VM jp-ubuntu") && !rest.contains("refused"),
+        "said cancelled, not refused: {rest}"
+    );
     let log = env.run(&["log", "--decision", "cancelled", "--json"], b"");
     let record: serde_json::Value = serde_json::from_str(log.stdout.trim()).expect("one line");
     assert_eq!(record["tool"], "rewind guard");
