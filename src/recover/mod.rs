@@ -119,6 +119,18 @@ fn run(
         say(format!("volume:      {volume}"));
     }
     say(format!("destination: {}", plan.destination.display()));
+    // Predicted from the journal history: a restore that takes longer may find it aged out.
+    if let Some(history) = client
+        .vpg(&plan.vpg.id, &deadline)
+        .ok()
+        .and_then(|v| v.configured_history.or(v.actual_history))
+    {
+        say(format!(
+            "restorable:  until about {} (journal history {})",
+            crate::decision::about_utc(plan.checkpoint.at + history),
+            crate::decision::history_words(history)
+        ));
+    }
     confirm(yes)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));

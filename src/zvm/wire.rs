@@ -331,7 +331,9 @@ pub(super) fn flr_sessions(rows: Vec<FlrSessionRow>) -> Result<Vec<FlrSession>, 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct BrowseResult {
-    #[serde(default)]
+    /// Required: an answer without it (another casing, another shape) must not read as an
+    /// empty folder, which would say the file is not in the checkpoint.
+    #[serde(alias = "pathItems")]
     path_items: Vec<PathItem>,
 }
 
@@ -579,6 +581,16 @@ mod tests {
             read += 1;
         }
         assert!(read >= 3, "{read} recorded responses");
+    }
+
+    #[test]
+    fn a_browse_answer_without_its_items_is_an_error_not_an_empty_folder() {
+        assert!(serde_json::from_str::<BrowseResult>(r#"{"MainPathItem": null}"#).is_err());
+        assert!(serde_json::from_str::<BrowseResult>(r#"{"Pathitems": []}"#).is_err());
+        let camel: BrowseResult =
+            serde_json::from_str(r#"{"pathItems": [{"Path": "Volume1-Ext4"}]}"#)
+                .expect("camelCase");
+        assert_eq!(entries(camel).expect("entries")[0].path, "Volume1-Ext4");
     }
 
     #[test]

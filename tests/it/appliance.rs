@@ -69,6 +69,10 @@ fn guard_and_recover(env: &TestEnv) -> Run {
         b"",
     );
     recovered.success();
+    assert!(
+        recovered.stdout.contains("restorable:  until about "),
+        "the plan says until when the point lasts: {recovered:#?}"
+    );
     assert_eq!(
         std::fs::read(out.join("app.conf")).expect("written"),
         BEFORE,
