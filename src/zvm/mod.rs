@@ -513,8 +513,8 @@ impl Client {
     }
 }
 
-/// The wait a 429 or 503 asks for: `Retry-After` in seconds (at most an hour), or as an
-/// HTTP date.
+/// The wait a 429 or 503 asks for: `Retry-After` in seconds, or as an HTTP date; at least a
+/// second (a ZVM saying 0 must not be asked again in a tight loop) and at most an hour.
 fn retry_after(response: &Response<Body>) -> Option<Duration> {
     let value = response.headers().get("retry-after")?.to_str().ok()?.trim();
     let wait = match value.parse::<u64>() {
@@ -523,7 +523,7 @@ fn retry_after(response: &Response<Body>) -> Option<Duration> {
             .duration_since(SystemTime::now())
             .unwrap_or_default(),
     };
-    Some(wait.min(Duration::from_secs(3600)))
+    Some(wait.clamp(Duration::from_secs(1), Duration::from_secs(3600)))
 }
 
 /// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
@@ -608,8 +608,10 @@ mod tests {
         assert_eq!(answer("99999"), Some(Duration::from_secs(3600)), "capped");
         assert_eq!(
             answer("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(Duration::ZERO)
+            Some(Duration::from_secs(1)),
+            "a date passed waits the least"
         );
+        assert_eq!(answer("0"), Some(Duration::from_secs(1)));
         assert_eq!(answer("soon"), None);
         assert_eq!(
             httpdate("Sun, 06 Nov 1994 08:49:37 GMT"),
