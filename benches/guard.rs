@@ -35,7 +35,7 @@ fn main() {
         let insert = sim
             .inserts()
             .into_iter()
-            .find(|i| i.tag.contains(&format!("change=bench-{n} ")))
+            .find(|i| i.tag.starts_with(&format!("ai:bench-{n} | ")))
             .expect("inserted");
         let listed = insert.listed_at.expect("listed");
         if n == 0 {

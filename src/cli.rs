@@ -60,6 +60,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Show the VM a reference resolves to and every VPG that protects it.
     Find(VmArgs),
+    /// List every VM Zerto protects, with its guest IPs and VPGs.
+    Vms(VmsArgs),
     /// List the checkpoints of every VPG that protects a VM.
     Checkpoints(CheckpointsArgs),
     /// Insert a tagged checkpoint on every VPG of a VM now and wait until it is listed.
@@ -84,6 +86,8 @@ pub enum Command {
     Catalog(CatalogCommand),
     /// Show the audit trail of hook decisions.
     Log(LogArgs),
+    /// Run the whole loop once against the configured ZVM (first contact with an appliance).
+    Selftest(SelftestArgs),
     /// Serve the built-in ZVM simulator over HTTPS.
     Sim(SimArgs),
     /// Serve the hook and the operators over a Unix socket, holding the ZVM credentials, the
@@ -422,6 +426,35 @@ pub struct SimArgs {
     /// The private key (PEM) of --cert.
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
+    /// Answer as some real appliances do (repeatable), to try rewind against them.
+    #[arg(long, value_enum, value_name = "BEHAVIOUR")]
+    pub appliance: Vec<ApplianceArg>,
+}
+
+/// Ways real ZVMs answer that `rewind sim --appliance` imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplianceArg {
+    /// 9.x session login only with the ZVM host's Windows account (AuthenticationMethod 0).
+    SessionWindows,
+    /// FLR browse in pages of 2 items.
+    BrowsePages,
+    /// FLR browse refuses the paging fields (an older appliance).
+    BrowseRefusesPaging,
+    /// Download URLs relative, without a leading slash.
+    DownloadUrlRelative,
+    /// Download URLs absolute on another name of the ZVM (localhost).
+    DownloadUrlOtherHost,
+    /// Downloads packed in a zip archive.
+    DownloadZip,
+    /// `/v1/vms` lists a VM being deleted with null names.
+    NullNameRows,
+    /// A finished task answers 401.
+    #[value(name = "task-gone-401")]
+    TaskGone401,
+    /// Every 4th request is answered 429 with Retry-After: 2.
+    RetryAfter,
+    /// Checkpoint names listed cut to 40 characters.
+    NamesCut,
 }
 
 /// Certificate shapes `rewind sim` can present.
@@ -433,6 +466,26 @@ pub enum SimCertificateArg {
     SelfSignedCa,
     /// A self-signed certificate for zvm.example only, not the address used.
     OtherName,
+}
+
+#[derive(Debug, Args)]
+pub struct VmsArgs {
+    /// Print one JSON document (`{"vms": [{"name", "id", "ips", "vpgs"}]}`) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// A VM to test with (a tagged checkpoint is inserted on each of its VPGs).
+    #[arg(long)]
+    pub vm: String,
+    /// A small guest file to restore into a temporary directory and hash, e.g. /etc/hostname.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Write the shape of every answer (field names and JSON types, no values) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

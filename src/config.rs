@@ -147,6 +147,8 @@ pub struct ZvmConfig {
     /// With a client secret, the Keycloak client-credentials grant is used instead of the
     /// password grant.
     pub client_secret: Option<SecretSource>,
+    /// The `AuthenticationMethod` of a 9.x session login (`auth = "session"`).
+    pub session_method: SessionMethod,
     /// A CA to verify against, or one self-signed certificate to pin.
     pub ca_cert: Option<PathBuf>,
     /// The SHA-256 of the one certificate the ZVM may present.
@@ -162,6 +164,35 @@ pub enum AuthMode {
     Keycloak,
     /// Windows ZVM 9.x: `POST /v1/session/add`, then the `x-zerto-session` header.
     Session,
+}
+
+/// Which account a Windows ZVM 9.x session login (`POST /v1/session/add`) checks the
+/// credentials against: its `{"AuthenticationMethod": n}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionMethod {
+    /// 1: a hypervisor manager (vCenter) account, as Zerto's own PowerShell wrapper sends.
+    Vcenter,
+    /// 0: a Windows account of the ZVM's host.
+    Windows,
+}
+
+impl SessionMethod {
+    /// The number Zerto expects.
+    pub fn number(self) -> u8 {
+        match self {
+            Self::Vcenter => 1,
+            Self::Windows => 0,
+        }
+    }
+
+    /// The configuration word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Vcenter => "vcenter",
+            Self::Windows => "windows",
+        }
+    }
 }
 
 /// Where a secret comes from. Only [`SecretSource::resolve`] produces the value.
@@ -400,6 +431,7 @@ struct RawZvm {
     password: Option<String>,
     client_id: Option<String>,
     client_secret_env: Option<String>,
+    session_method: Option<SessionMethod>,
     ca_cert: Option<PathBuf>,
     tls_fingerprint: Option<String>,
     insecure_tls: Option<bool>,
@@ -703,6 +735,11 @@ fn validate_zvm(
         }
         _ => bail!("{name}: [zvm] set only one of password_env, password_command, password"),
     };
+    if z.client_secret_env.is_some() && z.client_id.is_none() {
+        bail!(
+            "{name}: [zvm] client_secret_env needs client_id: the client-credentials grant logs in as the confidential client you created in the ZVM's Keycloak (realm zerto), not as zerto-client"
+        );
+    }
     let insecure_tls = z.insecure_tls.unwrap_or(false);
     if insecure_tls {
         warnings.push(format!(
@@ -731,6 +768,7 @@ fn validate_zvm(
             var,
             setting: format!("[zvm] client_secret_env in {name}"),
         }),
+        session_method: z.session_method.unwrap_or(SessionMethod::Vcenter),
         ca_cert: z.ca_cert.map(|p| resolve_path(&p, base)),
         tls_fingerprint,
         insecure_tls,
@@ -998,6 +1036,37 @@ mod tests {
     }
 
     #[test]
+    fn a_client_secret_needs_its_own_client_and_session_method_defaults_to_vcenter() {
+        let err = Config::parse(
+            "[zvm]\nurl = \"https://zvm.example\"\nclient_secret_env = \"S\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("c.toml: [zvm] client_secret_env needs client_id"),
+            "{err}"
+        );
+        let zvm = Config::parse(
+            "[zvm]\nurl = \"https://zvm.example\"\nclient_secret_env = \"S\"\nclient_id = \"api-script\"\n",
+            Path::new("c.toml"),
+        )
+        .expect("valid")
+        .zvm
+        .expect("zvm");
+        assert_eq!(zvm.client_id, "api-script");
+        assert_eq!(zvm.session_method, SessionMethod::Vcenter);
+        let windows = Config::parse(
+            "[zvm]\nurl = \"https://zvm.example\"\nauth = \"session\"\npassword_env = \"P\"\nsession_method = \"windows\"\n",
+            Path::new("c.toml"),
+        )
+        .expect("valid")
+        .zvm
+        .expect("zvm");
+        assert_eq!(windows.session_method.number(), 0);
+    }
+
+    #[test]
     fn reads_the_documented_example() {
         let config = parse(
             r#"
@@ -1131,6 +1200,7 @@ mod tests {
             ("zvm", "password_command"),
             ("zvm", "client_id"),
             ("zvm", "client_secret_env"),
+            ("zvm", "session_method"),
             ("zvm", "auth"),
             ("zvm", "insecure_tls"),
             ("zvm", "ca_cert"),

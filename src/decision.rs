@@ -336,8 +336,16 @@ fn guarded(report: &GuardReport, tool: &str, change: &str, policy: &Policy) -> D
     } else if let Some(error) = report.only_zvm_error() {
         let vms: Vec<&str> = report.vms.iter().map(|vm| vm.name.as_str()).collect();
         zvm_error(&vms.join(","), &error.to_string(), policy)
+    } else if report.only_unrestorable() && policy.on_zvm_error == OnZvmError::Ask {
+        // A VPG whose status rules out a restorable point: [hook] on_zvm_error = "ask" lets
+        // a person decide to go on without one.
+        Decision::Ask(refusal(
+            report,
+            tool,
+            "needs a person's yes to go on without one",
+        ))
     } else {
-        Decision::Deny(refusal(report, tool))
+        Decision::Deny(refusal(report, tool, "was not allowed"))
     }
 }
 
@@ -363,14 +371,14 @@ fn vpg_label(report: &GuardReport, vpg: &VpgOutcome) -> String {
 }
 
 /// The deny reason: every VPG that has no confirmed checkpoint, and why.
-fn refusal(report: &GuardReport, tool: &str) -> String {
+fn refusal(report: &GuardReport, tool: &str, verdict: &str) -> String {
     let mut text = match report.vms.as_slice() {
         [vm] => format!(
-            "rewind: Zerto did not confirm a checkpoint of VM {:?}, so {tool} was not allowed.",
+            "rewind: Zerto did not confirm a checkpoint of VM {:?}, so {tool} {verdict}.",
             vm.name
         ),
         _ => format!(
-            "rewind: Zerto did not confirm a checkpoint of every VM this call reaches ({}), so {tool} was not allowed.",
+            "rewind: Zerto did not confirm a checkpoint of every VM this call reaches ({}), so {tool} {verdict}.",
             names(report)
         ),
     };
@@ -390,6 +398,27 @@ fn refusal(report: &GuardReport, tool: &str) -> String {
         }
     }
     text
+}
+
+/// A time to the minute, for people: `2026-03-02 10:00 UTC`.
+pub(crate) fn about_utc(at: std::time::SystemTime) -> String {
+    let iso = crate::time::format_utc(at);
+    format!(
+        "{} UTC",
+        iso.get(..16).unwrap_or(&iso).replacen('T', " ", 1)
+    )
+}
+
+/// A journal history in its largest whole unit: `1 h`, `90 min`, `7 d`.
+pub(crate) fn history_words(history: std::time::Duration) -> String {
+    let minutes = history.as_secs() / 60;
+    if minutes >= 24 * 60 && minutes.is_multiple_of(24 * 60) {
+        format!("{} d", minutes / (24 * 60))
+    } else if minutes >= 60 && minutes.is_multiple_of(60) {
+        format!("{} h", minutes / 60)
+    } else {
+        format!("{minutes} min")
+    }
 }
 
 /// The context the model receives when every VPG has a listed tagged checkpoint: every VM,
@@ -425,7 +454,18 @@ pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
             }
             None => text.push_str("; no earlier checkpoint to fall back to"),
         }
+        if let (Some(until), Some(history)) = (tagged.restorable_until(), tagged.history) {
+            let _ = write!(
+                text,
+                "; restorable until about {} (journal history {})",
+                about_utc(until),
+                history_words(history)
+            );
+        }
         text.push('.');
+        if let Some(note) = &tagged.degraded {
+            let _ = write!(text, " VPG status {note}.");
+        }
     }
     text.push_str(
         "\nUse the tagged checkpoint: Zerto listed it before this call was released, so it precedes the change. \
@@ -525,6 +565,8 @@ mod tests {
             checkpoint: checkpoint(id),
             task_id: "task".into(),
             previous: Some(checkpoint("1")),
+            history: None,
+            degraded: None,
         }
     }
 
@@ -561,6 +603,70 @@ mod tests {
         assert!(
             reason.contains("VPG vpg-1: checkpoint task t2 ended Stopped (Zerto gave no reason)."),
             "{reason}"
+        );
+    }
+
+    #[test]
+    fn an_unrestorable_vpg_denies_or_asks_as_on_zvm_error_says_and_names_its_status() {
+        let r = report(vec![
+            tagged("10"),
+            Err(Refusal::Unrestorable {
+                status: "MeetingSLA (ReplicationPausedUserInitiated)".into(),
+            }),
+        ]);
+        let Decision::Deny(reason) = decide("t", "c", &Finding::Guarded(&r), &CONTEXT) else {
+            panic!("deny");
+        };
+        assert!(
+            reason.contains("VPG vpg-1: VPG status is MeetingSLA (ReplicationPausedUserInitiated): no restorable checkpoint can be taken now, so it was not tagged."),
+            "{reason}"
+        );
+        let ask = Policy {
+            on_checkpoint: OnCheckpoint::Context,
+            on_zvm_error: OnZvmError::Ask,
+        };
+        assert!(matches!(
+            decide("t", "c", &Finding::Guarded(&r), &ask),
+            Decision::Ask(_)
+        ));
+        let refused = report(vec![
+            Err(Refusal::Unrestorable {
+                status: "Initializing".into(),
+            }),
+            Err(Refusal::TagNotListed {
+                task_id: "t".into(),
+            }),
+        ]);
+        assert!(
+            matches!(
+                decide("t", "c", &Finding::Guarded(&refused), &ask),
+                Decision::Deny(_)
+            ),
+            "a Zerto refusal beside it still denies"
+        );
+    }
+
+    #[test]
+    fn the_context_says_until_when_the_point_can_be_restored_and_a_degraded_status() {
+        let mut point = confirmed("10");
+        point.history = Some(std::time::Duration::from_secs(3600));
+        point.degraded = Some("RpoNotMeetingSLA: replication is behind".into());
+        let r = report(vec![Ok(point)]);
+        let Decision::Context(text) = decide("t", "c", &Finding::Guarded(&r), &CONTEXT) else {
+            panic!("context");
+        };
+        let until = about_utc(checkpoint("10").at + std::time::Duration::from_secs(3600));
+        assert!(
+            text.contains(&format!("; restorable until about {until} (journal history 1 h). VPG status RpoNotMeetingSLA: replication is behind.")),
+            "{text}"
+        );
+        assert_eq!(
+            history_words(std::time::Duration::from_secs(90 * 60)),
+            "90 min"
+        );
+        assert_eq!(
+            history_words(std::time::Duration::from_secs(7 * 86_400)),
+            "7 d"
         );
     }
 

@@ -5,7 +5,8 @@
 //! its tag naming both). For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
 //! that already exists, insert the tagged checkpoint (the answer is a task id, not a result),
 //! poll the task to a terminal state, refuse unless it Completed, then poll the checkpoint
-//! list until a row with exactly our tag appears. Waits follow the VPG's journal cadence:
+//! list until a row with our tag appears (a name Zerto lists cut short still holds the change
+//! id, which comes first). Waits follow the VPG's journal cadence:
 //! a vSphere-protected VPG lists a tag within seconds, an AWS-protected one after minutes.
 //!
 //! The caller watches through a [`Watch`]: each VPG's [`Phase`] as it changes, with the time
@@ -21,7 +22,7 @@ use crate::audit::AuditCheckpoint;
 use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::tag::Tag;
-use crate::zvm::{Checkpoint, Client, TaskState, Vm, VpgRef, ZvmError};
+use crate::zvm::{Checkpoint, Client, TaskState, Vm, Vpg, VpgRef, ZvmError};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
@@ -98,6 +99,126 @@ pub(crate) struct Tagged {
     pub(crate) task_id: String,
     /// The newest checkpoint that existed before this guard inserted its own.
     pub(crate) previous: Option<Checkpoint>,
+    /// The VPG's journal history, when Zerto says it: the checkpoint can be restored for
+    /// about that long after it was taken.
+    pub(crate) history: Option<Duration>,
+    /// What the VPG's status says about the point, when it is not meeting its SLA.
+    pub(crate) degraded: Option<String>,
+}
+
+impl Tagged {
+    /// Until about when the checkpoint can be restored: its time plus the journal history.
+    pub(crate) fn restorable_until(&self) -> Option<SystemTime> {
+        self.history.map(|h| self.checkpoint.at + h)
+    }
+}
+
+/// What a VPG's status says about a checkpoint taken now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Health {
+    /// Replicating as configured (or a status `rewind` does not know: the checkpoint still
+    /// has to be confirmed as listed).
+    Restorable,
+    /// Tag it, but say this: the point may be listed late, or history is shorter.
+    Degraded(String),
+    /// No restorable point can come of it: do not tag.
+    Unrestorable(String),
+}
+
+/// Zerto's VPG status names, by number (0–8).
+const STATUSES: [&str; 9] = [
+    "Initializing",
+    "MeetingSLA",
+    "NotMeetingSLA",
+    "HistoryNotMeetingSLA",
+    "RpoNotMeetingSLA",
+    "FailingOver",
+    "Moving",
+    "Deleting",
+    "Recovered",
+];
+
+/// Sub-statuses under which no restorable point can come of a checkpoint: initial or full
+/// sync, configuration needed, errors, failing over, moving, deleting, replication paused,
+/// journal or recovery storage errors.
+const UNRESTORABLE_SUB_STATUSES: [(i64, &str); 24] = [
+    (1, "InitialSync"),
+    (2, "Creating"),
+    (3, "VolumeInitialSync"),
+    (7, "NeedsConfiguration"),
+    (8, "Error"),
+    (9, "EmptyProtectionGroup"),
+    (10, "DisconnectedFromPeerNoRecoveryPoints"),
+    (11, "FullSync"),
+    (13, "VolumeFullSync"),
+    (14, "FailingOverCommitting"),
+    (15, "FailingOverBeforeCommit"),
+    (16, "FailingOverRollingBack"),
+    (17, "Promoting"),
+    (18, "MovingCommitting"),
+    (19, "MovingBeforeCommit"),
+    (20, "MovingRollingBack"),
+    (21, "Deleting"),
+    (22, "PendingRemove"),
+    (25, "ReplicationPausedUserInitiated"),
+    (26, "ReplicationPausedSystemInitiated"),
+    (27, "RecoveryStorageProfileError"),
+    (29, "RollingBack"),
+    (30, "RecoveryStorageError"),
+    (31, "JournalStorageError"),
+];
+
+/// Reads a VPG's status and sub-status (by number, or by Zerto's words when the number is
+/// missing).
+pub(crate) fn health(vpg: &Vpg) -> Health {
+    let status = vpg.status.or_else(|| {
+        let text = vpg.health.as_deref()?;
+        STATUSES
+            .iter()
+            .position(|s| s.eq_ignore_ascii_case(text.trim()))
+            .and_then(|i| i64::try_from(i).ok())
+    });
+    let status_name = |n: i64| {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| STATUSES.get(i).copied())
+            .map(str::to_owned)
+            .or_else(|| vpg.health.clone())
+            .unwrap_or_else(|| format!("status {n}"))
+    };
+    let sub = vpg.sub_status.and_then(|n| {
+        UNRESTORABLE_SUB_STATUSES
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map(|(_, name)| *name)
+    });
+    let sub = sub.or_else(|| {
+        let text = vpg.sub_status_text.as_deref()?.trim();
+        UNRESTORABLE_SUB_STATUSES
+            .iter()
+            .find(|(_, name)| name.eq_ignore_ascii_case(text))
+            .map(|(_, name)| *name)
+    });
+    match (status, sub) {
+        (Some(n @ (0 | 5 | 6 | 7 | 8)), sub) => Health::Unrestorable(match sub {
+            Some(sub) => format!("{} ({sub})", status_name(n)),
+            None => status_name(n),
+        }),
+        (status, Some(sub)) => Health::Unrestorable(match status {
+            Some(n) => format!("{} ({sub})", status_name(n)),
+            None => sub.to_owned(),
+        }),
+        (Some(2), None) => Health::Degraded(String::from(
+            "NotMeetingSLA: the checkpoint may be listed late, and the journal history may be shorter than configured",
+        )),
+        (Some(3), None) => Health::Degraded(String::from(
+            "HistoryNotMeetingSLA: the journal holds less history than configured, so the checkpoint may age out sooner",
+        )),
+        (Some(4), None) => Health::Degraded(String::from(
+            "RpoNotMeetingSLA: replication is behind, so the checkpoint may be listed late",
+        )),
+        _ => Health::Restorable,
+    }
 }
 
 /// Why a VPG has no confirmed checkpoint.
@@ -113,6 +234,9 @@ pub(crate) enum Refusal {
     TaskUnfinished { task_id: String, state: TaskState },
     /// The task Completed but the tag was not listed before the deadline.
     TagNotListed { task_id: String },
+    /// The VPG's status says no restorable checkpoint can come of it now (initialising,
+    /// syncing, failing over, moving, deleting, paused, storage errors): it was not tagged.
+    Unrestorable { status: String },
     /// Another `rewind` process kept the VPG's lock until the deadline.
     Busy(String),
     /// The caller stopped waiting ([`Watch::cancelled`]). An insert already sent (its task
@@ -136,6 +260,7 @@ impl Refusal {
                 task_id: Some(task_id),
             } => Some(task_id),
             Self::Cancelled { task_id: None }
+            | Self::Unrestorable { .. }
             | Self::Busy(_)
             | Self::Zvm(_)
             | Self::Internal(_) => None,
@@ -165,6 +290,10 @@ impl std::fmt::Display for Refusal {
             Self::TagNotListed { task_id } => write!(
                 f,
                 "the tagged checkpoint was not listed before the budget ran out; check Zerto task {task_id} before concluding the insert failed"
+            ),
+            Self::Unrestorable { status } => write!(
+                f,
+                "VPG status is {status}: no restorable checkpoint can be taken now, so it was not tagged"
             ),
             Self::Busy(detail) => f.write_str(detail),
             Self::Cancelled { task_id: None } => {
@@ -211,6 +340,21 @@ impl GuardReport {
                 })
             })
             .collect()
+    }
+
+    /// True when every VPG without a checkpoint was not tagged because of its status, or
+    /// because the ZVM could not be asked: the cases `[hook] on_zvm_error` may soften.
+    pub(crate) fn only_unrestorable(&self) -> bool {
+        let mut any = false;
+        for vpg in &self.vpgs {
+            match &vpg.result {
+                Ok(_) => {}
+                Err(Refusal::Unrestorable { .. }) => any = true,
+                Err(Refusal::Zvm(e)) if e.is_connection_problem() => {}
+                Err(_) => return false,
+            }
+        }
+        any
     }
 
     /// The ZVM error, when every VPG without a checkpoint failed only because the ZVM could
@@ -267,7 +411,7 @@ pub(crate) fn guard(
                 let task = VpgGuard {
                     client,
                     vpg,
-                    tag: tag.as_str(),
+                    tag,
                     lock: lock_path(lock_dir, &vpg.id),
                     deadline: *deadline,
                     watch,
@@ -312,7 +456,7 @@ fn lock_path(dir: &Path, vpg_id: &str) -> PathBuf {
 struct VpgGuard<'a> {
     client: &'a Client,
     vpg: &'a VpgRef,
-    tag: &'a str,
+    tag: &'a Tag,
     lock: PathBuf,
     deadline: Deadline,
     watch: &'a dyn Watch,
@@ -386,6 +530,20 @@ impl VpgGuard<'_> {
             return Err(Refusal::Cancelled { task_id: None });
         }
         self.tell(Phase::Inserting);
+        let mut pause = Polling::new(
+            Duration::from_millis(250),
+            Duration::from_secs(2),
+            Duration::from_secs(2),
+        );
+        let state = self
+            .patiently(&mut pause, || self.client.vpg(&self.vpg.id, deadline))
+            .map_err(Refusal::Zvm)?;
+        let degraded = match health(&state) {
+            Health::Unrestorable(status) => return Err(Refusal::Unrestorable { status }),
+            Health::Degraded(note) => Some(note),
+            Health::Restorable => None,
+        };
+        let history = state.configured_history.or(state.actual_history);
         // Our turn on this VPG: from before the insert until its task ends (Zerto fails an
         // insert that arrives while another one's task is running). Waiting for the tag to be
         // listed needs no turn, so a slow cloud VPG does not hold up the next call.
@@ -407,13 +565,15 @@ impl VpgGuard<'_> {
             inserted = Instant::now();
             let task_id = self
                 .client
-                .insert_tagged_checkpoint(&self.vpg.id, self.tag, deadline)
+                .insert_tagged_checkpoint(&self.vpg.id, self.tag.as_str(), deadline)
                 .map_err(Refusal::Zvm)?;
             self.inserted_task.replace(Some(task_id.clone()));
             self.tell(Phase::Task { task_id: &task_id });
             match self.wait_for_task(&task_id, cadence)? {
-                (TaskState::Completed, _) => break task_id,
-                (state, reason) if is_concurrent_insert(&reason) => {
+                // Zerto's own SDK reads a 401 on a task (after a fresh token) as "finished and
+                // no longer accessible": the checkpoint list says whether it made the tag.
+                None | Some((TaskState::Completed, _)) => break task_id,
+                Some((state, reason)) if is_concurrent_insert(&reason) => {
                     // Another insert (from another machine) held the VPG: wait it out, retry.
                     if !self.sleep(retry_pause) {
                         return Err(Refusal::TaskEnded {
@@ -425,7 +585,7 @@ impl VpgGuard<'_> {
                     retry_pause = (retry_pause * 2).min(cadence.max(Duration::from_secs(2)));
                     self.tell(Phase::Inserting);
                 }
-                (state, reason) => {
+                Some((state, reason)) => {
                     return Err(Refusal::TaskEnded {
                         task_id,
                         state,
@@ -447,6 +607,8 @@ impl VpgGuard<'_> {
             checkpoint,
             task_id,
             previous,
+            history,
+            degraded,
         })
     }
 
@@ -478,12 +640,13 @@ impl VpgGuard<'_> {
         Ok((recent.pop(), cadence))
     }
 
-    /// Polls the task until it ends; returns its final state and CompleteReason.
+    /// Polls the task until it ends; returns its final state and CompleteReason, or `None`
+    /// when the ZVM refuses to show it even with a renewed token (HTTP 401).
     fn wait_for_task(
         &self,
         task_id: &str,
         cadence: Duration,
-    ) -> Result<(TaskState, String), Refusal> {
+    ) -> Result<Option<(TaskState, String)>, Refusal> {
         let deadline = &self.deadline;
         let mut pause = Polling::new(
             Duration::from_millis(200),
@@ -491,18 +654,20 @@ impl VpgGuard<'_> {
             Duration::from_secs(5),
         );
         loop {
-            let task = self
-                .patiently(&mut pause, || self.client.task(task_id, deadline))
-                .map_err(|e| match e {
-                    ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
-                        task_id: task_id.to_owned(),
-                        state: TaskState::InProgress,
-                    },
-                    other => Refusal::Zvm(other),
-                })?;
+            let task = match self.patiently(&mut pause, || self.client.task(task_id, deadline)) {
+                Err(ZvmError::Status { status: 401, .. }) => return Ok(None),
+                other => other,
+            };
+            let task = task.map_err(|e| match e {
+                ZvmError::TimedOut { .. } => Refusal::TaskUnfinished {
+                    task_id: task_id.to_owned(),
+                    state: TaskState::InProgress,
+                },
+                other => Refusal::Zvm(other),
+            })?;
             let state = task.state;
             if state.is_terminal() {
-                return Ok((state, task.reason));
+                return Ok(Some((state, task.reason)));
             }
             if !self.sleep(pause.next()) {
                 return Err(Refusal::TaskUnfinished {
@@ -513,7 +678,8 @@ impl VpgGuard<'_> {
         }
     }
 
-    /// Polls the checkpoint list until a row carries exactly our tag: once when the task
+    /// Polls the checkpoint list until a row carries our tag (exactly, or cut short but with
+    /// the whole change id, [`Tag::is_listed_as`]): once when the task
     /// has ended, then sparsely until shortly before the listing Zerto's cadence predicts
     /// ([`TagWatch`]), densely around it, and with growing pauses after, so the tag is seen
     /// soon after it is listed without asking more often everywhere.
@@ -539,7 +705,7 @@ impl VpgGuard<'_> {
             };
             if let Some(row) = rows
                 .into_iter()
-                .find(|c| c.tag.as_deref() == Some(self.tag))
+                .find(|c| c.tag.as_deref().is_some_and(|t| self.tag.is_listed_as(t)))
             {
                 return Ok(row);
             }
@@ -667,6 +833,58 @@ mod tests {
         secs.iter()
             .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(*s))
             .collect()
+    }
+
+    fn vpg(status: Option<i64>, text: Option<&str>, sub: Option<i64>) -> Vpg {
+        Vpg {
+            id: "v".into(),
+            name: "g".into(),
+            status,
+            health: text.map(str::to_owned),
+            sub_status: sub,
+            sub_status_text: None,
+            actual_rpo_secs: None,
+            protected_site: None,
+            recovery_site: None,
+            configured_history: None,
+            actual_history: None,
+        }
+    }
+
+    #[test]
+    fn health_rules_out_states_with_no_restorable_point_and_notes_a_missed_sla() {
+        let unrestorable = |v: &Vpg| match health(v) {
+            Health::Unrestorable(status) => status,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            unrestorable(&vpg(Some(0), None, Some(1))),
+            "Initializing (InitialSync)"
+        );
+        assert_eq!(unrestorable(&vpg(Some(5), None, None)), "FailingOver");
+        assert_eq!(
+            unrestorable(&vpg(Some(1), None, Some(25))),
+            "MeetingSLA (ReplicationPausedUserInitiated)"
+        );
+        assert_eq!(
+            unrestorable(&vpg(None, Some("Moving"), None)),
+            "Moving",
+            "read by its words when the number is missing"
+        );
+        assert_eq!(
+            unrestorable(&vpg(Some(2), None, Some(31))),
+            "NotMeetingSLA (JournalStorageError)"
+        );
+        assert!(
+            matches!(health(&vpg(Some(4), None, Some(0))), Health::Degraded(n) if n.starts_with("RpoNotMeetingSLA"))
+        );
+        assert_eq!(health(&vpg(Some(1), None, Some(4))), Health::Restorable);
+        assert_eq!(
+            health(&vpg(Some(42), Some("SomethingNew"), None)),
+            Health::Restorable,
+            "an unknown status still needs its checkpoint confirmed"
+        );
+        assert_eq!(health(&vpg(None, None, None)), Health::Restorable);
     }
 
     #[test]

@@ -76,6 +76,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Some(brokered) => broker::commands::find(&brokered, &args),
             None => commands::zerto::find(config, &args),
         }),
+        Command::Vms(args) => report(commands::zerto::vms(config, &args)),
         Command::Checkpoints(args) => report(match broker::commands::brokered(config) {
             Some(brokered) => broker::commands::checkpoints(&brokered, &args),
             None => commands::zerto::checkpoints(config, &args),
@@ -97,6 +98,7 @@ pub fn run(cli: Cli) -> ExitCode {
             report(commands::catalog::scan(config, &args))
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
+        Command::Selftest(args) => report(commands::selftest::selftest(config, &args)),
         Command::Sim(args) => report(sim::serve(&args)),
         Command::Broker(args) => report(broker::serve(config, &args.socket)),
         Command::Recover(args) => report(match broker::commands::brokered(config) {

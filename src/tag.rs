@@ -1,5 +1,10 @@
-//! The name of a tagged checkpoint: `ai:<agent> | <action> | vm=<vm> | change=<id> | <utc>`.
-//! The change id is what `rewind recover --change` later finds, from Zerto alone.
+//! The name of a tagged checkpoint: `ai:<change> | <agent> | <action> | vm=<vm> | <utc>`.
+//! The change id is what `rewind recover --change` later finds, from Zerto alone. It comes
+//! first because no source gives Zerto's limit on a checkpoint name: a name listed cut short
+//! still starts with it, and the guard confirms its checkpoint by that start.
+//!
+//! Tags written before this order (`ai:<agent> | <action> | vm=<vm> | change=<id> | <utc>`)
+//! are still read.
 
 use std::time::SystemTime;
 
@@ -22,11 +27,10 @@ impl Tag {
     pub fn new(agent: &str, action: &str, vm: &str, change: &str, at: SystemTime) -> Tag {
         let change = sanitise(change, CHANGE_MAX);
         let text = format!(
-            "ai:{} | {} | vm={} | change={} | {}",
+            "ai:{change} | {} | {} | vm={} | {}",
             sanitise(agent, AGENT_MAX),
             sanitise(action, ACTION_MAX),
             sanitise(vm, VM_MAX),
-            change,
             crate::time::format_utc(at),
         );
         Tag { text, change }
@@ -41,15 +45,28 @@ impl Tag {
     pub fn change(&self) -> &str {
         &self.change
     }
+
+    /// Whether a tag Zerto lists is this one: the same text, or this text cut short (or
+    /// with trailing blanks dropped) but still holding the whole change id and the separator
+    /// after it, so that no other change's tag can pass for it.
+    pub fn is_listed_as(&self, listed: &str) -> bool {
+        let listed = listed.trim_end();
+        let through_change = "ai:".len() + self.change.len() + " |".len();
+        listed == self.text || (listed.len() >= through_change && self.text.starts_with(listed))
+    }
 }
 
 /// The change id inside a tag written by `rewind`, if it is one.
+///
+/// Decided by position, never by searching: no field can hold ` | `, so the fourth field is
+/// `vm=…` in a tag of today's order and `change=…` in one of the earlier order, and a tool
+/// named `change=x` cannot pass for a change id.
 pub fn change_of(tag: &str) -> Option<&str> {
-    if !tag.starts_with("ai:") {
-        return None;
+    let fields: Vec<&str> = tag.strip_prefix("ai:")?.split(" | ").collect();
+    match fields.get(3).and_then(|f| f.strip_prefix("change=")) {
+        Some(old) => Some(old),
+        None => fields.first().copied().filter(|c| !c.is_empty()),
     }
-    tag.split(" | ")
-        .find_map(|field| field.strip_prefix("change="))
 }
 
 /// Whether `tag` was written for change `change` (compared as the tag would have written it).
@@ -95,11 +112,43 @@ mod tests {
         );
         assert_eq!(
             tag.as_str(),
-            "ai:claude-code/3f2a9c1e | mcp__ssh__exec | vm=jp-ubuntu | change=toolu_01AAA | 2026-11-29T10:00:00Z"
+            "ai:toolu_01AAA | claude-code/3f2a9c1e | mcp__ssh__exec | vm=jp-ubuntu | 2026-11-29T10:00:00Z"
         );
         assert_eq!(change_of(tag.as_str()), Some("toolu_01AAA"));
         assert!(is_for_change(tag.as_str(), "toolu_01AAA"));
         assert!(!is_for_change(tag.as_str(), "toolu_01AA"));
+    }
+
+    #[test]
+    fn tags_of_the_earlier_order_are_still_read() {
+        let old = "ai:claude-code/3f2a9c1e | mcp__ssh__exec | vm=jp-ubuntu | change=toolu_01AAA | 2026-11-29T10:00:00Z";
+        assert_eq!(change_of(old), Some("toolu_01AAA"));
+        assert!(is_for_change(old, "toolu_01AAA"));
+    }
+
+    #[test]
+    fn a_name_listed_cut_short_confirms_only_with_the_whole_change_id() {
+        // A Claude Code tool_use_id is 30 characters: cut to 40, the name still holds it.
+        let tag = Tag::new(
+            "claude-code/3f2a9c1e",
+            "mcp__ssh__exec",
+            "jp-ubuntu",
+            "toolu_01A09q90qw90lq917835lq9x",
+            at(),
+        );
+        let cut: String = tag.as_str().chars().take(40).collect();
+        assert!(tag.is_listed_as(&cut), "{cut}");
+        assert!(tag.is_listed_as(tag.as_str()));
+        assert!(tag.is_listed_as(&format!("{}  ", tag.as_str())));
+        // Cut inside the id, or right at its end: another change could read the same.
+        let inside: String = tag.as_str().chars().take(20).collect();
+        assert!(!tag.is_listed_as(&inside));
+        assert!(!tag.is_listed_as("ai:toolu_01A09q90qw90lq917835lq9x"));
+        let short = Tag::new("a", "b", "vm", "c-1", at());
+        let other = Tag::new("a", "b", "vm", "c-10", at());
+        assert!(!short.is_listed_as(&other.as_str()[..13]));
+        assert!(!short.is_listed_as(other.as_str()));
+        assert!(!short.is_listed_as(""));
     }
 
     #[test]
@@ -108,6 +157,8 @@ mod tests {
         assert_eq!(tag.as_str().matches(" | ").count(), 4, "{}", tag.as_str());
         assert!(!tag.as_str().chars().any(char::is_control));
         assert_eq!(change_of(tag.as_str()), Some("c/d"));
+        let named = Tag::new("a", "change=evil", "vm", "real", at());
+        assert_eq!(change_of(named.as_str()), Some("real"));
         assert!(is_for_change(tag.as_str(), "c|d"));
     }
 

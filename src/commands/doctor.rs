@@ -275,6 +275,16 @@ fn zvm_checks(config: &Config, checks: &mut Checks) {
         }
         Err(e) => checks.fail("vpgs", e.to_string()),
     }
+    let tested = super::selftest::marker(&zvm.url)
+        .ok()
+        .and_then(|path| std::fs::read_to_string(path).ok());
+    match tested {
+        Some(at) => checks.pass("selftest", format!("held against this ZVM at {}", at.trim())),
+        None => checks.warn(
+            "selftest",
+            "never run against this ZVM: run `rewind selftest --vm <a test VM> --path <a small guest file>` once to prove the whole loop (tag, list, mount, browse, download, unmount)",
+        ),
+    }
 }
 
 /// The hook entries really installed, host by host (`--host`, or every host with a rewind

@@ -8,6 +8,7 @@ pub mod install;
 pub mod log;
 pub mod managed;
 pub mod mcp;
+pub mod selftest;
 pub mod trust;
 pub mod zerto;
 

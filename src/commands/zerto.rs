@@ -85,11 +85,11 @@ impl NotOne {
             )
         } else if list.is_empty() {
             anyhow::anyhow!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP"
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP (`rewind vms` lists the VMs Zerto protects)"
             )
         } else {
             anyhow::anyhow!(
-                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:{list}"
+                "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these (`rewind vms` lists them all):{list}"
             )
         }
     }
@@ -113,6 +113,45 @@ fn vm_json(vm: &Vm) -> serde_json::Value {
         "ips": vm.ips,
         "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
     })
+}
+
+/// `rewind vms [--json]`: every VM Zerto protects, with its guest IPs and VPGs.
+pub fn vms(config_path: Option<&Path>, args: &crate::cli::VmsArgs) -> anyhow::Result<()> {
+    let config = Config::discover(config_path)?;
+    warn_config(&config);
+    let client = client(&config)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let mut vms = client.vms(None, &deadline)?;
+    vms.sort_by_key(|vm| vm.name.to_lowercase());
+    if args.json {
+        return super::print_json(&json!({
+            "vms": vms.iter().map(vm_json).collect::<Vec<_>>(),
+        }));
+    }
+    if vms.is_empty() {
+        say("Zerto protects no VM");
+        return Ok(());
+    }
+    let width = vms
+        .iter()
+        .map(|vm| vm.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for vm in &vms {
+        let ips = if vm.ips.is_empty() {
+            String::from("-")
+        } else {
+            vm.ips.join(",")
+        };
+        say(format!(
+            "{:<width$}  {ips:<15}  {}  ({})",
+            vm.name,
+            vm.vpg_names(),
+            vm.id
+        ));
+    }
+    say(format!("{} protected VMs", vms.len()));
+    Ok(())
 }
 
 /// `rewind find <vm>`: the VM and its VPGs; for a reference that is not exactly one VM, the
@@ -182,15 +221,23 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         };
         let shown = &matching[matching.len() - keep..];
         found += shown.len();
+        // How long the journal keeps a checkpoint: until about its time plus the history.
+        let history = client
+            .vpg(&vpg.id, &deadline)
+            .ok()
+            .and_then(|v| v.configured_history.or(v.actual_history));
+        let until = |c: &crate::zvm::Checkpoint| history.map(|h| c.at + h);
         if args.json {
             vpgs_json.push(json!({
                 "name": vpg.name,
                 "id": vpg.id,
                 "total": rows.len(),
                 "shown": shown.len(),
+                "journal_history_mins": history.map(|h| h.as_secs() / 60),
                 "checkpoints": shown.iter().map(|c| json!({
                     "id": c.id,
                     "time": c.time(),
+                    "restorable_until": until(c).map(crate::time::format_utc),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
             }));
@@ -210,10 +257,16 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             ),
             None => format!("{} checkpoints", rows.len()),
         };
-        say(format!("VPG {} ({}): {what}", vpg.name, vpg.id));
+        let kept = history.map_or(String::new(), |h| {
+            format!("; journal history {}", crate::decision::history_words(h))
+        });
+        say(format!("VPG {} ({}): {what}{kept}", vpg.name, vpg.id));
         for c in shown {
+            let until = until(c).map_or(String::new(), |t| {
+                format!("  restorable until about {}", crate::decision::about_utc(t))
+            });
             say(format!(
-                "  {:>10}  {}  {}",
+                "  {:>10}  {}{until}  {}",
                 c.id,
                 c.time(),
                 c.tag.as_deref().unwrap_or_default()
@@ -298,6 +351,13 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         for line in lines {
             say(line);
         }
+    }
+    if !refused.is_empty() && INTERRUPTED.load(Ordering::SeqCst) {
+        bail!(
+            "cancelled by Ctrl-C on VM {} (a checkpoint already inserted stays in Zerto):\n  {}",
+            vm.name,
+            refused.join("\n  ")
+        );
     }
     if !refused.is_empty() {
         bail!(

@@ -7,6 +7,7 @@
 mod file;
 mod locate;
 mod request;
+mod zip;
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
@@ -118,6 +119,18 @@ fn run(
         say(format!("volume:      {volume}"));
     }
     say(format!("destination: {}", plan.destination.display()));
+    // Predicted from the journal history: a restore that takes longer may find it aged out.
+    if let Some(history) = client
+        .vpg(&plan.vpg.id, &deadline)
+        .ok()
+        .and_then(|v| v.configured_history.or(v.actual_history))
+    {
+        say(format!(
+            "restorable:  until about {} (journal history {})",
+            crate::decision::about_utc(plan.checkpoint.at + history),
+            crate::decision::history_words(history)
+        ));
+    }
     confirm(yes)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -285,6 +298,17 @@ pub fn restore_plan(
             error: format!("{e:#}"),
         }),
     }
+    if result.is_err() && interrupted.load(Ordering::SeqCst) {
+        bail!(
+            "interrupted (Ctrl-C): nothing was written, and {}",
+            match &unmounted {
+                Ok(_) => format!("FLR session {session} was unmounted"),
+                Err(_) => format!(
+                    "FLR session {session} may still be mounted: end it with `rewind flr end {session}`"
+                ),
+            }
+        );
+    }
     let (size, sha256) = result?;
     let unmount_task = unmounted?;
     Ok(Restored {
@@ -324,17 +348,8 @@ pub fn plan(
     let mut tagged = Vec::new();
     let mut chosen = None;
     for vpg in &vpgs {
-        let rows = client.checkpoints(&vpg.id, None, deadline)?;
-        let found = match &request.point {
-            Point::Change(change) => rows.iter().find(|c| {
-                c.tag
-                    .as_deref()
-                    .is_some_and(|t| tag::is_for_change(t, change))
-            }),
-            Point::Checkpoint(id) => rows.iter().find(|c| c.id == *id),
-            Point::Before(before) => rows.iter().filter(|c| c.at < *before).max_by_key(|c| c.at),
-        };
-        if let Some(found) = found {
+        let (found, rows) = search_journal(client, &vpg.id, &request.point, deadline)?;
+        if let Some(found) = found.as_ref() {
             if chosen.is_some()
                 && request.vpg.is_none()
                 && matches!(request.point, Point::Before(_))
@@ -377,6 +392,62 @@ pub fn plan(
         guest_path: request.guest_path.clone(),
         destination,
     })
+}
+
+/// The first window of the journal to ask for; each one further back is four times longer.
+const FIRST_WINDOW: Duration = Duration::from_secs(60 * 60);
+
+/// Finds the point's checkpoint in a VPG's journal, asking for windows of time from the
+/// newest backwards (a long journal listed whole is a large, slow answer) until it is found
+/// or the window reaches the journal's earliest checkpoint. Returns it and every row read.
+fn search_journal(
+    client: &Client,
+    vpg_id: &str,
+    point: &Point,
+    deadline: &Deadline,
+) -> anyhow::Result<(Option<Checkpoint>, Vec<Checkpoint>)> {
+    let pick = |rows: &[Checkpoint]| -> Option<Checkpoint> {
+        match point {
+            Point::Change(change) => rows.iter().find(|c| {
+                c.tag
+                    .as_deref()
+                    .is_some_and(|t| tag::is_for_change(t, change))
+            }),
+            Point::Checkpoint(id) => rows.iter().find(|c| c.id == *id),
+            Point::Before(before) => rows.iter().filter(|c| c.at < *before).max_by_key(|c| c.at),
+        }
+        .cloned()
+    };
+    let Some(earliest) = client.earliest_checkpoint(vpg_id, deadline)? else {
+        return Ok((None, Vec::new()));
+    };
+    let mut seen: Vec<Checkpoint> = Vec::new();
+    let mut end = match point {
+        Point::Before(before) => Some(*before),
+        Point::Change(_) | Point::Checkpoint(_) => None,
+    };
+    let mut span = FIRST_WINDOW;
+    loop {
+        let top = end.unwrap_or_else(SystemTime::now);
+        let start = top
+            .checked_sub(span)
+            .unwrap_or(earliest.at)
+            .max(earliest.at);
+        let rows = client.checkpoints_between(vpg_id, Some(start), end, deadline)?;
+        for row in rows {
+            if !seen.iter().any(|c| c.id == row.id) {
+                seen.push(row);
+            }
+        }
+        if let Some(found) = pick(&seen) {
+            return Ok((Some(found), seen));
+        }
+        if start <= earliest.at {
+            return Ok((None, seen));
+        }
+        end = Some(start);
+        span = span.saturating_mul(4);
+    }
 }
 
 /// The error for a point that matches no checkpoint, listing the tagged ones that exist.
@@ -508,8 +579,43 @@ fn restore(
                 }
             })?;
         check_interrupt(interrupted)?;
-        Ok((size, out.sha256()))
+        let sha = out.sha256();
+        unzip_in_place(file, tmp, &plan.guest_path).map(|plain| plain.unwrap_or((size, sha)))
     })
+}
+
+/// When the download in `file` is a zip archive holding the guest file (and no zip was asked
+/// for), replaces it with that file; returns the file's size and SHA-256.
+fn unzip_in_place(
+    file: &mut std::fs::File,
+    tmp: &std::path::Path,
+    guest_path: &str,
+) -> anyhow::Result<Option<(u64, String)>> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let cannot = || format!("cannot read back {}", tmp.display());
+    file.seek(SeekFrom::Start(0)).with_context(cannot)?;
+    let mut head = [0_u8; 4];
+    let read = file.read(&mut head).with_context(cannot)?;
+    if !zip::is_archive_of(&head[..read], guest_path) {
+        return Ok(None);
+    }
+    let name = guest_path
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(guest_path)
+        .to_owned();
+    let dir = tmp.parent().unwrap_or(std::path::Path::new("."));
+    let mut plain = tempfile::tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    let mut hashing = Hashing::new(&mut plain);
+    let size =
+        zip::extract(file, &name, &mut hashing).context("the ZVM's download is a zip archive")?;
+    let sha = hashing.sha256();
+    plain.seek(SeekFrom::Start(0)).with_context(cannot)?;
+    file.set_len(0).with_context(cannot)?;
+    file.seek(SeekFrom::Start(0)).with_context(cannot)?;
+    std::io::copy(&mut plain, file).with_context(|| format!("cannot write {}", tmp.display()))?;
+    Ok(Some((size, sha)))
 }
 
 fn check_interrupt(interrupted: &AtomicBool) -> anyhow::Result<()> {

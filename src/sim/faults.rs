@@ -47,6 +47,41 @@ pub enum Fault {
     MountHangs { vm: String },
     /// FLR downloads from this VM answer HTTP 500.
     DownloadFails { vm: String },
+    // What real appliances do differently (each a behaviour a ZVM was seen or documented to
+    // have; the client must end in a confirmed checkpoint, a restored file or a refusal):
+    /// 9.x `POST /v1/session/add` logs in only with this `AuthenticationMethod` (0 the ZVM
+    /// host's Windows account, 1 a vCenter account); without it the lab's account is vCenter.
+    SessionMethod { method: u8 },
+    /// FLR browse answers pages of at most `size` items (`pageNumber` from 1; absent: page 1).
+    BrowsePages { size: usize },
+    /// FLR browse refuses (400) a body naming `pageNumber` or `pageSize`, as an older
+    /// appliance does.
+    BrowseRefusesPaging,
+    /// The FLR download URL comes back in this form.
+    DownloadUrl { form: UrlForm },
+    /// FLR downloads are zip archives holding the file.
+    DownloadZip,
+    /// `GET /v1/vms` also lists a VM being deleted, with `VmName` and `VpgName` null.
+    NullNameRows,
+    /// `GET /v1/tasks/{id}` answers 401 once the task has ended.
+    TaskGone401,
+    /// Every `every`-th API request is answered `status` (429 or 503) with `Retry-After: secs`
+    /// (real seconds); a request inside that window is refused again and counted as early.
+    RetryAfter { status: u16, secs: u64, every: u32 },
+    /// Tags are listed cut to `max` characters.
+    NamesCut { max: usize },
+}
+
+/// The form of an FLR download URL (`download-url` fault).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UrlForm {
+    /// `v1/downloads/…`: relative, no leading slash.
+    Relative,
+    /// `/v1/downloads/…`.
+    RootRelative,
+    /// Absolute on another name of the ZVM (`localhost` for `127.0.0.1`).
+    OtherHost,
 }
 
 /// The terminal state an `insert-fails` fault forces.
@@ -113,6 +148,30 @@ impl Fault {
                     Err(format!("no VM named {vm:?}"))
                 }
             }
+            Fault::SessionMethod { method } if *method > 1 => Err(format!(
+                "method {method} is not 0 (Windows account) or 1 (vCenter account)"
+            )),
+            Fault::BrowsePages { size: 0 } => Err(String::from("size must be at least 1")),
+            Fault::NamesCut { max: 0 } => Err(String::from("max must be at least 1")),
+            Fault::RetryAfter { status, every, .. } => {
+                if ![429, 503].contains(status) {
+                    Err(format!("status {status} is not 429 or 503"))
+                } else if *every < 2 {
+                    Err(String::from(
+                        "every must be at least 2 (every request refused is a dead ZVM)",
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            Fault::SessionMethod { .. }
+            | Fault::BrowsePages { .. }
+            | Fault::BrowseRefusesPaging
+            | Fault::DownloadUrl { .. }
+            | Fault::DownloadZip
+            | Fault::NullNameRows
+            | Fault::TaskGone401
+            | Fault::NamesCut { .. } => Ok(()),
         }
     }
 }
@@ -285,6 +344,11 @@ impl FaultSet {
         self.active
             .iter()
             .any(|a| matches!(&a.fault, Fault::DownloadFails { vm } if is_vm(vm)))
+    }
+
+    /// The first appliance behaviour `pick` finds among the faults in force.
+    pub(crate) fn appliance<T>(&self, pick: impl Fn(&Fault) -> Option<T>) -> Option<T> {
+        self.active.iter().find_map(|a| pick(&a.fault))
     }
 
     fn prune(&mut self) {

@@ -10,6 +10,7 @@
 
 use serde_json::{Value, json};
 
+use super::faults::{Fault, UrlForm};
 use super::guest::Entry;
 use super::http::{Request, Response};
 use super::ids;
@@ -336,6 +337,28 @@ fn browse(world: &World, index: usize, request: &Request, now: f64) -> Response 
         Ok(path) => path.trim_matches('/').to_owned(),
         Err(refusal) => return refusal,
     };
+    let names_paging = ["pageNumber", "pageSize"]
+        .iter()
+        .any(|key| field(&body, key).is_some());
+    if names_paging
+        && world
+            .faults
+            .appliance(|f| matches!(f, Fault::BrowseRefusesPaging).then_some(()))
+            .is_some()
+    {
+        return Response::message(
+            400,
+            "The request is invalid: BrowseDataApi has no member pageNumber or pageSize.",
+        );
+    }
+    let page_size = world.faults.appliance(|f| match f {
+        Fault::BrowsePages { size } => Some(*size),
+        _ => None,
+    });
+    let page_number = field(&body, "pageNumber")
+        .and_then(Value::as_u64)
+        .unwrap_or(1)
+        .max(1);
     let files = &world.files[session.vm];
     match files.browse(session.checkpoint_seq, &path) {
         Ok(Some(entries)) => {
@@ -346,7 +369,13 @@ fn browse(world: &World, index: usize, request: &Request, now: f64) -> Response 
             } else {
                 item(&Entry::Volume(path.clone()), "Partition")
             };
-            let items: Vec<Value> = entries.iter().map(|e| item(e, "")).collect();
+            let mut items: Vec<Value> = entries.iter().map(|e| item(e, "")).collect();
+            if let Some(size) = page_size {
+                let skip = usize::try_from(page_number - 1)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(size);
+                items = items.into_iter().skip(skip).take(size).collect();
+            }
             Response::json(200, &json!({ "MainPathItem": main, "PathItems": items }))
         }
         Ok(None) => Response::message(400, &format!("'{path}' is a file, not a folder.")),
@@ -419,13 +448,34 @@ fn download(world: &mut World, base: &str, index: usize, request: &Request, now:
     };
     world.flr.next += 1;
     let token = ids::guid("download", &world.flr.next.to_string()).replace('-', "");
-    let file_name = path.rsplit('/').next().unwrap_or(path).to_owned();
+    let mut file_name = path.rsplit('/').next().unwrap_or(path).to_owned();
+    let zipped = world
+        .faults
+        .appliance(|f| matches!(f, Fault::DownloadZip).then_some(()))
+        .is_some();
+    let bytes = if zipped {
+        let archive = super::zip::archive(&file_name, &bytes);
+        file_name.push_str(".zip");
+        archive
+    } else {
+        bytes
+    };
     world.flr.sessions[index].downloads.push(Download {
         token: token.clone(),
         file_name,
         bytes,
     });
-    Response::json(200, &json!(format!("{base}/_sim/flr-download/{token}")))
+    let path = format!("_sim/flr-download/{token}");
+    let url = match world.faults.appliance(|f| match f {
+        Fault::DownloadUrl { form } => Some(*form),
+        _ => None,
+    }) {
+        None => format!("{base}/{path}"),
+        Some(UrlForm::Relative) => path,
+        Some(UrlForm::RootRelative) => format!("/{path}"),
+        Some(UrlForm::OtherHost) => format!("{}/{path}", base.replace("127.0.0.1", "localhost")),
+    };
+    Response::json(200, &json!(url))
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod server;
 mod state;
 mod tls;
 mod wire;
+mod zip;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -36,9 +37,11 @@ use std::time::{Instant, SystemTime};
 use anyhow::Context as _;
 use serde::Serialize;
 
-pub use faults::{FailState, Fault};
+pub use faults::{FailState, Fault, UrlForm};
 pub use scenario::Scenario;
 pub use tls::SimCertificate;
+#[cfg(test)]
+pub(crate) use zip::archive as zip_of;
 
 use crate::cli::{SimArgs, SimCertificateArg};
 use clock::Clock;
@@ -89,6 +92,8 @@ pub struct Stats {
     pub unauthorized: u64,
     /// Requests per route, e.g. `"GET /v1/vpgs/{id}/checkpoints"`.
     pub by_route: BTreeMap<String, u64>,
+    /// Requests that came before the `Retry-After` of a `retry-after` answer had passed.
+    pub early_retries: u64,
 }
 
 /// One tagged-checkpoint insert as the simulator saw it.
@@ -149,7 +154,7 @@ impl Sim {
         let identity = tls::load_or_create(&opts.cert_dir, &opts.certificate)?;
         let listener = TcpListener::bind(("127.0.0.1", opts.port)).with_context(|| {
             format!(
-                "cannot listen on 127.0.0.1:{} (is another simulator running?)",
+                "cannot listen on 127.0.0.1:{} (is another simulator running? `--port 0` picks a free port)",
                 opts.port
             )
         })?;
@@ -362,6 +367,9 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
         },
         frozen_clock: false,
     })?;
+    for behaviour in &args.appliance {
+        sim.add_fault(appliance_fault(*behaviour));
+    }
     let (stop_tx, stop_rx) = std::sync::mpsc::channel();
     ctrlc::set_handler(move || {
         let _ = stop_tx.send(());
@@ -372,6 +380,31 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
     crate::console::err("rewind sim: stopping");
     drop(sim);
     Ok(())
+}
+
+/// The fault that makes the simulator answer as `rewind sim --appliance` asks.
+fn appliance_fault(behaviour: crate::cli::ApplianceArg) -> Fault {
+    use crate::cli::ApplianceArg as A;
+    match behaviour {
+        A::SessionWindows => Fault::SessionMethod { method: 0 },
+        A::BrowsePages => Fault::BrowsePages { size: 2 },
+        A::BrowseRefusesPaging => Fault::BrowseRefusesPaging,
+        A::DownloadUrlRelative => Fault::DownloadUrl {
+            form: UrlForm::Relative,
+        },
+        A::DownloadUrlOtherHost => Fault::DownloadUrl {
+            form: UrlForm::OtherHost,
+        },
+        A::DownloadZip => Fault::DownloadZip,
+        A::NullNameRows => Fault::NullNameRows,
+        A::TaskGone401 => Fault::TaskGone401,
+        A::RetryAfter => Fault::RetryAfter {
+            status: 429,
+            secs: 2,
+            every: 4,
+        },
+        A::NamesCut => Fault::NamesCut { max: 40 },
+    }
 }
 
 fn print_banner(text: &str) {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::faults::Fault;
 use super::http::{Request, Response};
 use super::ids;
 use super::scenario::AuthMode;
@@ -176,6 +177,9 @@ impl App for SimApp {
         ) {
             stats.token_requests += 1;
         }
+        if let Some(refusal) = retry_after(&mut world, &matched) {
+            return (Duration::ZERO, Action::Answer(refusal));
+        }
         let (latency, action) = world.faults.network(&request.method, &request.path);
         let action = match action {
             None => Action::Handle,
@@ -240,6 +244,9 @@ fn zvm(world: &mut World, base: &str, request: &Request, now: f64, instant: Inst
         Route::Logout => return Response::empty(204),
         Route::WellKnown => return well_known(base),
         Route::SessionAdd => {
+            if let Err(refusal) = session_method(world, request) {
+                return refusal;
+            }
             let scenario = world.scenario.clone();
             return match world.auth.add_session(&scenario, request.basic(), instant) {
                 Some(session) => Response::empty(200).with_header("x-zerto-session", &session),
@@ -292,6 +299,80 @@ fn zvm(world: &mut World, base: &str, request: &Request, now: f64, instant: Inst
         Route::Token | Route::Logout | Route::WellKnown | Route::SessionAdd => {
             not_found(&request.path)
         }
+    }
+}
+
+/// A ZVM shedding load (`retry-after` fault): every `every`-th API request, and any request
+/// before the wait it asked for has passed, is refused with `Retry-After`. Logins are spared.
+fn retry_after(world: &mut World, matched: &Result<Matched, u16>) -> Option<Response> {
+    let (status, secs, every) = world.faults.appliance(|f| match f {
+        Fault::RetryAfter {
+            status,
+            secs,
+            every,
+        } => Some((*status, *secs, *every)),
+        _ => None,
+    })?;
+    if matches!(
+        matched,
+        Ok(Matched {
+            route: Route::Token | Route::SessionAdd,
+            ..
+        })
+    ) {
+        return None;
+    }
+    let now = Instant::now();
+    let refuse = if world.retry_after_until.is_some_and(|until| now < until) {
+        world.stats.early_retries += 1;
+        true
+    } else {
+        world.stats.requests.is_multiple_of(u64::from(every.max(2)))
+    };
+    if !refuse {
+        return None;
+    }
+    world.retry_after_until = Some(now + Duration::from_secs(secs));
+    Some(
+        Response::message(status, "The server is busy; retry later.")
+            .with_header("Retry-After", &secs.to_string()),
+    )
+}
+
+/// 9.x login: the account of the lab is a vCenter account (method 1) unless a
+/// `session-method` fault says it is the ZVM host's Windows account (0). A body without
+/// `AuthenticationMethod` is method 0, as Zerto documents the default.
+fn session_method(world: &World, request: &Request) -> Result<(), Response> {
+    let wanted = world
+        .faults
+        .appliance(|f| match f {
+            Fault::SessionMethod { method } => Some(*method),
+            _ => None,
+        })
+        .unwrap_or(1);
+    let sent = if request.body.iter().all(u8::is_ascii_whitespace) {
+        Some(0)
+    } else {
+        let body = request.json()?;
+        match field(&body, "AuthenticationMethod") {
+            None | Some(Value::Null) => Some(0),
+            Some(Value::Number(n)) => n.as_u64(),
+            Some(Value::String(s)) => s.trim().parse().ok(),
+            Some(_) => None,
+        }
+    };
+    match sent {
+        Some(m) if m == u64::from(wanted) => Ok(()),
+        Some(m @ (0 | 1)) => Err(Response::message(
+            401,
+            &format!(
+                "Authentication failed: the account does not log in with AuthenticationMethod {m}."
+            ),
+        )),
+        _ => Err(Response::message(
+            400,
+            "AuthenticationMethod must be 0 or 1.",
+        )),
     }
 }
 
@@ -356,6 +437,20 @@ fn vms(world: &World, base: &str, request: &Request) -> Response {
             if matches("vpgname", &group.name) && matches("vpgidentifier", &group.id) {
                 rows.push(wire::vm_row(world, base, vm, vpg));
             }
+        }
+    }
+    let null_rows = world
+        .faults
+        .appliance(|f| matches!(f, Fault::NullNameRows).then_some(()))
+        .is_some();
+    if null_rows && request.query("vmidentifier").is_none() && request.query("vmname").is_none() {
+        // A VM being deleted: still listed, its names already gone.
+        if let Some(mut row) = rows.first().cloned() {
+            row["VmIdentifier"] = json!(format!("{}.vm-99999", world.scenario.site_id));
+            row["VmName"] = Value::Null;
+            row["VpgName"] = Value::Null;
+            row["VmNetworkInformation"] = Value::Null;
+            rows.insert(0, row);
         }
     }
     Response::json(200, &Value::Array(rows))
@@ -435,9 +530,21 @@ fn checkpoints(world: &World, request: &Request, vpg: usize, now: f64) -> Respon
             bounds[0].is_none_or(|start| cp.time >= start)
                 && bounds[1].is_none_or(|end| cp.time <= end)
         })
-        .map(wire::checkpoint_row)
+        .map(|cp| cut_tag(world, wire::checkpoint_row(cp)))
         .collect();
     Response::json(200, &Value::Array(rows))
+}
+
+/// A checkpoint row with its tag cut as a `names-cut` fault says.
+fn cut_tag(world: &World, mut row: Value) -> Value {
+    let max = world.faults.appliance(|f| match f {
+        Fault::NamesCut { max } => Some(*max),
+        _ => None,
+    });
+    if let (Some(max), Some(tag)) = (max, row["Tag"].as_str()) {
+        row["Tag"] = json!(tag.chars().take(max).collect::<String>());
+    }
+    row
 }
 
 fn checkpoint_stats(world: &World, vpg: usize, now: f64) -> Response {
@@ -445,8 +552,8 @@ fn checkpoint_stats(world: &World, vpg: usize, now: f64) -> Response {
     Response::json(
         200,
         &json!({
-            "Earliest": rows.first().map(|cp| wire::checkpoint_row(cp)),
-            "Latest": rows.last().map(|cp| wire::checkpoint_row(cp)),
+            "Earliest": rows.first().map(|cp| cut_tag(world, wire::checkpoint_row(cp))),
+            "Latest": rows.last().map(|cp| cut_tag(world, wire::checkpoint_row(cp))),
         }),
     )
 }
@@ -488,6 +595,15 @@ fn task(world: &World, base: &str, id: &str, now: f64) -> Response {
         return Response::message(400, &format!("The task identifier '{id}' is not valid."));
     }
     match world.task_by_id(id) {
+        Some(task)
+            if world.tasks[task].ended(now).is_some()
+                && world
+                    .faults
+                    .appliance(|f| matches!(f, Fault::TaskGone401).then_some(()))
+                    .is_some() =>
+        {
+            Response::message(401, DENIED)
+        }
         Some(task) => Response::json(200, &wire::task(world, base, &world.tasks[task], now)),
         None => Response::message(404, &format!("Task '{id}' was not found.")),
     }

@@ -28,6 +28,7 @@
 //! # Optional, each overriding the profile (sim seconds):
 //! # journal_gap_secs, tag_latency_secs, stamp_offset_secs, task_secs
 //! status = "MeetingSLA"            # VPG status name
+//! sub_status = "None"              # VPG sub-status name (e.g. "ReplicationPausedUserInitiated")
 //! history_checkpoints = 5          # periodic checkpoints already in the journal at the start
 //! journal_history_mins = 60        # older checkpoints drop out of the journal
 //! recovery_site = "lab-site"       # default: the local site
@@ -166,6 +167,8 @@ pub(crate) struct VpgSpec {
     pub(crate) timing: Timing,
     /// Status enum value and its name.
     pub(crate) status: (u8, String),
+    /// SubStatus enum value and its name.
+    pub(crate) sub_status: (u8, String),
     /// Indexes into `Scenario::vms`.
     pub(crate) vms: Vec<usize>,
     pub(crate) history_checkpoints: u32,
@@ -186,6 +189,43 @@ pub(crate) const VPG_STATUSES: [&str; 9] = [
     "Moving",
     "Deleting",
     "Recovered",
+];
+
+/// VPG sub-status names in enum order (0–32, as documented; later values are unnamed).
+pub(crate) const VPG_SUB_STATUSES: [&str; 33] = [
+    "None",
+    "InitialSync",
+    "Creating",
+    "VolumeInitialSync",
+    "Sync",
+    "RecoveryPossible",
+    "DeltaSync",
+    "NeedsConfiguration",
+    "Error",
+    "EmptyProtectionGroup",
+    "DisconnectedFromPeerNoRecoveryPoints",
+    "FullSync",
+    "VolumeDeltaSync",
+    "VolumeFullSync",
+    "FailingOverCommitting",
+    "FailingOverBeforeCommit",
+    "FailingOverRollingBack",
+    "Promoting",
+    "MovingCommitting",
+    "MovingBeforeCommit",
+    "MovingRollingBack",
+    "Deleting",
+    "PendingRemove",
+    "BitmapSync",
+    "DisconnectedFromPeer",
+    "ReplicationPausedUserInitiated",
+    "ReplicationPausedSystemInitiated",
+    "RecoveryStorageProfileError",
+    "Backup",
+    "RollingBack",
+    "RecoveryStorageError",
+    "JournalStorageError",
+    "VmNotProtectedError",
 ];
 
 impl fmt::Debug for Scenario {
@@ -324,6 +364,8 @@ struct RawVpg {
     task_secs: Option<f64>,
     #[serde(default = "default_status")]
     status: String,
+    #[serde(default = "default_sub_status")]
+    sub_status: String,
     vms: Vec<String>,
     #[serde(default = "default_history")]
     history_checkpoints: u32,
@@ -352,6 +394,9 @@ fn default_unmount_secs() -> f64 {
 }
 fn default_status() -> String {
     "MeetingSLA".to_owned()
+}
+fn default_sub_status() -> String {
+    "None".to_owned()
 }
 fn default_history() -> u32 {
     5
@@ -502,6 +547,16 @@ fn validate_vpgs(
                     VPG_STATUSES.join(", ")
                 )
             })?;
+        let sub_status = VPG_SUB_STATUSES
+            .iter()
+            .position(|name| name.eq_ignore_ascii_case(&vpg.sub_status))
+            .ok_or_else(|| {
+                format!(
+                    "{at}: key `sub_status`: {:?} is not one of {}",
+                    vpg.sub_status,
+                    VPG_SUB_STATUSES.join(", ")
+                )
+            })?;
         let members =
             vpg_members(&vpg.vms, vms).map_err(|err| format!("{at}: key `vms`: {err}"))?;
         let history_secs = f64::from(vpg.journal_history_mins) * 60.0;
@@ -524,6 +579,10 @@ fn validate_vpgs(
             status: (
                 u8::try_from(status).unwrap_or_default(),
                 VPG_STATUSES[status].to_owned(),
+            ),
+            sub_status: (
+                u8::try_from(sub_status).unwrap_or_default(),
+                VPG_SUB_STATUSES[sub_status].to_owned(),
             ),
             vms: members,
             history_checkpoints: vpg.history_checkpoints,

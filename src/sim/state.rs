@@ -168,6 +168,8 @@ pub(crate) struct World {
     pub(crate) flr: Flr,
     pub(crate) auth: Auth,
     pub(crate) stats: Stats,
+    /// Until when a `retry-after` answer asked clients to wait (real time).
+    pub(crate) retry_after_until: Option<std::time::Instant>,
     next_checkpoint: u64,
     next_seq: u64,
     next_task: u64,
@@ -212,6 +214,7 @@ impl World {
             flr: Flr::default(),
             auth: Auth::new(),
             stats: Stats::default(),
+            retry_after_until: None,
             next_checkpoint: 1001,
             next_seq: 1,
             next_task: 1,

@@ -446,11 +446,21 @@ fn session_auth_imitates_a_windows_zvm() {
         "Basic {}",
         super::http::base64_encode(b"admin:zerto-sim", false)
     );
-    let login = answer(
+    let windows = answer(
         lab.agent
             .post(lab.url("/v1/session/add"))
             .header("Authorization", &basic)
             .send_empty(),
+    );
+    assert_eq!(
+        windows.status, 401,
+        "no method is the Windows account, and the lab's account is vCenter's"
+    );
+    let login = answer(
+        lab.agent
+            .post(lab.url("/v1/session/add"))
+            .header("Authorization", &basic)
+            .send_json(serde_json::json!({"AuthenticationMethod": "1"})),
     );
     assert_eq!((login.status, &login.body), (200, &Value::Null));
     let session = login.session.expect("x-zerto-session header");

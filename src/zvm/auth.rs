@@ -17,7 +17,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::error::ZvmError;
 use super::http::{AuthHeader, Call, CallBody, Http, error_message, read_text};
-use crate::config::{AuthMode, SecretSource, ZvmConfig};
+use crate::config::{AuthMode, SecretSource, SessionMethod, ZvmConfig};
 use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::secret::Secret;
@@ -61,6 +61,7 @@ pub(crate) struct Auth {
     password: SecretSource,
     client_id: String,
     client_secret: Option<SecretSource>,
+    session_method: SessionMethod,
     /// The cache key's parts that are not secret: URL, mode, user, client.
     identity: Vec<u8>,
     cache_dir: PathBuf,
@@ -92,6 +93,7 @@ impl Auth {
             password: config.password.clone(),
             client_id: config.client_id.clone(),
             client_secret: config.client_secret.clone(),
+            session_method: config.session_method,
             identity,
             cache_dir: cache_dir.join("tokens"),
             credential: OnceLock::new(),
@@ -308,11 +310,14 @@ impl Auth {
             self.username,
             password.expose()
         ));
+        // Zerto's docs and its PowerShell wrapper send the method; without it a Windows ZVM
+        // checks the credentials against its host's Windows accounts only.
+        let method = serde_json::json!({ "AuthenticationMethod": self.session_method.number() });
         let call = Call {
             method: "POST",
             path: SESSION_PATH.to_owned(),
             query: Vec::new(),
-            body: CallBody::None,
+            body: CallBody::Json(&method),
         };
         let url = http.url(SESSION_PATH);
         let mut response = http.send(&call, &AuthHeader::Basic(basic), deadline)?;
@@ -339,6 +344,19 @@ impl Auth {
                     status,
                     detail: if response_ok(status) {
                         String::from("no x-zerto-session header in the answer")
+                    } else if status == 401 {
+                        let other = match self.session_method {
+                            SessionMethod::Vcenter => SessionMethod::Windows,
+                            SessionMethod::Windows => SessionMethod::Vcenter,
+                        };
+                        format!(
+                            "{} (logged in with AuthenticationMethod {} = {}; if this is a {} account, set [zvm] session_method = \"{}\")",
+                            error_message(&body),
+                            self.session_method.number(),
+                            method_words(self.session_method),
+                            method_words(other),
+                            other.word()
+                        )
                     } else {
                         error_message(&body)
                     },
@@ -370,6 +388,13 @@ impl Auth {
         self.current
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn method_words(method: SessionMethod) -> &'static str {
+    match method {
+        SessionMethod::Vcenter => "a vCenter account",
+        SessionMethod::Windows => "a Windows account of the ZVM host",
     }
 }
 

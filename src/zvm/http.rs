@@ -75,20 +75,30 @@ impl Http {
         })
     }
 
-    /// The path (with query) of a URL the ZVM handed out, when it points back at this ZVM:
-    /// a relative `/path`, or an absolute URL whose scheme, host and port are this ZVM's
-    /// (compared without case, the default port implied). Credentials never go elsewhere.
-    pub(crate) fn path_on_this_zvm(&self, url: &str) -> Option<String> {
-        if url.starts_with('/') {
-            return Some(url.to_owned());
-        }
-        let (scheme, host, port, path) = split_url(url)?;
-        let (base_scheme, base_host, base_port, base_path) = split_url(&self.base)?;
-        let same = scheme.eq_ignore_ascii_case(base_scheme)
-            && host.eq_ignore_ascii_case(base_host)
-            && port == base_port;
+    /// The path (with query) to fetch, from the configured base, for a URL the ZVM handed
+    /// out: real answers are absolute on one of the ZVM's own names (its IP where it was
+    /// configured by name, or the reverse), `/`-rooted, or relative without the slash. Only
+    /// the path and query are taken, so the credentials only ever go to the configured ZVM.
+    /// A path under the configured base's own path is taken relative to it.
+    pub(crate) fn download_path(&self, url: &str) -> Option<String> {
+        let url = url.trim();
+        let path = if url.contains("://") {
+            let (_, _, _, path) = split_url(url)?;
+            path.to_owned()
+        } else if url.is_empty() || url.contains(':') && !url.starts_with('/') {
+            // `file:…`, `javascript:…`: not a place on the ZVM.
+            return None;
+        } else if url.starts_with('/') {
+            url.to_owned()
+        } else {
+            format!("/{url}")
+        };
+        let (_, _, _, base_path) = split_url(&self.base)?;
         let prefix = base_path.trim_end_matches('/');
-        (same && path.starts_with(prefix)).then(|| path[prefix.len()..].to_owned())
+        Some(match path.strip_prefix(prefix) {
+            Some(rest) if !prefix.is_empty() && rest.starts_with(['/', '?']) => rest.to_owned(),
+            _ => path,
+        })
     }
 
     /// The full URL of a path (for messages; never carries credentials).
@@ -157,17 +167,16 @@ fn prepare<B>(
         .build()
 }
 
-/// Reads a response body as JSON of type `T`, or a [`ZvmError::Decode`] naming the call.
-pub(crate) fn read_json<T: DeserializeOwned>(
+/// Parses an answer's text as JSON of type `T`, or a [`ZvmError::Decode`] naming the call.
+pub(crate) fn parse_json<T: DeserializeOwned>(
     method: &'static str,
     url: &str,
-    response: &mut Response<Body>,
+    text: &str,
 ) -> Result<T, ZvmError> {
-    let text = read_text(method, url, response)?;
-    serde_json::from_str(&text).map_err(|e| ZvmError::Decode {
+    serde_json::from_str(text).map_err(|e| ZvmError::Decode {
         method,
         url: url.to_owned(),
-        detail: format!("{e} in {}", preview(&text)),
+        detail: format!("{e} in {}", preview(text)),
     })
 }
 
@@ -291,12 +300,31 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
             url,
             detail: format!("the answer is larger than {limit} bytes"),
         },
+        // A TLS server's first bytes read as an HTTP answer make no sense to the parser.
+        other if url.starts_with("http://") && speaks_tls(&other.to_string()) => {
+            ZvmError::Unreachable {
+                method,
+                detail: format!(
+                    "{other}: the ZVM speaks TLS on this port; use https:// in [zvm] url ({})",
+                    url.replacen("http://", "https://", 1)
+                ),
+                url,
+            }
+        }
         other => ZvmError::Unreachable {
             method,
             url,
             detail: other.to_string(),
         },
     }
+}
+
+/// Whether an HTTP parse error is what plain HTTP sent to a TLS port gives.
+fn speaks_tls(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    ["http version", "bad status", "invalid status", "parse"]
+        .iter()
+        .any(|needle| error.contains(needle))
 }
 
 /// `scheme://host[:port]/path` into its parts, the port made explicit.
@@ -351,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn download_urls_must_point_back_at_this_zvm() {
+    fn download_urls_are_fetched_from_the_configured_zvm_whatever_their_form() {
         let config = crate::config::Config::parse(
             "[zvm]\nurl = \"https://ZVM.example:443\"\npassword_env = \"P\"\n",
             std::path::Path::new("c.toml"),
@@ -360,15 +388,22 @@ mod tests {
         let http = Http::new(config.zvm.as_ref().expect("zvm")).expect("http");
         for (url, expected) in [
             ("https://zvm.example/files/a?t=1", Some("/files/a?t=1")),
-            ("https://zvm.example:443/files/a", Some("/files/a")),
+            ("https://10.0.0.5:9669/files/a", Some("/files/a")),
             ("/files/a", Some("/files/a")),
-            ("https://zvm.example:8443/files/a", None),
-            ("http://zvm.example/files/a", None),
-            ("https://evil.example/files/a", None),
-            ("https://zvm.example.evil.example/files/a", None),
-            ("https://[::1]/files/a", None),
+            ("v1/downloads/x.zip", Some("/v1/downloads/x.zip")),
+            ("https://evil.example/files/a", Some("/files/a")),
+            ("https://[::1]/files/a", Some("/files/a")),
+            ("file:/etc/passwd", None),
+            ("ftp://zvm.example/a", None),
+            ("", None),
         ] {
-            assert_eq!(http.path_on_this_zvm(url).as_deref(), expected, "{url}");
+            assert_eq!(http.download_path(url).as_deref(), expected, "{url}");
+            if let Some(path) = http.download_path(url) {
+                assert!(
+                    http.url(&path).starts_with("https://ZVM.example:443/"),
+                    "only the configured ZVM is asked: {url}"
+                );
+            }
         }
     }
 

@@ -9,18 +9,19 @@ mod error;
 mod http;
 pub mod model;
 pub mod resolve;
+mod shape;
 pub mod tls;
 mod wire;
 
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::de::DeserializeOwned;
 use ureq::Body;
 use ureq::http::Response;
 
 pub use self::error::ZvmError;
-use self::http::{Call, CallBody, Http, error_message, read_json, read_text};
+use self::http::{Call, CallBody, Http, error_message, parse_json, read_text};
 pub use self::model::{
     Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
 };
@@ -31,6 +32,10 @@ use crate::deadline::Deadline;
 pub struct Client {
     http: Http,
     auth: auth::Auth,
+    /// No request before this: the ZVM answered 429 or 503 with `Retry-After`.
+    not_before: std::sync::Mutex<Option<Instant>>,
+    /// The shapes of the answers seen, when asked to keep them ([`Client::keep_shapes`]).
+    shapes: Option<std::sync::Mutex<shape::Shapes>>,
 }
 
 impl Client {
@@ -40,7 +45,35 @@ impl Client {
         Ok(Client {
             http: Http::new(config)?,
             auth: auth::Auth::new(config, cache_dir),
+            not_before: std::sync::Mutex::new(None),
+            shapes: None,
         })
+    }
+
+    /// From now on, keeps the shape of every JSON answer (field names and JSON types, no
+    /// values), by call, for [`Client::shapes`].
+    pub fn keep_shapes(&mut self) {
+        self.shapes = Some(std::sync::Mutex::new(shape::Shapes::default()));
+    }
+
+    /// The shapes kept so far, as JSON: `{"GET /v1/vms": [{"VmName": "string", …}], …}`.
+    pub fn shapes(&self) -> serde_json::Value {
+        self.shapes.as_ref().map_or(serde_json::Value::Null, |s| {
+            s.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .to_json()
+        })
+    }
+
+    fn keep_shape(&self, method: &str, path: &str, answer: &str) {
+        if let Some(shapes) = &self.shapes
+            && let Ok(value) = serde_json::from_str::<serde_json::Value>(answer)
+        {
+            shapes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .add(method, path, &value);
+        }
     }
 
     /// Logs in (or reuses the cached token) without calling the API.
@@ -97,6 +130,44 @@ impl Client {
             query,
             deadline,
             wire::checkpoints,
+        )
+    }
+
+    /// `GET /v1/vpgs/{id}/checkpoints?startDate=&endDate=`: the checkpoints of a window of
+    /// time (either end open when `None`).
+    pub fn checkpoints_between(
+        &self,
+        vpg_id: &str,
+        start: Option<SystemTime>,
+        end: Option<SystemTime>,
+        deadline: &Deadline,
+    ) -> Result<Vec<Checkpoint>, ZvmError> {
+        let mut query = Vec::new();
+        if let Some(t) = start {
+            query.push(("startDate", query_time(t)));
+        }
+        if let Some(t) = end {
+            query.push(("endDate", query_time(t)));
+        }
+        self.get(
+            &format!("/v1/vpgs/{}/checkpoints", segment(vpg_id)),
+            query,
+            deadline,
+            wire::checkpoints,
+        )
+    }
+
+    /// `GET /v1/vpgs/{id}/checkpoints/stats`: the oldest checkpoint still in the journal.
+    pub fn earliest_checkpoint(
+        &self,
+        vpg_id: &str,
+        deadline: &Deadline,
+    ) -> Result<Option<Checkpoint>, ZvmError> {
+        self.get(
+            &format!("/v1/vpgs/{}/checkpoints/stats", segment(vpg_id)),
+            Vec::new(),
+            deadline,
+            wire::earliest,
         )
     }
 
@@ -198,19 +269,54 @@ impl Client {
     }
 
     /// `POST /v1/flrs/{id}/browse`: the entries under a volume path (`""` lists volumes).
+    ///
+    /// 10.x answers a page at a time (`pageNumber`, `pageSize`, no total): pages are asked
+    /// for until one comes back short, empty, or with nothing new. The first page asked is 0
+    /// (a 1-based appliance answers it as page 1, and the repeat brings nothing new); an
+    /// appliance that refuses the paging fields (HTTP 400) is asked once without them.
     pub fn flr_browse(
         &self,
         session_id: &str,
         path: &str,
         deadline: &Deadline,
     ) -> Result<Vec<PathEntry>, ZvmError> {
-        let body = serde_json::json!({ "path": path });
-        self.post(
-            &format!("/v1/flrs/{}/browse", segment(session_id)),
-            &body,
-            deadline,
-            wire::entries,
-        )
+        const PAGE: usize = 500;
+        const MAX_PAGES: u64 = 10_000;
+        let url = format!("/v1/flrs/{}/browse", segment(session_id));
+        let mut entries: Vec<PathEntry> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut full_page: Option<usize> = None;
+        let mut stale = 0;
+        for page in 0..MAX_PAGES {
+            let body = serde_json::json!({ "path": path, "pageNumber": page, "pageSize": PAGE });
+            let items = match self.post(&url, &body, deadline, wire::entries) {
+                Ok(items) => items,
+                Err(e) if page == 0 && e.status() == Some(400) => {
+                    // An older appliance: no paging fields, one answer.
+                    let body = serde_json::json!({ "path": path });
+                    return self.post(&url, &body, deadline, wire::entries);
+                }
+                Err(e) => return Err(e),
+            };
+            let size = items.len();
+            let before = entries.len();
+            for item in items {
+                if seen.insert(item.path.clone()) {
+                    entries.push(item);
+                }
+            }
+            let page_size = *full_page.get_or_insert(size);
+            if entries.len() == before {
+                stale += 1;
+            } else {
+                stale = 0;
+            }
+            // Two pages in a row with nothing new: the appliance ignores the page asked for.
+            if size == 0 || size < page_size || stale >= 2 {
+                break;
+            }
+        }
+        Ok(entries)
     }
 
     /// `POST /v1/flrs/{id}/download`: returns the URL serving the file.
@@ -241,12 +347,18 @@ impl Client {
     ) -> Result<u64, DownloadError> {
         let path = self
             .http
-            .path_on_this_zvm(url)
+            .download_path(url)
             .ok_or_else(|| ZvmError::Decode {
                 method: "POST",
                 url: self.http.url("/v1/flrs/…/download"),
-                detail: format!("download URL {url} is not on this ZVM"),
+                detail: format!("download URL {url:?} is not an http(s) URL or path"),
             })?;
+        if let Some(shapes) = &self.shapes {
+            shapes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .note_url_form(url, &self.http.url(""));
+        }
         let response = self.authorized("GET", &path, Vec::new(), &CallBody::None, deadline)?;
         http::copy_body("GET", &self.http.url(&path), response, out)
     }
@@ -304,7 +416,9 @@ impl Client {
     ) -> Result<T, ZvmError> {
         let mut response = self.authorized(method, path, query, body, deadline)?;
         let url = self.http.url(path);
-        let answer: W = read_json(method, &url, &mut response)?;
+        let text = read_text(method, &url, &mut response)?;
+        self.keep_shape(method, path, &text);
+        let answer: W = parse_json(method, &url, &text)?;
         convert(answer).map_err(|detail| ZvmError::Decode {
             method,
             url,
@@ -331,6 +445,7 @@ impl Client {
         let mut token = self.auth.token(&self.http, deadline)?;
         let mut renewed = false;
         loop {
+            self.wait_until_allowed(method, path, deadline)?;
             let mut response = self
                 .http
                 .send(&call, &token.header(self.auth.mode), deadline)?;
@@ -339,6 +454,22 @@ impl Client {
                 token = self.auth.renew(&token, &self.http, deadline)?;
                 renewed = true;
                 continue;
+            }
+            if matches!(status, 429 | 503)
+                && let Some(wait) = retry_after(&response)
+            {
+                // A loaded ZVM said when to come back: never sooner, and only within the
+                // deadline (the wait is shared by every later call of this client).
+                let until = Instant::now() + wait;
+                let mut not_before = self
+                    .not_before
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                *not_before = Some(not_before.map_or(until, |t| t.max(until)));
+                drop(not_before);
+                if wait < deadline.remaining() {
+                    continue;
+                }
             }
             if response.status().is_success() {
                 return Ok(response);
@@ -353,6 +484,62 @@ impl Client {
             });
         }
     }
+}
+
+impl Client {
+    /// Sleeps until the ZVM's `Retry-After` has passed; a wait beyond the deadline is a
+    /// timeout without asking.
+    fn wait_until_allowed(
+        &self,
+        method: &'static str,
+        path: &str,
+        deadline: &Deadline,
+    ) -> Result<(), ZvmError> {
+        let not_before = *self
+            .not_before
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(wait) = not_before.and_then(|t| t.checked_duration_since(Instant::now())) else {
+            return Ok(());
+        };
+        if wait >= deadline.remaining() {
+            return Err(ZvmError::TimedOut {
+                method,
+                url: self.http.url(path),
+            });
+        }
+        std::thread::sleep(wait);
+        Ok(())
+    }
+}
+
+/// The wait a 429 or 503 asks for: `Retry-After` in seconds, or as an HTTP date; at least a
+/// second (a ZVM saying 0 must not be asked again in a tight loop) and at most an hour.
+fn retry_after(response: &Response<Body>) -> Option<Duration> {
+    let value = response.headers().get("retry-after")?.to_str().ok()?.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => httpdate(value)?
+            .duration_since(SystemTime::now())
+            .unwrap_or_default(),
+    };
+    Some(wait.clamp(Duration::from_secs(1), Duration::from_secs(3600)))
+}
+
+/// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn httpdate(text: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339(&{
+        let parts: Vec<&str> = text.split_whitespace().collect();
+        let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+            return None;
+        };
+        let months = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let month = months.iter().position(|m| m == month)? + 1;
+        format!("{year}-{month:02}-{day:0>2}T{time}Z")
+    })
+    .ok()
 }
 
 /// Keeps an id from escaping its path segment.
@@ -401,4 +588,34 @@ impl std::error::Error for DownloadError {
 /// Formats a time for a Zerto query parameter.
 fn query_time(t: SystemTime) -> String {
     crate::time::format_utc_millis(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let answer = |value: &str| {
+            let response = ureq::http::Response::builder()
+                .status(429)
+                .header("Retry-After", value)
+                .body(Body::builder().data(""))
+                .expect("response");
+            retry_after(&response)
+        };
+        assert_eq!(answer("7"), Some(Duration::from_secs(7)));
+        assert_eq!(answer("99999"), Some(Duration::from_secs(3600)), "capped");
+        assert_eq!(
+            answer("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(Duration::from_secs(1)),
+            "a date passed waits the least"
+        );
+        assert_eq!(answer("0"), Some(Duration::from_secs(1)));
+        assert_eq!(answer("soon"), None);
+        assert_eq!(
+            httpdate("Sun, 06 Nov 1994 08:49:37 GMT"),
+            crate::time::parse_utc("1994-11-06T08:49:37Z").ok()
+        );
+    }
 }

@@ -63,10 +63,18 @@ pub struct Vpg {
     pub status: Option<i64>,
     /// Zerto's words for the status (`MeetingSLA`, `NotMeetingSLA`, …).
     pub health: Option<String>,
+    /// Zerto's VPG sub-status number (0 None, 1 InitialSync, 25 ReplicationPausedUserInitiated…).
+    pub sub_status: Option<i64>,
+    /// Zerto's words for the sub-status.
+    pub sub_status_text: Option<String>,
     /// The RPO Zerto measures, in seconds.
     pub actual_rpo_secs: Option<i64>,
     pub protected_site: Option<String>,
     pub recovery_site: Option<String>,
+    /// The journal history the VPG is configured to keep.
+    pub configured_history: Option<std::time::Duration>,
+    /// The journal history it actually holds now.
+    pub actual_history: Option<std::time::Duration>,
 }
 
 /// A journal checkpoint of one VPG.

@@ -16,9 +16,12 @@ use super::model::{
 #[serde(rename_all = "PascalCase")]
 pub(super) struct VmRow {
     vm_identifier: String,
-    vm_name: String,
+    /// Null for a VM being deleted (the spec marks it nullable).
+    #[serde(default)]
+    vm_name: Option<String>,
     vpg_identifier: String,
-    vpg_name: String,
+    #[serde(default)]
+    vpg_name: Option<String>,
     #[serde(default)]
     vm_network_information: Option<NetworkInformation>,
 }
@@ -38,10 +41,36 @@ struct NetworkAdapter {
 }
 
 /// The rows of `GET /v1/vms` as VMs: rows of one vmIdentifier become one VM with every VPG
-/// (once each) and every guest IP (once each), in the order listed.
+/// (once each) and every guest IP (once each), in the order listed. A row without a VM name
+/// (a VM being deleted) is left out: no name, IP or alias can reach it; a VPG without a name
+/// is named by its identifier, so that it is still tagged.
 pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
     let mut vms: Vec<Vm> = Vec::new();
-    for (n, row) in rows.into_iter().enumerate() {
+    let has_name = |row: &VmRow| row.vm_name.as_deref().is_some_and(|n| !n.trim().is_empty());
+    // A nameless row of a VM that another row names still counts: its VPG must be tagged.
+    let names: Vec<(String, String)> = rows
+        .iter()
+        .filter(|row| has_name(row))
+        .map(|row| {
+            (
+                row.vm_identifier.clone(),
+                row.vm_name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let rows = rows.into_iter().filter_map(|mut row| {
+        if !has_name(&row) {
+            row.vm_name = Some(
+                names
+                    .iter()
+                    .find(|(id, _)| *id == row.vm_identifier)?
+                    .1
+                    .clone(),
+            );
+        }
+        Some(row)
+    });
+    for (n, row) in rows.enumerate() {
         if row.vm_identifier.trim().is_empty() {
             return Err(format!("VM row {n}: VmIdentifier is empty"));
         }
@@ -49,8 +78,11 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
             return Err(format!("VM {}: VpgIdentifier is empty", row.vm_identifier));
         }
         let vpg = VpgRef {
+            name: row
+                .vpg_name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| row.vpg_identifier.clone()),
             id: row.vpg_identifier,
-            name: row.vpg_name,
         };
         let ips = row
             .vm_network_information
@@ -66,7 +98,7 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
             .unwrap_or_else(|| {
                 vms.push(Vm {
                     id: row.vm_identifier,
-                    name: row.vm_name,
+                    name: row.vm_name.unwrap_or_default(),
                     vpgs: Vec::new(),
                     ips: Vec::new(),
                 });
@@ -95,26 +127,51 @@ pub(super) struct VpgRow {
     status: Option<i64>,
     #[serde(default)]
     status_description: Option<String>,
+    #[serde(default)]
+    sub_status: Option<i64>,
+    #[serde(default)]
+    sub_status_description: Option<String>,
     #[serde(default, rename = "ActualRPO")]
     actual_rpo: Option<i64>,
     #[serde(default)]
     protected_site_name: Option<String>,
     #[serde(default)]
     recovery_site_name: Option<String>,
+    #[serde(default)]
+    history_status_api: Option<HistoryStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct HistoryStatus {
+    #[serde(default)]
+    actual_history_in_minutes: Option<i64>,
+    #[serde(default)]
+    configured_history_in_minutes: Option<i64>,
 }
 
 pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
     if row.vpg_identifier.trim().is_empty() {
         return Err(format!("VPG {:?}: VpgIdentifier is empty", row.vpg_name));
     }
+    let minutes = |m: Option<i64>| {
+        m.and_then(|m| u64::try_from(m).ok())
+            .filter(|m| *m > 0)
+            .map(|m| Duration::from_secs(m * 60))
+    };
+    let history = row.history_status_api.as_ref();
     Ok(Vpg {
         id: row.vpg_identifier,
         name: row.vpg_name,
         status: row.status,
         health: row.status_description,
+        sub_status: row.sub_status,
+        sub_status_text: row.sub_status_description,
         actual_rpo_secs: row.actual_rpo,
         protected_site: row.protected_site_name,
         recovery_site: row.recovery_site_name,
+        configured_history: minutes(history.and_then(|h| h.configured_history_in_minutes)),
+        actual_history: minutes(history.and_then(|h| h.actual_history_in_minutes)),
     })
 }
 
@@ -155,7 +212,17 @@ pub(super) fn checkpoints(rows: Vec<CheckpointRow>) -> Result<Vec<Checkpoint>, S
 #[serde(rename_all = "PascalCase")]
 pub(super) struct CheckpointStats {
     #[serde(default)]
+    earliest: Option<CheckpointRow>,
+    #[serde(default)]
     latest: Option<CheckpointRow>,
+}
+
+pub(super) fn earliest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
+    stats
+        .earliest
+        .map(checkpoint)
+        .transpose()
+        .map_err(|why| format!("Earliest: {why}"))
 }
 
 pub(super) fn latest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
@@ -264,7 +331,9 @@ pub(super) fn flr_sessions(rows: Vec<FlrSessionRow>) -> Result<Vec<FlrSession>, 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct BrowseResult {
-    #[serde(default)]
+    /// Required: an answer without it (another casing, another shape) must not read as an
+    /// empty folder, which would say the file is not in the checkpoint.
+    #[serde(alias = "pathItems")]
     path_items: Vec<PathItem>,
 }
 
@@ -424,6 +493,104 @@ mod tests {
         assert_eq!(vms[0].ips, ["10.0.0.31", "fe80::1", "10.0.1.31"]);
         assert_eq!(vms[1].vpg_names(), "Gold");
         assert!(vms[1].ips.is_empty());
+    }
+
+    #[test]
+    fn a_row_without_names_never_fails_the_listing_nor_drops_a_vpg() {
+        let rows: Vec<VmRow> = parse(
+            r#"[
+              {"VmIdentifier":"s.vm-9","VmName":null,"VpgIdentifier":"v1","VpgName":null},
+              {"VmIdentifier":"b.vm-2","VmName":"db01","VpgIdentifier":"v1","VpgName":"Gold"},
+              {"VmIdentifier":"b.vm-2","VmName":null,"VpgIdentifier":"v3","VpgName":null},
+              {"VmIdentifier":"a.vm-1","VmName":"web","VpgIdentifier":"v1"}
+            ]"#,
+        );
+        let vms = vms(rows).expect("usable");
+        let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["db01", "web"],
+            "the nameless VM being deleted is left out"
+        );
+        assert_eq!(vms[0].vpg_names(), "Gold, v3", "its VPG named by its id");
+    }
+
+    /// Every recorded response in `tests/fixtures/zvm/` is read by the parser of the call it
+    /// answers, and what `rewind` needs from it comes out.
+    #[test]
+    fn every_recorded_zvm_response_is_read() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zvm");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).expect("tests/fixtures/zvm") {
+            let path = entry.expect("entry").path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("name")
+                .to_owned();
+            if name == "README.md" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            let call = name.split_once("--").map_or("", |(call, _)| call);
+            match call {
+                "vms" => {
+                    let rows: Vec<VmRow> = serde_json::from_str(&text).expect(&name);
+                    let count = rows.len();
+                    let vms = vms(rows).expect(&name);
+                    assert_eq!(vms.len(), count, "{name}: one VM per row here");
+                    for vm in &vms {
+                        assert!(
+                            !vm.name.is_empty() && vm.id.contains(".vm-"),
+                            "{name}: {vm:?}"
+                        );
+                        assert!(
+                            vm.vpgs
+                                .iter()
+                                .all(|v| !v.id.is_empty() && !v.name.is_empty()),
+                            "{name}: {vm:?}"
+                        );
+                    }
+                }
+                "vpg" => {
+                    let raw: serde_json::Value = serde_json::from_str(&text).expect(&name);
+                    let row: VpgRow = serde_json::from_value(raw.clone()).expect(&name);
+                    let vpg = vpg(row).expect(&name);
+                    assert!(vpg.status.is_some() && vpg.sub_status.is_some(), "{name}");
+                    let minutes = raw["HistoryStatusApi"]["ConfiguredHistoryInMinutes"]
+                        .as_u64()
+                        .expect(&name);
+                    assert_eq!(
+                        vpg.configured_history,
+                        Some(Duration::from_secs(minutes * 60)),
+                        "{name}: journal history"
+                    );
+                    assert_eq!(
+                        crate::guard::health(&vpg),
+                        crate::guard::Health::Restorable,
+                        "{name}: a VPG meeting its SLA"
+                    );
+                    let earliest: CheckpointRow = serde_json::from_value(
+                        raw["HistoryStatusApi"]["EarliestCheckpoint"].clone(),
+                    )
+                    .expect(&name);
+                    checkpoint(earliest).expect(&name);
+                }
+                other => panic!("{name}: no parser for call {other:?} (see the folder's README)"),
+            }
+            read += 1;
+        }
+        assert!(read >= 3, "{read} recorded responses");
+    }
+
+    #[test]
+    fn a_browse_answer_without_its_items_is_an_error_not_an_empty_folder() {
+        assert!(serde_json::from_str::<BrowseResult>(r#"{"MainPathItem": null}"#).is_err());
+        assert!(serde_json::from_str::<BrowseResult>(r#"{"Pathitems": []}"#).is_err());
+        let camel: BrowseResult =
+            serde_json::from_str(r#"{"pathItems": [{"Path": "Volume1-Ext4"}]}"#)
+                .expect("camelCase");
+        assert_eq!(entries(camel).expect("entries")[0].path, "Volume1-Ext4");
     }
 
     #[test]

@@ -116,7 +116,7 @@ fn the_listed_checkpoint(env: &TestEnv) -> InsertRecord {
     let insert = inserts.into_iter().next().expect("one insert");
     assert_eq!(insert.vpg_name, "jp-ubuntu-vpg");
     assert!(
-        insert.tag.contains(&format!("| change={CALL_ID} |")),
+        insert.tag.starts_with(&format!("ai:{CALL_ID} | ")),
         "{insert:#?}"
     );
     assert_eq!(insert.task_state, "Completed", "{insert:#?}");

@@ -55,7 +55,9 @@ fn claude_code_checkpoints_lists_its_tag_and_plans_a_restore_through_rewind_mcp(
     assert_eq!(inserts.len(), 1, "one insert\n{}", run.describe());
     let tag = inserts[0].tag.clone();
     assert!(
-        tag.starts_with("ai:mcp/") && tag.contains(" | edit app.conf | vm=jp-ubuntu | change=mcp-"),
+        tag.starts_with("ai:mcp-")
+            && tag.contains(" | mcp/")
+            && tag.contains(" | edit app.conf | vm=jp-ubuntu | "),
         "{tag}"
     );
     let change = rewind::tag::change_of(&tag)

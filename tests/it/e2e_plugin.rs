@@ -97,7 +97,7 @@ fn claude_code_loads_the_plugin_and_its_hook_checkpoints_before_the_call_runs() 
     let inserts = env.sim.inserts();
     assert_eq!(inserts.len(), 1, "{inserts:#?}\n{}", run.describe());
     assert!(
-        inserts[0].tag.contains(&format!("| change={CALL_ID} |")),
+        inserts[0].tag.starts_with(&format!("ai:{CALL_ID} | ")),
         "{inserts:#?}"
     );
     assert!(inserts[0].listed_at.is_some(), "{inserts:#?}");

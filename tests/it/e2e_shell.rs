@@ -91,7 +91,7 @@ fn ssh_in_the_bash_tool_runs_after_its_checkpoint_is_listed_and_only_then() {
     let insert = &inserts[0];
     assert_eq!(insert.vpg_name, "jp-ubuntu-vpg");
     assert!(
-        insert.tag.contains(&format!("| change={CHANGE} |")),
+        insert.tag.starts_with(&format!("ai:{CHANGE} | ")),
         "{insert:#?}"
     );
     let listed_ms = epoch_ms(insert.listed_at.expect("the tag was listed"));

@@ -155,7 +155,7 @@ fn the_budget_holds_for_a_hung_zvm_and_a_tag_that_never_lists() {
     }
 }
 
-/// A confirmed call: the tag holds `change=<tool_use_id>` and names the VM, and the context
+/// A confirmed call: the tag starts with the tool_use_id and names the VM, and the context
 /// gives the exact recover command.
 #[test]
 fn a_confirmed_call_tags_the_change_and_hands_the_model_the_recover_command() {
@@ -170,9 +170,7 @@ fn a_confirmed_call_tags_the_change_and_hands_the_model_the_recover_command() {
     assert_eq!(inserts.len(), 1);
     let tag = &inserts[0].tag;
     assert!(
-        tag.starts_with(
-            "ai:claude-code/5e55i0n0 | mcp__ssh__exec | vm=jp-ubuntu | change=toolu_ctx_9 | "
-        ),
+        tag.starts_with("ai:toolu_ctx_9 | claude-code/5e55i0n0 | mcp__ssh__exec | vm=jp-ubuntu | "),
         "{tag}"
     );
     let context = run.reason();
@@ -291,7 +289,7 @@ fn the_fallback_is_an_earlier_untagged_checkpoint_the_zvm_lists() {
         assert!(
             tag.tag
                 .as_deref()
-                .is_some_and(|t| t.contains("change=toolu_fb")),
+                .is_some_and(|t| t.starts_with("ai:toolu_fb | ")),
             "{tag:?}"
         );
         let earlier = listed
@@ -349,7 +347,7 @@ vms = ["app02"]
     per_vpg.sort_unstable();
     assert_eq!(per_vpg, ["app-vpg", "app02-extra"], "{inserts:#?}");
     for insert in &inserts {
-        assert!(insert.tag.contains("change=toolu_shared"), "{insert:?}");
+        assert!(insert.tag.starts_with("ai:toolu_shared | "), "{insert:?}");
     }
     let shared = inserts
         .iter()
@@ -743,8 +741,8 @@ fn a_server_bound_call_is_checkpointed_on_the_bound_vm() {
     assert!(!tags.is_empty(), "{tags:?}");
     for tag in &tags {
         assert!(
-            tag.contains("vm=db01 | change=toolu_bound_1")
-                || tag.contains("vm=jp-ubuntu | change=toolu_bound_2"),
+            (tag.starts_with("ai:toolu_bound_1 | ") && tag.contains(" | vm=db01 | "))
+                || (tag.starts_with("ai:toolu_bound_2 | ") && tag.contains(" | vm=jp-ubuntu | ")),
             "{tags:?}"
         );
     }
@@ -787,7 +785,7 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
     assert!(!inserts.is_empty());
     for insert in &inserts {
         assert!(
-            insert.tag.contains("vm=db01 | change=toolu_exec_1"),
+            insert.tag.starts_with("ai:toolu_exec_1 | ") && insert.tag.contains(" | vm=db01 | "),
             "{}",
             insert.tag
         );
@@ -994,7 +992,8 @@ fn ssh_mcp_profiles_are_read_from_the_servers_own_config() {
             env.sim
                 .inserts()
                 .iter()
-                .any(|i| i.tag.contains(&format!("vm={vm} | change={id}"))),
+                .any(|i| i.tag.starts_with(&format!("ai:{id} | "))
+                    && i.tag.contains(&format!(" | vm={vm} | "))),
             "{input}"
         );
     }

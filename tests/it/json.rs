@@ -163,7 +163,7 @@ fn find_lists_the_candidates_of_a_name_that_is_not_one_vm() {
     assert_eq!(partial.code, 1, "{partial:#?}");
     assert!(
         partial.stderr.contains(
-            "VM \"ubuntu\" is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these:\n  jp-ubuntu ("
+            "VM \"ubuntu\" is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these (`rewind vms` lists them all):\n  jp-ubuntu ("
         ) && partial.stderr.contains("IPs 10.0.0.11, VPG jp-ubuntu-vpg"),
         "{partial:#?}"
     );

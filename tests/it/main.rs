@@ -1,6 +1,7 @@
 //! The single integration test binary: one module per area.
 
 mod agents;
+mod appliance;
 mod broker;
 mod catalog;
 mod claude;

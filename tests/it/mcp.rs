@@ -279,7 +279,9 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
     );
     let tag = guarded["vpgs"][0]["tag"].as_str().expect("tag").to_owned();
     assert!(
-        tag.starts_with("ai:mcp/mcp-test | edit app.conf | vm=jp-ubuntu | change="),
+        tag.starts_with(&format!(
+            "ai:{change} | mcp/mcp-test | edit app.conf | vm=jp-ubuntu | "
+        )),
         "{tag}"
     );
     assert!(

@@ -275,7 +275,7 @@ fn tags_listed(env: &TestEnv, payload: &Value, change: &str) -> Result<(), Strin
                 let tagged = env.sim.checkpoints(vpg).iter().any(|cp| {
                     cp.tag
                         .as_deref()
-                        .is_some_and(|t| t.contains(&format!("change={change}")))
+                        .is_some_and(|t| t.starts_with(&format!("ai:{change} | ")))
                 });
                 if !tagged {
                     return Err(format!("{vm} on {vpg} has no listed tag for {change}"));

@@ -159,7 +159,7 @@ fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
         "{run:#?}"
     );
     assert!(
-        run.stderr.contains("change=toolu_r4"),
+        run.stderr.contains("ai:toolu_r4 | "),
         "the existing tags are listed: {run:#?}"
     );
 }
@@ -271,7 +271,11 @@ fn ctrl_c_during_the_mount_wait_unmounts() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains("interrupted (Ctrl-C): nothing was written, and FLR session ")
+            && stderr.contains(" was unmounted"),
+        "{stderr}"
+    );
     assert!(stdout.contains("unmounted:"), "{stdout}");
     assert_nothing_mounted(&env);
 }

@@ -262,12 +262,10 @@ impl FakeSsh {
     }
 }
 
-/// The change id in a checkpoint tag (`… | change=<id> | …`).
+/// The change id in a checkpoint tag (`ai:<id> | …`).
 #[track_caller]
 pub(crate) fn tag_change(tag: &str) -> &str {
-    tag.split(" | ")
-        .find_map(|part| part.strip_prefix("change="))
-        .unwrap_or_else(|| panic!("no change id in the tag {tag:?}"))
+    rewind::tag::change_of(tag).unwrap_or_else(|| panic!("no change id in the tag {tag:?}"))
 }
 
 /// An `Instant` of this process as whole milliseconds since the Unix epoch, rounded down (the

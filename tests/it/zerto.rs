@@ -40,7 +40,11 @@ fn guard_tags_a_vsphere_vpg_and_ten_runs_share_one_token() {
         first.stdout.contains(&format!("checkpoint {id} at")),
         "{first:#?}"
     );
-    assert!(inserts[0].tag.contains("change=c-1"), "{}", inserts[0].tag);
+    assert!(
+        inserts[0].tag.starts_with("ai:c-1 | "),
+        "{}",
+        inserts[0].tag
+    );
     assert!(
         env.sim
             .checkpoints("jp-ubuntu-vpg")
@@ -163,7 +167,7 @@ fn eight_parallel_guards_on_one_vpg_all_succeed_without_a_401() {
     for (n, run) in runs.iter().enumerate() {
         let insert = inserts
             .iter()
-            .find(|i| i.tag.contains(&format!("change=p-{n} ")))
+            .find(|i| i.tag.starts_with(&format!("ai:p-{n} | ")))
             .expect("each process inserted its own tag");
         let listed = insert.listed_at.expect("listed");
         assert!(
@@ -574,8 +578,8 @@ fn checkpoints_in_the_date_format_of_older_zvms_are_read() {
     assert_eq!(
         listed["vpgs"][0]["checkpoints"],
         serde_json::json!([
-            {"id": "786", "time": "2018-03-07T11:57:57.045Z", "tag": "ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
-            {"id": "787", "time": "2018-03-07T11:58:02.045Z", "tag": null},
+            {"id": "786", "time": "2018-03-07T11:57:57.045Z", "restorable_until": "2018-03-07T12:57:57Z", "tag": "ai:cli/op | fix | vm=jp-ubuntu | change=toolu_old | 2018-03-07T11:57:27Z"},
+            {"id": "787", "time": "2018-03-07T11:58:02.045Z", "restorable_until": "2018-03-07T12:58:02Z", "tag": null},
         ])
     );
 }
@@ -694,6 +698,10 @@ fn ctrl_c_stops_a_guard_waiting_for_the_listing_and_is_recorded() {
             "Zerto task {task} is not undone and stays in Zerto"
         )),
         "{rest}"
+    );
+    assert!(
+        rest.contains("cancelled by Ctrl-C on VM jp-ubuntu") && !rest.contains("refused"),
+        "said cancelled, not refused: {rest}"
     );
     let log = env.run(&["log", "--decision", "cancelled", "--json"], b"");
     let record: serde_json::Value = serde_json::from_str(log.stdout.trim()).expect("one line");
