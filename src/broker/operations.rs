@@ -345,7 +345,7 @@ fn check_request(config: &Config, request: &GuardRequest) -> Result<(), String> 
     Ok(())
 }
 
-/// `rewind mcp`'s `checkpoint_vm`: tagged `ai:mcp/<client> | <reason> | …` as it tags in
+/// `rewind mcp`'s `checkpoint_vm`: tagged `ai:<change> | mcp/<client> | <reason> | …` as it tags in
 /// single-user mode, decided by the same table, with each VPG's tag and outcome.
 fn guard_for_mcp(
     config: &Config,
