@@ -822,6 +822,10 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
         .and_then(|rest| rest.split_once('`'))
         .map(|(field, _)| field)
     {
+        // A key at the top of the file is a section (`[hooks]` for `[hook]`).
+        if key.is_empty() || key.trim().trim_matches('`') == field {
+            return format!("{file}:{place} unknown section `[{field}]`{expected}");
+        }
         format!("has an unknown key `{field}`{expected}")
     } else if let Some(field) = message
         .strip_prefix("missing field `")
@@ -1242,6 +1246,23 @@ mod tests {
         }
         // The wrong types are the bulk: every key rejects most of them.
         assert!(rejected > 200, "{rejected}");
+    }
+
+    #[test]
+    fn an_unknown_section_is_called_a_section_and_an_unknown_key_a_key() {
+        let err = format!(
+            "{:#}",
+            parse("[hooks]\nbudget_secs = 5\n").expect_err("section")
+        );
+        assert!(
+            err.starts_with("/etc/rewind/config.toml: line 1 column 2: unknown section `[hooks]`, expected one of `zvm`, `hook`"),
+            "{err}"
+        );
+        let err = format!("{:#}", parse("[hook]\nbudgt = 5\n").expect_err("key"));
+        assert!(
+            err.contains("`hook.budgt` has an unknown key `budgt`, expected one of `budget_secs`"),
+            "{err}"
+        );
     }
 
     #[test]

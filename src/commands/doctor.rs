@@ -91,11 +91,14 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     };
     let config = match Config::discover(config_path) {
         Ok(config) => {
-            let origin = config.origin.as_ref().map_or_else(
-                || String::from("no file found, defaults apply"),
-                |p| p.display().to_string(),
-            );
-            checks.pass("config", origin);
+            match &config.origin {
+                Some(path) => checks.pass("config", path.display().to_string()),
+                // Not a pass: with no file there is no ZVM to reach, and the checks below fail.
+                None => checks.warn(
+                    "config",
+                    "no configuration file found, so defaults apply and no ZVM is configured",
+                ),
+            }
             for warning in &config.warnings {
                 checks.warn("config", warning);
             }
