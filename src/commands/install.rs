@@ -59,6 +59,12 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             .map(std::fs::canonicalize)
             .transpose()
             .context("cannot resolve the config file's path")?;
+        if built_in_place(&binary) {
+            warnings.push(format!(
+                "the hook runs {}, a build inside a cargo target directory: `cargo clean` or the next build removes or replaces it, and the hook with it; install a copy (`cargo install --path .`) and run `rewind install` from there",
+                binary.display()
+            ));
+        }
         Invocation::new(&binary, config_arg.as_deref(), args.host)
     };
     if args.scope == Scope::Project && config.origin.is_some() {
@@ -234,6 +240,14 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
 }
 
 /// What a person must know after installing: no config, no password source.
+/// Whether `binary` is a cargo build output (`…/target/debug/rewind`, `…/target/release/…`).
+fn built_in_place(binary: &Path) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = binary.iter().collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "target" && (w[1] == "debug" || w[1] == "release"))
+}
+
 fn setup_warnings(config: &Config, layout: &Layout) -> Vec<String> {
     let mut warnings = Vec::new();
     let zvm = match config.require_zvm() {

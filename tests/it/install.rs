@@ -61,6 +61,13 @@ fn every_install_that_changes_the_file_keeps_its_own_backup_and_the_mode() {
             .contains("REWIND_ZVM_PASSWORD must be set in the environment Claude Code runs in"),
         "{first:#?}"
     );
+    // The binary under test is a cargo build output, which `cargo clean` would take away.
+    assert!(
+        first
+            .stderr
+            .contains("a build inside a cargo target directory"),
+        "{first:#?}"
+    );
     #[cfg(unix)]
     assert_eq!(mode(&path), 0o644, "the settings file keeps its mode");
     let installed = std::fs::read_to_string(&path).expect("installed");
