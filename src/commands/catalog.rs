@@ -173,7 +173,8 @@ fn check_json(call: &ToolCall, name: &ToolName, config: &Config) -> anyhow::Resu
             None,
             targets
                 .iter()
-                .map(|t| serde_json::json!({"vm": t.reference, "argument": t.source}))
+                // Data, not prose: the argument's name without the Markdown quotes of messages.
+                .map(|t| serde_json::json!({"vm": t.reference, "argument": t.source.replace('`', "")}))
                 .collect(),
         ),
     };
