@@ -42,6 +42,22 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
             (records, path.to_path_buf())
         };
     let path = path.as_path();
+    // Columns as wide as their longest value (at least the usual width, at most 48), so a
+    // long tool name or VM list moves the columns after it for every row, not for one.
+    let widest = |cell: &dyn Fn(&audit::Record) -> usize, least: usize| {
+        records
+            .iter()
+            .map(|(r, _)| cell(r))
+            .max()
+            .unwrap_or(0)
+            .clamp(least, 48)
+    };
+    let tool_width = widest(&|r| r.tool.chars().count(), 24);
+    let vms_width = widest(&|r| r.vms.join(",").chars().count(), 12);
+    let change_width = widest(
+        &|r| r.change.as_deref().map_or(1, |c| c.chars().count()),
+        16,
+    );
     for (r, line) in &records {
         if args.json {
             let text = match line {
@@ -76,17 +92,20 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
                 .join(" ")
         };
         say(format!(
-            "{}  {:<14} {:<24} {:<12} {:<16} {who}{}",
+            "{}  {:<14} {:<tool_width$} {:<vms_width$} {:<change_width$} {who}{}",
             r.time,
             // As a string, so that the width pads it (the longest word is recover-failed).
             r.decision.to_string(),
-            r.tool,
-            if r.vms.is_empty() {
-                String::from("-")
-            } else {
-                r.vms.join(",")
-            },
-            r.change.as_deref().unwrap_or("-"),
+            fit(&r.tool, tool_width),
+            fit(
+                &if r.vms.is_empty() {
+                    String::from("-")
+                } else {
+                    r.vms.join(",")
+                },
+                vms_width
+            ),
+            fit(r.change.as_deref().unwrap_or("-"), change_width),
             &detail
         ));
     }
@@ -94,6 +113,16 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
         say(format!("no matching decisions in {}", path.display()));
     }
     Ok(())
+}
+
+/// `text` cut to `width` characters, its last one `…` when cut (`--json` has it whole).
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// The broker's trail (operators only: the broker refuses anyone else), and where it is; with

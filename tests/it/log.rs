@@ -216,3 +216,35 @@ fn log_verify_names_the_line_where_the_single_user_trail_was_rewritten() {
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("line 3:"), "{run:#?}");
 }
+
+/// A long tool name widens its column for every row, so the columns after it stay aligned.
+#[test]
+fn log_columns_stay_aligned_with_a_long_tool_name() {
+    let env = TestEnv::start();
+    for (tool, id) in [
+        ("mcp__ssh__read_file", "toolu_col1"),
+        (
+            "mcp__a_server_with_a_long_name__read_a_rather_long_file",
+            "toolu_col2",
+        ),
+    ] {
+        env.hook(&hook_input(
+            tool,
+            &json!({"host": "jp-ubuntu", "path": "/etc/hosts"}),
+            id,
+        ));
+    }
+    let run = env.run(&["log"], b"");
+    run.success();
+    let columns: Vec<usize> = run
+        .stdout
+        .lines()
+        .filter_map(|line| line.find("toolu_col").map(|at| line[..at].chars().count()))
+        .collect();
+    assert_eq!(columns.len(), 2, "{}", run.stdout);
+    assert_eq!(
+        columns[0], columns[1],
+        "the change column moved:\n{}",
+        run.stdout
+    );
+}
