@@ -112,6 +112,9 @@ pub struct Cmd {
     pub piped: Option<Arg>,
     /// Variables bound around this command by a literal `for` list, innermost last.
     pub bindings: Vec<(String, String)>,
+    /// Run by a wrapper of the same simple command (`sudo`, `env`, `nice`): what belongs to
+    /// the whole command (its variables' code, its redirections) was read with the wrapper.
+    pub wrapped: bool,
 }
 
 /// Why the analysis cannot say what the command does: the hook asks.
@@ -533,7 +536,7 @@ pub fn judge(
     };
     let mentions_a_machine = catalog.names_a_program(command).is_some()
         || command
-            .split(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ';' | '|' | '&'))
+            .split(net::is_separator)
             .any(|word| net::protected(word, &known).is_some());
     Ok(Judgement {
         analysis,

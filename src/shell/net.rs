@@ -147,6 +147,12 @@ pub(crate) fn is_inert(base: &str) -> bool {
             ))
 }
 
+/// Where a rough scan of command text for host names splits it: white space, quotes and the
+/// shell's and PowerShell's separators (`;`, `|`, `&`, brackets, list commas).
+pub(crate) fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '|' | ';' | '&')
+}
+
 /// The host names a word may hold: the word itself, or the host of `user@host`,
 /// `host:path`, `scheme://user@host:port/…`, `\\host\share`, `//host/share`, a comma list,
 /// and the value of an attached option (`--host=h`, `/node:h`, `-ComputerName:h`) or of an

@@ -71,7 +71,7 @@ pub(crate) fn analyse_text(
         exported: None,
         unc_location: None,
         names_a_machine: text
-            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ',' | '|'))
+            .split(net::is_separator)
             .any(|w| w.starts_with("\\\\") || net::protected(w, known).is_some()),
         walk,
         findings,
@@ -107,7 +107,7 @@ fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
         || ctx.catalog.may_hide_a_program(text)
         || may_reach_without_a_program(text)
         || text
-            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+            .split(net::is_separator)
             .any(|word| net::could_name_a_host(word, ctx.known))
 }
 
@@ -1535,7 +1535,9 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
     } else {
         cmd
     };
-    remember(ctx, cmd, dialect)?;
+    if !cmd.wrapped {
+        remember(ctx, cmd, dialect)?;
+    }
     let Some(first) = cmd.words.first() else {
         // `PS4='$(…)'`, `BASH_FUNC_x%%=…`: an assignment alone can hold code that runs later.
         for code_run in runners::code_of("", cmd) {
@@ -1564,15 +1566,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
         _ => return dynamic_program(ctx, cmd, dialect),
     };
-    for code_run in runners::code_of(&lower_base(name), cmd) {
-        match code_run {
-            runners::Code::Shell(text) => code(ctx, name, &text, Dialect::Posix)?,
-            runners::Code::Unread(why) if ctx.named || ctx.names_a_machine => {
-                return Err(Unknown(why));
-            }
-            runners::Code::Unread(_) => {}
-        }
-    }
+    run_code(ctx, name, runners::code_of(&lower_base(name), cmd))?;
     if let Some(script) = script_of(&lower_base(name), cmd)
         && let Some(content) = written_file(ctx, &script).cloned()
     {
@@ -1600,13 +1594,15 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
                     ..Cmd::default()
                 },
             )?;
+            let set: Vec<String> = own
+                .iter()
+                .skip(1)
+                .filter_map(|w| w.value.clone())
+                .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n)))
+                .collect();
+            run_code(ctx, name, runners::variable_code(&lower_base(name), &set))?;
             let mut inner = cmd.clone();
-            inner.assignments.extend(
-                own.iter()
-                    .skip(1)
-                    .filter_map(|w| w.value.clone())
-                    .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n))),
-            );
+            inner.assignments.extend(set);
             return inner_command(ctx, &inner, words, dialect);
         }
         Next::Commands(commands) => {
@@ -1780,6 +1776,21 @@ fn is_name(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
 }
 
+/// Reads the code a program's variables or arguments run: as commands, or asked about when
+/// it is not read here and the command could reach another machine.
+fn run_code(ctx: &mut Ctx<'_>, name: &str, codes: Vec<runners::Code>) -> Result<(), Unknown> {
+    for code_run in codes {
+        match code_run {
+            runners::Code::Shell(text) => code(ctx, name, &text, Dialect::Posix)?,
+            runners::Code::Unread(why) if ctx.named || ctx.names_a_machine => {
+                return Err(Unknown(why));
+            }
+            runners::Code::Unread(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// The command a wrapper runs, with the wrapper's input and redirections.
 fn inner_command(
     ctx: &mut Ctx<'_>,
@@ -1789,6 +1800,7 @@ fn inner_command(
 ) -> Result<(), Unknown> {
     let inner = Cmd {
         words,
+        wrapped: true,
         ..cmd.clone()
     };
     ctx.walk.enter()?;
@@ -1947,7 +1959,7 @@ fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
         return None;
     }
     inner
-        .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '"' | '\''))
+        .split(net::is_separator)
         .find_map(|word| net::protected(word, ctx.known).map(str::to_owned))
 }
 

@@ -106,10 +106,23 @@ pub(crate) enum Code {
     Unread(String),
 }
 
-/// The code `cmd` (program `base`, lower case) runs besides itself.
+/// The code `cmd` (program `base`, lower case) runs besides itself: what its variables and
+/// its arguments run. A command a wrapper runs (`sudo git …`) had its variables read with
+/// the wrapper, and only its arguments are read.
 pub(crate) fn code_of(base: &str, cmd: &Cmd) -> Vec<Code> {
+    let mut code = if cmd.wrapped {
+        Vec::new()
+    } else {
+        variable_code(base, &cmd.assignments)
+    };
+    argument_code(base, cmd, &mut code);
+    code
+}
+
+/// What `NAME=value` assignments make `program` run.
+pub(crate) fn variable_code(base: &str, assignments: &[String]) -> Vec<Code> {
     let mut code = Vec::new();
-    for assignment in &cmd.assignments {
+    for assignment in assignments {
         let Some((name, value)) = assignment.split_once('=') else {
             continue;
         };
@@ -142,19 +155,23 @@ pub(crate) fn code_of(base: &str, cmd: &Cmd) -> Vec<Code> {
             )));
         }
     }
+    code
+}
+
+/// What the arguments of `cmd` (program `base`) make it run.
+fn argument_code(base: &str, cmd: &Cmd, code: &mut Vec<Code>) {
     let args = cmd.words.get(1..).unwrap_or_default();
     match base {
-        "awk" | "gawk" | "mawk" | "nawk" => awk(args, &mut code),
-        "sed" | "gsed" => sed(args, &mut code),
-        "vim" | "vi" | "nvim" | "ex" | "view" | "gvim" | "vimdiff" => vim(args, &mut code),
-        "git" => git(args, &mut code),
-        "tar" | "gtar" | "bsdtar" => tar(args, &mut code),
-        "make" | "gmake" => make(args, &cmd.stdin, &mut code),
-        "man" => option_command(args, &["-P", "--pager"], &mut code),
-        "rpm" => option_command(args, &["--pipe"], &mut code),
+        "awk" | "gawk" | "mawk" | "nawk" => awk(args, code),
+        "sed" | "gsed" => sed(args, code),
+        "vim" | "vi" | "nvim" | "ex" | "view" | "gvim" | "vimdiff" => vim(args, code),
+        "git" => git(args, code),
+        "tar" | "gtar" | "bsdtar" => tar(args, code),
+        "make" | "gmake" => make(args, &cmd.stdin, code),
+        "man" => option_command(args, &["-P", "--pager"], code),
+        "rpm" => option_command(args, &["--pipe"], code),
         _ => {}
     }
-    code
 }
 
 /// Whether git runs the value of this configuration key.
