@@ -2,10 +2,13 @@
 //! and unlisted tools) and of `rewind --version`, against a floor measured in the same run:
 //! `benches/floor`, the least a Rust hook can do (read stdin, parse it with serde_json).
 //!
-//! Method: the wall time of `LOOP` (60) back-to-back runs from one `sh` loop, each case's
-//! loop right after the same loop of the floor binary, `ROUNDS` (7) rounds; the figure is
-//! the median over rounds, and the ratio the median of each round's case/floor ratio. One
-//! `sh` for the whole loop, so a shell's own start-up does not hide the difference. Peak
+//! Method: `LOOP` (100) back-to-back runs from one `sh` loop, each case's loop right after the
+//! same loop of the floor binary, `ROUNDS` (7) rounds. Each run's stdout is a file, as a
+//! host's pipe takes it: a hook whose stdout has no reader (`/dev/null`) takes its refusal
+//! path, which is not the path measured here. The figures are the CPU time (user + system,
+//! from the kernel's accounting of the waited-for children) and the wall time of a loop, the
+//! median over rounds; the ratio is the median of each round's case/floor CPU ratio. One `sh`
+//! for the whole loop, so a shell's own start-up does not hide the difference. Peak
 //! resident memory comes from GNU time's `%M` (max over runs), minor page faults from its `%R`
 //! (median), beside the floor's: unlike times, neither depends on the machine's load, which
 //! is printed too.
@@ -22,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use nix::sys::resource::{UsageWho, getrusage};
 use support::{median, ms, private};
 
 const READ_ONLY: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__read_file","tool_input":{"host":"jp-ubuntu","path":"/etc/app.conf"},"tool_use_id":"toolu_1","mcp_server":{"name":"ssh"}}"#;
@@ -50,7 +54,7 @@ fn env_number(name: &str, default: usize) -> usize {
 
 fn main() {
     let rounds = env_number("ROUNDS", 7);
-    let runs = env_number("LOOP", 60);
+    let runs = env_number("LOOP", 100);
     let home = tempfile::tempdir().expect("tempdir");
     let config = home.path().join("config.toml");
     std::fs::write(&config, "[hook]\nbudget_secs = 150\n").expect("config");
@@ -103,36 +107,40 @@ fn main() {
     };
 
     let load_before = load_average();
-    let mut floors: Vec<Duration> = Vec::new();
-    let mut samples: Vec<Vec<(Duration, f64)>> = vec![Vec::new(); cases.len()];
+    let mut floors: Vec<Took> = Vec::new();
+    let mut samples: Vec<Vec<(Took, f64)>> = vec![Vec::new(); cases.len()];
     for _ in 0..rounds {
         for (i, case) in cases.iter().enumerate() {
             let base = run_loop(&floor_case(&case.stdin), runs, home.path(), &config);
             let took = run_loop(case, runs, home.path(), &config);
             floors.push(base);
-            samples[i].push((took, took.as_secs_f64() / base.as_secs_f64()));
+            samples[i].push((took, took.cpu.as_secs_f64() / base.cpu.as_secs_f64()));
         }
     }
     println!(
-        "wall time of {runs} back-to-back runs from one sh loop, median of {rounds} rounds, each after the floor's loop"
+        "CPU (user + system) and wall time of {runs} back-to-back runs from one sh loop, stdout to a file, median of {rounds} rounds, each after the floor's loop"
     );
     println!(
         "load average before: {load_before}; after: {}",
         load_average()
     );
+    println!("  {:<40} {:>11} {:>11}", "", "CPU", "wall");
     println!(
-        "  {:<36} {:>11}",
+        "  {:<40} {:>11} {:>11}",
         "floor (read stdin, parse JSON)",
-        ms(median(floors))
+        ms(median(floors.iter().map(|t| t.cpu).collect())),
+        ms(median(floors.iter().map(|t| t.wall).collect())),
     );
     for (case, samples) in cases.iter().zip(samples) {
-        let time = median(samples.iter().map(|s| s.0).collect());
+        let cpu = median(samples.iter().map(|s| s.0.cpu).collect());
+        let wall = median(samples.iter().map(|s| s.0.wall).collect());
         let mut ratios: Vec<f64> = samples.iter().map(|s| s.1).collect();
         ratios.sort_by(f64::total_cmp);
         println!(
-            "  {:<36} {:>11}   x{:.2} of the floor",
+            "  {:<40} {:>11} {:>11}   x{:.2} of the floor's CPU",
             case.name,
-            ms(time),
+            ms(cpu),
+            ms(wall),
             ratios[ratios.len() / 2]
         );
     }
@@ -165,23 +173,46 @@ fn build_floor() -> PathBuf {
     target.join("release/rewind-bench-floor")
 }
 
-/// The wall time of one `sh` loop running `case` `runs` times; fails loudly on a bad exit.
-fn run_loop(case: &Case, runs: usize, home: &Path, config: &Path) -> Duration {
+/// What one loop cost.
+#[derive(Clone, Copy)]
+struct Took {
+    /// User + system time of the loop's processes (the shell's own share is the same for
+    /// every case).
+    cpu: Duration,
+    wall: Duration,
+}
+
+/// The CPU and wall time of one `sh` loop running `case` `runs` times, each run's stdout a
+/// file (truncated by each run) and its stderr `/dev/null`; fails loudly on a bad exit.
+fn run_loop(case: &Case, runs: usize, home: &Path, config: &Path) -> Took {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
-        .arg(r#"i=0; while [ "$i" -lt "$RUNS" ]; do "$@" < "$INPUT" > /dev/null 2>&1 || exit 9; i=$((i + 1)); done"#)
+        .arg(r#"i=0; while [ "$i" -lt "$RUNS" ]; do "$@" < "$INPUT" > "$OUTPUT" 2>/dev/null || exit 9; i=$((i + 1)); done"#)
         .arg("sh")
         .arg(&case.program)
         .args(&case.args)
         .env("RUNS", runs.to_string())
         .env("INPUT", &case.stdin)
+        .env("OUTPUT", home.join("stdout"))
         .stdin(Stdio::null());
     private(&mut cmd, home, config);
+    let cpu_before = children_cpu();
     let started = Instant::now();
     let status = cmd.status().expect("sh runs");
-    let took = started.elapsed();
+    let wall = started.elapsed();
+    let cpu = children_cpu().saturating_sub(cpu_before);
     assert!(status.success(), "{}: a run failed ({status})", case.name);
-    took
+    Took { cpu, wall }
+}
+
+/// User + system time of every child this process has waited for (and theirs), so far.
+fn children_cpu() -> Duration {
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let time = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(u64::try_from(t.tv_sec()).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec()).unwrap_or(0))
+    };
+    time(usage.user_time()) + time(usage.system_time())
 }
 
 /// The load average (1, 5, 15 minutes) as the kernel reports it, to judge how noisy a run was.
@@ -212,7 +243,7 @@ fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
             .arg(program)
             .args(args)
             .stdin(std::fs::File::open(input).expect("stdin"))
-            .stdout(Stdio::null());
+            .stdout(std::fs::File::create(home.join("stdout")).expect("stdout file"));
         private(&mut cmd, home, config);
         let out = cmd.output().expect("time runs");
         let text = String::from_utf8_lossy(&out.stderr);

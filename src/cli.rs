@@ -25,33 +25,6 @@ pub struct GlobalArgs {
     pub config: Option<PathBuf>,
 }
 
-impl Cli {
-    /// The command line of this process.
-    ///
-    /// `rewind hook` runs before every tool call, and building the whole command tree (every
-    /// command, every option, its help) was a measurable part of each call. So `hook …` is
-    /// first parsed by a command made of the same derived pieces, [`GlobalArgs`] and
-    /// [`HookArgs`], and nothing else; whatever that command does not accept (help, a typo,
-    /// another command) is parsed again by the whole one, which gives the usual errors and
-    /// help. A test holds both parses equal.
-    pub fn from_env() -> Cli {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        Self::parse_hook(&args).unwrap_or_else(|| Cli::parse_from(args))
-    }
-
-    /// `args` as the hook's own command parses them, or `None` when they are anything else.
-    pub fn parse_hook(args: &[std::ffi::OsString]) -> Option<Cli> {
-        use clap::FromArgMatches as _;
-        if args.get(1).is_none_or(|command| command != "hook") {
-            return None;
-        }
-        let command = GlobalArgs::augment_args(clap::Command::new("rewind"))
-            .subcommand(HookArgs::augment_args(clap::Command::new("hook")));
-        let matches = command.try_get_matches_from(args).ok()?;
-        Cli::from_arg_matches(&matches).ok()
-    }
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decide on one tool call: the host's pre-tool-use JSON on stdin, the decision on stdout.
@@ -518,71 +491,6 @@ mod tests {
     #[test]
     fn command_line_is_consistent() {
         super::Cli::command().debug_assert();
-    }
-
-    /// The hook's own parse gives exactly what the whole command line gives, and leaves
-    /// everything else (help, errors, other commands) to it.
-    #[test]
-    fn the_hook_parse_agrees_with_the_whole_command_line() {
-        let os = |args: &[&str]| -> Vec<std::ffi::OsString> {
-            args.iter().map(std::ffi::OsString::from).collect()
-        };
-        for args in [
-            &["rewind", "hook"][..],
-            &["rewind", "hook", "--host", "codex"],
-            &[
-                "rewind",
-                "hook",
-                "--host=gemini",
-                "--config",
-                "/etc/rewind.toml",
-            ],
-            &["rewind", "hook", "--config=c.toml"],
-            &[
-                "rewind",
-                "hook",
-                "--config",
-                "c.toml",
-                "--host",
-                "claude-code",
-            ],
-        ] {
-            let fast = super::Cli::parse_hook(&os(args)).expect("the hook's parse accepts it");
-            let whole = <super::Cli as clap::Parser>::try_parse_from(args).expect("valid");
-            assert_eq!(format!("{fast:?}"), format!("{whole:?}"), "{args:?}");
-        }
-        for args in [
-            &["rewind", "hook", "--help"][..],
-            &["rewind", "hook", "-h"],
-            &["rewind", "hook", "--host", "vscode"],
-            &["rewind", "hook", "extra"],
-            &["rewind", "hook", "--version"],
-            &["rewind", "--config", "c.toml", "hook"],
-            &["rewind", "check", "mcp__ssh__exec"],
-            &["rewind"],
-        ] {
-            assert!(super::Cli::parse_hook(&os(args)).is_none(), "{args:?}");
-        }
-        // Every option of the hook's own command is one of `rewind hook`'s.
-        let whole = super::Cli::command();
-        let hook = whole.find_subcommand("hook").expect("rewind hook");
-        let names = |c: &clap::Command| -> Vec<String> {
-            let mut ids: Vec<String> = c.get_arguments().map(|a| a.get_id().to_string()).collect();
-            ids.sort();
-            ids
-        };
-        let fast = <super::HookArgs as clap::Args>::augment_args(clap::Command::new("hook"));
-        let fast = <super::GlobalArgs as clap::Args>::augment_args(fast);
-        let mut expected = names(hook);
-        expected.extend(
-            whole
-                .get_arguments()
-                .filter(|a| a.is_global_set())
-                .map(|a| a.get_id().to_string()),
-        );
-        expected.retain(|id| id != "help" && id != "version");
-        expected.sort();
-        assert_eq!(names(&fast), expected);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! changes a virtual machine, and the operator's tools to restore files from it.
 //!
 //! Where things live:
-//! - `hook`: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
-//!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else).
+//! - [`hook`]: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
+//!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else). It is
+//!   also the whole of the `rewind-hook` binary, which links nothing else and is what
+//!   `install` writes into the hosts' settings.
 //! - [`host`]: each agent host's dialect: its stdin as one neutral `ToolCall`, one neutral
 //!   decision back in its words. Nothing past it knows which host is calling.
 //! - `decision`: the decision table, pure: every answer is a `Finding` through one `decide`.
@@ -42,7 +44,7 @@ pub mod deadline;
 pub(crate) mod decision;
 pub(crate) mod exit;
 pub(crate) mod guard;
-pub(crate) mod hook;
+pub mod hook;
 pub mod host;
 pub mod inventory;
 pub mod lockfile;
@@ -70,7 +72,11 @@ use cli::{CatalogCommand, Cli, Command};
 pub fn run(cli: Cli) -> ExitCode {
     let config = cli.global.config.as_deref();
     match cli.command {
-        Command::Hook(args) => hook::run(args.host, config, args.managed),
+        Command::Hook(args) => hook::run(&hook::HookArgs {
+            config: config.map(std::path::Path::to_path_buf),
+            host: args.host,
+            managed: args.managed,
+        }),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
         Command::Find(args) => report(match broker::commands::brokered(config) {
             Some(brokered) => broker::commands::find(&brokered, &args),

@@ -349,9 +349,14 @@ fn file_spots(config: &Config, home: Option<&str>) -> Vec<Spot> {
         file(ca, What::Certificate);
     }
     if let Ok(exe) = std::env::current_exe() {
-        file(&exe, What::Binary);
-        if let Ok(real) = std::fs::canonicalize(&exe) {
-            file(&real, What::Binary);
+        // The running binary and its siblings: the hook may run as `rewind-hook` while the
+        // settings and `install` name `rewind`, or the reverse.
+        let real = std::fs::canonicalize(&exe).ok();
+        for exe in std::iter::once(exe).chain(real) {
+            for sibling in ["rewind", "rewind-hook", "rewind-mcp"] {
+                file(&exe.with_file_name(sibling), What::Binary);
+            }
+            file(&exe, What::Binary);
         }
     }
     for host in Host::ALL {

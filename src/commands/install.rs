@@ -14,7 +14,7 @@ use super::say;
 use crate::cli::{InstallArgs, Scope};
 use crate::config::{Config, SecretSource};
 use crate::host::Host;
-use crate::host::settings::{AFTER_TIMEOUT_SECS, Layout, OnFailure, parse, render};
+use crate::host::settings::{AFTER_TIMEOUT_SECS, Layout, OnFailure, hook_binary, parse, render};
 pub use crate::host::settings::{HOST_TIMEOUT_MARGIN_SECS, Invocation};
 
 /// The hook's budget in whole seconds (budgets are at most an hour, checked when the config
@@ -65,7 +65,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
                 binary.display()
             ));
         }
-        Invocation::new(&binary, config_arg.as_deref(), args.host)
+        Invocation::new(&hook_binary(&binary), config_arg.as_deref(), args.host)
     };
     if args.scope == Scope::Project && config.origin.is_some() {
         warnings.push(format!(

@@ -21,7 +21,7 @@ use super::install::{
 use super::say;
 use crate::cli::InstallArgs;
 use crate::config::{Config, SYSTEM_CONFIG};
-use crate::host::settings::{Invocation, Layout, parse, render};
+use crate::host::settings::{Invocation, Layout, hook_binary, parse, render};
 use crate::lockfile::{is_root, only_root_can_change};
 
 /// Mode of a managed file: every user's host must read it, only root write it.
@@ -68,6 +68,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
     let (pinned, config) = pinned_config(&root, config_path, &mut warnings)?;
     let binary = std::env::current_exe()
         .and_then(std::fs::canonicalize)
+        .map(|rewind| hook_binary(&rewind))
         .context("cannot tell where the rewind binary is")?;
     if let Err(why) = only_root_can_change(&binary) {
         warnings.push(format!(

@@ -21,6 +21,10 @@
 //! written, and one that kept it open gets a refusal (exit 2) before the budget ends rather
 //! than a hook that never answers.
 
+mod args;
+
+pub use args::HookArgs;
+
 use std::io::Read as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
@@ -109,7 +113,8 @@ pub(crate) enum Plan {
 }
 
 /// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
-pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>, managed: bool) -> ExitCode {
+pub fn run(args: &HookArgs) -> ExitCode {
+    let (host, config_path, managed) = (args.host, args.config.as_deref(), args.managed);
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
     // The dialect, once known, so that even a panic is answered in the host's words.
@@ -136,6 +141,17 @@ pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>, managed: bool)
         }
     };
     rendered.emit()
+}
+
+/// A command line that is not the hook's shape, given to the hook's own binary: refused like
+/// any call the hook cannot answer (exit 2, one line on stderr), so a host whose entry was
+/// mistyped blocks the call rather than running it unguarded.
+pub fn usage_error(program: &str) -> ExitCode {
+    crate::console::err(format!(
+        "rewind: usage: {program} [--config FILE] hook [--host HOST] [--managed] \
+         (HOST: claude-code, codex, gemini, copilot, cursor); refusing the call"
+    ));
+    crate::exit::code(crate::exit::BLOCKED)
 }
 
 /// Everything from stdin to the rendered answer (audited).

@@ -33,6 +33,24 @@ pub struct Invocation {
     pub args: Vec<String>,
 }
 
+/// The binary a host should run for the hook, given the `rewind` binary: `rewind-hook` beside
+/// it (as `cargo install` and a build put it), which links only the hook and so starts
+/// faster on every tool call; `rewind` itself (whose `hook` is the same code) when there is
+/// none. Both read the same command line.
+pub fn hook_binary(rewind: &Path) -> PathBuf {
+    let name = if cfg!(windows) {
+        "rewind-hook.exe"
+    } else {
+        "rewind-hook"
+    };
+    let beside = rewind.with_file_name(name);
+    if beside.is_file() {
+        beside
+    } else {
+        rewind.to_path_buf()
+    }
+}
+
 impl Invocation {
     /// `<binary> [--config <file>] hook --host <host>`.
     pub fn new(binary: &Path, config: Option<&Path>, host: Host) -> Invocation {

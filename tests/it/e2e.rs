@@ -10,7 +10,7 @@ use rewind::sim::{FailState, Fault, InsertRecord};
 use serde_json::{Value, json};
 
 use crate::claude::{ClaudeCode, ClaudeRun, Hook, PermissionMode, logged_at, text, tool_use};
-use crate::support::{Setup, TestEnv, rewind_bin};
+use crate::support::{Setup, TestEnv, hook_bin};
 
 const CALL_ID: &str = "toolu_e2e_rewind_01";
 const TOOL: &str = "mcp__ssh__exec";
@@ -47,7 +47,7 @@ fn claude_for(env: &TestEnv, host: &str) -> ClaudeCode {
 /// `rewind install` writes it: exec form, host timeout = budget + margin, `onFailure: block`.
 fn guarded_call_on(env: &TestEnv, host: &str) -> ClaudeCode {
     claude_for(env, host).allowed_tools([TOOL]).hook(
-        Hook::exec(rewind_bin())
+        Hook::exec(hook_bin())
             .args(["hook"])
             .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),
     )
@@ -317,8 +317,8 @@ fn rewind_install_twice_into_existing_local_settings_guards_the_real_host() {
     assert_eq!(pre[1]["hooks"].as_array().map(Vec::len), Some(1));
     assert_eq!(
         entry["command"],
-        rewind_bin().to_str().expect("UTF-8 path"),
-        "the installed command is the binary that ran `rewind install`"
+        hook_bin().to_str().expect("UTF-8 path"),
+        "the installed command is the hook binary beside the one that ran `rewind install`"
     );
     assert_eq!(entry["args"], pinned);
     assert_eq!(entry["timeout"], BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS);

@@ -9,7 +9,7 @@ use rewind::host::claude_code::settings::MATCHER;
 use serde_json::json;
 
 use crate::claude::{ClaudeCode, Hook, PermissionMode, text, tool_use};
-use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms, rewind_bin};
+use crate::support::{FakeSsh, Setup, TestEnv, epoch_ms, hook_bin};
 
 const CHANGE: &str = "toolu_shell_change";
 const UNPROTECTED: &str = "toolu_shell_unprotected";
@@ -49,7 +49,7 @@ fn run_session(env: &TestEnv) -> (crate::claude::ClaudeRun, FakeSsh) {
     }
     let run = cc
         .hook(
-            Hook::exec(rewind_bin())
+            Hook::exec(hook_bin())
                 .args(["hook"])
                 .matcher(MATCHER)
                 .timeout_secs(BUDGET_SECS + HOST_TIMEOUT_MARGIN_SECS),

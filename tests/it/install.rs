@@ -789,7 +789,7 @@ fn doctor_fails_every_hosts_false_oks() {
             handler[host.program_key] =
                 json!(program.replace(&rewind_bin(), "/opt/old/bin/rewind"));
         });
-        assert_fails_hook(&stale, "/opt/old/bin/rewind does not exist");
+        assert_fails_hook(&stale, "/opt/old/bin/rewind-hook does not exist");
 
         let narrow = doctor_edited(&env, &host, |s| {
             let list = s["hooks"][host.before].as_array_mut().expect("list");

@@ -211,6 +211,14 @@ pub(crate) fn rewind_bin() -> PathBuf {
         .expect("the rewind binary exists")
 }
 
+/// The `rewind-hook` binary under test (what `install` writes into a host's settings), by its
+/// canonical path.
+pub(crate) fn hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rewind-hook"))
+        .canonicalize()
+        .expect("the rewind-hook binary exists")
+}
+
 /// A stand-in `ssh` first on an agent host's `PATH`, so a shell call that reaches for a VM
 /// touches nothing: it answers `ssh -G <host>` as OpenSSH does for a host without
 /// configuration (the classifier resolves aliases with it), and otherwise appends
