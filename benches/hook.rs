@@ -1,5 +1,6 @@
-//! Whole-process cost of `rewind hook` on the calls that need no network (read-only, local
-//! and unlisted tools) and of `rewind --version`, against a floor measured in the same run:
+//! Whole-process cost of the hook as the hosts run it (`rewind-hook hook`) on the calls that
+//! need no network (read-only, local and unlisted tools, local and read-only shell commands),
+//! of the same hook in the whole `rewind` binary and of `rewind --version`, against a floor measured in the same run:
 //! `benches/floor`, the least a Rust hook can do (read stdin, parse it with serde_json).
 //!
 //! Method: `LOOP` (100) back-to-back runs from one `sh` loop, each case's loop right after the
@@ -14,8 +15,9 @@
 //! is printed too.
 //!
 //! `cargo bench --bench hook`. Environment: `ROUNDS`, `LOOP`; `BEFORE=<path to another
-//! rewind binary>` measures that binary too, in the same rounds, for before/after figures.
-//! Goal: read-only, local and unlisted ≤ 1.2× the floor; peak RSS ≤ 4 MiB.
+//! rewind or rewind-hook binary>` measures that binary's hook too, in the same rounds, for
+//! before/after figures. Goal: read-only, local and unlisted ≤ 1.2× the floor's CPU, a local
+//! shell command ≤ 1.3×; peak RSS ≤ 4 MiB.
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 
@@ -58,47 +60,8 @@ fn main() {
     let home = tempfile::tempdir().expect("tempdir");
     let config = home.path().join("config.toml");
     std::fs::write(&config, "[hook]\nbudget_secs = 150\n").expect("config");
-    let stdin = |name: &str, bytes: &[u8]| {
-        let path = home.path().join(name);
-        std::fs::write(&path, bytes).expect("payload");
-        path
-    };
-    let (read_only, local, unlisted) = (
-        stdin("read-only.json", READ_ONLY),
-        stdin("local.json", LOCAL),
-        stdin("unlisted.json", UNLISTED),
-    );
-    let (bash_local, bash_ssh_read) = (
-        stdin("bash-local.json", BASH_LOCAL),
-        stdin("bash-ssh-read.json", BASH_SSH_READ),
-    );
+    let cases = cases(home.path());
     let floor = build_floor();
-    let mut binaries = vec![(String::new(), PathBuf::from(env!("CARGO_BIN_EXE_rewind")))];
-    if let Some(before) = std::env::var_os("BEFORE") {
-        binaries.insert(0, (String::from("before: "), PathBuf::from(before)));
-    }
-    let mut cases = Vec::new();
-    for (label, binary) in &binaries {
-        for (what, args, input) in [
-            ("rewind --version", vec!["--version"], &read_only),
-            ("hook, read-only tool", vec!["hook"], &read_only),
-            ("hook, local tool", vec!["hook"], &local),
-            ("hook, unlisted tool", vec!["hook"], &unlisted),
-            (
-                "hook, Bash local command (200 ch)",
-                vec!["hook"],
-                &bash_local,
-            ),
-            ("hook, Bash read-only ssh", vec!["hook"], &bash_ssh_read),
-        ] {
-            cases.push(Case {
-                name: format!("{label}{what}"),
-                program: binary.clone(),
-                args,
-                stdin: input.clone(),
-            });
-        }
-    }
     let floor_case = |input: &Path| Case {
         name: String::from("floor"),
         program: floor.clone(),
@@ -145,6 +108,65 @@ fn main() {
         );
     }
     peak_memory(&floor, &cases, home.path(), &config);
+}
+
+/// The measured cases, their payloads written under `home`: the hook as the hosts run it,
+/// `BEFORE`'s hook, the whole binary's hook and its start alone.
+fn cases(home: &Path) -> Vec<Case> {
+    let stdin = |name: &str, bytes: &[u8]| {
+        let path = home.join(name);
+        std::fs::write(&path, bytes).expect("payload");
+        path
+    };
+    let (read_only, local, unlisted) = (
+        stdin("read-only.json", READ_ONLY),
+        stdin("local.json", LOCAL),
+        stdin("unlisted.json", UNLISTED),
+    );
+    let (bash_local, bash_ssh_read) = (
+        stdin("bash-local.json", BASH_LOCAL),
+        stdin("bash-ssh-read.json", BASH_SSH_READ),
+    );
+    let hook = PathBuf::from(env!("CARGO_BIN_EXE_rewind-hook"));
+    let rewind = PathBuf::from(env!("CARGO_BIN_EXE_rewind"));
+    let mut binaries = vec![(String::new(), hook)];
+    if let Some(before) = std::env::var_os("BEFORE") {
+        binaries.insert(0, (String::from("before: "), PathBuf::from(before)));
+    }
+    let mut cases = vec![
+        Case {
+            name: String::from("rewind --version"),
+            program: rewind.clone(),
+            args: vec!["--version"],
+            stdin: read_only.clone(),
+        },
+        Case {
+            name: String::from("rewind hook, read-only tool"),
+            program: rewind,
+            args: vec!["hook"],
+            stdin: read_only.clone(),
+        },
+    ];
+    for (label, binary) in &binaries {
+        for (what, input) in [
+            ("read-only tool", &read_only),
+            ("local tool", &local),
+            ("unlisted tool", &unlisted),
+            ("Bash local command (200 ch)", &bash_local),
+            ("Bash read-only ssh", &bash_ssh_read),
+        ] {
+            let program = binary
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            cases.push(Case {
+                name: format!("{label}{program} hook, {what}"),
+                program: binary.clone(),
+                args: vec!["hook"],
+                stdin: input.clone(),
+            });
+        }
+    }
+    cases
 }
 
 /// Builds `benches/floor` in release mode beside this target directory; its path.

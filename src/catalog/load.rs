@@ -74,6 +74,22 @@ struct RawEntry {
 pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let raw: RawCatalog = toml::from_str(text)
         .map_err(|e| anyhow::anyhow!("catalog {origin}: {}", e.to_string().trim_end()))?;
+    checked(raw, origin)
+}
+
+/// Reads a shipped catalog as the build compiled it (its TOML as JSON, see `build.rs`), with
+/// the same checks as [`parse`].
+pub(super) fn parse_compiled(
+    json: &str,
+    origin: &str,
+) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
+    let raw: RawCatalog = serde_json::from_str(json)
+        .map_err(|e| anyhow::anyhow!("catalog {origin} (as compiled): {e}"))?;
+    checked(raw, origin)
+}
+
+/// A catalog's entries and bindings, checked one by one and against each other.
+fn checked(raw: RawCatalog, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let mut entries = Vec::new();
     for (section, class, list) in [
         ("mutating", Class::Mutating, raw.mutating),

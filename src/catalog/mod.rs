@@ -17,73 +17,61 @@ use serde_json::Value;
 use crate::shell::Dialect;
 use crate::targets::Targets;
 
+/// One catalog shipped with `rewind`: its TOML source (shown and linted as it is) and what
+/// the build compiled from it for the hook (see `build.rs`): the same document as JSON, and
+/// the server names and patterns it spells out, one a line.
+#[derive(Debug, Clone, Copy)]
+pub struct Shipped {
+    /// `builtin:<file>.toml`, as errors and `rewind catalog list` name it.
+    pub origin: &'static str,
+    pub toml: &'static str,
+    json: &'static str,
+    servers: &'static str,
+}
+
+impl Shipped {
+    /// The server names and patterns this catalog spells out.
+    fn servers(&self) -> impl Iterator<Item = &'static str> {
+        self.servers.lines()
+    }
+
+    /// Its entries and bindings, read from the compiled JSON.
+    fn load(&self) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
+        load::parse_compiled(self.json, self.origin)
+    }
+}
+
+/// A shipped catalog by its file stem: the source and the build's compiled forms of it.
+macro_rules! shipped_catalog {
+    ($stem:literal) => {
+        Shipped {
+            origin: concat!("builtin:", $stem, ".toml"),
+            toml: include_str!(concat!("../../catalogs/", $stem, ".toml")),
+            json: include_str!(concat!(env!("OUT_DIR"), "/catalogs/", $stem, ".json")),
+            servers: include_str!(concat!(env!("OUT_DIR"), "/catalogs/", $stem, ".servers")),
+        }
+    };
+}
+
 /// The catalogs shipped with `rewind`, in load order: the generic shapes first, so that each
 /// server's own catalog after it wins for that server's tools.
-pub const BUILTIN: &[(&str, &str)] = &[
-    (
-        "builtin:generic.toml",
-        include_str!("../../catalogs/generic.toml"),
-    ),
-    (
-        "builtin:aap-mcp.toml",
-        include_str!("../../catalogs/aap-mcp.toml"),
-    ),
-    (
-        "builtin:aionda-mcp-ssh.toml",
-        include_str!("../../catalogs/aionda-mcp-ssh.toml"),
-    ),
-    (
-        "builtin:ansible-dev-tools.toml",
-        include_str!("../../catalogs/ansible-dev-tools.toml"),
-    ),
-    (
-        "builtin:bsahane-ansible-mcp.toml",
-        include_str!("../../catalogs/bsahane-ansible-mcp.toml"),
-    ),
-    (
-        "builtin:bvisible-ssh-manager.toml",
-        include_str!("../../catalogs/bvisible-ssh-manager.toml"),
-    ),
-    (
-        "builtin:classfang-ssh-mcp-server.toml",
-        include_str!("../../catalogs/classfang-ssh-mcp-server.toml"),
-    ),
-    (
-        "builtin:cursortouch-windows-mcp.toml",
-        include_str!("../../catalogs/cursortouch-windows-mcp.toml"),
-    ),
-    (
-        "builtin:inframcp-winrm.toml",
-        include_str!("../../catalogs/inframcp-winrm.toml"),
-    ),
-    (
-        "builtin:lightspeed-ssh-mcp.toml",
-        include_str!("../../catalogs/lightspeed-ssh-mcp.toml"),
-    ),
-    (
-        "builtin:muchiny-ssh-bridge.toml",
-        include_str!("../../catalogs/muchiny-ssh-bridge.toml"),
-    ),
-    (
-        "builtin:tarnover-sysoperator.toml",
-        include_str!("../../catalogs/tarnover-sysoperator.toml"),
-    ),
-    (
-        "builtin:tufantunc-ssh-mcp.toml",
-        include_str!("../../catalogs/tufantunc-ssh-mcp.toml"),
-    ),
-    (
-        "builtin:vmware-aiops.toml",
-        include_str!("../../catalogs/vmware-aiops.toml"),
-    ),
-    (
-        "builtin:command-servers.toml",
-        include_str!("../../catalogs/command-servers.toml"),
-    ),
-    (
-        "builtin:rewind.toml",
-        include_str!("../../catalogs/rewind.toml"),
-    ),
+pub const BUILTIN: &[Shipped] = &[
+    shipped_catalog!("generic"),
+    shipped_catalog!("aap-mcp"),
+    shipped_catalog!("aionda-mcp-ssh"),
+    shipped_catalog!("ansible-dev-tools"),
+    shipped_catalog!("bsahane-ansible-mcp"),
+    shipped_catalog!("bvisible-ssh-manager"),
+    shipped_catalog!("classfang-ssh-mcp-server"),
+    shipped_catalog!("cursortouch-windows-mcp"),
+    shipped_catalog!("inframcp-winrm"),
+    shipped_catalog!("lightspeed-ssh-mcp"),
+    shipped_catalog!("muchiny-ssh-bridge"),
+    shipped_catalog!("tarnover-sysoperator"),
+    shipped_catalog!("tufantunc-ssh-mcp"),
+    shipped_catalog!("vmware-aiops"),
+    shipped_catalog!("command-servers"),
+    shipped_catalog!("rewind"),
 ];
 
 /// Host tools that only touch the agent's own machine: they never reach a VM.
@@ -299,8 +287,8 @@ impl Catalog {
     pub fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog::default();
         if builtin {
-            for (name, text) in BUILTIN {
-                catalog.append(load::parse(text, name)?);
+            for shipped in BUILTIN {
+                catalog.append(shipped.load()?);
             }
         }
         for file in files {
@@ -321,11 +309,13 @@ impl Catalog {
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog::default();
         if builtin {
-            for (name, text) in BUILTIN {
+            for shipped in BUILTIN {
                 if server.is_some_and(|server| {
-                    server_patterns(text).any(|pattern| server_match(pattern, server))
+                    shipped
+                        .servers()
+                        .any(|pattern| server_match(pattern, server))
                 }) {
-                    catalog.append(load::parse(text, name)?);
+                    catalog.append(shipped.load()?);
                 } else {
                     catalog.files += 1;
                 }
@@ -348,12 +338,8 @@ impl Catalog {
         let literal = |name: &str| !name.is_empty() && !name.contains('*');
         let mut names: Vec<String> = Vec::new();
         if builtin {
-            for (_, text) in BUILTIN {
-                names.extend(
-                    server_patterns(text)
-                        .filter(|p| literal(p))
-                        .map(str::to_owned),
-                );
+            for shipped in BUILTIN {
+                names.extend(shipped.servers().filter(|p| literal(p)).map(str::to_owned));
             }
         }
         for file in files {
@@ -691,17 +677,6 @@ pub fn server_match(pattern: &str, server: &str) -> bool {
     )
 }
 
-/// The server patterns a shipped catalog names (`server = "…"` of entries, `name = "…"` of
-/// `[[server]]` bindings), read line by line without parsing the TOML: enough to know which
-/// files a call's server needs. A test holds it equal to what the parser reads.
-fn server_patterns(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().filter_map(|line| {
-        let (key, value) = line.split_once('=')?;
-        let quoted = value.trim_start().strip_prefix('"')?;
-        matches!(key.trim(), "server" | "name").then(|| quoted.split('"').next().unwrap_or(quoted))
-    })
-}
-
 /// Whether two server names (or patterns) are the same once normalised.
 pub fn same_server(a: &str, b: &str) -> bool {
     a.chars()
@@ -1037,24 +1012,36 @@ mod tests {
         }
     }
 
-    /// The line scan that decides which shipped files a call needs reads exactly the server
-    /// patterns the parser reads, file by file.
+    /// What the build compiled from each shipped catalog is its source: the same entries and
+    /// bindings as parsing the TOML, and exactly the server patterns the parser reads.
     #[test]
-    fn the_quick_server_scan_agrees_with_the_parser() {
-        for (name, text) in BUILTIN {
-            let parsed = Catalog::parse(text, name).expect("shipped catalog parses");
+    fn each_compiled_catalog_is_its_source() {
+        for shipped in BUILTIN {
+            let name = shipped.origin;
+            let parsed = Catalog::parse(shipped.toml, name).expect("shipped catalog parses");
+            let (entries, servers) = shipped.load().expect("compiled catalog loads");
+            assert_eq!(
+                format!("{:?}", parsed.entries),
+                format!("{entries:?}"),
+                "{name}"
+            );
+            assert_eq!(
+                format!("{:?}", parsed.servers),
+                format!("{servers:?}"),
+                "{name}"
+            );
             let mut from_parser: Vec<&str> = parsed
                 .entries()
                 .iter()
                 .map(|e| e.server.as_str())
                 .chain(parsed.servers().iter().map(|b| b.name.as_str()))
                 .collect();
-            let mut scanned: Vec<&str> = server_patterns(text).collect();
+            let mut compiled: Vec<&str> = shipped.servers().collect();
             from_parser.sort_unstable();
             from_parser.dedup();
-            scanned.sort_unstable();
-            scanned.dedup();
-            assert_eq!(scanned, from_parser, "{name}");
+            compiled.sort_unstable();
+            compiled.dedup();
+            assert_eq!(compiled, from_parser, "{name}");
         }
     }
 

@@ -249,8 +249,8 @@ pub fn lint(config_path: Option<&Path>) -> anyhow::Result<()> {
     warn_config(&config);
     let mut failed = 0;
     if config.hook.builtin_catalogs {
-        for (name, text) in catalog::BUILTIN {
-            failed += report(name, Catalog::parse(text, name));
+        for shipped in catalog::BUILTIN {
+            failed += report(shipped.origin, Catalog::parse(shipped.toml, shipped.origin));
         }
     }
     for file in &config.hook.catalogs {

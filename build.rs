@@ -1,0 +1,51 @@
+//! Compiles the shipped catalogs (`catalogs/*.toml`) for the hook: each becomes
+//! `$OUT_DIR/catalogs/<name>.json`, the same document as JSON (which the hook reads several
+//! times faster than TOML on every tool call), and `<name>.servers`, the server names and
+//! patterns it spells out, one a line (to tell which files a call's server needs without
+//! reading any). The TOML files stay the source, shown and linted as they are; a test holds
+//! each compiled file equal to its source.
+
+use std::path::Path;
+
+fn main() {
+    let sources = Path::new("catalogs");
+    let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalogs");
+    std::fs::create_dir_all(&out).expect("OUT_DIR is writable");
+    println!("cargo:rerun-if-changed=catalogs");
+    let mut names: Vec<_> = std::fs::read_dir(sources)
+        .expect("catalogs/ is readable")
+        .map(|entry| entry.expect("catalogs/ is readable").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    names.sort();
+    for path in names {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let document: toml::Table =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let json =
+            serde_json::to_string(&document).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let stem = path.file_stem().expect("a file name");
+        let mut servers = String::new();
+        for (section, key) in [
+            ("mutating", "server"),
+            ("read_only", "server"),
+            ("server", "name"),
+        ] {
+            let tables = document.get(section).and_then(toml::Value::as_array);
+            for table in tables.into_iter().flatten() {
+                if let Some(name) = table.get(key).and_then(toml::Value::as_str) {
+                    servers.push_str(name);
+                    servers.push('\n');
+                }
+            }
+        }
+        let write = |extension: &str, bytes: &str| {
+            let target = out.join(stem).with_extension(extension);
+            std::fs::write(&target, bytes).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+        };
+        write("json", &json);
+        write("servers", &servers);
+    }
+}
