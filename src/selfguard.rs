@@ -962,7 +962,9 @@ fn norm_text(text: &str, home: Option<&str>) -> String {
         .map(|c| if c == '\\' { '/' } else { c })
         .collect::<String>()
         .to_ascii_lowercase();
-    if let Some(home) = home {
+    // Every home spelling below holds `$`, `%` or `~`; most texts hold none of them, and
+    // this runs for every protected path on every call.
+    if let Some(home) = home.filter(|_| text.contains(['$', '%', '~'])) {
         for spelling in [
             "${home}",
             "$home",
