@@ -16,6 +16,7 @@
 
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,8 +155,14 @@ pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
     append_with(path, record, serde_json::Map::new())
 }
 
+/// [`append`], waiting at most `wait` for the turn to write (the hook's, whose answer must not
+/// wait on another writer past its budget).
+pub fn append_within(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()> {
+    append_chained(path, record, serde_json::Map::new(), wait.min(CHAIN_WAIT))
+}
+
 /// The longest an append waits for its turn to chain its line to the last one.
-const CHAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const CHAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// The key under which each line carries the hash of the line before it.
 pub const CHAIN_KEY: &str = "prev";
@@ -170,6 +177,16 @@ pub fn append_with(
     record: &Record,
     extra: serde_json::Map<String, Value>,
 ) -> anyhow::Result<()> {
+    append_chained(path, record, extra, CHAIN_WAIT)
+}
+
+/// [`append_with`], waiting at most `wait` for the turn to write.
+fn append_chained(
+    path: &Path,
+    record: &Record,
+    extra: serde_json::Map<String, Value>,
+    wait: Duration,
+) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         lockfile::create_private_dir(dir)
             .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
@@ -180,7 +197,7 @@ pub fn append_with(
     fields.extend(extra);
     let mut file = lockfile::open_append_private(path)
         .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
-    take_turn(&file, path)?;
+    take_turn(&file, path, wait)?;
     let prev = last_line(path)
         .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?
         .map(|line| line_hash(&line))
@@ -207,10 +224,10 @@ pub fn append_with(
     Ok(())
 }
 
-/// Waits (at most [`CHAIN_WAIT`]) for an exclusive lock on the trail itself, released when
+/// Waits (at most `wait`) for an exclusive lock on the trail itself, released when
 /// `file` is closed: one writer at a time reads the last line and appends after it.
-fn take_turn(file: &std::fs::File, path: &Path) -> anyhow::Result<()> {
-    let deadline = crate::deadline::Deadline::after(CHAIN_WAIT);
+fn take_turn(file: &std::fs::File, path: &Path, wait: Duration) -> anyhow::Result<()> {
+    let deadline = crate::deadline::Deadline::after(wait);
     let mut pause = std::time::Duration::from_millis(2);
     loop {
         match file.try_lock() {
@@ -218,9 +235,9 @@ fn take_turn(file: &std::fs::File, path: &Path) -> anyhow::Result<()> {
             Err(std::fs::TryLockError::WouldBlock) => {
                 if !deadline.sleep(pause) {
                     anyhow::bail!(
-                        "audit trail {}: another writer held it for {} s",
+                        "audit trail {}: another writer held it for {} ms",
                         path.display(),
-                        CHAIN_WAIT.as_secs()
+                        wait.as_millis()
                     );
                 }
                 pause = (pause * 2).min(std::time::Duration::from_millis(50));

@@ -2,9 +2,9 @@
 //!
 //! The steps, in order:
 //!
-//! 1. Read stdin (bounded) and turn it into a neutral [`ToolCall`] through the host's dialect
+//! 1. Read stdin (bounded) and turn it into a neutral `ToolCall` through the host's dialect
 //!    ([`crate::host`]).
-//! 2. Load the configuration and classify the call ([`plan`]): pure CPU and local files, on
+//! 2. Load the configuration and classify the call (`plan`): pure CPU and local files, on
 //!    the main thread. Most calls end here (read-only, local, unlisted, no VM, a pattern that
 //!    cannot be known, …).
 //! 3. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
@@ -14,7 +14,7 @@
 //!
 //! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr: the
 //! whole of it runs under `catch_unwind`, and stderr is written only through
-//! [`crate::console::err`], which cannot panic. A timeout, a panic (exit 101) or output that is
+//! `crate::console::err`, which cannot panic. A timeout, a panic (exit 101) or output that is
 //! not JSON would let the call run unguarded on the real host.
 //!
 //! Stdin is read on its own thread under the budget: the hosts close it once the payload is
@@ -25,7 +25,7 @@ mod args;
 
 pub use args::HookArgs;
 
-use std::io::Read as _;
+use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::process::ExitCode;
@@ -178,7 +178,7 @@ fn answer(
     }
     // The budget counts from the start: reading the config is part of it.
     let deadline = Deadline::starting_at(started, config.hook.budget);
-    let (read, helper) = read_stdin(&deadline.shortened_by(AUDIT_ALLOWANCE));
+    let read = read_stdin(&deadline.shortened_by(AUDIT_ALLOWANCE));
     let (dialect, evaluation) = match read {
         Err(e) => (
             host,
@@ -222,69 +222,59 @@ fn answer(
     {
         *reference = crate::redact::strip_credentials(reference);
     }
-    record(&config, &evaluation, &deadline, helper);
+    record(&config, &evaluation, &deadline);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
         None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
     }
 }
 
-/// An audit record's append (to the local trail, or to the broker's).
-type AuditJob = Box<dyn FnOnce() -> anyhow::Result<()> + Send>;
-
-/// The hook's one helper thread, free again after reading stdin: it takes the audit append.
-/// Both steps block on things the hook does not control (a host that never closes stdin, a
-/// hung file system), so each is waited for under a deadline; one thread serves both because
-/// each thread costs its start, its stack and a context switch on every tool call.
-struct Helper {
-    jobs: mpsc::Sender<AuditJob>,
-    done: mpsc::Receiver<anyhow::Result<()>>,
+/// Reads stdin to its end (at most `MAX_INPUT + 1` bytes) on this thread, waiting for each
+/// chunk only until `deadline`: a host that writes the payload but never closes stdin gets a
+/// refusal within the budget, not a hook that outlives it (some hosts run the tool when the
+/// hook times out). No thread: the hook starts on every tool call, and a thread costs its
+/// start, its stack and an allocator arena each time.
+fn read_stdin(deadline: &Deadline) -> std::io::Result<Vec<u8>> {
+    read_within(&mut std::io::stdin().lock(), deadline)
 }
 
-/// Reads stdin (at most `MAX_INPUT + 1` bytes) on a helper thread, waiting until `deadline`:
-/// a host that writes the payload but never closes stdin gets a refusal within the budget,
-/// not a hook that outlives it (some hosts run the tool when the hook times out). The helper
-/// comes back when it finished reading in time, for the audit append.
-fn read_stdin(deadline: &Deadline) -> (std::io::Result<Vec<u8>>, Option<Helper>) {
-    read_on_helper(deadline, || {
-        let mut stdin = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(MAX_INPUT as u64 + 1)
-            .read_to_end(&mut stdin)
-            .map(|_| stdin)
-    })
-}
-
-/// [`read_stdin`] with the reading given: runs `read` on a new helper thread under `deadline`.
-fn read_on_helper(
+/// [`read_stdin`] from any input that can be polled.
+fn read_within(
+    input: &mut (impl Read + std::os::fd::AsFd),
     deadline: &Deadline,
-    read: impl FnOnce() -> std::io::Result<Vec<u8>> + Send + 'static,
-) -> (std::io::Result<Vec<u8>>, Option<Helper>) {
-    let (read_tx, read_rx) = mpsc::channel();
-    let (jobs, job_rx) = mpsc::channel::<AuditJob>();
-    let (done_tx, done) = mpsc::channel();
-    let spawned = std::thread::Builder::new()
-        .name(String::from("stdin+audit"))
-        .spawn(move || {
-            let _ = read_tx.send(read());
-            if let Ok(job) = job_rx.recv() {
-                let _ = done_tx.send(job());
+) -> std::io::Result<Vec<u8>> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    // Larger than stdin's own buffer, so every read goes straight to the descriptor and
+    // nothing waits in a buffer that `poll` cannot see.
+    let mut chunk = vec![0; 64 * 1024];
+    let mut input_bytes = Vec::new();
+    loop {
+        let wait = u16::try_from(deadline.remaining().as_millis()).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(wait)) {
+            Ok(0) if deadline.expired() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "still open when the budget ran out",
+                ));
             }
-        });
-    if let Err(e) = spawned {
-        return (Err(e), None);
-    }
-    match read_rx.recv_timeout(deadline.remaining()) {
-        Ok(read) => (read, Some(Helper { jobs, done })),
-        // Still reading: that thread is lost to the audit append.
-        Err(_) => (
-            Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "still open when the budget ran out",
-            )),
-            None,
-        ),
+            // A wait shorter than the deadline (at most 65 s at a time), or a signal.
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let read = match input.read(&mut chunk) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if read == 0 {
+            return Ok(input_bytes);
+        }
+        input_bytes.extend_from_slice(&chunk[..read]);
+        if input_bytes.len() > MAX_INPUT {
+            return Ok(input_bytes);
+        }
     }
 }
 
@@ -893,7 +883,7 @@ fn class_name(class: &Classification) -> &'static str {
 /// Appends the decision to the audit trail, waiting at most [`AUDIT_ALLOWANCE`]; a failure is
 /// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
 /// log).
-fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper: Option<Helper>) {
+fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
     let Evaluation {
         decision,
         call,
@@ -924,46 +914,24 @@ fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper:
         // The broker's own record of the guard, with the caller's credentials, is the one.
         return;
     }
-    // On the helper thread (or a new one when stdin kept it), waited for briefly: a hung file
-    // system or broker must not hold the decision.
+    // Waited for briefly: another writer's turn or a slow broker must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
-    let job: AuditJob = if config.broker.socket.is_some() {
-        let broker = config.broker.clone();
-        Box::new(move || {
-            crate::broker::client::call(
-                &broker,
-                crate::broker::protocol::Op::Record { record },
-                &Deadline::after(wait),
-                &mut |_| {},
-            )
-            .map(|_| ())
-            .map_err(anyhow::Error::from)
-        })
+    let appended = if config.broker.socket.is_some() {
+        crate::broker::client::call(
+            &config.broker,
+            crate::broker::protocol::Op::Record { record },
+            &Deadline::after(wait),
+            &mut |_| {},
+        )
+        .map(|_| ())
+        .map_err(anyhow::Error::from)
     } else {
-        let path = config.hook.audit_path().map(Path::to_path_buf);
-        Box::new(move || path.and_then(|path| audit::append(&path, &record)))
+        config
+            .hook
+            .audit_path()
+            .and_then(|path| audit::append_within(path, &record, wait))
     };
-    let started = if let Some(helper) = helper {
-        helper
-            .jobs
-            .send(job)
-            .map(|()| helper.done)
-            .map_err(|_| anyhow::anyhow!("the helper thread is gone"))
-    } else {
-        let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name(String::from("audit"))
-            .spawn(move || {
-                let _ = tx.send(job());
-            })
-            .map(|_| rx)
-            .map_err(anyhow::Error::from)
-    };
-    let outcome = started.and_then(|done| {
-        done.recv_timeout(wait)
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {} ms", wait.as_millis())))
-    });
-    if let Err(e) = outcome {
+    if let Err(e) = appended {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));
     }
 }
@@ -1002,52 +970,46 @@ mod tests {
             call: None,
             facts: Facts::default(),
         };
-        record(&config, &evaluation, &spent, None);
+        record(&config, &evaluation, &spent);
         let audit = std::fs::read_to_string(&path).expect("audited");
         assert!(audit.contains("budget ran out"), "{audit}");
     }
 
-    /// The thread that read stdin appends the record; a stdin still open at the deadline
-    /// keeps its thread, and the record is then appended by a new one.
+    /// Stdin is read to its end when the host closes it, and refused with a time-out when it
+    /// stays open past the deadline, whatever was written before.
     #[test]
-    fn the_audit_is_appended_whether_or_not_stdin_came_in_time() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut config = Config::defaults();
-        let path = dir.path().join("audit.jsonl");
-        config.hook.audit_log = Some(path.clone());
-        let evaluation = |reason: &str| Evaluation {
-            decision: Decision::Block(reason.to_owned()),
-            call: None,
-            facts: Facts::default(),
-        };
+    fn stdin_is_read_to_its_end_or_refused_at_the_deadline() {
+        use std::io::Write as _;
+        let (mut reader, mut writer) = std::io::pipe().expect("pipe");
+        writer.write_all(b"{}").expect("written");
+        drop(writer);
         let deadline = Deadline::after(Duration::from_secs(10));
-        let (read, helper) = read_on_helper(&deadline, || Ok(b"{}".to_vec()));
-        assert_eq!(read.expect("read in time"), b"{}");
-        assert!(helper.is_some(), "the helper is free for the audit");
-        record(&config, &evaluation("read in time"), &deadline, helper);
+        assert_eq!(read_within(&mut reader, &deadline).expect("read"), b"{}");
 
+        let (mut reader, mut writer) = std::io::pipe().expect("pipe");
+        writer.write_all(b"{\"tool_name\":").expect("written");
         let short = Deadline::after(Duration::from_millis(50));
-        let (read, helper) = read_on_helper(&short, || {
-            std::thread::sleep(Duration::from_secs(5));
-            Ok(Vec::new())
-        });
-        assert_eq!(
-            read.expect_err("still reading").kind(),
-            std::io::ErrorKind::TimedOut
+        let started = Instant::now();
+        let err = read_within(&mut reader, &short).expect_err("still open");
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
         );
-        assert!(helper.is_none(), "a helper still reading is not reused");
-        record(
-            &config,
-            &evaluation("stdin never closed"),
-            &deadline,
-            helper,
-        );
+        drop(writer);
+    }
 
-        let audit = std::fs::read_to_string(&path).expect("audited");
-        let lines: Vec<&str> = audit.lines().collect();
-        assert_eq!(lines.len(), 2, "{audit}");
-        assert!(lines[0].contains("read in time"), "{audit}");
-        assert!(lines[1].contains("stdin never closed"), "{audit}");
+    /// More than the largest payload is read no further than one byte past it: the caller
+    /// refuses it whole rather than reading on.
+    #[test]
+    fn stdin_past_the_largest_payload_stops_one_chunk_later() {
+        let mut big = std::io::Cursor::new(vec![b' '; MAX_INPUT * 3]);
+        let mut file = tempfile::tempfile().expect("tempfile");
+        std::io::copy(&mut big, &mut file).expect("written");
+        std::io::Seek::rewind(&mut file).expect("rewound");
+        let read = read_within(&mut file, &Deadline::after(Duration::from_secs(10))).expect("read");
+        assert!(read.len() > MAX_INPUT && read.len() <= MAX_INPUT + 64 * 1024);
     }
 
     #[test]

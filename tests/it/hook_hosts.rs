@@ -430,7 +430,7 @@ fn the_shipped_snippets_run_rewind_hook_for_their_host_with_the_budget_plus_marg
             };
             assert_eq!(
                 line,
-                format!("/usr/local/bin/rewind hook --host {host}"),
+                format!("/usr/local/bin/rewind-hook hook --host {host}"),
                 "{file} {event}"
             );
             let timeout = handler[timeout_key].as_u64().expect("a timeout");
