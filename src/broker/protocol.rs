@@ -74,8 +74,9 @@ impl Op {
 /// What the tag is made of, and how the caller's decision table is set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuardRequest {
-    /// The agent host's name (`claude-code`), or `mcp/<client>` for `rewind mcp`'s
-    /// `checkpoint_vm` (whose `tool` is then the step's reason).
+    /// The agent host's name (`claude-code`), `mcp/<client>` for `rewind mcp`'s
+    /// `checkpoint_vm` (whose `tool` is then the step's reason), or `cli` for `rewind guard`
+    /// (whose tag then names the user the kernel says is asking).
     pub host: String,
     #[serde(default)]
     pub session: Option<String>,
@@ -167,6 +168,8 @@ pub struct GuardResult {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VpgDetail {
     pub vpg: String,
+    #[serde(default)]
+    pub vpg_id: String,
     pub vms: Vec<String>,
     pub tag: String,
     #[serde(default)]
@@ -175,6 +178,19 @@ pub struct VpgDetail {
     pub fallback: Option<WireCheckpoint>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The Zerto task of the insert, when one was sent.
+    #[serde(default)]
+    pub task: Option<String>,
+    /// The VPG's journal history, when Zerto says it: how long the checkpoint stays
+    /// restorable.
+    #[serde(default)]
+    pub journal_history_secs: Option<u64>,
+    /// What the VPG's status says about the point, when it is not meeting its SLA.
+    #[serde(default)]
+    pub degraded: Option<String>,
+    /// The guard stopped waiting because its caller cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
 }
 
 /// A checkpoint as listed.

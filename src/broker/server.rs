@@ -459,7 +459,8 @@ impl Broker {
         deadline: &Deadline,
         started: Instant,
     ) {
-        let evaluated = super::operations::guard(&self.config, request, deadline, &mut |text| {
+        let user = platform::user_name(peer.uid).unwrap_or_else(|| format!("uid{}", peer.uid));
+        let evaluated = super::operations::guard(&self.config, request, &user, deadline, &|text| {
             // A client gone does not stop the guard: its checkpoint may still serve.
             let _ = write_line(
                 stream,

@@ -19,14 +19,13 @@ use super::tools::{
 };
 use crate::audit::{AuditCheckpoint, Outcome};
 use crate::commands::zerto::find_vm;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::deadline::Deadline;
-use crate::decision::{self, Decision, Finding, Policy};
-use crate::guard::{self, GuardReport, Refusal, VpgOutcome};
+use crate::decision::Decision;
+use crate::guard;
 use crate::recover::{self, Point, PointError, RecoverRequest, Step};
-use crate::tag::{self, Tag};
-use crate::zvm::resolve;
-use crate::zvm::{Checkpoint, Client, Vm, ZvmError};
+use crate::tag;
+use crate::zvm::{Checkpoint, Client, Vm};
 
 /// Time allowed for a lookup tool.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
@@ -311,70 +310,69 @@ fn checkpoint_vm(
         bail!("invalid arguments: `reason` must say what is about to happen");
     }
     let config = Config::discover(call.config_path)?;
-    if config.broker.socket.is_some() {
-        return checkpoint_vm_through_broker(&args.reason, &references, &config, call, facts);
+    for warning in &config.warnings {
+        crate::console::err(format!("rewind: warning: {warning}"));
     }
-    let (config, client) = setup(call)?;
     let deadline = Deadline::after(config.hook.budget);
     let change = call.change;
     facts.change = Some(change.to_owned());
-    facts.vms.clone_from(&references);
-    let (decision, report) =
-        guard_vms(&args.reason, &references, &config, &client, call, &deadline);
-    let vpgs: Vec<GuardedVpg> = report
-        .as_ref()
-        .map(|(report, tags)| report.vpgs.iter().zip(tags).map(guarded_vpg).collect())
-        .unwrap_or_default();
-    if let Some((report, _)) = &report {
-        facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
-        facts.named = crate::audit::named_otherwise(&references, &facts.vms);
-        facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
-        facts.checkpoints = report.audit_checkpoints();
-    }
-    // The tasks of the inserts a cancel left waiting (empty: none was sent), when the request
-    // was cancelled or its client left while the guard waited.
-    let cancelled: Option<Vec<&str>> = report.as_ref().and_then(|(r, _)| {
-        let mut any = false;
-        let tasks = r
-            .vpgs
-            .iter()
-            .filter_map(|v| match &v.result {
-                Err(Refusal::Cancelled { task_id }) => {
-                    any = true;
-                    task_id.as_deref()
-                }
-                _ => None,
-            })
-            .collect();
-        any.then_some(tasks)
-    });
-    facts.decision = Some(if cancelled.is_some() {
+    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
+    let protected = guard::protect(
+        &config,
+        &refs,
+        &guard::Change {
+            caller: guard::Caller::Mcp(call.agent.to_owned()),
+            id: change.to_owned(),
+            action: args.reason.clone(),
+        },
+        &deadline,
+        &crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted),
+    );
+    let decision = &protected.decision;
+    facts.vms.clone_from(&protected.vms);
+    facts.named.clone_from(&protected.named);
+    facts.vpgs = protected.vpg_names();
+    facts.checkpoints = protected.audit_checkpoints();
+    let cancelled = protected.cancelled();
+    facts.decision = Some(if cancelled {
         Outcome::Cancelled
     } else {
         decision.outcome()
     });
+    let said = if cancelled {
+        "cancelled"
+    } else {
+        label(decision)
+    };
+    (call.progress)(format!("{}: {said}", protected.vms.join(", ")));
     let reason = decision.text().unwrap_or_default().to_owned();
     let out = CheckpointVmOut {
-        decision: if cancelled.is_some() {
-            "cancelled"
-        } else {
-            label(&decision)
-        }
-        .to_owned(),
+        decision: said.to_owned(),
         change: change.to_owned(),
         reason: reason.clone(),
-        vms: report
-            .as_ref()
-            .map(|(r, _)| r.vms.iter().map(vm_out).collect())
-            .unwrap_or_default(),
-        vpgs,
+        vms: protected
+            .vms
+            .iter()
+            .zip(&protected.vm_ids)
+            .map(|(name, id)| VmOut {
+                name: name.clone(),
+                id: id.clone(),
+            })
+            .collect(),
+        vpgs: protected.vpgs.iter().map(guarded_vpg).collect(),
     };
-    let stopped = match &cancelled {
-        None => String::new(),
-        Some(tasks) if tasks.is_empty() => {
-            String::from("; stopped waiting before any checkpoint was inserted")
-        }
-        Some(tasks) => format!(
+    // The tasks of the inserts a cancel left waiting (none: none was sent), when the request
+    // was cancelled or its client left while the guard waited.
+    let tasks: Vec<&str> = protected
+        .vpgs
+        .iter()
+        .filter(|v| v.cancelled)
+        .filter_map(|v| v.task.as_deref())
+        .collect();
+    let stopped = match (cancelled, tasks.as_slice()) {
+        (false, _) => String::new(),
+        (true, []) => String::from("; stopped waiting before any checkpoint was inserted"),
+        (true, tasks) => format!(
             "; stopped waiting: the checkpoint inserted by Zerto task {} stays in Zerto (not undone)",
             tasks.join(", ")
         ),
@@ -388,201 +386,25 @@ fn checkpoint_vm(
     Ok(answer)
 }
 
-/// `checkpoint_vm` with `[broker] socket`: the broker tags (as `mcp/<client>`, the reason as
-/// the action), confirms and decides; a broker that cannot be asked is a deny (or an ask under
-/// `on_zvm_error = "ask"`) naming its socket.
-fn checkpoint_vm_through_broker(
-    reason: &str,
-    references: &[String],
-    config: &Config,
-    call: &Call<'_>,
-    facts: &mut Facts,
-) -> anyhow::Result<Answer> {
-    use crate::broker::protocol::{GuardRequest, GuardResult, Op};
-    let deadline = Deadline::after(config.hook.budget);
-    let change = call.change;
-    facts.change = Some(change.to_owned());
-    facts.vms = references.to_vec();
-    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
-    let request = GuardRequest {
-        host: call.agent.to_owned(),
-        session: None,
-        change: change.to_owned(),
-        tool: reason.to_owned(),
-        vms: references.to_vec(),
-        on_checkpoint,
-        on_zvm_error,
-    };
-    let answer =
-        crate::broker::client::call(&config.broker, Op::Guard(request), &deadline, &mut |text| {
-            (call.progress)(text.to_owned());
-        })
-        .map_err(|e| e.0)
-        .and_then(|value| {
-            serde_json::from_value::<GuardResult>(value)
-                .map_err(|e| format!("the broker's guard answer is not its protocol ({e})"))
-        });
-    let (decision, result) = match answer {
-        Ok(result) => (result.decision.clone().into_decision(), Some(result)),
-        Err(error) => {
-            let policy = Policy {
-                on_checkpoint: config.hook.on_checkpoint,
-                on_zvm_error: config.hook.on_zvm_error,
-            };
-            let finding = Finding::BrokerFailed {
-                vms: &references.join(","),
-                error: &error,
-            };
-            let step = format!("the step {reason:?}");
-            (decision::decide(&step, change, &finding, &policy), None)
-        }
-    };
-    facts.decision = Some(decision.outcome());
-    let (vms, vpgs) = match &result {
-        Some(result) => {
-            facts.vms.clone_from(&result.vms);
-            facts.named.clone_from(&result.named);
-            facts.vpgs.clone_from(&result.vpgs);
-            facts.checkpoints.clone_from(&result.checkpoints);
-            brokered_out(result)
-        }
-        None => (Vec::new(), Vec::new()),
-    };
-    let reason_text = decision.text().unwrap_or_default().to_owned();
-    let out = CheckpointVmOut {
-        decision: label(&decision).to_owned(),
-        change: change.to_owned(),
-        reason: reason_text.clone(),
-        vms,
-        vpgs,
-    };
-    let text = format!(
-        "decision: {}; change id: {change}\n{reason_text}",
-        out.decision
-    );
-    let mut answer = Answer::ok(&out, text)?;
-    answer.is_error = out.decision != "confirmed";
-    Ok(answer)
-}
-
-/// The VMs and VPGs of a guard the broker ran, as `checkpoint_vm` shows them.
-fn brokered_out(result: &crate::broker::protocol::GuardResult) -> (Vec<VmOut>, Vec<GuardedVpg>) {
-    let checkpoint = |c: &crate::broker::protocol::WireCheckpoint| CheckpointOut {
-        id: c.id.clone(),
-        time: c.time.clone(),
-        tag: c.tag.clone(),
-        change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
-    };
-    let vms = result
-        .vms
-        .iter()
-        .zip(
-            result
-                .vm_ids
-                .iter()
-                .chain(std::iter::repeat(&String::new())),
-        )
-        .map(|(name, id)| VmOut {
-            name: name.clone(),
-            id: id.clone(),
-        })
-        .collect();
-    let vpgs = result
-        .details
-        .iter()
-        .map(|d| GuardedVpg {
-            vpg: d.vpg.clone(),
-            vms: d.vms.clone(),
-            tag: d.tag.clone(),
-            checkpoint: d.checkpoint.as_ref().map(checkpoint),
-            fallback: d.fallback.as_ref().map(checkpoint),
-            error: d.error.clone(),
-        })
-        .collect();
-    (vms, vpgs)
-}
-
-/// The hook's mutating path for `references`: resolve every VM, guard them all under one
-/// deadline, and decide by the same table. The report, and the tag of each of its VPGs, are
-/// there when the guard ran.
-fn guard_vms(
-    reason: &str,
-    references: &[String],
-    config: &Config,
-    client: &Client,
-    call: &Call<'_>,
-    deadline: &Deadline,
-) -> (Decision, Option<(GuardReport, Vec<String>)>) {
-    let policy = Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    };
-    let step = format!("the step {reason:?}");
-    let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
-    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
-    let locks = match config::cache_dir() {
-        Ok(dir) => dir.join("locks"),
-        Err(e) => {
-            let error = ZvmError::Setup(format!("{e:#}"));
-            let all = refs.join(",");
-            let finding = Finding::ZvmError {
-                vms: &all,
-                error: &error,
-            };
-            return (decide(&finding), None);
-        }
-    };
-    (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
-    let vms = match resolve::resolve_targets(client, &refs, &config.vm_aliases, deadline) {
-        Ok(Ok(vms)) => vms,
-        Ok(Err(unresolved)) => return (decide(&Finding::from(&unresolved)), None),
-        Err(error) => {
-            let all = refs.join(",");
-            return (
-                decide(&Finding::ZvmError {
-                    vms: &all,
-                    error: &error,
-                }),
-                None,
-            );
-        }
-    };
-    let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
-    (call.progress)(format!(
-        "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
-        names.join(", ")
-    ));
-    let now = SystemTime::now();
-    let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
-    let watch = crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted);
-    let report = guard::guard(client, &vms, &tag_for, &locks, deadline, &watch);
-    let decision = decide(&Finding::Guarded(&report));
-    (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
-    // The guard tags each VPG for the names of the VMs it protects, joined by commas.
-    let tags = report
-        .vpgs
-        .iter()
-        .map(|v| tag_for(&v.vms.join(",")).as_str().to_owned())
-        .collect();
-    (decision, Some((report, tags)))
-}
-
-fn guarded_vpg((outcome, tag): (&VpgOutcome, &String)) -> GuardedVpg {
-    let (checkpoint, fallback, error) = match &outcome.result {
-        Ok(tagged) => (
-            Some(checkpoint_out(&tagged.checkpoint)),
-            tagged.previous.as_ref().map(checkpoint_out),
-            None,
-        ),
-        Err(why) => (None, None, Some(why.to_string())),
-    };
+/// One VPG of a guard as `checkpoint_vm` shows it: its tag, its checkpoint (with until about
+/// when it can be restored, and a degraded status, in the words of the hook's context) or why
+/// there is none.
+fn guarded_vpg(vpg: &guard::VpgProtected) -> GuardedVpg {
+    let restorable = vpg
+        .checkpoint
+        .as_ref()
+        .zip(vpg.history)
+        .map(|(c, history)| crate::decision::restorable_words(c.at, history));
     GuardedVpg {
-        vpg: outcome.vpg.name.clone(),
-        vms: outcome.vms.clone(),
-        tag: tag.clone(),
-        checkpoint,
-        fallback,
-        error,
+        vpg: vpg.vpg.name.clone(),
+        vms: vpg.vms.clone(),
+        tag: vpg.tag.clone(),
+        checkpoint: vpg.checkpoint.as_ref().map(checkpoint_out),
+        fallback: vpg.fallback.as_ref().map(checkpoint_out),
+        restorable,
+        restorable_until: vpg.restorable_until().map(crate::time::format_utc),
+        status: vpg.degraded.as_deref().map(crate::decision::status_words),
+        error: vpg.error.clone(),
     }
 }
 
