@@ -3,13 +3,16 @@
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::protocol::{GuardRequest, GuardResult, Op, RecoverRequest, Recovered};
+use super::protocol::{
+    GuardRequest, GuardResult, Op, RecoverRequest, Recovered, WireCheckpoint, WirePlan, WireVm,
+    WireVpg,
+};
 use crate::audit::{self, Filter, Record};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
@@ -58,22 +61,14 @@ pub(crate) fn serve(
                 },
             )
         }
-        Op::Checkpoints { vm } => {
+        Op::Checkpoints { vm, since_secs } => {
             let client = client(config)?;
-            let vm = crate::commands::zerto::find_vm(&client, config, vm, deadline)?;
-            let mut vpgs = Vec::new();
-            for vpg in &vm.vpgs {
-                let rows = client.checkpoints(&vpg.id, None, deadline)?;
-                vpgs.push(json!({
-                    "vpg": vpg.name,
-                    "id": vpg.id,
-                    "checkpoints": rows.iter().map(|c| json!({
-                        "id": c.id, "time": c.time(), "tag": c.tag,
-                    })).collect::<Vec<_>>(),
-                }));
-            }
-            Ok(json!({"vm": vm_json(&vm), "vpgs": vpgs}))
+            let since = since_secs.map(Duration::from_secs);
+            let found =
+                crate::commands::zerto::vm_checkpoints(&client, config, vm, since, deadline)?;
+            Ok(json!(found))
         }
+        Op::Plan(request) => plan(config, request, deadline).map(|p| json!(p)),
         Op::Log => {
             // Every line as written: the record, and who asked (`peer`, `user`, `op`, `prev`).
             // Read as records first, for the error that names a line that is not one.
@@ -110,6 +105,7 @@ pub(crate) fn serve(
                 "id": s.id,
                 "status": s.status.as_ref().map(crate::zvm::FlrStatus::as_zerto),
                 "vm": s.vm_id,
+                "vpg": s.vpg_id,
                 "checkpoint": s.checkpoint_id,
                 "mounted": s.mounted_at.map(crate::time::format_utc),
             })).collect::<Vec<_>>()}))
@@ -135,12 +131,11 @@ fn vm_json(vm: &Vm) -> Value {
     })
 }
 
-/// A File Level Restore into a private directory of the broker's, the bytes answered.
-fn recover(
-    config: &Config,
+/// The restore a request names, its file written under `out`.
+fn restore_request(
     wire: &RecoverRequest,
-    deadline: &Deadline,
-) -> anyhow::Result<Recovered> {
+    out: &Path,
+) -> anyhow::Result<crate::recover::RecoverRequest> {
     let point = Point::choose(
         wire.change.clone(),
         wire.checkpoint.clone(),
@@ -159,12 +154,49 @@ fn recover(
         crate::recover::RecoverRequest::new(wire.vm.clone(), wire.path.clone(), point)?;
     request.vpg.clone_from(&wire.vpg);
     request.volume.clone_from(&wire.volume);
+    request.out = out.to_path_buf();
+    Ok(request)
+}
+
+/// What a restore would use, mounting nothing (the plan's file name points into a directory
+/// that does not exist, so no file stands in its way).
+fn plan(config: &Config, wire: &RecoverRequest, deadline: &Deadline) -> anyhow::Result<WirePlan> {
+    let nowhere = config::cache_dir()?.join(format!("plan-{}", uuid::Uuid::new_v4().simple()));
+    let request = restore_request(wire, &nowhere)?;
+    let client = client(config)?;
+    let plan = crate::recover::plan(&client, config, &request, deadline)?;
+    Ok(WirePlan {
+        vm: WireVm {
+            name: plan.vm.name.clone(),
+            id: plan.vm.id.clone(),
+            ips: plan.vm.ips.clone(),
+            vpgs: Vec::new(),
+        },
+        vpg: WireVpg {
+            name: plan.vpg.name.clone(),
+            id: plan.vpg.id.clone(),
+        },
+        checkpoint: WireCheckpoint {
+            id: plan.checkpoint.id.clone(),
+            time: plan.checkpoint.time(),
+            tag: plan.checkpoint.tag.clone(),
+        },
+        path: plan.guest_path,
+    })
+}
+
+/// A File Level Restore into a private directory of the broker's, the bytes answered.
+fn recover(
+    config: &Config,
+    wire: &RecoverRequest,
+    deadline: &Deadline,
+) -> anyhow::Result<Recovered> {
     let cache = config::cache_dir()?;
     let out = tempfile::Builder::new()
         .prefix("recover-")
         .tempdir_in(&cache)
         .context("a private directory for the restored file")?;
-    request.out = out.path().to_path_buf();
+    let request = restore_request(wire, out.path())?;
     let client = client(config)?;
     let plan = crate::recover::plan(&client, config, &request, deadline)?;
     let never = AtomicBool::new(false);
@@ -186,6 +218,8 @@ fn recover(
         path: plan.guest_path.clone(),
         sha256: restored.sha256,
         content: base64::engine::general_purpose::STANDARD.encode(bytes),
+        session: Some(restored.session),
+        unmount_task: Some(restored.unmount_task),
     })
 }
 

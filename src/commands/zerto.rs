@@ -9,6 +9,9 @@ use serde_json::json;
 
 use super::{client, say, warn_config};
 use crate::audit;
+use crate::broker::protocol::{
+    Op, VmCheckpoints, VpgCheckpoints, VpgState, WireCheckpoint, WireVm, WireVpg,
+};
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
 use crate::config::Config;
 use crate::deadline::Deadline;
@@ -193,17 +196,97 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `rewind checkpoints <vm> [--change ID] [--limit N | --all] [--json]`.
+/// A VM's checkpoints (those since `since` ago, or all), oldest first, and each VPG's state:
+/// what the broker's `checkpoints` answers, and what `rewind checkpoints` and `rewind mcp`'s
+/// lookups show in either mode.
+pub(crate) fn vm_checkpoints(
+    client: &Client,
+    config: &Config,
+    reference: &str,
+    since: Option<Duration>,
+    deadline: &Deadline,
+) -> anyhow::Result<VmCheckpoints> {
+    let vm = find_vm(client, config, reference, deadline)?;
+    let since = since.map(|ago| SystemTime::now() - ago);
+    let mut vpgs = Vec::new();
+    for vpg in &vm.vpgs {
+        let rows = client.checkpoints(&vpg.id, since, deadline)?;
+        let (state, state_error) = match client.vpg(&vpg.id, deadline) {
+            Ok(v) => (
+                Some(VpgState {
+                    status: v.status,
+                    health: v.health,
+                    actual_rpo_secs: v.actual_rpo_secs,
+                    protected_site: v.protected_site,
+                    recovery_site: v.recovery_site,
+                    journal_history_secs: v
+                        .configured_history
+                        .or(v.actual_history)
+                        .map(|h| h.as_secs()),
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        vpgs.push(VpgCheckpoints {
+            vpg: vpg.name.clone(),
+            id: vpg.id.clone(),
+            checkpoints: rows
+                .iter()
+                .map(|c| WireCheckpoint {
+                    id: c.id.clone(),
+                    time: c.time(),
+                    tag: c.tag.clone(),
+                })
+                .collect(),
+            state,
+            state_error,
+        });
+    }
+    Ok(VmCheckpoints {
+        vm: WireVm {
+            name: vm.name.clone(),
+            id: vm.id.clone(),
+            ips: vm.ips.clone(),
+            vpgs: vm
+                .vpgs
+                .iter()
+                .map(|v| WireVpg {
+                    name: v.name.clone(),
+                    id: v.id.clone(),
+                })
+                .collect(),
+        },
+        vpgs,
+    })
+}
+
+/// Every checkpoint of a VM, from Zerto or through the broker.
+fn every_checkpoint(config: &Config, reference: &str) -> anyhow::Result<VmCheckpoints> {
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    if config.broker.socket.is_none() {
+        return vm_checkpoints(&client(config)?, config, reference, None, &deadline);
+    }
+    let op = Op::Checkpoints {
+        vm: reference.to_owned(),
+        since_secs: None,
+    };
+    let answer = crate::broker::client::call(&config.broker, op, &deadline, &mut |_| {})?;
+    serde_json::from_value(answer)
+        .map_err(|e| anyhow::anyhow!("the broker's checkpoints answer is not its protocol ({e})"))
+}
+
+/// `rewind checkpoints <vm> [--change ID] [--limit N | --all] [--json]`, through the broker
+/// when the configuration names one.
 pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let client = client(&config)?;
-    let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
-    let mut found = 0;
+    let found = every_checkpoint(&config, &args.vm)?;
+    let vm = &found.vm;
+    let mut total = 0;
     let mut vpgs_json = Vec::new();
-    for vpg in &vm.vpgs {
-        let rows = client.checkpoints(&vpg.id, None, &deadline)?;
+    for vpg in &found.vpgs {
+        let rows = &vpg.checkpoints;
         let matching: Vec<_> = rows
             .iter()
             .filter(|c| match &args.change {
@@ -220,23 +303,27 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             args.limit.min(matching.len())
         };
         let shown = &matching[matching.len() - keep..];
-        found += shown.len();
+        total += shown.len();
         // How long the journal keeps a checkpoint: until about its time plus the history.
-        let history = client
-            .vpg(&vpg.id, &deadline)
-            .ok()
-            .and_then(|v| v.configured_history.or(v.actual_history));
-        let until = |c: &crate::zvm::Checkpoint| history.map(|h| c.at + h);
+        let history = vpg
+            .state
+            .as_ref()
+            .and_then(|s| s.journal_history_secs)
+            .map(Duration::from_secs);
+        let until = |c: &WireCheckpoint| {
+            let at = crate::time::parse_utc(&c.time).ok()?;
+            history.map(|h| at + h)
+        };
         if args.json {
             vpgs_json.push(json!({
-                "name": vpg.name,
+                "name": vpg.vpg,
                 "id": vpg.id,
                 "total": rows.len(),
                 "shown": shown.len(),
                 "journal_history_mins": history.map(|h| h.as_secs() / 60),
                 "checkpoints": shown.iter().map(|c| json!({
                     "id": c.id,
-                    "time": c.time(),
+                    "time": c.time,
                     "restorable_until": until(c).map(crate::time::format_utc),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
@@ -260,7 +347,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         let kept = history.map_or(String::new(), |h| {
             format!("; journal history {}", crate::decision::history_words(h))
         });
-        say(format!("VPG {} ({}): {what}{kept}", vpg.name, vpg.id));
+        say(format!("VPG {} ({}): {what}{kept}", vpg.vpg, vpg.id));
         for c in shown {
             let until = until(c).map_or(String::new(), |t| {
                 format!("  restorable until about {}", crate::decision::about_utc(t))
@@ -268,7 +355,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             say(format!(
                 "  {:>10}  {}{until}  {}",
                 c.id,
-                c.time(),
+                c.time,
                 c.tag.as_deref().unwrap_or_default()
             ));
         }
@@ -280,14 +367,14 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         }))?;
     }
     if let Some(change) = &args.change
-        && found == 0
+        && total == 0
     {
         bail!("no checkpoint of VM {} is tagged change={change}", vm.name);
     }
     Ok(())
 }
 
-/// `rewind guard --vm <vm>`: tag every VPG now and wait until listed ([`guard::protect`]:
+/// `rewind guard --vm <vm>`: tag every VPG now and wait until listed (`guard::protect`:
 /// through the broker when the configuration names one, which then records the run).
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;

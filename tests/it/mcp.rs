@@ -285,15 +285,13 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         "{tag}"
     );
     assert!(
-        mcp.notifications
-            .iter()
-            .any(|n| {
-                n["method"] == "notifications/progress"
-                    && n["params"]["progressToken"] == "guard-1"
-                    && n["params"]["message"].as_str().is_some_and(|m| {
-                        m.contains("waiting for Zerto to list the tagged checkpoint")
-                    })
-            }),
+        mcp.notifications.iter().any(|n| {
+            n["method"] == "notifications/progress"
+                && n["params"]["progressToken"] == "guard-1"
+                && n["params"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("waiting for Zerto to list the tagged checkpoint"))
+        }),
         "guard phases are reported: {:#?}",
         mcp.notifications
     );
