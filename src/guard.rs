@@ -26,7 +26,7 @@ use crate::tag::Tag;
 use crate::zvm::{Checkpoint, Client, TaskState, Vm, Vpg, VpgRef, ZvmError};
 
 mod protect;
-pub(crate) use protect::{Caller, Change, Protected, VpgProtected, protect};
+pub(crate) use protect::{Caller, Change, Protection, VpgProtection, protect};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);

@@ -416,10 +416,11 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             .decision
             .text()
             .unwrap_or("no checkpoint was taken");
+        let why = why.strip_prefix("rewind: ").unwrap_or(why);
         if INTERRUPTED.load(Ordering::SeqCst) {
             bail!("cancelled by Ctrl-C on VM {}: {why}", args.vm);
         }
-        bail!("{}", why.strip_prefix("rewind: ").unwrap_or(why));
+        bail!("{why}");
     };
     let tag = &first.tag;
     let (vpgs_json, lines, refused) = outcome(&protected.vpgs);
@@ -469,7 +470,7 @@ fn manual_change_id() -> String {
 }
 
 /// Each VPG's result as JSON, as lines for a person, and the refusals.
-fn outcome(vpgs: &[guard::VpgProtected]) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
+fn outcome(vpgs: &[guard::VpgProtection]) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
     let mut refused = Vec::new();
     let mut vpgs_json = Vec::new();
     let mut lines = Vec::new();
@@ -516,7 +517,7 @@ fn outcome(vpgs: &[guard::VpgProtected]) -> (Vec<serde_json::Value>, Vec<String>
 fn audit_guard(
     config: &Config,
     reference: &str,
-    protected: &guard::Protected,
+    protected: &guard::Protection,
     change: &str,
     tag: &str,
     refused: &[String],

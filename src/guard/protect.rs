@@ -2,7 +2,7 @@
 //! `rewind guard` and the broker serving any of them. It takes the references a call names,
 //! what its tags are made of ([`Change`]), a deadline and a [`Watch`], and returns the
 //! decision by the one table ([`crate::decision`]) with every VPG's tag, checkpoint and
-//! restorable-until window ([`Protected`]).
+//! restorable-until window ([`Protection`]).
 //!
 //! Whether the ZVM is asked from here or through the broker (`[broker] socket`) is decided
 //! here once: through the broker, no password, token or ZVM address is read, and a broker
@@ -118,7 +118,7 @@ const OPERATOR_HOST: &str = "cli";
 
 /// What [`protect`] came to.
 #[derive(Debug)]
-pub(crate) struct Protected {
+pub(crate) struct Protection {
     pub(crate) decision: Decision,
     /// The VMs: Zerto's names once found, else the references as the call named them.
     pub(crate) vms: Vec<String>,
@@ -127,7 +127,7 @@ pub(crate) struct Protected {
     /// The references that were not Zerto's names.
     pub(crate) named: Vec<String>,
     /// Every VPG protecting the VMs, once each; empty when the guard did not run.
-    pub(crate) vpgs: Vec<VpgProtected>,
+    pub(crate) vpgs: Vec<VpgProtection>,
     /// The broker guarded, and recorded the call in its trail.
     pub(crate) brokered: bool,
     /// The caller stopped waiting for the broker's answer.
@@ -136,7 +136,7 @@ pub(crate) struct Protected {
 
 /// One VPG of a guard: its tag, and its confirmed checkpoint or why there is none.
 #[derive(Debug, Clone)]
-pub(crate) struct VpgProtected {
+pub(crate) struct VpgProtection {
     pub(crate) vpg: VpgRef,
     /// The VMs of the call this VPG protects.
     pub(crate) vms: Vec<String>,
@@ -157,8 +157,8 @@ pub(crate) struct VpgProtected {
     pub(crate) cancelled: bool,
 }
 
-impl VpgProtected {
-    fn from_outcome(outcome: &super::VpgOutcome) -> VpgProtected {
+impl VpgProtection {
+    fn from_outcome(outcome: &super::VpgOutcome) -> VpgProtection {
         let (checkpoint, fallback, history, degraded) = match &outcome.result {
             Ok(t) => (
                 Some(t.checkpoint.clone()),
@@ -168,7 +168,7 @@ impl VpgProtected {
             ),
             Err(_) => (None, None, None, None),
         };
-        VpgProtected {
+        VpgProtection {
             vpg: outcome.vpg.clone(),
             vms: outcome.vms.clone(),
             tag: outcome.tag.as_str().to_owned(),
@@ -211,7 +211,7 @@ impl VpgProtected {
         }
     }
 
-    fn from_wire(detail: VpgDetail) -> Result<VpgProtected, String> {
+    fn from_wire(detail: VpgDetail) -> Result<VpgProtection, String> {
         let point = |c: WireCheckpoint| -> Result<Checkpoint, String> {
             Ok(Checkpoint {
                 at: crate::time::parse_utc(&c.time).map_err(|e| format!("{e:#}"))?,
@@ -219,7 +219,7 @@ impl VpgProtected {
                 tag: c.tag,
             })
         };
-        Ok(VpgProtected {
+        Ok(VpgProtection {
             vpg: VpgRef {
                 id: detail.vpg_id,
                 name: detail.vpg,
@@ -237,10 +237,10 @@ impl VpgProtected {
     }
 }
 
-impl Protected {
+impl Protection {
     /// No guard ran: `decision` says why.
-    fn unguarded(references: &[&str], decision: Decision) -> Protected {
-        Protected {
+    fn unguarded(references: &[&str], decision: Decision) -> Protection {
+        Protection {
             decision,
             vms: references.iter().map(|r| (*r).to_owned()).collect(),
             vm_ids: Vec::new(),
@@ -251,14 +251,18 @@ impl Protected {
         }
     }
 
-    fn from_report(report: &GuardReport, references: &[&str], decision: Decision) -> Protected {
+    fn from_report(report: &GuardReport, references: &[&str], decision: Decision) -> Protection {
         let vms: Vec<String> = report.vms.iter().map(|vm| vm.name.clone()).collect();
-        Protected {
+        Protection {
             decision,
             named: audit::named_otherwise(references, &vms),
             vms,
             vm_ids: report.vms.iter().map(|vm| vm.id.clone()).collect(),
-            vpgs: report.vpgs.iter().map(VpgProtected::from_outcome).collect(),
+            vpgs: report
+                .vpgs
+                .iter()
+                .map(VpgProtection::from_outcome)
+                .collect(),
             brokered: false,
             stopped: false,
         }
@@ -299,13 +303,13 @@ impl Protected {
             named: self.named.clone(),
             vpgs: self.vpg_names(),
             checkpoints: self.audit_checkpoints(),
-            details: self.vpgs.iter().map(VpgProtected::to_wire).collect(),
+            details: self.vpgs.iter().map(VpgProtection::to_wire).collect(),
             vm_ids: self.vm_ids.clone(),
         })
     }
 
-    fn from_wire(result: GuardResult) -> Result<Protected, String> {
-        Ok(Protected {
+    fn from_wire(result: GuardResult) -> Result<Protection, String> {
+        Ok(Protection {
             decision: result.decision.into_decision(),
             vms: result.vms,
             vm_ids: result.vm_ids,
@@ -313,7 +317,7 @@ impl Protected {
             vpgs: result
                 .details
                 .into_iter()
-                .map(VpgProtected::from_wire)
+                .map(VpgProtection::from_wire)
                 .collect::<Result<_, _>>()?,
             brokered: true,
             stopped: false,
@@ -339,7 +343,7 @@ pub(crate) fn protect(
     change: &Change,
     deadline: &Deadline,
     watch: &dyn Watch,
-) -> Protected {
+) -> Protection {
     match &config.broker.socket {
         Some(socket) => through_broker(config, socket, references, change, deadline, watch),
         None => locally(config, references, change, deadline, watch),
@@ -352,13 +356,13 @@ fn locally(
     change: &Change,
     deadline: &Deadline,
     watch: &dyn Watch,
-) -> Protected {
+) -> Protection {
     let step = change.step();
     let policy = policy(config);
     let decide = |finding: &Finding<'_>| decision::decide(&step, &change.id, finding, &policy);
     let all = references.join(",");
     let zvm_error = |error: &ZvmError| {
-        Protected::unguarded(references, decide(&Finding::ZvmError { vms: &all, error }))
+        Protection::unguarded(references, decide(&Finding::ZvmError { vms: &all, error }))
     };
     let setup = |e: anyhow::Error| zvm_error(&ZvmError::Setup(format!("{e:#}")));
     let zvm = match config.require_zvm() {
@@ -382,7 +386,7 @@ fn locally(
     let vms = match resolve::resolve_targets(&client, references, &config.vm_aliases, deadline) {
         Ok(Ok(vms)) => vms,
         Ok(Err(unresolved)) => {
-            return Protected::unguarded(references, decide(&Finding::from(&unresolved)));
+            return Protection::unguarded(references, decide(&Finding::from(&unresolved)));
         }
         Err(error) => return zvm_error(&error),
     };
@@ -403,7 +407,7 @@ fn locally(
         watch,
     );
     let decision = decide(&Finding::Guarded(&report));
-    Protected::from_report(&report, references, decision)
+    Protection::from_report(&report, references, decision)
 }
 
 /// The guard asked of the broker: it resolves, tags (building the tag from the change's
@@ -417,7 +421,7 @@ fn through_broker(
     change: &Change,
     deadline: &Deadline,
     watch: &dyn Watch,
-) -> Protected {
+) -> Protection {
     let at = socket.display();
     watch.step(&format!("waiting for the rewind broker at {at}"));
     let (on_checkpoint, on_zvm_error) = protocol::policy_words(&config.hook);
@@ -442,7 +446,7 @@ fn through_broker(
     .and_then(|value| {
         serde_json::from_value::<GuardResult>(value)
             .map_err(|e| e.to_string())
-            .and_then(Protected::from_wire)
+            .and_then(Protection::from_wire)
             .map_err(|e| format!("the broker at {at}: its guard answer is not its protocol ({e})"))
     });
     answer.unwrap_or_else(|error| {
@@ -455,9 +459,9 @@ fn through_broker(
             },
             &policy(config),
         );
-        Protected {
+        Protection {
             stopped: watch.cancelled(),
-            ..Protected::unguarded(references, decision)
+            ..Protection::unguarded(references, decision)
         }
     })
 }

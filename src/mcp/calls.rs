@@ -459,7 +459,7 @@ fn checkpoint_vm(
 /// One VPG of a guard as `checkpoint_vm` shows it: its tag, its checkpoint (with until about
 /// when it can be restored, and a degraded status, in the words of the hook's context) or why
 /// there is none.
-fn guarded_vpg(vpg: &guard::VpgProtected) -> GuardedVpg {
+fn guarded_vpg(vpg: &guard::VpgProtection) -> GuardedVpg {
     let restorable = vpg
         .checkpoint
         .as_ref()
