@@ -465,3 +465,80 @@ fn through_broker(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(host: &str, session: Option<&str>) -> GuardRequest {
+        GuardRequest {
+            host: host.to_owned(),
+            session: session.map(str::to_owned),
+            change: String::from("c-1"),
+            tool: String::from("Bash"),
+            vms: vec![String::from("web01")],
+            on_checkpoint: String::from("context"),
+            on_zvm_error: String::from("deny"),
+        }
+    }
+
+    /// The tag's agent comes from what the request may say (the host, its session, the MCP
+    /// client), except for `rewind guard`, whose user the broker takes from the kernel.
+    #[test]
+    fn a_guard_request_names_its_caller_and_an_operator_is_the_peer() {
+        let agent = |host: &str, session: Option<&str>| {
+            Change::from_request(&request(host, session), "alice").map(|c| c.caller.agent())
+        };
+        assert_eq!(
+            agent("claude-code", Some("3f2a9c1e-77aa")),
+            Ok(String::from("claude-code/3f2a9c1e"))
+        );
+        assert_eq!(agent("mcp/cursor", None), Ok(String::from("mcp/cursor")));
+        assert_eq!(agent("cli", None), Ok(String::from("cli/alice")));
+        assert!(
+            agent("cli/root", None).is_err(),
+            "a user is never taken from the request"
+        );
+        assert!(agent("mcp/", None).is_err());
+        assert!(agent("zvm-admin", None).is_err());
+    }
+
+    /// What a broker answers for a VPG reads back as it was: the checkpoint, its task, and
+    /// until about when it can be restored.
+    #[test]
+    fn a_vpg_outcome_crosses_the_socket_whole() {
+        let at = crate::time::parse_utc("2026-03-02T09:00:00.123Z").expect("time");
+        let vpg = VpgProtection {
+            vpg: VpgRef {
+                id: String::from("id-1"),
+                name: String::from("web-vpg"),
+            },
+            vms: vec![String::from("web01")],
+            tag: String::from("ai:c-1 | claude-code/3f2a9c1e | Bash | vm=web01 | t"),
+            checkpoint: Some(Checkpoint {
+                id: String::from("1030"),
+                at,
+                tag: Some(String::from("ai:c-1 | …")),
+            }),
+            fallback: None,
+            task: Some(String::from("t-1")),
+            history: Some(Duration::from_secs(4 * 3600)),
+            degraded: Some(String::from("RpoNotMeetingSLA: replication is behind")),
+            error: None,
+            cancelled: false,
+        };
+        let back = VpgProtection::from_wire(
+            serde_json::from_value(serde_json::to_value(vpg.to_wire()).expect("json"))
+                .expect("wire"),
+        )
+        .expect("reads back");
+        assert_eq!(back.vpg, vpg.vpg);
+        assert_eq!(back.checkpoint, vpg.checkpoint);
+        assert_eq!(back.task, vpg.task);
+        assert_eq!(back.degraded, vpg.degraded);
+        assert_eq!(
+            back.restorable_until(),
+            Some(at + Duration::from_secs(4 * 3600))
+        );
+    }
+}
