@@ -619,7 +619,7 @@ impl Config {
     pub fn require_zvm(&self) -> anyhow::Result<&ZvmConfig> {
         self.zvm.as_ref().ok_or_else(|| match &self.origin {
             Some(path) if self.broker.socket.is_some() => anyhow::anyhow!(
-                "{} names a broker ([broker] socket) and no [zvm]: this command does not go through the broker (the hook, find, checkpoints, recover, flr and log do); run it where the ZVM's configuration is",
+                "{} names a broker ([broker] socket) and no [zvm]: this command does not go through the broker (the hook, mcp, guard, find, checkpoints, recover, flr and log do); run it where the ZVM's configuration is",
                 path.display()
             ),
             Some(path) => anyhow::anyhow!("{} has no [zvm] section", path.display()),

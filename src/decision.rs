@@ -421,6 +421,21 @@ pub(crate) fn history_words(history: std::time::Duration) -> String {
     }
 }
 
+/// Until about when a checkpoint taken `at` can be restored from a journal keeping `history`:
+/// `restorable until about 2026-03-02 10:00 UTC (journal history 1 h)`.
+pub(crate) fn restorable_words(at: std::time::SystemTime, history: Duration) -> String {
+    format!(
+        "restorable until about {} (journal history {})",
+        about_utc(at + history),
+        history_words(history)
+    )
+}
+
+/// What a VPG's degraded status means for its checkpoint: `VPG status NotMeetingSLA: …`.
+pub(crate) fn status_words(note: &str) -> String {
+    format!("VPG status {note}")
+}
+
 /// The context the model receives when every VPG has a listed tagged checkpoint: every VM,
 /// VPG and checkpoint, and one recover command per VM.
 pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
@@ -454,17 +469,16 @@ pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
             }
             None => text.push_str("; no earlier checkpoint to fall back to"),
         }
-        if let (Some(until), Some(history)) = (tagged.restorable_until(), tagged.history) {
+        if let Some(history) = tagged.history {
             let _ = write!(
                 text,
-                "; restorable until about {} (journal history {})",
-                about_utc(until),
-                history_words(history)
+                "; {}",
+                restorable_words(tagged.checkpoint.at, history)
             );
         }
         text.push('.');
         if let Some(note) = &tagged.degraded {
-            let _ = write!(text, " VPG status {note}.");
+            let _ = write!(text, " {}.", status_words(note));
         }
     }
     text.push_str(
@@ -538,6 +552,7 @@ mod tests {
                     name: format!("vpg-{n}"),
                 },
                 vms: vec![String::from("db01")],
+                tag: crate::tag::Tag::new("t", "t", "db01", "c", std::time::UNIX_EPOCH),
                 result,
             })
             .collect();

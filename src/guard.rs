@@ -1,5 +1,7 @@
 //! The guard: a tagged checkpoint on every VPG that protects the VMs a call reaches,
-//! confirmed as listed, under one deadline.
+//! confirmed as listed, under one deadline. Callers go through [`protect`], the one mutating
+//! path (the hook, `rewind mcp`, `rewind guard`, the broker): it finds the VMs, runs [`guard`]
+//! here or asks the broker to, and decides.
 //!
 //! The VPGs of all the VMs are taken as one set (a VPG protecting two of them is tagged once,
 //! its tag naming both). For each VPG, in parallel: take the VPG's cross-process lock, note the newest checkpoint
@@ -12,17 +14,19 @@
 //! The caller watches through a [`Watch`]: each VPG's [`Phase`] as it changes, with the time
 //! since the guard started and, while waiting for the listing, when the cadence predicts it.
 //! The same watch may ask the guard to stop waiting ([`Watch::cancelled`]); a checkpoint
-//! already inserted then stays in Zerto, and the VPG's result says so. The hook watches with
-//! [`Quiet`]: no output, no thread, nothing but a call that returns.
+//! already inserted then stays in Zerto, and the VPG's result says so. The hook's watch shows
+//! no phase: it only keeps [`Watch::step`]'s words for the watchdog's deny.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::audit::AuditCheckpoint;
 use crate::deadline::Deadline;
 use crate::lockfile;
 use crate::tag::Tag;
 use crate::zvm::{Checkpoint, Client, TaskState, Vm, Vpg, VpgRef, ZvmError};
+
+mod protect;
+pub(crate) use protect::{Caller, Change, Protection, VpgProtection, protect};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
@@ -71,13 +75,15 @@ pub(crate) trait Watch: Sync {
     fn cancelled(&self) -> bool {
         false
     }
-}
 
-/// A watch that shows nothing and never cancels (the hook: stdout is the decision).
-pub(crate) struct Quiet;
+    /// What [`protect`] is doing before or around the guard (looking the VMs up, asking the
+    /// broker), in words.
+    fn step(&self, _text: &str) {}
 
-impl Watch for Quiet {
-    fn progress(&self, _event: &Progress<'_>) {}
+    /// A progress line of the broker's guard: by default said like a [`Watch::step`].
+    fn relayed(&self, text: &str) {
+        self.step(text);
+    }
 }
 
 /// The longest a guard sleeps without looking at [`Watch::cancelled`].
@@ -89,6 +95,8 @@ pub(crate) struct VpgOutcome {
     pub(crate) vpg: VpgRef,
     /// The names of the call's VMs this VPG protects.
     pub(crate) vms: Vec<String>,
+    /// The tag inserted (or meant) for this VPG.
+    pub(crate) tag: Tag,
     pub(crate) result: Result<Tagged, Refusal>,
 }
 
@@ -104,13 +112,6 @@ pub(crate) struct Tagged {
     pub(crate) history: Option<Duration>,
     /// What the VPG's status says about the point, when it is not meeting its SLA.
     pub(crate) degraded: Option<String>,
-}
-
-impl Tagged {
-    /// Until about when the checkpoint can be restored: its time plus the journal history.
-    pub(crate) fn restorable_until(&self) -> Option<SystemTime> {
-        self.history.map(|h| self.checkpoint.at + h)
-    }
 }
 
 /// What a VPG's status says about a checkpoint taken now.
@@ -326,22 +327,6 @@ impl GuardReport {
         !self.vpgs.is_empty() && self.vpgs.iter().all(|v| v.result.is_ok())
     }
 
-    /// The confirmed checkpoints, as the audit trail records them.
-    pub(crate) fn audit_checkpoints(&self) -> Vec<AuditCheckpoint> {
-        self.vpgs
-            .iter()
-            .filter_map(|v| {
-                let tagged = v.result.as_ref().ok()?;
-                Some(AuditCheckpoint {
-                    vpg: v.vpg.name.clone(),
-                    id: tagged.checkpoint.id.clone(),
-                    time: tagged.checkpoint.time(),
-                    fallback: tagged.previous.as_ref().map(|p| p.id.clone()),
-                })
-            })
-            .collect()
-    }
-
     /// True when every VPG without a checkpoint was not tagged because of its status, or
     /// because the ZVM could not be asked: the cases `[hook] on_zvm_error` may soften.
     pub(crate) fn only_unrestorable(&self) -> bool {
@@ -421,10 +406,12 @@ pub(crate) fn guard(
             })
             .collect();
         plan.iter()
+            .zip(&tags)
             .zip(workers)
-            .map(|((vpg, names), worker)| VpgOutcome {
+            .map(|(((vpg, names), tag), worker)| VpgOutcome {
                 vpg: vpg.clone(),
                 vms: names.clone(),
+                tag: tag.clone(),
                 result: worker.join().unwrap_or_else(|_| {
                     Err(Refusal::Internal(String::from(
                         "the guard of this VPG panicked",

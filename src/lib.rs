@@ -13,7 +13,9 @@
 //! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known;
 //!   [`inventory`]: the machines rewind protects, kept locally for the shell analysis.
 //! - `guard`: a tagged checkpoint on every VPG of the call's VMs, confirmed as listed, under a
-//!   deadline; `progress` shows a running guard's phases to a person or an MCP client.
+//!   deadline; `guard::protect`, the one mutating path of the hook, `rewind mcp`, `rewind guard`
+//!   and the broker (the local ZVM client or the broker, chosen there once); `progress` shows a
+//!   running guard's phases to a person or an MCP client.
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - `selfguard`: calls that would undo rewind itself (its configuration, catalogs, hook
 //!   entries, the ZVM's own address) are asked about, whatever tool carries them.
@@ -83,10 +85,7 @@ pub fn run(cli: Cli) -> ExitCode {
             None => commands::zerto::find(config, &args),
         }),
         Command::Vms(args) => report(commands::zerto::vms(config, &args)),
-        Command::Checkpoints(args) => report(match broker::commands::brokered(config) {
-            Some(brokered) => broker::commands::checkpoints(&brokered, &args),
-            None => commands::zerto::checkpoints(config, &args),
-        }),
+        Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),
         Command::Install(args) => report(commands::install::install(config, &args)),

@@ -120,6 +120,10 @@ impl Watch for Lines<'_> {
     fn cancelled(&self) -> bool {
         self.cancel.is_some_and(|flag| flag.load(Ordering::SeqCst))
     }
+
+    fn step(&self, text: &str) {
+        (self.sink)(text.to_owned());
+    }
 }
 
 /// One row per VPG on a terminal, each with its phase and the seconds spent, redrawn in place
@@ -315,6 +319,11 @@ impl Watch for Operator {
 
     fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::SeqCst)
+    }
+
+    /// Only the broker's lines: here, the phases say what the guard does.
+    fn relayed(&self, text: &str) {
+        stderr_line(text.to_owned());
     }
 }
 

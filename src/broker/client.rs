@@ -16,6 +16,8 @@ use crate::platform;
 
 /// Time kept back from the caller's deadline for the answer to cross the socket.
 const TRANSIT: Duration = Duration::from_millis(150);
+/// The longest a wait for the broker's answer goes without looking at the caller's cancel.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// Why the broker gave no usable answer. The text names the socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +39,17 @@ pub fn call(
     deadline: &Deadline,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Value, BrokerError> {
+    call_watched(config, op, deadline, progress, &|| false)
+}
+
+/// [`call`], which stops waiting (and closes the connection) soon after `cancelled` says so.
+pub fn call_watched(
+    config: &BrokerConfig,
+    op: Op,
+    deadline: &Deadline,
+    progress: &mut dyn FnMut(&str),
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Value, BrokerError> {
     let Some(socket) = config.socket.as_deref() else {
         return Err(BrokerError(String::from(
             "no [broker] socket is configured",
@@ -44,7 +57,7 @@ pub fn call(
     };
     let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
     let stream = connect(socket, &config.user).map_err(&fail)?;
-    exchange(&stream, op, deadline, progress).map_err(fail)
+    exchange(&stream, op, deadline, progress, cancelled).map_err(fail)
 }
 
 /// Connects to the broker `config` names without asking anything: who serves its socket, for
@@ -122,6 +135,7 @@ fn exchange(
     op: Op,
     deadline: &Deadline,
     progress: &mut dyn FnMut(&str),
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Value, String> {
     let budget = deadline.shortened_by(TRANSIT);
     let request = Request {
@@ -146,15 +160,27 @@ fn exchange(
         .write_all(&line)
         .map_err(|e| format!("cannot send the request: {e}"))?;
     let mut reader = BufReader::new(stream);
+    let mut bytes = Vec::new();
     loop {
-        stream
-            .set_read_timeout(timeout(deadline)?)
-            .map_err(|e| e.to_string())?;
-        let mut bytes = Vec::new();
-        let read = (&mut reader)
-            .take(ANSWER_MAX as u64 + 1)
-            .read_until(b'\n', &mut bytes);
+        if cancelled() {
+            return Err(String::from(
+                "cancelled while waiting for its answer; a checkpoint it already inserted stays in Zerto",
+            ));
+        }
+        // In slices, to see a cancel soon; a line cut by a slice's end is read on.
+        let slice = timeout(deadline)?.map(|left| left.min(CANCEL_CHECK));
+        stream.set_read_timeout(slice).map_err(|e| e.to_string())?;
+        let room = (ANSWER_MAX + 1).saturating_sub(bytes.len()) as u64;
+        let read = (&mut reader).take(room).read_until(b'\n', &mut bytes);
         match read {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) && !deadline.expired() =>
+            {
+                continue;
+            }
             Ok(0) => {
                 return Err(String::from(
                     "the connection closed before an answer (the broker stopped or was killed)",
@@ -193,6 +219,7 @@ fn exchange(
                 answer.v
             ));
         }
+        bytes.clear();
         match answer.answer {
             Answer::Progress { text } => progress(&text),
             Answer::Done { result } => return Ok(result),

@@ -1,5 +1,5 @@
-//! The operator's commands when the configuration names `[broker] socket`: `rewind recover`
-//! and `rewind flr list|end` ask the broker, which refuses anyone but its operators, and read
+//! The operator's commands when the configuration names `[broker] socket`: `rewind recover`,
+//! `rewind flr list|end` and `rewind find` ask the broker, which refuses anyone but its operators, and read
 //! no credentials here.
 
 use std::io::IsTerminal as _;
@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::client;
-use super::protocol::{Op, RecoverRequest, Recovered};
+use super::protocol::{Op, RecoverRequest, Recovered, WireVm};
 use crate::cli::{FlrCommand, RecoverArgs};
 use crate::commands::say;
 use crate::config::Config;
@@ -115,7 +115,7 @@ fn confirm(yes: bool) -> anyhow::Result<()> {
 
 /// Writes `bytes` beside `destination` and renames it into place (refusing to replace an
 /// existing file unless `force`).
-fn write(destination: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
+pub(crate) fn write(destination: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     use std::io::Write as _;
     let dir = destination
         .parent()
@@ -200,6 +200,27 @@ pub fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
         &Deadline::after(LOOKUP_BUDGET),
         &mut |_| {},
     )?;
+    let vm = one_vm(&answer)?;
+    if args.json {
+        return crate::commands::print_json(&serde_json::json!({
+            "vm": {"name": vm.name, "id": vm.id, "ips": vm.ips},
+            "vpgs": vm.vpgs,
+            "found": "one",
+            "candidates": [],
+        }));
+    }
+    say(format!("{} ({})", vm.name, vm.id));
+    if !vm.ips.is_empty() {
+        say(format!("  IPs {}", vm.ips.join(", ")));
+    }
+    for vpg in &vm.vpgs {
+        say(format!("  VPG {} ({})", vpg.name, vpg.id));
+    }
+    Ok(())
+}
+
+/// The one VM a `resolve` answer for one reference names, or why there is not one.
+pub(crate) fn one_vm(answer: &Value) -> anyhow::Result<WireVm> {
     if let Some(unknown) = answer.get("unknown") {
         bail!("VM {unknown} is unknown to Zerto: no protected VM has that name, identifier or IP");
     }
@@ -217,89 +238,8 @@ pub fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
             names.join(", ")
         );
     }
-    let vm = &answer["vms"][0];
-    if args.json {
-        return crate::commands::print_json(&serde_json::json!({
-            "vm": {"name": vm["name"], "id": vm["id"], "ips": vm["ips"]},
-            "vpgs": vm["vpgs"],
-            "found": "one",
-            "candidates": [],
-        }));
-    }
-    say(format!("{} ({})", text(&vm["name"]), text(&vm["id"])));
-    let ips: Vec<String> = vm["ips"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(text)
-        .collect();
-    if !ips.is_empty() {
-        say(format!("  IPs {}", ips.join(", ")));
-    }
-    for vpg in vm["vpgs"].as_array().into_iter().flatten() {
-        say(format!(
-            "  VPG {} ({})",
-            text(&vpg["name"]),
-            text(&vpg["id"])
-        ));
-    }
-    Ok(())
-}
-
-/// `rewind checkpoints` through the broker.
-pub fn checkpoints(config: &Config, args: &crate::cli::CheckpointsArgs) -> anyhow::Result<()> {
-    let answer = client::call(
-        &config.broker,
-        Op::Checkpoints {
-            vm: args.vm.clone(),
-        },
-        &Deadline::after(LOOKUP_BUDGET),
-        &mut |_| {},
-    )?;
-    let mut vpgs = Vec::new();
-    for vpg in answer["vpgs"].as_array().into_iter().flatten() {
-        let rows: Vec<&Value> = vpg["checkpoints"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|c| match &args.change {
-                Some(change) => c["tag"]
-                    .as_str()
-                    .is_some_and(|t| crate::tag::is_for_change(t, change)),
-                None => true,
-            })
-            .collect();
-        let keep = if args.all || args.change.is_some() {
-            rows.len()
-        } else {
-            args.limit
-        };
-        let shown: Vec<&Value> = rows.iter().rev().take(keep).rev().copied().collect();
-        if !args.json {
-            say(format!(
-                "VPG {}: the newest {} of {}",
-                text(&vpg["vpg"]),
-                shown.len(),
-                rows.len()
-            ));
-            for c in &shown {
-                say(format!(
-                    "  {}  {}  {}",
-                    text(&c["id"]),
-                    text(&c["time"]),
-                    c["tag"].as_str().unwrap_or("")
-                ));
-            }
-        }
-        vpgs.push(serde_json::json!({"vpg": vpg["vpg"], "id": vpg["id"], "checkpoints": shown}));
-    }
-    if args.json {
-        return crate::commands::print_json(&serde_json::json!({
-            "vm": answer["vm"],
-            "vpgs": vpgs,
-        }));
-    }
-    Ok(())
+    serde_json::from_value(answer["vms"][0].clone())
+        .context("the broker's resolve answer is not its protocol")
 }
 
 fn text(value: &Value) -> String {

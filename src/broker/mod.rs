@@ -10,7 +10,9 @@
 //! - `server`: the listener, peer identification (`SO_PEERCRED`), authorisation, the trail.
 //! - `operations`: what each request does, through the same code as the single-user commands.
 //! - [`client`]: one request under the caller's deadline; every failure names the socket.
-//! - [`commands`]: `rewind recover` and `rewind flr` through the broker.
+//! - [`commands`]: `rewind recover`, `rewind flr` and `rewind find` through the broker (`rewind
+//!   guard`, `rewind checkpoints`, the hook and `rewind mcp` choose it where they ask Zerto:
+//!   `crate::guard::protect`, `crate::commands::zerto`).
 
 pub mod client;
 pub mod commands;

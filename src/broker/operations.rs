@@ -9,17 +9,17 @@ use anyhow::Context as _;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::protocol::{GuardRequest, GuardResult, Op, RecoverRequest, Recovered, WireDecision};
+use super::protocol::{
+    GuardRequest, GuardResult, Op, RecoverRequest, Recovered, WireCheckpoint, WirePlan, WireVm,
+    WireVpg,
+};
 use crate::audit::{self, Filter, Record};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
-use crate::host::{Event, Host, ToolCall};
+use crate::guard::{Caller, Change};
 use crate::recover::Point;
-use crate::targets::Target;
 use crate::zvm::{Client, Vm};
 
-/// How often a running guard's progress is looked at, to be sent on.
-const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// Longest field the broker takes into a tag (the tag itself is sanitised and bounded).
 const FIELD_MAX: usize = 512;
 
@@ -61,22 +61,14 @@ pub(crate) fn serve(
                 },
             )
         }
-        Op::Checkpoints { vm } => {
+        Op::Checkpoints { vm, since_secs } => {
             let client = client(config)?;
-            let vm = crate::commands::zerto::find_vm(&client, config, vm, deadline)?;
-            let mut vpgs = Vec::new();
-            for vpg in &vm.vpgs {
-                let rows = client.checkpoints(&vpg.id, None, deadline)?;
-                vpgs.push(json!({
-                    "vpg": vpg.name,
-                    "id": vpg.id,
-                    "checkpoints": rows.iter().map(|c| json!({
-                        "id": c.id, "time": c.time(), "tag": c.tag,
-                    })).collect::<Vec<_>>(),
-                }));
-            }
-            Ok(json!({"vm": vm_json(&vm), "vpgs": vpgs}))
+            let since = since_secs.map(Duration::from_secs);
+            let found =
+                crate::commands::zerto::vm_checkpoints(&client, config, vm, since, deadline)?;
+            Ok(json!(found))
         }
+        Op::Plan(request) => plan(config, request, deadline).map(|p| json!(p)),
         Op::Log => {
             // Every line as written: the record, and who asked (`peer`, `user`, `op`, `prev`).
             // Read as records first, for the error that names a line that is not one.
@@ -113,6 +105,7 @@ pub(crate) fn serve(
                 "id": s.id,
                 "status": s.status.as_ref().map(crate::zvm::FlrStatus::as_zerto),
                 "vm": s.vm_id,
+                "vpg": s.vpg_id,
                 "checkpoint": s.checkpoint_id,
                 "mounted": s.mounted_at.map(crate::time::format_utc),
             })).collect::<Vec<_>>()}))
@@ -138,12 +131,11 @@ fn vm_json(vm: &Vm) -> Value {
     })
 }
 
-/// A File Level Restore into a private directory of the broker's, the bytes answered.
-fn recover(
-    config: &Config,
+/// The restore a request names, its file written under `out`.
+fn restore_request(
     wire: &RecoverRequest,
-    deadline: &Deadline,
-) -> anyhow::Result<Recovered> {
+    out: &Path,
+) -> anyhow::Result<crate::recover::RecoverRequest> {
     let point = Point::choose(
         wire.change.clone(),
         wire.checkpoint.clone(),
@@ -162,12 +154,49 @@ fn recover(
         crate::recover::RecoverRequest::new(wire.vm.clone(), wire.path.clone(), point)?;
     request.vpg.clone_from(&wire.vpg);
     request.volume.clone_from(&wire.volume);
+    request.out = out.to_path_buf();
+    Ok(request)
+}
+
+/// What a restore would use, mounting nothing (the plan's file name points into a directory
+/// that does not exist, so no file stands in its way).
+fn plan(config: &Config, wire: &RecoverRequest, deadline: &Deadline) -> anyhow::Result<WirePlan> {
+    let nowhere = config::cache_dir()?.join(format!("plan-{}", uuid::Uuid::new_v4().simple()));
+    let request = restore_request(wire, &nowhere)?;
+    let client = client(config)?;
+    let plan = crate::recover::plan(&client, config, &request, deadline)?;
+    Ok(WirePlan {
+        vm: WireVm {
+            name: plan.vm.name.clone(),
+            id: plan.vm.id.clone(),
+            ips: plan.vm.ips.clone(),
+            vpgs: Vec::new(),
+        },
+        vpg: WireVpg {
+            name: plan.vpg.name.clone(),
+            id: plan.vpg.id.clone(),
+        },
+        checkpoint: WireCheckpoint {
+            id: plan.checkpoint.id.clone(),
+            time: plan.checkpoint.time(),
+            tag: plan.checkpoint.tag.clone(),
+        },
+        path: plan.guest_path,
+    })
+}
+
+/// A File Level Restore into a private directory of the broker's, the bytes answered.
+fn recover(
+    config: &Config,
+    wire: &RecoverRequest,
+    deadline: &Deadline,
+) -> anyhow::Result<Recovered> {
     let cache = config::cache_dir()?;
     let out = tempfile::Builder::new()
         .prefix("recover-")
         .tempdir_in(&cache)
         .context("a private directory for the restored file")?;
-    request.out = out.path().to_path_buf();
+    let request = restore_request(wire, out.path())?;
     let client = client(config)?;
     let plan = crate::recover::plan(&client, config, &request, deadline)?;
     let never = AtomicBool::new(false);
@@ -189,136 +218,92 @@ fn recover(
         path: plan.guest_path.clone(),
         sha256: restored.sha256,
         content: base64::engine::general_purpose::STANDARD.encode(bytes),
+        session: Some(restored.session),
+        unmount_task: Some(restored.unmount_task),
     })
 }
 
-/// The guard for a caller: the tag made here from the request's fields, the decision made
-/// by the same table as the hook's, with the caller's policy.
+/// The guard for a caller ([`crate::guard::protect`], with this broker's ZVM): the tag made
+/// here from the request's fields (`peer_user`, who the kernel says is asking, names the
+/// operator of a `rewind guard`), the decision made by the same table as the hook's, with the
+/// caller's policy.
 pub(crate) fn guard(
     config: &Config,
     request: &GuardRequest,
+    peer_user: &str,
     deadline: &Deadline,
-    progress: &mut dyn FnMut(&str),
+    progress: &(dyn Fn(&str) + Sync),
 ) -> Result<(GuardResult, Record), String> {
     let (on_checkpoint, on_zvm_error) = super::server::policy(request)?;
-    let mcp = request
-        .host
-        .strip_prefix("mcp/")
-        .is_some_and(|client| !client.is_empty());
-    let host = Host::ALL.into_iter().find(|h| h.name() == request.host);
-    if host.is_none() && !mcp {
-        return Err(format!("host {:?} is not one rewind knows", request.host));
-    }
+    let change = Change::from_request(request, peer_user)?;
     check_request(config, request)?;
     let mut config = config.clone();
     config.hook.on_checkpoint = on_checkpoint;
     config.hook.on_zvm_error = on_zvm_error;
-    let Some(host) = host else {
-        progress(&format!(
-            "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
-            request.vms.join(", ")
-        ));
-        return Ok(guard_for_mcp(&config, request, deadline));
+    let references: Vec<&str> = request.vms.iter().map(String::as_str).collect();
+    let watch = Relay(progress);
+    let protected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::guard::protect(&config, &references, &change, deadline, &watch)
+    }))
+    .map_err(|_| String::from("internal error: the guard panicked"))?;
+    let result = protected.to_wire().ok_or_else(|| {
+        format!(
+            "internal error: the guard decided {}",
+            protected.decision.label()
+        )
+    })?;
+    let (host, tool, class, args) = match &change.caller {
+        Caller::Hook { host, .. } => (
+            host.name().to_owned(),
+            request.tool.clone(),
+            "mutating",
+            Value::Null,
+        ),
+        Caller::Mcp(agent) => (
+            agent.clone(),
+            String::from("checkpoint_vm"),
+            "mutating",
+            audit::summarise(&json!({"reason": request.tool})),
+        ),
+        Caller::Operator { .. } => (
+            String::from("cli"),
+            String::from("rewind guard"),
+            "guard",
+            audit::summarise(&json!({"action": request.tool})),
+        ),
     };
-    let call = ToolCall {
+    let record = Record {
+        time: crate::time::format_utc_millis(SystemTime::now()),
         host,
         session: request.session.clone(),
         change: Some(request.change.clone()),
-        tool: request.tool.clone(),
-        server: None,
-        input: Value::Null,
-        event: Event::BeforeTool,
-        cwd: None,
-        server_hint: None,
-    };
-    let targets: Vec<Target> = request
-        .vms
-        .iter()
-        .map(|vm| Target {
-            reference: vm.clone(),
-            source: String::from("the guard request"),
-        })
-        .collect();
-    let watched = crate::hook::Progress::starting("starting the guard");
-    let (decision, facts) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let mut facts = crate::hook::Facts::default();
-            let decision = crate::hook::guard_targets(
-                &call, &targets, &config, deadline, &watched, &mut facts,
-            );
-            (decision, facts)
-        });
-        let mut said = String::new();
-        while !worker.is_finished() {
-            let doing = watched.doing();
-            if doing != said {
-                progress(&doing);
-                said = doing;
-            }
-            std::thread::sleep(PROGRESS_EVERY);
-        }
-        worker
-            .join()
-            .map_err(|_| String::from("internal error: the guard panicked"))
-    })?;
-    let wire = WireDecision::from_decision(&decision)
-        .ok_or_else(|| format!("internal error: the guard decided {}", decision.label()))?;
-    let record = Record {
-        time: crate::time::format_utc_millis(SystemTime::now()),
-        host: host.name().to_owned(),
-        session: request.session.clone(),
-        change: Some(request.change.clone()),
-        tool: request.tool.clone(),
-        class: String::from("mutating"),
-        vms: facts.vms.clone(),
-        named: facts.named.clone(),
-        vpgs: facts.vpgs.clone(),
-        checkpoints: facts.checkpoints.clone(),
-        decision: decision.outcome(),
-        reason: decision.text().map(str::to_owned),
-        duration_ms: 0,
-        args: Value::Null,
-    };
-    Ok((
-        GuardResult {
-            decision: wire,
-            vms: facts.vms,
-            named: facts.named,
-            vpgs: facts.vpgs,
-            checkpoints: facts.checkpoints,
-            details: Vec::new(),
-            vm_ids: Vec::new(),
+        tool,
+        class: class.to_owned(),
+        vms: protected.vms.clone(),
+        named: protected.named.clone(),
+        vpgs: protected.vpg_names(),
+        checkpoints: protected.audit_checkpoints(),
+        decision: if protected.cancelled() {
+            audit::Outcome::Cancelled
+        } else {
+            protected.decision.outcome()
         },
-        record,
-    ))
+        reason: protected.decision.text().map(str::to_owned),
+        duration_ms: 0,
+        args,
+    };
+    Ok((result, record))
 }
 
-/// Each VPG of a guard: its tag, and its checkpoint or why none.
-fn vpg_details(
-    report: &crate::guard::GuardReport,
-    tag_for: &dyn Fn(&str) -> crate::tag::Tag,
-) -> Vec<super::protocol::VpgDetail> {
-    let wire = |c: &crate::zvm::Checkpoint| super::protocol::WireCheckpoint {
-        id: c.id.clone(),
-        time: c.time(),
-        tag: c.tag.clone(),
-    };
-    report
-        .vpgs
-        .iter()
-        .map(|v| super::protocol::VpgDetail {
-            vpg: v.vpg.name.clone(),
-            vms: v.vms.clone(),
-            tag: tag_for(&v.vms.join(",")).as_str().to_owned(),
-            checkpoint: v.result.as_ref().ok().map(|t| wire(&t.checkpoint)),
-            fallback: v
-                .result
-                .as_ref()
-                .ok()
-                .and_then(|t| t.previous.as_ref().map(wire)),
-            error: v.result.as_ref().err().map(ToString::to_string),
-        })
-        .collect()
+/// A guard's steps, sent on to the caller as progress lines.
+struct Relay<'a>(&'a (dyn Fn(&str) + Sync));
+
+impl crate::guard::Watch for Relay<'_> {
+    fn progress(&self, _event: &crate::guard::Progress<'_>) {}
+
+    fn step(&self, text: &str) {
+        (self.0)(text);
+    }
 }
 
 /// Refuses a guard request naming no VM, too many, no change id, or an oversized field.
@@ -343,110 +328,4 @@ fn check_request(config: &Config, request: &GuardRequest) -> Result<(), String> 
         ));
     }
     Ok(())
-}
-
-/// `rewind mcp`'s `checkpoint_vm`: tagged `ai:<change> | mcp/<client> | <reason> | …` as it tags in
-/// single-user mode, decided by the same table, with each VPG's tag and outcome.
-fn guard_for_mcp(
-    config: &Config,
-    request: &GuardRequest,
-    deadline: &Deadline,
-) -> (GuardResult, Record) {
-    use crate::decision::{self, Finding, Policy};
-    let policy = Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    };
-    let step = format!("the step {:?}", request.tool);
-    let decide = |finding: &Finding<'_>| decision::decide(&step, &request.change, finding, &policy);
-    let refs: Vec<&str> = request.vms.iter().map(String::as_str).collect();
-    let all = refs.join(",");
-    let mut facts = crate::hook::Facts::default();
-    facts.vms.clone_from(&request.vms);
-    let mut details = Vec::new();
-    let mut vm_ids = Vec::new();
-    let prepared = config::cache_dir()
-        .map_err(|e| crate::zvm::ZvmError::Setup(format!("{e:#}")))
-        .and_then(|cache| {
-            let zvm = config
-                .require_zvm()
-                .map_err(|e| crate::zvm::ZvmError::Setup(format!("{e:#}")))?;
-            Ok((Client::new(zvm, &cache)?, cache))
-        });
-    let decision = match prepared {
-        Err(error) => decide(&Finding::ZvmError {
-            vms: &all,
-            error: &error,
-        }),
-        Ok((client, cache)) => {
-            match crate::zvm::resolve::resolve_targets(&client, &refs, &config.vm_aliases, deadline)
-            {
-                Err(error) => decide(&Finding::ZvmError {
-                    vms: &all,
-                    error: &error,
-                }),
-                Ok(Err(unresolved)) => decide(&Finding::from(&unresolved)),
-                Ok(Ok(vms)) => {
-                    let now = SystemTime::now();
-                    let tag_for = |names: &str| {
-                        crate::tag::Tag::new(
-                            &request.host,
-                            &request.tool,
-                            names,
-                            &request.change,
-                            now,
-                        )
-                    };
-                    let report = crate::guard::guard(
-                        &client,
-                        &vms,
-                        &tag_for,
-                        &cache.join("locks"),
-                        deadline,
-                        &crate::guard::Quiet,
-                    );
-                    facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
-                    vm_ids = report.vms.iter().map(|vm| vm.id.clone()).collect();
-                    facts.named = audit::named_otherwise(&refs, &facts.vms);
-                    facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
-                    facts.checkpoints = report.audit_checkpoints();
-                    details = vpg_details(&report, &tag_for);
-                    decide(&Finding::Guarded(&report))
-                }
-            }
-        }
-    };
-    let record = Record {
-        time: crate::time::format_utc_millis(SystemTime::now()),
-        host: request.host.clone(),
-        change: Some(request.change.clone()),
-        tool: String::from("checkpoint_vm"),
-        class: String::from("mutating"),
-        vms: facts.vms.clone(),
-        named: facts.named.clone(),
-        vpgs: facts.vpgs.clone(),
-        checkpoints: facts.checkpoints.clone(),
-        decision: decision.outcome(),
-        reason: decision.text().map(str::to_owned),
-        args: audit::summarise(&json!({"reason": request.tool})),
-        ..Record::default()
-    };
-    let wire = WireDecision::from_decision(&decision).unwrap_or(WireDecision::Deny {
-        text: format!(
-            "rewind: internal error: the guard decided {}",
-            decision.label()
-        ),
-    });
-    (
-        GuardResult {
-            decision: wire,
-            vms: facts.vms,
-            named: facts.named,
-            vpgs: facts.vpgs,
-            checkpoints: facts.checkpoints,
-            details,
-            vm_ids,
-        },
-        record,
-    )
 }

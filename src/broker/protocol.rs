@@ -38,8 +38,16 @@ pub struct Request {
 pub enum Op {
     /// Which protected VMs these references are, with their VPGs.
     Resolve { vms: Vec<String> },
-    /// The checkpoints of one VM's VPGs.
-    Checkpoints { vm: String },
+    /// The checkpoints of one VM's VPGs (those since `since_secs` ago, or all), with each
+    /// VPG's state: a [`VmCheckpoints`].
+    Checkpoints {
+        vm: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since_secs: Option<u64>,
+    },
+    /// The checkpoint and VPG a restore of one file would use, mounting nothing: a
+    /// [`WirePlan`].
+    Plan(RecoverRequest),
     /// The hook's guard: tagged checkpoints on every VPG of these VMs, confirmed as listed.
     /// The broker builds the tag from these fields; nothing else reaches it.
     Guard(GuardRequest),
@@ -61,6 +69,7 @@ impl Op {
         match self {
             Self::Resolve { .. } => "resolve",
             Self::Checkpoints { .. } => "checkpoints",
+            Self::Plan(_) => "plan",
             Self::Guard(_) => "guard",
             Self::Record { .. } => "record",
             Self::Log => "log",
@@ -74,8 +83,9 @@ impl Op {
 /// What the tag is made of, and how the caller's decision table is set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuardRequest {
-    /// The agent host's name (`claude-code`), or `mcp/<client>` for `rewind mcp`'s
-    /// `checkpoint_vm` (whose `tool` is then the step's reason).
+    /// The agent host's name (`claude-code`), `mcp/<client>` for `rewind mcp`'s
+    /// `checkpoint_vm` (whose `tool` is then the step's reason), or `cli` for `rewind guard`
+    /// (whose tag then names the user the kernel says is asking).
     pub host: String,
     #[serde(default)]
     pub session: Option<String>,
@@ -167,6 +177,8 @@ pub struct GuardResult {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VpgDetail {
     pub vpg: String,
+    #[serde(default)]
+    pub vpg_id: String,
     pub vms: Vec<String>,
     pub tag: String,
     #[serde(default)]
@@ -175,6 +187,19 @@ pub struct VpgDetail {
     pub fallback: Option<WireCheckpoint>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The Zerto task of the insert, when one was sent.
+    #[serde(default)]
+    pub task: Option<String>,
+    /// The VPG's journal history, when Zerto says it: how long the checkpoint stays
+    /// restorable.
+    #[serde(default)]
+    pub journal_history_secs: Option<u64>,
+    /// What the VPG's status says about the point, when it is not meeting its SLA.
+    #[serde(default)]
+    pub degraded: Option<String>,
+    /// The guard stopped waiting because its caller cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
 }
 
 /// A checkpoint as listed.
@@ -221,6 +246,71 @@ impl WireDecision {
     }
 }
 
+/// A VM as the broker names it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireVm {
+    pub name: String,
+    pub id: String,
+    #[serde(default)]
+    pub ips: Vec<String>,
+    #[serde(default)]
+    pub vpgs: Vec<WireVpg>,
+}
+
+/// A VPG by name and id.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireVpg {
+    pub name: String,
+    pub id: String,
+}
+
+/// The answer to `checkpoints`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VmCheckpoints {
+    pub vm: WireVm,
+    pub vpgs: Vec<VpgCheckpoints>,
+}
+
+/// One VPG's checkpoints, oldest first, and its state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VpgCheckpoints {
+    pub vpg: String,
+    pub id: String,
+    pub checkpoints: Vec<WireCheckpoint>,
+    /// The VPG's state, when Zerto answered for it (else `state_error` says why not).
+    #[serde(default)]
+    pub state: Option<VpgState>,
+    #[serde(default)]
+    pub state_error: Option<String>,
+}
+
+/// What Zerto says of a VPG.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct VpgState {
+    #[serde(default)]
+    pub status: Option<i64>,
+    #[serde(default)]
+    pub health: Option<String>,
+    #[serde(default)]
+    pub actual_rpo_secs: Option<i64>,
+    #[serde(default)]
+    pub protected_site: Option<String>,
+    #[serde(default)]
+    pub recovery_site: Option<String>,
+    /// The journal history it keeps (configured, else actual).
+    #[serde(default)]
+    pub journal_history_secs: Option<u64>,
+}
+
+/// The answer to `plan`: what a restore of the file would use.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WirePlan {
+    pub vm: WireVm,
+    pub vpg: WireVpg,
+    pub checkpoint: WireCheckpoint,
+    pub path: String,
+}
+
 /// A recovered file: its bytes (base64) and where it came from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recovered {
@@ -231,6 +321,11 @@ pub struct Recovered {
     pub sha256: String,
     /// The file's bytes, base64 (standard alphabet, padded).
     pub content: String,
+    /// The FLR session the broker mounted, and the task that unmounted it.
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub unmount_task: Option<String>,
 }
 
 #[cfg(test)]
@@ -250,6 +345,21 @@ mod tests {
         let again: Request =
             serde_json::from_str(&serde_json::to_string(&request).expect("json")).expect("parses");
         assert_eq!(again.op.name(), "guard");
+    }
+
+    /// A request of the first protocol version, before `checkpoints` named a window, still
+    /// reads.
+    #[test]
+    fn a_checkpoints_request_without_a_window_reads() {
+        let line = r#"{"v":1,"deadline_ms":5000,"op":"checkpoints","vm":"web01"}"#;
+        let request: Request = serde_json::from_str(line).expect("parses");
+        assert!(matches!(
+            request.op,
+            Op::Checkpoints {
+                since_secs: None,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -78,7 +78,8 @@ impl Allowed {
 /// Who may ask for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
-    /// Resolve, checkpoints, guard, record: the agents' users.
+    /// Resolve, checkpoints, plan, guard, record: the agents' users (nothing is mounted or
+    /// read from a guest).
     Guard,
     /// Log, FLR, recover: root, the broker's account and `[broker] operator_*`.
     Operator,
@@ -86,9 +87,11 @@ enum Role {
 
 fn role(op: &Op) -> Role {
     match op {
-        Op::Resolve { .. } | Op::Checkpoints { .. } | Op::Guard(_) | Op::Record { .. } => {
-            Role::Guard
-        }
+        Op::Resolve { .. }
+        | Op::Checkpoints { .. }
+        | Op::Plan(_)
+        | Op::Guard(_)
+        | Op::Record { .. } => Role::Guard,
         Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) => Role::Operator,
     }
 }
@@ -425,8 +428,8 @@ impl Broker {
         let mut args = Value::Null;
         match request {
             Some(Op::Resolve { vms: refs }) => vms.clone_from(refs),
-            Some(Op::Checkpoints { vm }) => vms.push(vm.clone()),
-            Some(Op::Recover(r)) => {
+            Some(Op::Checkpoints { vm, .. }) => vms.push(vm.clone()),
+            Some(Op::Recover(r) | Op::Plan(r)) => {
                 vms.push(r.vm.clone());
                 args = audit::summarise(
                     &json!({"path": r.path, "change": r.change, "checkpoint": r.checkpoint}),
@@ -459,7 +462,8 @@ impl Broker {
         deadline: &Deadline,
         started: Instant,
     ) {
-        let evaluated = super::operations::guard(&self.config, request, deadline, &mut |text| {
+        let user = platform::user_name(peer.uid).unwrap_or_else(|| format!("uid{}", peer.uid));
+        let evaluated = super::operations::guard(&self.config, request, &user, deadline, &|text| {
             // A client gone does not stop the guard: its checkpoint may still serve.
             let _ = write_line(
                 stream,
@@ -555,7 +559,13 @@ mod tests {
             }),
             Role::Operator
         );
-        assert_eq!(role(&Op::Checkpoints { vm: String::new() }), Role::Guard);
+        assert_eq!(
+            role(&Op::Checkpoints {
+                vm: String::new(),
+                since_secs: None
+            }),
+            Role::Guard
+        );
 
         let operators = Allowed {
             uids: vec![0, 990, 1001],

@@ -9,11 +9,14 @@ use serde_json::json;
 
 use super::{client, say, warn_config};
 use crate::audit;
+use crate::broker::protocol::{
+    Op, VmCheckpoints, VpgCheckpoints, VpgState, WireCheckpoint, WireVm, WireVpg,
+};
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::guard;
-use crate::tag::{self, Tag};
+use crate::tag;
 use crate::zvm::resolve::{self, Resolution};
 use crate::zvm::{Client, Vm};
 
@@ -193,17 +196,97 @@ pub fn find(config_path: Option<&Path>, args: &VmArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `rewind checkpoints <vm> [--change ID] [--limit N | --all] [--json]`.
+/// A VM's checkpoints (those since `since` ago, or all), oldest first, and each VPG's state:
+/// what the broker's `checkpoints` answers, and what `rewind checkpoints` and `rewind mcp`'s
+/// lookups show in either mode.
+pub(crate) fn vm_checkpoints(
+    client: &Client,
+    config: &Config,
+    reference: &str,
+    since: Option<Duration>,
+    deadline: &Deadline,
+) -> anyhow::Result<VmCheckpoints> {
+    let vm = find_vm(client, config, reference, deadline)?;
+    let since = since.map(|ago| SystemTime::now() - ago);
+    let mut vpgs = Vec::new();
+    for vpg in &vm.vpgs {
+        let rows = client.checkpoints(&vpg.id, since, deadline)?;
+        let (state, state_error) = match client.vpg(&vpg.id, deadline) {
+            Ok(v) => (
+                Some(VpgState {
+                    status: v.status,
+                    health: v.health,
+                    actual_rpo_secs: v.actual_rpo_secs,
+                    protected_site: v.protected_site,
+                    recovery_site: v.recovery_site,
+                    journal_history_secs: v
+                        .configured_history
+                        .or(v.actual_history)
+                        .map(|h| h.as_secs()),
+                }),
+                None,
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        vpgs.push(VpgCheckpoints {
+            vpg: vpg.name.clone(),
+            id: vpg.id.clone(),
+            checkpoints: rows
+                .iter()
+                .map(|c| WireCheckpoint {
+                    id: c.id.clone(),
+                    time: c.time(),
+                    tag: c.tag.clone(),
+                })
+                .collect(),
+            state,
+            state_error,
+        });
+    }
+    Ok(VmCheckpoints {
+        vm: WireVm {
+            name: vm.name.clone(),
+            id: vm.id.clone(),
+            ips: vm.ips.clone(),
+            vpgs: vm
+                .vpgs
+                .iter()
+                .map(|v| WireVpg {
+                    name: v.name.clone(),
+                    id: v.id.clone(),
+                })
+                .collect(),
+        },
+        vpgs,
+    })
+}
+
+/// Every checkpoint of a VM, from Zerto or through the broker.
+fn every_checkpoint(config: &Config, reference: &str) -> anyhow::Result<VmCheckpoints> {
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    if config.broker.socket.is_none() {
+        return vm_checkpoints(&client(config)?, config, reference, None, &deadline);
+    }
+    let op = Op::Checkpoints {
+        vm: reference.to_owned(),
+        since_secs: None,
+    };
+    let answer = crate::broker::client::call(&config.broker, op, &deadline, &mut |_| {})?;
+    serde_json::from_value(answer)
+        .map_err(|e| anyhow::anyhow!("the broker's checkpoints answer is not its protocol ({e})"))
+}
+
+/// `rewind checkpoints <vm> [--change ID] [--limit N | --all] [--json]`, through the broker
+/// when the configuration names one.
 pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let client = client(&config)?;
-    let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
-    let mut found = 0;
+    let found = every_checkpoint(&config, &args.vm)?;
+    let vm = &found.vm;
+    let mut total = 0;
     let mut vpgs_json = Vec::new();
-    for vpg in &vm.vpgs {
-        let rows = client.checkpoints(&vpg.id, None, &deadline)?;
+    for vpg in &found.vpgs {
+        let rows = &vpg.checkpoints;
         let matching: Vec<_> = rows
             .iter()
             .filter(|c| match &args.change {
@@ -220,23 +303,27 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             args.limit.min(matching.len())
         };
         let shown = &matching[matching.len() - keep..];
-        found += shown.len();
+        total += shown.len();
         // How long the journal keeps a checkpoint: until about its time plus the history.
-        let history = client
-            .vpg(&vpg.id, &deadline)
-            .ok()
-            .and_then(|v| v.configured_history.or(v.actual_history));
-        let until = |c: &crate::zvm::Checkpoint| history.map(|h| c.at + h);
+        let history = vpg
+            .state
+            .as_ref()
+            .and_then(|s| s.journal_history_secs)
+            .map(Duration::from_secs);
+        let until = |c: &WireCheckpoint| {
+            let at = crate::time::parse_utc(&c.time).ok()?;
+            history.map(|h| at + h)
+        };
         if args.json {
             vpgs_json.push(json!({
-                "name": vpg.name,
+                "name": vpg.vpg,
                 "id": vpg.id,
                 "total": rows.len(),
                 "shown": shown.len(),
                 "journal_history_mins": history.map(|h| h.as_secs() / 60),
                 "checkpoints": shown.iter().map(|c| json!({
                     "id": c.id,
-                    "time": c.time(),
+                    "time": c.time,
                     "restorable_until": until(c).map(crate::time::format_utc),
                     "tag": c.tag,
                 })).collect::<Vec<_>>(),
@@ -260,7 +347,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         let kept = history.map_or(String::new(), |h| {
             format!("; journal history {}", crate::decision::history_words(h))
         });
-        say(format!("VPG {} ({}): {what}{kept}", vpg.name, vpg.id));
+        say(format!("VPG {} ({}): {what}{kept}", vpg.vpg, vpg.id));
         for c in shown {
             let until = until(c).map_or(String::new(), |t| {
                 format!("  restorable until about {}", crate::decision::about_utc(t))
@@ -268,7 +355,7 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
             say(format!(
                 "  {:>10}  {}{until}  {}",
                 c.id,
-                c.time(),
+                c.time,
                 c.tag.as_deref().unwrap_or_default()
             ));
         }
@@ -280,14 +367,15 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
         }))?;
     }
     if let Some(change) = &args.change
-        && found == 0
+        && total == 0
     {
         bail!("no checkpoint of VM {} is tagged change={change}", vm.name);
     }
     Ok(())
 }
 
-/// `rewind guard --vm <vm>`: tag every VPG now and wait until listed.
+/// `rewind guard --vm <vm>`: tag every VPG now and wait until listed (`guard::protect`:
+/// through the broker when the configuration names one, which then records the run).
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -298,18 +386,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         Some(secs) => bail!("--budget {secs}: give seconds between 0 and 3600"),
         None => config.hook.budget,
     };
-    let client = client(&config)?;
     let deadline = Deadline::after(budget);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
-    let change = args.change.clone().unwrap_or_else(|| {
-        let secs = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("manual-{secs}-{}", std::process::id())
-    });
-    let user = std::env::var("USER").unwrap_or_else(|_| String::from("operator"));
-    let now = SystemTime::now();
-    let tag_for = |names: &str| Tag::new(&format!("cli/{user}"), &args.action, names, &change, now);
+    let change = guard::Change {
+        caller: guard::Caller::Operator {
+            user: std::env::var("USER").unwrap_or_else(|_| String::from("operator")),
+        },
+        id: args.change.clone().unwrap_or_else(manual_change_id),
+        action: args.action.clone(),
+    };
     // Ctrl-C stops the wait (an insert already sent stays in Zerto) and the run is still
     // recorded; without a handler it would end the process with nothing recorded.
     if let Err(e) = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst)) {
@@ -317,88 +401,99 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             "warning: Ctrl-C will end rewind guard without recording it: {e}"
         ));
     }
+    let started = SystemTime::now();
     let watch = crate::progress::Operator::for_stderr(deadline.started(), &INTERRUPTED);
-    let report = guard::guard(
-        &client,
-        std::slice::from_ref(&vm),
-        &tag_for,
-        &config::cache_dir()?.join("locks"),
-        &deadline,
-        &watch,
-    );
+    let protected = guard::protect(&config, &[&args.vm], &change, &deadline, &watch);
     watch.finish();
-    let tag = tag_for(&vm.name);
-    let (vpgs_json, lines, refused) = outcome(&report);
-    audit_guard(
-        &config,
-        (&args.vm, &vm),
-        &report,
-        &change,
-        &tag,
-        &refused,
-        now,
-    );
+    let change = change.id;
+    let (Some(vm), Some(vm_id), Some(first)) = (
+        protected.vms.first(),
+        protected.vm_ids.first(),
+        protected.vpgs.first(),
+    ) else {
+        // The guard did not run: the VM was not found, or Zerto (or the broker) not asked.
+        let why = protected
+            .decision
+            .text()
+            .unwrap_or("no checkpoint was taken");
+        let why = why.strip_prefix("rewind: ").unwrap_or(why);
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            bail!("cancelled by Ctrl-C on VM {}: {why}", args.vm);
+        }
+        bail!("{why}");
+    };
+    let tag = &first.tag;
+    let (vpgs_json, lines, refused) = outcome(&protected.vpgs);
+    if !protected.brokered {
+        audit_guard(
+            &config, &args.vm, &protected, &change, tag, &refused, started,
+        );
+    }
     if args.json {
         super::print_json(&json!({
-            "vm": {"name": vm.name, "id": vm.id},
+            "vm": {"name": vm, "id": vm_id},
             "change": change,
-            "tag": tag.as_str(),
+            "tag": tag,
             "confirmed": refused.is_empty(),
             "vpgs": vpgs_json,
         }))?;
     } else {
-        say(format!("VM {} ({}) tag: {}", vm.name, vm.id, tag.as_str()));
+        say(format!("VM {vm} ({vm_id}) tag: {tag}"));
         for line in lines {
             say(line);
         }
     }
     if !refused.is_empty() && INTERRUPTED.load(Ordering::SeqCst) {
         bail!(
-            "cancelled by Ctrl-C on VM {} (a checkpoint already inserted stays in Zerto):\n  {}",
-            vm.name,
+            "cancelled by Ctrl-C on VM {vm} (a checkpoint already inserted stays in Zerto):\n  {}",
             refused.join("\n  ")
         );
     }
     if !refused.is_empty() {
-        bail!(
-            "checkpoint refused on VM {}:\n  {}",
-            vm.name,
-            refused.join("\n  ")
-        );
+        bail!("checkpoint refused on VM {vm}:\n  {}", refused.join("\n  "));
     }
     if !args.json {
         say(format!(
-            "recover with: rewind recover --vm {} --change {change} --path <file>",
-            vm.name
+            "recover with: rewind recover --vm {vm} --change {change} --path <file>"
         ));
     }
     Ok(())
 }
 
+/// A change id for `rewind guard` without `--change`: readable (`manual-`, the UTC time to
+/// the second) and unique (12 random hex digits), so that `recover --change` never finds
+/// another run's checkpoint, as a process id, which the system reuses, could.
+fn manual_change_id() -> String {
+    let at = crate::time::format_utc(SystemTime::now()).replace(['-', ':'], "");
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("manual-{at}-{}", random.get(..12).unwrap_or_default())
+}
+
 /// Each VPG's result as JSON, as lines for a person, and the refusals.
-fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
+fn outcome(vpgs: &[guard::VpgProtection]) -> (Vec<serde_json::Value>, Vec<String>, Vec<String>) {
     let mut refused = Vec::new();
     let mut vpgs_json = Vec::new();
     let mut lines = Vec::new();
-    for vpg in &report.vpgs {
-        match &vpg.result {
-            Ok(tagged) => {
-                vpgs_json.push(json!({
-                    "name": vpg.vpg.name,
-                    "id": vpg.vpg.id,
-                    "checkpoint": {"id": tagged.checkpoint.id, "time": tagged.checkpoint.time()},
-                    "task": tagged.task_id,
-                    "fallback": tagged.previous.as_ref().map(|p| json!({"id": p.id, "time": p.time()})),
-                    "error": null,
-                }));
+    for vpg in vpgs {
+        let point = |c: &crate::zvm::Checkpoint| json!({"id": c.id, "time": c.time()});
+        vpgs_json.push(json!({
+            "name": vpg.vpg.name,
+            "id": vpg.vpg.id,
+            "checkpoint": vpg.checkpoint.as_ref().map(point),
+            "task": vpg.task,
+            "fallback": vpg.fallback.as_ref().map(point),
+            "error": vpg.error,
+        }));
+        match (&vpg.checkpoint, &vpg.error) {
+            (Some(checkpoint), None) => {
                 lines.push(format!(
                     "  VPG {}: checkpoint {} at {} (task {})",
                     &vpg.vpg.name,
-                    tagged.checkpoint.id,
-                    tagged.checkpoint.time(),
-                    tagged.task_id
+                    checkpoint.id,
+                    checkpoint.time(),
+                    vpg.task.as_deref().unwrap_or("?")
                 ));
-                if let Some(previous) = &tagged.previous {
+                if let Some(previous) = &vpg.fallback {
                     lines.push(format!(
                         "    fallback: checkpoint {} at {} (newest before the guard)",
                         previous.id,
@@ -406,35 +501,28 @@ fn outcome(report: &guard::GuardReport) -> (Vec<serde_json::Value>, Vec<String>,
                     ));
                 }
             }
-            Err(why) => {
-                vpgs_json.push(json!({
-                    "name": vpg.vpg.name,
-                    "id": vpg.vpg.id,
-                    "checkpoint": null,
-                    "task": why.task_id(),
-                    "fallback": null,
-                    "error": why.to_string(),
-                }));
-                refused.push(format!("VPG {}: {why}", vpg.vpg.name));
-            }
+            (_, why) => refused.push(format!(
+                "VPG {}: {}",
+                vpg.vpg.name,
+                why.as_deref().unwrap_or("no confirmed checkpoint")
+            )),
         }
     }
     (vpgs_json, lines, refused)
 }
 
 /// Records a `rewind guard` run in the audit trail, like a hook decision: `context` when
-/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise. `vm`: the VM
-/// as the operator named it and as Zerto knows it.
+/// every VPG confirmed, `cancelled` when Ctrl-C stopped it, `deny` otherwise. `reference`:
+/// the VM as the operator named it.
 fn audit_guard(
     config: &Config,
-    (reference, vm): (&str, &Vm),
-    report: &guard::GuardReport,
+    reference: &str,
+    protected: &guard::Protection,
     change: &str,
-    tag: &Tag,
+    tag: &str,
     refused: &[String],
     started: SystemTime,
 ) {
-    let checkpoints = report.audit_checkpoints();
     let record = audit::Record {
         time: crate::time::format_utc_millis(started),
         host: String::from("cli"),
@@ -442,23 +530,19 @@ fn audit_guard(
         change: Some(change.to_owned()),
         tool: String::from("rewind guard"),
         class: String::from("guard"),
-        vms: vec![vm.name.clone()],
-        named: audit::named_otherwise(&[reference], std::slice::from_ref(&vm.name)),
-        vpgs: vm.vpgs.iter().map(|v| v.name.clone()).collect(),
-        checkpoints,
+        vms: protected.vms.clone(),
+        named: audit::named_otherwise(&[reference], &protected.vms),
+        vpgs: protected.vpg_names(),
+        checkpoints: protected.audit_checkpoints(),
         decision: if refused.is_empty() {
             audit::Outcome::Context
-        } else if report
-            .vpgs
-            .iter()
-            .any(|v| matches!(v.result, Err(guard::Refusal::Cancelled { .. })))
-        {
+        } else if protected.cancelled() {
             audit::Outcome::Cancelled
         } else {
             audit::Outcome::Deny
         },
         reason: Some(if refused.is_empty() {
-            format!("tag {}", tag.as_str())
+            format!("tag {tag}")
         } else {
             refused.join("; ")
         }),

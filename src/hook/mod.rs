@@ -42,10 +42,7 @@ use crate::guard;
 use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
 use crate::sessions::Sessions;
 use crate::shell;
-use crate::tag::Tag;
 use crate::targets::{Target, Targets};
-use crate::zvm::resolve;
-use crate::zvm::{Client, Vm};
 
 /// Time kept back from the watchdog's deadline for the worker to answer first.
 const WORKER_MARGIN: Duration = Duration::from_millis(500);
@@ -76,6 +73,15 @@ impl Progress {
         self.doing
             .lock()
             .map_or_else(|_| String::from("working"), |d| d.clone())
+    }
+}
+
+/// The guard's steps become what the watchdog's deny says the worker was doing.
+impl guard::Watch for Progress {
+    fn progress(&self, _event: &guard::Progress<'_>) {}
+
+    fn step(&self, text: &str) {
+        self.set(text.to_owned());
     }
 }
 
@@ -650,7 +656,8 @@ pub(crate) fn decide_targets(
     }
 }
 
-/// The mutating path: find every VM in Zerto, guard them all, decide from what the ZVM said.
+/// The mutating path ([`guard::protect`]): find every VM in Zerto (or ask the broker to),
+/// guard them all, decide from what the ZVM said.
 pub(crate) fn guard_targets(
     call: &ToolCall,
     targets: &[Target],
@@ -660,153 +667,18 @@ pub(crate) fn guard_targets(
     facts: &mut Facts,
 ) -> Decision {
     let references: Vec<&str> = targets.iter().map(|t| t.reference.as_str()).collect();
-    facts.vms = references.iter().map(|r| (*r).to_owned()).collect();
-    let all = references.join(",");
-    if let Some(socket) = &config.broker.socket {
-        return guard_through_broker(call, socket, &references, config, deadline, progress, facts);
-    }
-    let zvm_error = |error: &crate::zvm::ZvmError| {
-        decide(call, &Finding::ZvmError { vms: &all, error }, config)
+    let change = guard::Change {
+        caller: call.caller(),
+        id: call.change_id(),
+        action: call.tool.clone(),
     };
-    let zvm = match config.require_zvm() {
-        Ok(zvm) => zvm,
-        Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
-    };
-    // No fallback to a shared directory: without the user's own, no token cache or lock,
-    // and a deny that says so.
-    let cache = match config::cache_dir() {
-        Ok(dir) => dir,
-        Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
-    };
-    let client = match Client::new(zvm, &cache) {
-        Ok(client) => client,
-        Err(e) => return zvm_error(&e),
-    };
-
-    progress.set(match references.as_slice() {
-        [one] => format!("looking up VM {one:?} in Zerto"),
-        many => format!("looking up VMs {} in Zerto", many.join(", ")),
-    });
-    let vms = match resolve_targets(call, &client, &references, config, deadline) {
-        Ok(vms) => vms,
-        Err(decision) => return decision,
-    };
-    facts.vms = vms.iter().map(|vm| vm.name.clone()).collect();
-    facts.named = audit::named_otherwise(&references, &facts.vms);
-    facts.vpgs = Vec::new();
-    for vm in &vms {
-        for vpg in &vm.vpgs {
-            if !facts.vpgs.contains(&vpg.name) {
-                facts.vpgs.push(vpg.name.clone());
-            }
-        }
-    }
-
-    progress.set(format!(
-        "waiting for Zerto to list the tagged checkpoint of VM {}",
-        facts.vms.join(", ")
-    ));
-    let agent = call.agent();
-    let change = call.change_id();
-    let now = SystemTime::now();
-    let tag_for = |names: &str| Tag::new(&agent, &call.tool, names, &change, now);
-    let report = guard::guard(
-        &client,
-        &vms,
-        &tag_for,
-        &cache.join("locks"),
-        deadline,
-        &guard::Quiet,
-    );
-    facts.checkpoints = report.audit_checkpoints();
-    decide(call, &Finding::Guarded(&report), config)
-}
-
-/// The guard asked of the broker: it resolves, tags (building the tag from these fields),
-/// confirms and decides with this hook's policy, and records the call. Whatever goes wrong
-/// with the broker (down, slow, killed, an answer that is not its protocol) is a deny, or an
-/// ask under `on_zvm_error = "ask"`, naming the socket.
-fn guard_through_broker(
-    call: &ToolCall,
-    socket: &Path,
-    references: &[&str],
-    config: &Config,
-    deadline: &Deadline,
-    progress: &Progress,
-    facts: &mut Facts,
-) -> Decision {
-    use crate::broker::protocol::{GuardRequest, GuardResult, Op};
-    progress.set(format!(
-        "waiting for the rewind broker at {}",
-        socket.display()
-    ));
-    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
-    let request = GuardRequest {
-        host: call.host.name().to_owned(),
-        session: call.session.clone(),
-        change: call.change_id(),
-        tool: call.tool.clone(),
-        vms: references.iter().map(|r| (*r).to_owned()).collect(),
-        on_checkpoint,
-        on_zvm_error,
-    };
-    let answer =
-        crate::broker::client::call(&config.broker, Op::Guard(request), deadline, &mut |text| {
-            progress.set(format!(
-                "{text} (through the rewind broker at {})",
-                socket.display()
-            ));
-        })
-        .map_err(|e| e.0)
-        .and_then(|value| {
-            serde_json::from_value::<GuardResult>(value).map_err(|e| {
-                format!(
-                    "the broker at {}: its guard answer is not its protocol ({e})",
-                    socket.display()
-                )
-            })
-        });
-    match answer {
-        Ok(result) => {
-            facts.vms = result.vms;
-            facts.named = result.named;
-            facts.vpgs = result.vpgs;
-            facts.checkpoints = result.checkpoints;
-            facts.brokered = true;
-            result.decision.into_decision()
-        }
-        Err(error) => decide(
-            call,
-            &Finding::BrokerFailed {
-                vms: &references.join(","),
-                error: &error,
-            },
-            config,
-        ),
-    }
-}
-
-/// Every reference as exactly one protected VM (duplicates merged), or the decision when one
-/// is unknown, ambiguous, or the ZVM cannot be asked.
-fn resolve_targets(
-    call: &ToolCall,
-    client: &Client,
-    references: &[&str],
-    config: &Config,
-    deadline: &Deadline,
-) -> Result<Vec<Vm>, Decision> {
-    match resolve::resolve_targets(client, references, &config.vm_aliases, deadline) {
-        Ok(Ok(vms)) => Ok(vms),
-        Ok(Err(unresolved)) => Err(decide(call, &Finding::from(&unresolved), config)),
-        Err(error) => Err(decide(
-            call,
-            &Finding::ZvmError {
-                vms: &references.join(","),
-                error: &error,
-            },
-            config,
-        )),
-    }
+    let protected = guard::protect(config, &references, &change, deadline, progress);
+    facts.checkpoints = protected.audit_checkpoints();
+    facts.vpgs = protected.vpg_names();
+    facts.vms = protected.vms;
+    facts.named = protected.named;
+    facts.brokered = protected.brokered;
+    protected.decision
 }
 
 /// How supervised work ended.

@@ -205,16 +205,13 @@ pub(crate) struct ToolCall {
 }
 
 impl ToolCall {
-    /// `<host>/<first 8 characters of the session>`, the agent field of a checkpoint tag.
-    pub(crate) fn agent(&self) -> String {
-        let session: String = self
-            .session
-            .as_deref()
-            .unwrap_or("nosession")
-            .chars()
-            .take(8)
-            .collect();
-        format!("{}/{session}", self.host.name())
+    /// Who asks for this call's checkpoints: the host, in the call's session (the agent
+    /// field of a checkpoint tag, [`crate::guard::Change::agent`]).
+    pub(crate) fn caller(&self) -> crate::guard::Caller {
+        crate::guard::Caller::Hook {
+            host: self.host,
+            session: self.session.clone(),
+        }
     }
 
     /// The change id, or one made up for this process when the host sent none

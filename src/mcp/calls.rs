@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context as _, bail};
@@ -18,15 +18,15 @@ use super::tools::{
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
 use crate::audit::{AuditCheckpoint, Outcome};
+use crate::broker::protocol::{self, Op};
 use crate::commands::zerto::find_vm;
-use crate::config::{self, Config};
+use crate::config::Config;
 use crate::deadline::Deadline;
-use crate::decision::{self, Decision, Finding, Policy};
-use crate::guard::{self, GuardReport, Refusal, VpgOutcome};
+use crate::decision::Decision;
+use crate::guard;
 use crate::recover::{self, Point, PointError, RecoverRequest, Step};
-use crate::tag::{self, Tag};
-use crate::zvm::resolve;
-use crate::zvm::{Checkpoint, Client, Vm, ZvmError};
+use crate::tag;
+use crate::zvm::{Checkpoint, Client, Vm};
 
 /// Time allowed for a lookup tool.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
@@ -115,13 +115,79 @@ fn parse<T: serde::de::DeserializeOwned>(args: Value) -> anyhow::Result<T> {
     })
 }
 
-fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Client)> {
+/// Where a tool's ZVM calls go: this process's own client, or the broker.
+enum Zerto {
+    /// Single-user mode: the configuration's `[zvm]`, this user's token cache.
+    Direct(Box<Client>),
+    /// `[broker] socket`: the broker asks Zerto; no password, token or ZVM address is read
+    /// here, and the broker decides who may do what.
+    Broker,
+}
+
+fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Zerto)> {
     let config = Config::discover(call.config_path)?;
     for warning in &config.warnings {
         crate::console::err(format!("rewind: warning: {warning}"));
     }
-    let client = crate::commands::client(&config)?;
-    Ok((config, client))
+    let zerto = if config.broker.socket.is_some() {
+        Zerto::Broker
+    } else {
+        Zerto::Direct(Box::new(crate::commands::client(&config)?))
+    };
+    Ok((config, zerto))
+}
+
+/// One request to the broker, its progress passed on to the client; a cancelled call stops
+/// waiting for it.
+fn ask_broker<T: serde::de::DeserializeOwned>(
+    config: &Config,
+    op: Op,
+    deadline: &Deadline,
+    call: &Call<'_>,
+) -> anyhow::Result<T> {
+    let what = op.name();
+    let answer = crate::broker::client::call_watched(
+        &config.broker,
+        op,
+        deadline,
+        &mut |text| (call.progress)(text.to_owned()),
+        &|| call.interrupted.load(Ordering::SeqCst),
+    )?;
+    serde_json::from_value(answer)
+        .with_context(|| format!("the broker's {what} answer is not its protocol"))
+}
+
+/// A VM's checkpoints (since `since` ago, or all) and its VPGs' states, from either side.
+fn checkpoints_of(
+    config: &Config,
+    zerto: &Zerto,
+    reference: &str,
+    since: Option<Duration>,
+    deadline: &Deadline,
+    call: &Call<'_>,
+) -> anyhow::Result<protocol::VmCheckpoints> {
+    match zerto {
+        Zerto::Direct(client) => {
+            crate::commands::zerto::vm_checkpoints(client, config, reference, since, deadline)
+        }
+        Zerto::Broker => {
+            let op = Op::Checkpoints {
+                vm: reference.to_owned(),
+                since_secs: since.map(|ago| ago.as_secs()),
+            };
+            ask_broker(config, op, deadline, call)
+        }
+    }
+}
+
+/// A checkpoint as the broker (and [`crate::commands::zerto::vm_checkpoints`]) lists it.
+fn listed(c: &protocol::WireCheckpoint) -> anyhow::Result<Checkpoint> {
+    Ok(Checkpoint {
+        id: c.id.clone(),
+        at: crate::time::parse_utc(&c.time)
+            .with_context(|| format!("the time of checkpoint {}", c.id))?,
+        tag: c.tag.clone(),
+    })
 }
 
 fn vm_out(vm: &Vm) -> VmOut {
@@ -146,55 +212,42 @@ fn note_vm(facts: &mut Facts, vm: &Vm) {
 }
 
 fn find(args: &FindVmArgs, call: &Call<'_>, facts: &mut Facts) -> anyhow::Result<Answer> {
-    let (config, client) = setup(call)?;
+    let (config, zerto) = setup(call)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
-    note_vm(facts, &vm);
-    let since = SystemTime::now() - CADENCE_WINDOW;
-    let vpgs = vm
-        .vpgs
-        .iter()
-        .map(|vpg| {
-            let mut out = VpgHealth {
-                name: vpg.name.clone(),
-                id: vpg.id.clone(),
-                status: None,
-                health: None,
-                actual_rpo_secs: None,
-                cadence_secs: None,
-                protected_site: None,
-                recovery_site: None,
-                newest_checkpoint: None,
-                error: None,
-            };
-            let mut errors = Vec::new();
-            match client.vpg(&vpg.id, &deadline) {
-                Ok(detail) => {
-                    out.status = detail.status;
-                    out.health = detail.health;
-                    out.actual_rpo_secs = detail.actual_rpo_secs;
-                    out.protected_site = detail.protected_site;
-                    out.recovery_site = detail.recovery_site;
-                }
-                Err(e) => errors.push(e.to_string()),
-            }
-            match client.checkpoints(&vpg.id, Some(since), &deadline) {
-                Ok(rows) => {
-                    let mut times: Vec<SystemTime> = rows.iter().map(|c| c.at).collect();
-                    times.sort();
-                    if times.len() > 1 {
-                        out.cadence_secs = Some(guard::cadence_of(&times).as_secs());
-                    }
-                    out.newest_checkpoint = rows.iter().max_by_key(|c| c.at).map(checkpoint_out);
-                }
-                Err(e) => errors.push(e.to_string()),
-            }
-            if !errors.is_empty() {
-                out.error = Some(errors.join("; "));
-            }
-            out
-        })
-        .collect::<Vec<_>>();
+    let found = checkpoints_of(
+        &config,
+        &zerto,
+        &args.vm,
+        Some(CADENCE_WINDOW),
+        &deadline,
+        call,
+    )?;
+    let vm = &found.vm;
+    facts.vms = vec![vm.name.clone()];
+    facts.vpgs = found.vpgs.iter().map(|v| v.vpg.clone()).collect();
+    let mut vpgs = Vec::new();
+    for vpg in &found.vpgs {
+        let state = vpg.state.clone().unwrap_or_default();
+        let rows = vpg
+            .checkpoints
+            .iter()
+            .map(listed)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut times: Vec<SystemTime> = rows.iter().map(|c| c.at).collect();
+        times.sort();
+        vpgs.push(VpgHealth {
+            name: vpg.vpg.clone(),
+            id: vpg.id.clone(),
+            status: state.status,
+            health: state.health,
+            actual_rpo_secs: state.actual_rpo_secs,
+            cadence_secs: (times.len() > 1).then(|| guard::cadence_of(&times).as_secs()),
+            protected_site: state.protected_site,
+            recovery_site: state.recovery_site,
+            newest_checkpoint: rows.iter().max_by_key(|c| c.at).map(checkpoint_out),
+            error: vpg.state_error.clone(),
+        });
+    }
     let mut text = format!("VM {} ({})", vm.name, vm.id);
     for v in &vpgs {
         let _ = write!(
@@ -210,7 +263,10 @@ fn find(args: &FindVmArgs, call: &Call<'_>, facts: &mut Facts) -> anyhow::Result
     }
     Answer::ok(
         &FindVmOut {
-            vm: vm_out(&vm),
+            vm: VmOut {
+                name: vm.name.clone(),
+                id: vm.id.clone(),
+            },
             vpgs,
         },
         text,
@@ -226,17 +282,19 @@ fn list_checkpoints(
     if !(1..=MAX_LIMIT).contains(&limit) {
         bail!("invalid arguments: limit must be between 1 and {MAX_LIMIT}, not {limit}");
     }
-    let (config, client) = setup(call)?;
+    let (config, zerto) = setup(call)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm = find_vm(&client, &config, &args.vm, &deadline)?;
-    note_vm(facts, &vm);
+    let listing = checkpoints_of(&config, &zerto, &args.vm, None, &deadline, call)?;
+    let vm = &listing.vm;
+    facts.vms = vec![vm.name.clone()];
+    facts.vpgs = listing.vpgs.iter().map(|v| v.vpg.clone()).collect();
     facts.change.clone_from(&args.change);
     let mut vpgs = Vec::new();
     let mut found = 0;
-    for vpg in &vm.vpgs {
-        let rows = client.checkpoints(&vpg.id, None, &deadline)?;
+    for vpg in &listing.vpgs {
+        let rows = &vpg.checkpoints;
         let total = rows.len();
-        let shown: Vec<&Checkpoint> = rows
+        let shown: Vec<&protocol::WireCheckpoint> = rows
             .iter()
             .filter(|c| {
                 args.change.as_deref().is_none_or(|change| {
@@ -249,10 +307,18 @@ fn list_checkpoints(
         let skip = shown.len().saturating_sub(limit);
         found += shown.len() - skip;
         vpgs.push(VpgCheckpoints {
-            vpg: vpg.name.clone(),
+            vpg: vpg.vpg.clone(),
             vpg_id: vpg.id.clone(),
             total,
-            checkpoints: shown[skip..].iter().map(|c| checkpoint_out(c)).collect(),
+            checkpoints: shown[skip..]
+                .iter()
+                .map(|c| CheckpointOut {
+                    id: c.id.clone(),
+                    time: c.time.clone(),
+                    tag: c.tag.clone(),
+                    change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
+                })
+                .collect(),
         });
     }
     if let Some(change) = &args.change
@@ -275,7 +341,10 @@ fn list_checkpoints(
     }
     Answer::ok(
         &ListCheckpointsOut {
-            vm: vm_out(&vm),
+            vm: VmOut {
+                name: vm.name.clone(),
+                id: vm.id.clone(),
+            },
             vpgs,
         },
         text,
@@ -311,70 +380,69 @@ fn checkpoint_vm(
         bail!("invalid arguments: `reason` must say what is about to happen");
     }
     let config = Config::discover(call.config_path)?;
-    if config.broker.socket.is_some() {
-        return checkpoint_vm_through_broker(&args.reason, &references, &config, call, facts);
+    for warning in &config.warnings {
+        crate::console::err(format!("rewind: warning: {warning}"));
     }
-    let (config, client) = setup(call)?;
     let deadline = Deadline::after(config.hook.budget);
     let change = call.change;
     facts.change = Some(change.to_owned());
-    facts.vms.clone_from(&references);
-    let (decision, report) =
-        guard_vms(&args.reason, &references, &config, &client, call, &deadline);
-    let vpgs: Vec<GuardedVpg> = report
-        .as_ref()
-        .map(|(report, tags)| report.vpgs.iter().zip(tags).map(guarded_vpg).collect())
-        .unwrap_or_default();
-    if let Some((report, _)) = &report {
-        facts.vms = report.vms.iter().map(|vm| vm.name.clone()).collect();
-        facts.named = crate::audit::named_otherwise(&references, &facts.vms);
-        facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
-        facts.checkpoints = report.audit_checkpoints();
-    }
-    // The tasks of the inserts a cancel left waiting (empty: none was sent), when the request
-    // was cancelled or its client left while the guard waited.
-    let cancelled: Option<Vec<&str>> = report.as_ref().and_then(|(r, _)| {
-        let mut any = false;
-        let tasks = r
-            .vpgs
-            .iter()
-            .filter_map(|v| match &v.result {
-                Err(Refusal::Cancelled { task_id }) => {
-                    any = true;
-                    task_id.as_deref()
-                }
-                _ => None,
-            })
-            .collect();
-        any.then_some(tasks)
-    });
-    facts.decision = Some(if cancelled.is_some() {
+    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
+    let protected = guard::protect(
+        &config,
+        &refs,
+        &guard::Change {
+            caller: guard::Caller::Mcp(call.agent.to_owned()),
+            id: change.to_owned(),
+            action: args.reason.clone(),
+        },
+        &deadline,
+        &crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted),
+    );
+    let decision = &protected.decision;
+    facts.vms.clone_from(&protected.vms);
+    facts.named.clone_from(&protected.named);
+    facts.vpgs = protected.vpg_names();
+    facts.checkpoints = protected.audit_checkpoints();
+    let cancelled = protected.cancelled();
+    facts.decision = Some(if cancelled {
         Outcome::Cancelled
     } else {
         decision.outcome()
     });
+    let said = if cancelled {
+        "cancelled"
+    } else {
+        label(decision)
+    };
+    (call.progress)(format!("{}: {said}", protected.vms.join(", ")));
     let reason = decision.text().unwrap_or_default().to_owned();
     let out = CheckpointVmOut {
-        decision: if cancelled.is_some() {
-            "cancelled"
-        } else {
-            label(&decision)
-        }
-        .to_owned(),
+        decision: said.to_owned(),
         change: change.to_owned(),
         reason: reason.clone(),
-        vms: report
-            .as_ref()
-            .map(|(r, _)| r.vms.iter().map(vm_out).collect())
-            .unwrap_or_default(),
-        vpgs,
+        vms: protected
+            .vms
+            .iter()
+            .zip(&protected.vm_ids)
+            .map(|(name, id)| VmOut {
+                name: name.clone(),
+                id: id.clone(),
+            })
+            .collect(),
+        vpgs: protected.vpgs.iter().map(guarded_vpg).collect(),
     };
-    let stopped = match &cancelled {
-        None => String::new(),
-        Some(tasks) if tasks.is_empty() => {
-            String::from("; stopped waiting before any checkpoint was inserted")
-        }
-        Some(tasks) => format!(
+    // The tasks of the inserts a cancel left waiting (none: none was sent), when the request
+    // was cancelled or its client left while the guard waited.
+    let tasks: Vec<&str> = protected
+        .vpgs
+        .iter()
+        .filter(|v| v.cancelled)
+        .filter_map(|v| v.task.as_deref())
+        .collect();
+    let stopped = match (cancelled, tasks.as_slice()) {
+        (false, _) => String::new(),
+        (true, []) => String::from("; stopped waiting before any checkpoint was inserted"),
+        (true, tasks) => format!(
             "; stopped waiting: the checkpoint inserted by Zerto task {} stays in Zerto (not undone)",
             tasks.join(", ")
         ),
@@ -388,201 +456,25 @@ fn checkpoint_vm(
     Ok(answer)
 }
 
-/// `checkpoint_vm` with `[broker] socket`: the broker tags (as `mcp/<client>`, the reason as
-/// the action), confirms and decides; a broker that cannot be asked is a deny (or an ask under
-/// `on_zvm_error = "ask"`) naming its socket.
-fn checkpoint_vm_through_broker(
-    reason: &str,
-    references: &[String],
-    config: &Config,
-    call: &Call<'_>,
-    facts: &mut Facts,
-) -> anyhow::Result<Answer> {
-    use crate::broker::protocol::{GuardRequest, GuardResult, Op};
-    let deadline = Deadline::after(config.hook.budget);
-    let change = call.change;
-    facts.change = Some(change.to_owned());
-    facts.vms = references.to_vec();
-    let (on_checkpoint, on_zvm_error) = crate::broker::protocol::policy_words(&config.hook);
-    let request = GuardRequest {
-        host: call.agent.to_owned(),
-        session: None,
-        change: change.to_owned(),
-        tool: reason.to_owned(),
-        vms: references.to_vec(),
-        on_checkpoint,
-        on_zvm_error,
-    };
-    let answer =
-        crate::broker::client::call(&config.broker, Op::Guard(request), &deadline, &mut |text| {
-            (call.progress)(text.to_owned());
-        })
-        .map_err(|e| e.0)
-        .and_then(|value| {
-            serde_json::from_value::<GuardResult>(value)
-                .map_err(|e| format!("the broker's guard answer is not its protocol ({e})"))
-        });
-    let (decision, result) = match answer {
-        Ok(result) => (result.decision.clone().into_decision(), Some(result)),
-        Err(error) => {
-            let policy = Policy {
-                on_checkpoint: config.hook.on_checkpoint,
-                on_zvm_error: config.hook.on_zvm_error,
-            };
-            let finding = Finding::BrokerFailed {
-                vms: &references.join(","),
-                error: &error,
-            };
-            let step = format!("the step {reason:?}");
-            (decision::decide(&step, change, &finding, &policy), None)
-        }
-    };
-    facts.decision = Some(decision.outcome());
-    let (vms, vpgs) = match &result {
-        Some(result) => {
-            facts.vms.clone_from(&result.vms);
-            facts.named.clone_from(&result.named);
-            facts.vpgs.clone_from(&result.vpgs);
-            facts.checkpoints.clone_from(&result.checkpoints);
-            brokered_out(result)
-        }
-        None => (Vec::new(), Vec::new()),
-    };
-    let reason_text = decision.text().unwrap_or_default().to_owned();
-    let out = CheckpointVmOut {
-        decision: label(&decision).to_owned(),
-        change: change.to_owned(),
-        reason: reason_text.clone(),
-        vms,
-        vpgs,
-    };
-    let text = format!(
-        "decision: {}; change id: {change}\n{reason_text}",
-        out.decision
-    );
-    let mut answer = Answer::ok(&out, text)?;
-    answer.is_error = out.decision != "confirmed";
-    Ok(answer)
-}
-
-/// The VMs and VPGs of a guard the broker ran, as `checkpoint_vm` shows them.
-fn brokered_out(result: &crate::broker::protocol::GuardResult) -> (Vec<VmOut>, Vec<GuardedVpg>) {
-    let checkpoint = |c: &crate::broker::protocol::WireCheckpoint| CheckpointOut {
-        id: c.id.clone(),
-        time: c.time.clone(),
-        tag: c.tag.clone(),
-        change: c.tag.as_deref().and_then(tag::change_of).map(str::to_owned),
-    };
-    let vms = result
-        .vms
-        .iter()
-        .zip(
-            result
-                .vm_ids
-                .iter()
-                .chain(std::iter::repeat(&String::new())),
-        )
-        .map(|(name, id)| VmOut {
-            name: name.clone(),
-            id: id.clone(),
-        })
-        .collect();
-    let vpgs = result
-        .details
-        .iter()
-        .map(|d| GuardedVpg {
-            vpg: d.vpg.clone(),
-            vms: d.vms.clone(),
-            tag: d.tag.clone(),
-            checkpoint: d.checkpoint.as_ref().map(checkpoint),
-            fallback: d.fallback.as_ref().map(checkpoint),
-            error: d.error.clone(),
-        })
-        .collect();
-    (vms, vpgs)
-}
-
-/// The hook's mutating path for `references`: resolve every VM, guard them all under one
-/// deadline, and decide by the same table. The report, and the tag of each of its VPGs, are
-/// there when the guard ran.
-fn guard_vms(
-    reason: &str,
-    references: &[String],
-    config: &Config,
-    client: &Client,
-    call: &Call<'_>,
-    deadline: &Deadline,
-) -> (Decision, Option<(GuardReport, Vec<String>)>) {
-    let policy = Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    };
-    let step = format!("the step {reason:?}");
-    let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
-    let refs: Vec<&str> = references.iter().map(String::as_str).collect();
-    let locks = match config::cache_dir() {
-        Ok(dir) => dir.join("locks"),
-        Err(e) => {
-            let error = ZvmError::Setup(format!("{e:#}"));
-            let all = refs.join(",");
-            let finding = Finding::ZvmError {
-                vms: &all,
-                error: &error,
-            };
-            return (decide(&finding), None);
-        }
-    };
-    (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
-    let vms = match resolve::resolve_targets(client, &refs, &config.vm_aliases, deadline) {
-        Ok(Ok(vms)) => vms,
-        Ok(Err(unresolved)) => return (decide(&Finding::from(&unresolved)), None),
-        Err(error) => {
-            let all = refs.join(",");
-            return (
-                decide(&Finding::ZvmError {
-                    vms: &all,
-                    error: &error,
-                }),
-                None,
-            );
-        }
-    };
-    let names: Vec<&str> = vms.iter().map(|vm| vm.name.as_str()).collect();
-    (call.progress)(format!(
-        "inserting a tagged checkpoint on every VPG of {} and waiting until Zerto lists it",
-        names.join(", ")
-    ));
-    let now = SystemTime::now();
-    let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
-    let watch = crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted);
-    let report = guard::guard(client, &vms, &tag_for, &locks, deadline, &watch);
-    let decision = decide(&Finding::Guarded(&report));
-    (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
-    // The guard tags each VPG for the names of the VMs it protects, joined by commas.
-    let tags = report
-        .vpgs
-        .iter()
-        .map(|v| tag_for(&v.vms.join(",")).as_str().to_owned())
-        .collect();
-    (decision, Some((report, tags)))
-}
-
-fn guarded_vpg((outcome, tag): (&VpgOutcome, &String)) -> GuardedVpg {
-    let (checkpoint, fallback, error) = match &outcome.result {
-        Ok(tagged) => (
-            Some(checkpoint_out(&tagged.checkpoint)),
-            tagged.previous.as_ref().map(checkpoint_out),
-            None,
-        ),
-        Err(why) => (None, None, Some(why.to_string())),
-    };
+/// One VPG of a guard as `checkpoint_vm` shows it: its tag, its checkpoint (with until about
+/// when it can be restored, and a degraded status, in the words of the hook's context) or why
+/// there is none.
+fn guarded_vpg(vpg: &guard::VpgProtection) -> GuardedVpg {
+    let restorable = vpg
+        .checkpoint
+        .as_ref()
+        .zip(vpg.history)
+        .map(|(c, history)| crate::decision::restorable_words(c.at, history));
     GuardedVpg {
-        vpg: outcome.vpg.name.clone(),
-        vms: outcome.vms.clone(),
-        tag: tag.clone(),
-        checkpoint,
-        fallback,
-        error,
+        vpg: vpg.vpg.name.clone(),
+        vms: vpg.vms.clone(),
+        tag: vpg.tag.clone(),
+        checkpoint: vpg.checkpoint.as_ref().map(checkpoint_out),
+        fallback: vpg.fallback.as_ref().map(checkpoint_out),
+        restorable,
+        restorable_until: vpg.restorable_until().map(crate::time::format_utc),
+        status: vpg.degraded.as_deref().map(crate::decision::status_words),
+        error: vpg.error.clone(),
     }
 }
 
@@ -591,6 +483,15 @@ fn recover_plan(
     call: &Call<'_>,
     facts: &mut Facts,
 ) -> anyhow::Result<Answer> {
+    let wire = protocol::RecoverRequest {
+        vm: args.vm.clone(),
+        path: args.path.clone(),
+        change: args.change.clone(),
+        checkpoint: args.checkpoint.clone(),
+        before: args.before.clone(),
+        vpg: args.vpg.clone(),
+        volume: args.volume.clone(),
+    };
     let point = Point::choose(args.change, args.checkpoint, args.before).map_err(|e| match e {
         PointError::Several => anyhow::anyhow!(
             "invalid arguments: give one of `change`, `checkpoint` or `before`, not several"
@@ -607,9 +508,30 @@ fn recover_plan(
         out: std::env::temp_dir().join(format!("rewind-plan-{}", uuid::Uuid::new_v4().simple())),
         ..RecoverRequest::new(args.vm, args.path, point)?
     };
-    let (config, client) = setup(call)?;
+    let (config, zerto) = setup(call)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let plan = recover::plan(&client, &config, &request, &deadline)?;
+    let plan = match &zerto {
+        Zerto::Direct(client) => recover::plan(client, &config, &request, &deadline)?,
+        Zerto::Broker => {
+            let planned: protocol::WirePlan = ask_broker(&config, Op::Plan(wire), &deadline, call)?;
+            let vpg = crate::zvm::VpgRef {
+                id: planned.vpg.id,
+                name: planned.vpg.name,
+            };
+            recover::Plan {
+                vm: Vm {
+                    id: planned.vm.id,
+                    name: planned.vm.name,
+                    vpgs: vec![vpg.clone()],
+                    ips: planned.vm.ips,
+                },
+                vpg,
+                checkpoint: listed(&planned.checkpoint)?,
+                guest_path: planned.path,
+                destination: request.destination(),
+            }
+        }
+    };
     note_vm(facts, &plan.vm);
     facts.vpgs = vec![plan.vpg.name.clone()];
     let checkpoint = checkpoint_out(&plan.checkpoint);
@@ -705,8 +627,16 @@ fn recover_file(
     plan.destination = destination;
     // From here on this is a restore run: the audit trail says whether it wrote the file.
     facts.decision = Some(Outcome::RecoverFailed);
-    let (_, client) = setup(call)?;
+    let (config, zerto) = setup(call)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
+    let client = match zerto {
+        Zerto::Direct(client) => client,
+        Zerto::Broker => {
+            let restored = restore_through_broker(&config, &plan, pending.volume, &deadline, call)?;
+            facts.decision = Some(Outcome::Recovered);
+            return restored_answer(&plan.destination, restored);
+        }
+    };
     let restored = recover::restore_plan(
         &client,
         &plan,
@@ -734,16 +664,21 @@ fn recover_file(
         },
     )?;
     facts.decision = Some(Outcome::Recovered);
+    restored_answer(&plan.destination, restored)
+}
+
+/// `recover_file`'s answer for a file written to `destination`.
+fn restored_answer(destination: &Path, restored: recover::Restored) -> anyhow::Result<Answer> {
     let text = format!(
         "restored {} ({} bytes, sha256 {}); FLR session {} unmounted",
-        plan.destination.display(),
+        destination.display(),
         restored.size,
         restored.sha256,
         restored.session
     );
     Answer::ok(
         &RecoverFileOut {
-            destination: plan.destination.display().to_string(),
+            destination: destination.display().to_string(),
             size: restored.size,
             sha256: restored.sha256,
             session: restored.session,
@@ -753,25 +688,98 @@ fn recover_file(
     )
 }
 
-fn flr_sessions(args: &FlrSessionsArgs, call: &Call<'_>) -> anyhow::Result<Answer> {
-    let (config, client) = setup(call)?;
-    let deadline = Deadline::after(LOOKUP_BUDGET);
-    let vm_id = match &args.vm {
-        Some(reference) => Some(find_vm(&client, &config, reference, &deadline)?.id),
-        None => None,
+/// A planned restore run by the broker, which refuses anyone but its operators: the bytes
+/// come back, are checked against the broker's hash and written to the plan's destination,
+/// never over an existing file.
+fn restore_through_broker(
+    config: &Config,
+    plan: &recover::Plan,
+    volume: Option<String>,
+    deadline: &Deadline,
+    call: &Call<'_>,
+) -> anyhow::Result<recover::Restored> {
+    use base64::Engine as _;
+    let request = protocol::RecoverRequest {
+        vm: plan.vm.id.clone(),
+        path: plan.guest_path.clone(),
+        change: None,
+        checkpoint: Some(plan.checkpoint.id.clone()),
+        before: None,
+        vpg: Some(plan.vpg.id.clone()),
+        volume,
     };
-    let sessions: Vec<FlrSessionOut> = client
-        .flr_sessions(vm_id.as_deref(), &deadline)?
-        .into_iter()
-        .map(|s| FlrSessionOut {
-            id: s.id,
-            status: s.status.map(|status| status.as_zerto().to_owned()),
-            vm_id: s.vm_id,
-            vpg_id: s.vpg_id,
-            checkpoint_id: s.checkpoint_id,
-            mount_time: s.mounted_at.map(crate::time::format_utc),
-        })
-        .collect();
+    (call.progress)(String::from("asking the rewind broker to restore the file"));
+    let recovered: protocol::Recovered = ask_broker(config, Op::Recover(request), deadline, call)?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&recovered.content)
+        .context("the broker's file content is not base64")?;
+    let sha256 = crate::audit::line_hash(&bytes);
+    if sha256 != recovered.sha256 {
+        bail!(
+            "the file the broker sent does not hash to what it read (sha256 {sha256}, not {}); nothing was written",
+            recovered.sha256
+        );
+    }
+    crate::broker::commands::write(&plan.destination, &bytes, false)?;
+    Ok(recover::Restored {
+        session: recovered.session.unwrap_or_default(),
+        size: bytes.len() as u64,
+        sha256,
+        unmount_task: recovered.unmount_task.unwrap_or_default(),
+    })
+}
+
+fn flr_sessions(args: &FlrSessionsArgs, call: &Call<'_>) -> anyhow::Result<Answer> {
+    let (config, zerto) = setup(call)?;
+    let deadline = Deadline::after(LOOKUP_BUDGET);
+    let sessions: Vec<FlrSessionOut> = match &zerto {
+        Zerto::Direct(client) => {
+            let vm_id = match &args.vm {
+                Some(reference) => Some(find_vm(client, &config, reference, &deadline)?.id),
+                None => None,
+            };
+            client
+                .flr_sessions(vm_id.as_deref(), &deadline)?
+                .into_iter()
+                .map(|s| FlrSessionOut {
+                    id: s.id,
+                    status: s.status.map(|status| status.as_zerto().to_owned()),
+                    vm_id: s.vm_id,
+                    vpg_id: s.vpg_id,
+                    checkpoint_id: s.checkpoint_id,
+                    mount_time: s.mounted_at.map(crate::time::format_utc),
+                })
+                .collect()
+        }
+        Zerto::Broker => {
+            let vm_id = match &args.vm {
+                Some(reference) => {
+                    let op = Op::Resolve {
+                        vms: vec![reference.clone()],
+                    };
+                    let answer = ask_broker(&config, op, &deadline, call)?;
+                    Some(crate::broker::commands::one_vm(&answer)?.id)
+                }
+                None => None,
+            };
+            let answer: Value = ask_broker(&config, Op::FlrList, &deadline, call)?;
+            let text = |s: &Value, key: &str| s[key].as_str().map(str::to_owned);
+            answer["sessions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|s| vm_id.as_deref().is_none_or(|id| s["vm"] == id))
+                .map(|s| FlrSessionOut {
+                    id: text(s, "id").unwrap_or_default(),
+                    status: text(s, "status"),
+                    vm_id: text(s, "vm"),
+                    vpg_id: text(s, "vpg"),
+                    checkpoint_id: text(s, "checkpoint"),
+                    mount_time: text(s, "mounted"),
+                })
+                .collect()
+        }
+    };
     let text = if sessions.is_empty() {
         String::from("no File Level Restore sessions")
     } else {
@@ -793,8 +801,17 @@ fn flr_sessions(args: &FlrSessionsArgs, call: &Call<'_>) -> anyhow::Result<Answe
 }
 
 fn flr_end(args: &FlrEndArgs, call: &Call<'_>) -> anyhow::Result<Answer> {
-    let (_, client) = setup(call)?;
-    let task = recover::unmount(&client, &args.session)?;
+    let (config, zerto) = setup(call)?;
+    let task = match zerto {
+        Zerto::Direct(client) => recover::unmount(&client, &args.session)?,
+        Zerto::Broker => {
+            let op = Op::FlrEnd {
+                session: args.session.clone(),
+            };
+            let answer: Value = ask_broker(&config, op, &Deadline::after(LOOKUP_BUDGET), call)?;
+            answer["task"].as_str().unwrap_or("?").to_owned()
+        }
+    };
     Answer::ok(
         &FlrEndOut {
             session: args.session.clone(),

@@ -5,8 +5,10 @@
 //! The server is its own binary, `rewind-mcp`, which `rewind mcp` runs in its place: the MCP
 //! SDK and its async runtime (one thread, for the protocol) are then not even linked into the
 //! `rewind` binary that every hook call starts. Every ZVM call runs on a blocking thread through
-//! the same library functions the command line uses. stdout carries the protocol and nothing
-//! else; diagnostics go to stderr.
+//! the same library functions the command line uses; with `[broker] socket`, every tool asks the
+//! broker instead and reads no password, token or ZVM address (`checkpoint_vm` through
+//! `guard::protect`, like the hook). stdout carries the protocol and nothing else; diagnostics
+//! go to stderr.
 
 mod calls;
 mod plans;

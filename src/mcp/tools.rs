@@ -213,6 +213,17 @@ pub struct GuardedVpg {
     /// The newest checkpoint that existed before the guard ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<CheckpointOut>,
+    /// Until about when the checkpoint can be restored, from the VPG's journal history
+    /// ("restorable until about 2026-03-02 10:00 UTC (journal history 1 h)").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restorable: Option<String>,
+    /// The same time, ISO-8601 UTC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restorable_until: Option<String>,
+    /// The VPG's status when it is not meeting its SLA: the checkpoint may be listed late, or
+    /// age out sooner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

@@ -757,12 +757,203 @@ fn rewind_mcp_as_the_agents_user_checkpoints_through_the_broker() {
     assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
     assert_eq!(guard["host"], "mcp/mcp-test", "{guard}");
 
-    let sessions = mcp.call("flr_sessions", json!({}));
-    assert_eq!(sessions["isError"], true, "no ZVM here: {sessions:#}");
+    // Every other tool goes through the broker too: the lookups and the plan for the
+    // agent's user; the restore and the FLR sessions are refused to it, nothing mounted.
+    let found = mcp.call("find_vm", json!({"vm": "jp-ubuntu"}));
+    assert_eq!(found["isError"], false, "{found:#}");
+    let vpg = &found["structuredContent"]["vpgs"][0];
+    assert_eq!(vpg["name"], "jp-ubuntu-vpg", "{found:#}");
     assert!(
-        sessions
-            .to_string()
-            .contains("does not go through the broker"),
+        vpg["health"].is_string() && vpg["cadence_secs"].is_u64(),
+        "{found:#}"
+    );
+    let listed = mcp.call(
+        "list_checkpoints",
+        json!({"vm": "jp-ubuntu", "change": change}),
+    );
+    assert_eq!(listed["isError"], false, "{listed:#}");
+    assert_eq!(
+        listed["structuredContent"]["vpgs"][0]["checkpoints"][0]["tag"], tag,
+        "{listed:#}"
+    );
+    let plan = mcp.call(
+        "recover_plan",
+        json!({"vm": "jp-ubuntu", "path": "/etc/app.conf", "change": change}),
+    );
+    assert_eq!(plan["isError"], false, "{plan:#}");
+    let plan = &plan["structuredContent"];
+    assert_eq!(plan["checkpoint"]["tag"], tag, "{plan:#}");
+    let out = d.hook_dir.path().join("home");
+    let refused = mcp.call(
+        "recover_file",
+        json!({
+            "plan_id": plan["plan_id"],
+            "confirm": true,
+            "confirm_id": change,
+            "out": out.display().to_string(),
+        }),
+    );
+    assert_eq!(refused["isError"], true, "{refused:#}");
+    assert!(
+        refused.to_string().contains("may not recover"),
+        "the broker names the refusal: {refused:#}"
+    );
+    assert!(!out.join("app.conf").exists(), "nothing written");
+    let sessions = mcp.call("flr_sessions", json!({}));
+    assert_eq!(sessions["isError"], true, "{sessions:#}");
+    assert!(
+        sessions.to_string().contains("may not flr-list"),
         "{sessions:#}"
     );
+    assert!(d.env.sim.flr_sessions().is_empty(), "nothing was mounted");
+    let trail = d.trail();
+    for op in ["checkpoints", "plan", "recover", "flr-list"] {
+        let record = trail
+            .iter()
+            .find(|r| r["op"] == op)
+            .unwrap_or_else(|| panic!("the broker recorded {op}: {trail:#?}"));
+        assert_eq!(record["peer"]["uid"], 65534, "{record}");
+    }
+}
+
+/// `rewind mcp` run by an operator (root) with only `[broker] socket`: `recover_file` is
+/// served through the broker with the bytes from before the change, and no FLR session stays.
+#[test]
+fn rewind_mcp_as_an_operator_restores_a_file_through_the_broker() {
+    if !can_switch_users("rewind_mcp_as_an_operator_restores_a_file_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", BEFORE)
+        .expect("seed");
+    let home = d.env.path("operator-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("REWIND_CONFIG", d.hook_config())
+        .current_dir(&home)
+        .arg("mcp");
+    let mut mcp = crate::mcp::Mcp::start_command(cmd);
+    let guarded = mcp.call(
+        "checkpoint_vm",
+        json!({"vm": "jp-ubuntu", "reason": "edit app.conf"}),
+    );
+    assert_eq!(
+        guarded["structuredContent"]["decision"], "confirmed",
+        "{guarded:#}"
+    );
+    let change = guarded["structuredContent"]["change"].clone();
+    d.env
+        .sim
+        .write_guest_file("jp-ubuntu", "/etc/app.conf", b"broken\n")
+        .expect("break");
+    let plan = mcp.call(
+        "recover_plan",
+        json!({"vm": "jp-ubuntu", "path": "/etc/app.conf", "change": change}),
+    );
+    let plan = &plan["structuredContent"];
+    let restored = mcp.call(
+        "recover_file",
+        json!({
+            "plan_id": plan["plan_id"],
+            "confirm": true,
+            "confirm_id": change,
+            "out": home.display().to_string(),
+        }),
+    );
+    assert_eq!(restored["isError"], false, "{restored:#}");
+    assert_eq!(
+        std::fs::read(home.join("app.conf")).expect("written"),
+        BEFORE,
+        "identical bytes: {restored:#}"
+    );
+    let sha = rewind::hex(&<sha2::Sha256 as sha2::Digest>::digest(BEFORE));
+    assert_eq!(restored["structuredContent"]["sha256"], sha, "{restored:#}");
+    assert!(
+        restored["structuredContent"]["session"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{restored:#}"
+    );
+    eventually("every FLR session to be gone", || {
+        d.env.sim.flr_sessions().is_empty()
+    });
+}
+
+/// `rewind guard` as the agent's user with only `[broker] socket`: the broker tags it with
+/// the user the kernel names, each run gets its own change id, and the broker's trail
+/// records it; a user the broker's `guard_users` leaves out is refused, and nothing inserted.
+#[test]
+fn rewind_guard_as_another_user_goes_through_the_broker() {
+    if !can_switch_users("rewind_guard_as_another_user_goes_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let caller = std::fs::read_to_string(d.hook_config()).expect("hook config");
+    assert!(
+        !caller.contains("[zvm]") && !caller.contains("password"),
+        "{caller}"
+    );
+    let readable = regex::Regex::new(r"^manual-\d{8}T\d{6}Z-[0-9a-f]{12}$").expect("regex");
+    let mut changes = Vec::new();
+    for _ in 0..2 {
+        let run = support::run(
+            d.rewind_as_hook_user(&["guard", "--vm", "jp-ubuntu", "--json"]),
+            b"",
+        );
+        run.success();
+        let out = run.json();
+        assert_eq!(out["confirmed"], true, "{run:#?}");
+        let change = out["change"].as_str().expect("change").to_owned();
+        assert!(readable.is_match(&change), "readable and unique: {change}");
+        let tag = out["tag"].as_str().expect("tag");
+        assert!(
+            tag.starts_with(&format!(
+                "ai:{change} | cli/{HOOK_USER} | manual | vm=jp-ubuntu | "
+            )),
+            "the broker names the user: {tag}"
+        );
+        assert!(out["vpgs"][0]["checkpoint"]["id"].is_string(), "{run:#?}");
+        changes.push(change);
+    }
+    assert_ne!(changes[0], changes[1], "each run its own change id");
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 2, "{inserts:#?}");
+    assert!(
+        inserts.iter().all(|i| i.listed_at.is_some()),
+        "{inserts:#?}"
+    );
+    let trail = d.trail();
+    let record = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == changes[0].as_str())
+        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    assert_eq!(record["peer"]["uid"], 65534, "{record}");
+    assert_eq!(record["tool"], "rewind guard", "{record}");
+    assert_eq!(record["decision"], "context", "{record}");
+
+    // Guarding only for another user: this one is refused before anything is inserted.
+    if let Some(mut broker) = d.broker.take() {
+        broker.kill().expect("kill");
+        let _ = broker.wait();
+    }
+    std::fs::remove_file(&d.socket).expect("the old socket");
+    let mut config = std::fs::read_to_string(&d.env.config).expect("config");
+    config.push_str("\n[broker]\nguard_users = [\"daemon\"]\n");
+    std::fs::write(&d.env.config, config).expect("config");
+    d.start_broker();
+    let refused = support::run(d.rewind_as_hook_user(&["guard", "--vm", "jp-ubuntu"]), b"");
+    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert!(
+        refused.stderr.contains("may not guard")
+            && refused.stderr.contains(&d.socket.display().to_string()),
+        "{refused:#?}"
+    );
+    assert_eq!(d.env.sim.inserts().len(), 2, "nothing more was inserted");
 }

@@ -26,7 +26,7 @@ fn snapshot(env: &TestEnv, name: &str, args: &[&str]) -> Value {
         filters => vec![
             (r"127\.0\.0\.1:\d+", "127.0.0.1:[port]"),
             (temp.as_str(), "[tmp]"),
-            (r"manual-\d+-\d+", "manual-[id]"),
+            (r"manual-\d{8}T\d{6}Z-[0-9a-f]{12}", "manual-[id]"),
             (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[time]"),
         ],
     }, {

@@ -285,13 +285,13 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         "{tag}"
     );
     assert!(
-        mcp.notifications
-            .iter()
-            .any(|n| n["method"] == "notifications/progress"
+        mcp.notifications.iter().any(|n| {
+            n["method"] == "notifications/progress"
                 && n["params"]["progressToken"] == "guard-1"
                 && n["params"]["message"]
                     .as_str()
-                    .is_some_and(|m| m.contains("waiting until Zerto lists it"))),
+                    .is_some_and(|m| m.contains("waiting for Zerto to list the tagged checkpoint"))
+        }),
         "guard phases are reported: {:#?}",
         mcp.notifications
     );
@@ -455,6 +455,42 @@ fn checkpoint_of_two_vms_tags_every_vpg_once() {
             .iter()
             .all(|v| v["checkpoint"]["id"].is_string())
     );
+}
+
+/// `checkpoint_vm` on a VPG behind its RPO whose journal keeps 4 h (the hook's
+/// `vpg-rpo-not-met` scene, on a frozen clock): the result says, in the words of the hook's
+/// context, until about when each checkpoint can be restored and what the VPG's status means,
+/// in the text the model reads and in each VPG's structured fields.
+#[test]
+fn checkpoint_vm_says_until_when_its_point_is_restorable_and_a_degraded_status() {
+    let env = crate::hook::scene_env(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hook/vpg-rpo-not-met.json"),
+    );
+    let mut mcp = Mcp::start(&env, &[]);
+    let result = mcp.call(
+        "checkpoint_vm",
+        json!({"vm": "app01", "reason": "restart the app"}),
+    );
+    let vpg = &result["structuredContent"]["vpgs"][0];
+    assert_eq!(
+        vpg["restorable"], "restorable until about 2026-03-02 13:00 UTC (journal history 4 h)",
+        "{result:#}"
+    );
+    assert!(
+        text(&result).contains(
+            "restorable until about 2026-03-02 13:00 UTC (journal history 4 h). VPG status RpoNotMeetingSLA"
+        ),
+        "the hook's context, word for word: {result:#}"
+    );
+    insta::with_settings!({
+        filters => vec![
+            (r"mcp-[0-9a-f]{8}-\d+", "mcp-[id]"),
+            (r"\| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "| [tag time]"),
+        ],
+    }, {
+        insta::assert_json_snapshot!("checkpoint_vm_restorable", result);
+    });
 }
 
 #[test]

@@ -161,7 +161,7 @@ mod tests {
         .expect("parses");
         assert_eq!(call.tool, "mcp__ssh__exec");
         assert_eq!(call.server.as_deref(), Some("ssh"));
-        assert_eq!(call.agent(), "claude-code/bca1211f");
+        assert_eq!(call.caller().agent(), "claude-code/bca1211f");
         assert_eq!(call.input["host"], "jp-ubuntu");
         assert_eq!(call.event, Event::BeforeTool);
     }

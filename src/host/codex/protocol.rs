@@ -98,7 +98,7 @@ mod tests {
         assert_eq!(call.host, Host::Codex);
         assert_eq!(call.tool, "mcp__ssh__exec");
         assert_eq!(call.change.as_deref(), Some("call_e2e_01"));
-        assert_eq!(call.agent(), "codex/01a22fd1");
+        assert_eq!(call.caller().agent(), "codex/01a22fd1");
         assert_eq!(call.event, Event::BeforeTool);
         assert_eq!(call.input["host"], "jp-ubuntu");
     }

@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(call.tool, "mcp__ssh__exec");
         assert_eq!(call.server.as_deref(), Some("ssh"));
         assert_eq!(call.change, None);
-        assert_eq!(call.agent(), "copilot/959e7020");
+        assert_eq!(call.caller().agent(), "copilot/959e7020");
         assert_eq!(call.event, Event::BeforeTool);
         assert_eq!(call.input["host"], "jp-ubuntu");
     }

@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(call.host, Host::Cursor);
         assert_eq!(call.tool, "Bash");
         assert_eq!(call.input, json!({"command": "ssh web01 reboot"}));
-        assert_eq!(call.agent(), "cursor/c0ffee00");
+        assert_eq!(call.caller().agent(), "cursor/c0ffee00");
         assert_eq!(call.event, Event::BeforeTool);
     }
 

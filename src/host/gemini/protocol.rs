@@ -116,7 +116,7 @@ mod tests {
         assert_eq!(call.tool, "mcp__ssh__exec");
         assert_eq!(call.server.as_deref(), Some("ssh"));
         assert_eq!(call.change, None);
-        assert_eq!(call.agent(), "gemini/1f041d3f");
+        assert_eq!(call.caller().agent(), "gemini/1f041d3f");
         assert_eq!(call.event, Event::BeforeTool);
     }
 
