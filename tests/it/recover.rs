@@ -363,6 +363,50 @@ fn a_session_that_disappears_while_mounting_ends_the_wait() {
     assert_nothing_mounted(&env);
 }
 
+/// A session ended elsewhere while recover waits for its mount (another operator's
+/// `rewind flr end`) leaves nothing mounted: recover says it disappeared, and does not warn
+/// that it could not unmount what is already gone.
+#[test]
+fn a_session_ended_elsewhere_while_mounting_is_not_reported_as_left_mounted() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8e");
+    env.sim.add_fault(Fault::MountHangs {
+        vm: String::from("jp-ubuntu"),
+    });
+    let out = env.path("out");
+    let recovering = env
+        .command(&[
+            "recover",
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_r8e",
+            "--yes",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("recover starts");
+    eventually("the mount to start", || !env.sim.flr_sessions().is_empty());
+    let session = env.sim.flr_sessions()[0].id.clone();
+    env.run(&["flr", "end", &session], b"").success();
+    let done = recovering.wait_with_output().expect("recover ends");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("disappeared while mounting"), "{stderr}");
+    assert!(
+        !stderr.contains("could not unmount") && !stderr.contains("warning"),
+        "nothing was left mounted to warn about: {stderr}"
+    );
+    assert!(!env.path("out/app.conf").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+}
+
 #[test]
 fn a_refused_unmount_is_asked_for_again() {
     let env = TestEnv::start();
