@@ -185,6 +185,31 @@ fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
     assert_nothing_mounted(&env);
 }
 
+/// A checkpoint-stats answer whose `Earliest` is under another name is not read as an empty
+/// journal ("no such change"): recover fails naming the field and the call, and mounts nothing.
+#[test]
+fn a_stats_answer_without_its_earliest_field_is_an_error_naming_it_and_the_call() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5s");
+    env.sim.add_fault(Fault::Body {
+        route: String::from("GET /v1/vpgs/*/checkpoints/stats"),
+        body: String::from(
+            r#"{"EarliestCheckpoint": {"CheckpointIdentifier": 1001, "TimeStamp": "2026-03-02T09:00:00Z"}}"#,
+        ),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5s", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("GET https://127.0.0.1:")
+            && run
+                .stderr
+                .contains("/checkpoints/stats: unexpected answer: no Earliest field"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/app.conf").exists());
+    assert_nothing_mounted(&env);
+}
+
 #[test]
 fn mount_failed_and_download_failed_still_unmount() {
     for fault in [
