@@ -182,8 +182,12 @@ fn refuse_unless_private(
     Ok(())
 }
 
-/// `rewind broker`: binds `socket` and serves until killed.
+/// `rewind broker`: binds `socket` (or takes over the one systemd passes, socket activation)
+/// and serves until killed.
 pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
+    // Before anything else: reading LISTEN_FDS also removes it from the environment, so that
+    // no command the broker runs (a password_command) believes the socket is its own.
+    let mut passed = listenfd::ListenFd::from_env();
     let Some(config_path) = config_path else {
         bail!(
             "rewind broker needs --config FILE: the configuration with [zvm], owned by the broker's account, mode 0600"
@@ -194,9 +198,16 @@ pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
         crate::console::err(format!("rewind broker: warning: {warning}"));
     }
     let broker = Arc::new(Broker::new(config_path, config)?);
-    let listener = bind(socket, broker.own_uid)?;
+    let (listener, from) = if passed.len() > 0 {
+        (
+            adopt(&mut passed, socket, broker.own_uid)?,
+            " (passed by systemd)",
+        )
+    } else {
+        (bind(socket, broker.own_uid)?, "")
+    };
     crate::console::err(format!(
-        "rewind broker: serving on {} (protocol version {VERSION}), audit trail {}",
+        "rewind broker: serving on {}{from} (protocol version {VERSION}), audit trail {}",
         socket.display(),
         broker.audit.display()
     ));
@@ -258,6 +269,71 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
         .with_context(|| format!("cannot set the mode of {}", staging.display()))?;
     std::fs::rename(&staging, socket)
         .with_context(|| format!("cannot move the socket to {}", socket.display()))?;
+    Ok(listener)
+}
+
+/// Takes over the listening socket systemd passed (socket activation: `LISTEN_FDS`, fd 3),
+/// with the checks [`bind`] makes on a socket of its own: it must be bound to `socket` (the
+/// `--socket` the unit's ExecStart names), in a directory nobody but root and the broker's
+/// account can change, and the socket file must be root's or the broker's account's.
+fn adopt(
+    passed: &mut listenfd::ListenFd,
+    socket: &Path,
+    own_uid: u32,
+) -> anyhow::Result<UnixListener> {
+    if passed.len() != 1 {
+        bail!(
+            "systemd passed {} sockets; the broker listens on one (one ListenStream= in rewind-broker.socket)",
+            passed.len()
+        );
+    }
+    let listener = passed
+        .take_unix_listener(0)
+        .context("the socket systemd passed (fd 3) is not a Unix stream socket; rewind-broker.socket must say ListenStream=<path>")?
+        .context("the socket systemd passed (fd 3) is gone")?;
+    let listening = nix::sys::socket::getsockopt(&listener, nix::sys::socket::sockopt::AcceptConn)
+        .context("the socket systemd passed (fd 3)")?;
+    if !listening {
+        bail!(
+            "the socket systemd passed (fd 3) is not listening; rewind-broker.socket must keep Accept=no"
+        );
+    }
+    let address = listener
+        .local_addr()
+        .context("the socket systemd passed (fd 3)")?;
+    let wanted = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
+    match address.as_pathname() {
+        Some(bound) if bound == wanted => {}
+        Some(bound) => bail!(
+            "systemd passed the socket {}, not --socket {}; make ListenStream= in rewind-broker.socket and --socket the same path",
+            bound.display(),
+            wanted.display()
+        ),
+        None => bail!(
+            "systemd passed a socket with no path; ListenStream= in rewind-broker.socket must be --socket's path {}",
+            wanted.display()
+        ),
+    }
+    let dir = wanted
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("/"));
+    refuse_unless_private(dir, own_uid, "socket directory", false)?;
+    let owned = platform::ownership(&wanted)
+        .with_context(|| format!("the socket systemd passed, {}", wanted.display()))?;
+    if !owned.is_socket {
+        bail!(
+            "{} is not a socket any more (something else took its path); refusing to start",
+            wanted.display()
+        );
+    }
+    if owned.uid != own_uid && owned.uid != 0 {
+        bail!(
+            "the socket {} belongs to user id {}, not to the broker's account ({own_uid}) or root (SocketUser= in rewind-broker.socket); refusing to start",
+            wanted.display(),
+            owned.uid
+        );
+    }
     Ok(listener)
 }
 

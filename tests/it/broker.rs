@@ -647,6 +647,146 @@ fn the_broker_refuses_to_start_on_files_others_can_change() {
     assert!(!d.socket.exists(), "no socket was made");
 }
 
+/// `systemd-socket-activate` (systemd's own tool for its socket activation protocol: it
+/// listens, and at the first connection runs the program with the socket as fd 3 and
+/// `LISTEN_FDS`/`LISTEN_PID` set) in front of `rewind broker`, with the broker's environment.
+fn socket_activated(d: &Deployment, listen: &Path) -> Command {
+    let mut cmd = Command::new("systemd-socket-activate");
+    cmd.arg(format!("--listen={}", listen.display()))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", d.env.path("home"))
+        .env("XDG_CACHE_HOME", d.env.path("cache"))
+        .env("XDG_STATE_HOME", d.env.path("state"))
+        .env(
+            "REWIND_ZVM_PASSWORD",
+            std::fs::read_to_string(d.env.path("password")).expect("password"),
+        );
+    // Each passed on by name: the values stay out of the command line.
+    for name in [
+        "PATH",
+        "HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "REWIND_ZVM_PASSWORD",
+    ] {
+        cmd.arg(format!("--setenv={name}"));
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_rewind"))
+        .args(["broker", "--config"])
+        .arg(&d.env.config)
+        .arg("--socket")
+        .arg(&d.socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn socket_activate_is_installed() {
+    let found = Command::new("systemd-socket-activate")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "systemd-socket-activate is missing: install systemd (apt-get install systemd; .ci/run does)"
+    );
+}
+
+/// Socket activation as the shipped `rewind-broker.socket` sets it up: the socket exists
+/// before the broker runs, the first connection (the hook's, as another user) starts it, and
+/// the broker answers on the socket it was handed rather than binding its own.
+#[test]
+fn the_broker_serves_the_socket_systemd_passes_it() {
+    if !can_switch_users("the_broker_serves_the_socket_systemd_passes_it") {
+        return;
+    }
+    socket_activate_is_installed();
+    let mut d = Deployment::new(Setup::default());
+    let child = socket_activated(&d, &d.socket.clone())
+        .spawn()
+        .expect("systemd-socket-activate starts");
+    d.broker = Some(child);
+    eventually("systemd's socket", || d.socket.exists());
+    // SocketMode=0666 in the shipped unit: every local user may connect.
+    set_mode(&d.socket, 0o666);
+
+    let (run, pid) = d.hook(&mutating("toolu_sock1"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "none", "a confirmed checkpoint: {run:#?}");
+    assert!(run.reason().contains("toolu_sock1"), "{run:#?}");
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:?}");
+    assert!(
+        inserts[0].tag.starts_with("ai:toolu_sock1 | "),
+        "{inserts:?}"
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == "toolu_sock1")
+        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
+
+    let mut broker = d.broker.take().expect("the broker");
+    let _ = broker.kill();
+    let out = broker.wait_with_output().expect("the broker ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "serving on {} (passed by systemd)",
+            d.socket.display()
+        )),
+        "the broker took the socket it was handed: {stderr}"
+    );
+    assert!(
+        !stderr.contains(d.env.sim.password()),
+        "no secret on its stderr: {stderr}"
+    );
+}
+
+/// A socket handed over for another path than `--socket` (a unit whose ListenStream= and
+/// ExecStart disagree) is refused, naming both: the hook's configuration names `--socket`.
+#[test]
+fn the_broker_refuses_a_passed_socket_that_is_not_its_socket() {
+    if !can_switch_users("the_broker_refuses_a_passed_socket_that_is_not_its_socket") {
+        return;
+    }
+    socket_activate_is_installed();
+    let d = Deployment::new(Setup::default());
+    let other = d.env.path("run/other.sock");
+    let mut child = socket_activated(&d, &other)
+        .spawn()
+        .expect("systemd-socket-activate starts");
+    eventually("systemd's socket", || other.exists());
+    // The first connection starts the broker, which refuses and closes it unanswered.
+    let mut stream = std::os::unix::net::UnixStream::connect(&other).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    assert!(answer.is_empty(), "no answer: {answer}");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("the broker ends");
+    assert_eq!(out.status.code(), Some(1), "{out:#?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "systemd passed the socket {}, not --socket {}",
+            other.display(),
+            d.socket.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!d.socket.exists(), "the broker bound nothing of its own");
+}
+
 /// The real Claude Code (pinned as for the other end-to-end tests) running its hook as
 /// another user in broker mode: the change runs only after Zerto lists its tag, and the
 /// broker's trail names the hook's user.
