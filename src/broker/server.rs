@@ -78,6 +78,9 @@ impl Allowed {
 /// Who may ask for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
+    /// Status: every local user (it says what works, and nothing of the ZVM's address or
+    /// credentials).
+    Anyone,
     /// Resolve, checkpoints, guard, record: the agents' users.
     Guard,
     /// Log, FLR, recover: root, the broker's account and `[broker] operator_*`.
@@ -90,6 +93,7 @@ fn role(op: &Op) -> Role {
             Role::Guard
         }
         Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) => Role::Operator,
+        Op::Status => Role::Anyone,
     }
 }
 
@@ -140,6 +144,7 @@ impl Broker {
     fn allowed(&self, role: Role, peer: &Peer) -> bool {
         let operator = self.operators.admits(peer);
         match role {
+            Role::Anyone => true,
             Role::Operator => operator,
             Role::Guard => operator || self.guard.as_ref().is_none_or(|g| g.admits(peer)),
         }
@@ -401,7 +406,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                 "user {who} (uid {}) may not {name}: only root, the broker's account and [broker] operator_users/operator_groups may",
                 peer.uid
             ),
-            Role::Guard => format!(
+            Role::Guard | Role::Anyone => format!(
                 "user {who} (uid {}) may not {name}: not in [broker] guard_users/guard_groups",
                 peer.uid
             ),
@@ -678,6 +683,18 @@ mod tests {
         assert!(
             listed.allowed(Role::Guard, &peer(990)),
             "operators may guard"
+        );
+        assert_eq!(role(&Op::Status), Role::Anyone);
+        assert!(
+            listed.allowed(
+                Role::Anyone,
+                &Peer {
+                    uid: 3000,
+                    gid: 1,
+                    pid: 1
+                }
+            ),
+            "status: any local user, even one that may not guard"
         );
     }
 }

@@ -647,6 +647,102 @@ fn the_broker_refuses_to_start_on_files_others_can_change() {
     assert!(!d.socket.exists(), "no socket was made");
 }
 
+/// `rewind doctor` as the agents' user in broker mode: the socket (there, its owner, its
+/// directory), who serves it, the credentials said plainly to be out of this user's reach, and
+/// the ZVM checks as the broker makes them, through a `status` request any local user may
+/// make, which names neither the ZVM's address nor its account. When the ZVM refuses the
+/// broker, doctor fails naming the step, still without the address.
+#[test]
+fn doctor_as_the_agents_user_checks_the_zvm_through_the_broker() {
+    if !can_switch_users("doctor_as_the_agents_user_checks_the_zvm_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    let (url, user) = (d.env.sim.url(), d.env.sim.username().to_owned());
+    let address = url.trim_start_matches("https://").to_owned();
+    let password = d.env.sim.password().to_owned();
+    let secret_free = |doctor: &Run| {
+        for secret in [address.as_str(), user.as_str(), password.as_str()] {
+            assert!(
+                !doctor.stdout.contains(secret) && !doctor.stderr.contains(secret),
+                "doctor showed {secret:?}: {doctor:#?}"
+            );
+        }
+    };
+
+    // Down: the socket is missing, and nothing else is claimed.
+    let down = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        down.stdout.contains(&format!(
+            "FAIL  broker socket: no socket at {}",
+            d.socket.display()
+        )) && down.stdout.contains("FAIL  broker: the broker at"),
+        "{down:#?}"
+    );
+    assert!(!down.stdout.contains("ok    broker"), "{down:#?}");
+
+    d.start_broker();
+    let doctor = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    for line in [
+        format!(
+            "ok    broker socket: {}: a socket of root (uid 0), mode 666, in a directory only root and the broker's account can change",
+            d.socket.display()
+        ),
+        format!(
+            "ok    broker: {} is served by user id 0",
+            d.socket.display()
+        ),
+        String::from("ok    credentials: out of this user's reach (uid 65534)"),
+        String::from("ok    broker zvm configuration: "),
+        String::from("ok    broker authentication: the broker is logged in to its ZVM"),
+        String::from("ok    broker vpgs: 6 VPGs, each can take a restorable checkpoint"),
+        String::from("warn  broker selftest: never run against the broker's ZVM"),
+    ] {
+        assert!(doctor.stdout.contains(&line), "{line:?} in {doctor:#?}");
+    }
+    assert!(!doctor.stdout.contains("FAIL  broker"), "{doctor:#?}");
+    secret_free(&doctor);
+    // The broker sees the ZVM as doctor sees it with the credentials in hand.
+    let single = d.env.run(&["doctor"], b"");
+    let vms = single
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("ok    zvm api: "))
+        .unwrap_or_else(|| panic!("single-user doctor counts the VMs: {single:#?}"));
+    assert!(
+        doctor
+            .stdout
+            .contains(&format!("ok    broker zvm api: {vms}\n")),
+        "{vms:?} in {doctor:#?}"
+    );
+    let trail = d.trail();
+    let asked = trail
+        .iter()
+        .find(|r| r["op"] == "status")
+        .unwrap_or_else(|| panic!("the broker recorded the status request: {trail:#?}"));
+    assert_eq!(asked["peer"]["uid"], 65534, "{asked}");
+
+    // The ZVM refuses the broker's login: the step fails, in words without the address.
+    d.env.sim.add_fault(Fault::Status {
+        route: String::from("POST /auth/*"),
+        status: 401,
+        times: None,
+    });
+    d.env.sim.expire_tokens();
+    let refused = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        refused.stdout.contains("FAIL  broker ")
+            && refused
+                .stdout
+                .contains("the broker's ZVM refused its login (HTTP 401)")
+            && refused
+                .stdout
+                .contains("run `rewind doctor` as the broker's account for the details"),
+        "{refused:#?}"
+    );
+    secret_free(&refused);
+}
+
 /// `systemd-socket-activate` (systemd's own tool for its socket activation protocol: it
 /// listens, and at the first connection runs the program with the socket as fd 3 and
 /// `LISTEN_FDS`/`LISTEN_PID` set) in front of `rewind broker`, with the broker's environment.
