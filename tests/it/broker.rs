@@ -94,16 +94,19 @@ impl Deployment {
         self.hook_dir.path().join("hook.toml")
     }
 
-    /// Starts `rewind broker` as root and waits for its socket.
+    /// Starts `rewind broker` as root and waits for its socket. Its stderr goes to
+    /// `broker.log` in the test's directory, not into the test run's output.
     fn start_broker(&mut self) {
         let socket = self.socket.display().to_string();
         let config = self.env.config.display().to_string();
+        let log = std::fs::File::create(self.env.path("broker.log")).expect("broker.log");
+        set_mode(&self.env.path("broker.log"), 0o600);
         let child = self
             .env
             .command(&["broker", "--config", &config, "--socket", &socket])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .expect("broker starts");
         self.broker = Some(child);
