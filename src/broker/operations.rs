@@ -10,15 +10,15 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::protocol::{
-    GuardRequest, GuardResult, Op, RecoverRequest, Recovered, WireCheckpoint, WirePlan, WireVm,
-    WireVpg,
+    GuardRequest, GuardResult, Op, RecoverRequest, Recovered, Status, StatusCheck, WireCheckpoint,
+    WirePlan, WireVm, WireVpg,
 };
 use crate::audit::{self, Filter, Record};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::guard::{Caller, Change};
 use crate::recover::Point;
-use crate::zvm::{Client, Vm};
+use crate::zvm::{Client, Vm, ZvmError};
 
 /// Longest field the broker takes into a tag (the tag itself is sanitised and bounded).
 const FIELD_MAX: usize = 512;
@@ -116,10 +116,133 @@ pub(crate) fn serve(
             Ok(json!({"session": session, "task": task}))
         }
         Op::Recover(request) => recover(config, request, deadline).map(|r| json!(r)),
+        Op::Status => Ok(json!(status(config, deadline))),
         Op::Guard(_) | Op::Record { .. } => {
             anyhow::bail!("{} is served elsewhere", op.name())
         }
     }
+}
+
+/// What `status` says: the ZVM checks `rewind doctor` makes, run with the broker's
+/// configuration and token, each said without the ZVM's address or credentials (any local
+/// user may ask).
+fn status(config: &Config, deadline: &Deadline) -> Status {
+    let uid = crate::platform::effective_uid();
+    let mut checks = Vec::new();
+    let mut check = |check: &str, status: &str, detail: String| {
+        checks.push(StatusCheck {
+            check: check.to_owned(),
+            status: status.to_owned(),
+            detail,
+        });
+    };
+    zvm_status(config, deadline, &mut check);
+    let tested = config
+        .zvm
+        .as_ref()
+        .and_then(|zvm| crate::commands::selftest::marker(&zvm.url).ok())
+        .and_then(|path| std::fs::read_to_string(path).ok());
+    match tested {
+        Some(at) => check(
+            "selftest",
+            "ok",
+            format!("held against the broker's ZVM at {}", at.trim()),
+        ),
+        None => check(
+            "selftest",
+            "warn",
+            String::from(
+                "never run against the broker's ZVM: run `rewind selftest --vm <a test VM> --path <a small guest file>` once as the broker's account",
+            ),
+        ),
+    }
+    Status {
+        uid,
+        user: crate::platform::user_name(uid),
+        checks,
+    }
+}
+
+/// Client, login, the API, the VPGs' health, in order; a failed step ends them.
+fn zvm_status(config: &Config, deadline: &Deadline, check: &mut dyn FnMut(&str, &str, String)) {
+    let Ok(client) = client(config) else {
+        return check(
+            "zvm configuration",
+            "fail",
+            String::from(
+                "the broker's [zvm] settings cannot make a ZVM client; run `rewind doctor` as the broker's account",
+            ),
+        );
+    };
+    check(
+        "zvm configuration",
+        "ok",
+        String::from("the broker's [zvm] settings make a client"),
+    );
+    if let Err(e) = client.authenticate(deadline) {
+        return check("authentication", "fail", without_address(&e));
+    }
+    check(
+        "authentication",
+        "ok",
+        String::from("the broker is logged in to its ZVM (its own token)"),
+    );
+    match client.vms(None, deadline) {
+        Ok(vms) => check("zvm api", "ok", format!("{} protected VMs", vms.len())),
+        Err(e) => return check("zvm api", "fail", without_address(&e)),
+    }
+    let vpgs = match client.vpgs(deadline) {
+        Ok(vpgs) => vpgs,
+        Err(e) => return check("vpgs", "fail", without_address(&e)),
+    };
+    let unhealthy: Vec<String> = vpgs
+        .iter()
+        .filter(|vpg| !matches!(crate::guard::health(vpg), crate::guard::Health::Restorable))
+        .map(|vpg| {
+            let status = vpg.health.clone().unwrap_or_else(|| {
+                vpg.status
+                    .map_or_else(|| String::from("unknown"), |s| format!("status {s}"))
+            });
+            format!("{} ({status})", vpg.name)
+        })
+        .collect();
+    if unhealthy.is_empty() {
+        check(
+            "vpgs",
+            "ok",
+            format!("{} VPGs, each can take a restorable checkpoint", vpgs.len()),
+        );
+    } else {
+        check(
+            "vpgs",
+            "warn",
+            format!(
+                "{} of {} VPGs may not give a restorable checkpoint now: {}",
+                unhealthy.len(),
+                vpgs.len(),
+                unhealthy.join(", ")
+            ),
+        );
+    }
+}
+
+/// A ZVM failure in words that name neither the ZVM's address nor a credential: any local
+/// user may read a `status` answer. The broker's own `rewind doctor` says the rest.
+fn without_address(e: &ZvmError) -> String {
+    let what = match e {
+        ZvmError::Setup(_) => String::from("the broker's [zvm] settings cannot make a ZVM client"),
+        ZvmError::Unreachable { .. } => String::from("the broker cannot reach its ZVM"),
+        ZvmError::Tls { .. } => String::from("the broker does not trust its ZVM's TLS certificate"),
+        ZvmError::TimedOut { .. } => String::from("the broker's ZVM did not answer in time"),
+        ZvmError::Auth { status, .. } => {
+            format!("the broker's ZVM refused its login (HTTP {status})")
+        }
+        ZvmError::Status { status, .. } => format!("the broker's ZVM answered HTTP {status}"),
+        ZvmError::Decode { .. } => {
+            String::from("the broker's ZVM answered something that is not what Zerto sends")
+        }
+    };
+    format!("{what}; run `rewind doctor` as the broker's account for the details")
 }
 
 fn vm_json(vm: &Vm) -> Value {

@@ -53,6 +53,9 @@ pub enum Op {
     Guard(GuardRequest),
     /// A decision the client made without the ZVM, for the broker's trail.
     Record { record: Record },
+    /// Whether the broker reaches its ZVM: each check passed, warned or failed, without the
+    /// ZVM's address or credentials (any local user; for `rewind doctor`).
+    Status,
     /// The trail's records (operators).
     Log,
     /// The FLR sessions open on the ZVM (operators).
@@ -72,6 +75,7 @@ impl Op {
             Self::Plan(_) => "plan",
             Self::Guard(_) => "guard",
             Self::Record { .. } => "record",
+            Self::Status => "status",
             Self::Log => "log",
             Self::FlrList => "flr-list",
             Self::FlrEnd { .. } => "flr-end",
@@ -328,6 +332,25 @@ pub struct Recovered {
     pub unmount_task: Option<String>,
 }
 
+/// One check of a `status` answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusCheck {
+    pub check: String,
+    /// `ok`, `warn` or `fail`.
+    pub status: String,
+    pub detail: String,
+}
+
+/// A `status` answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    /// The broker's account: its uid, and name when the system knows it.
+    pub uid: u32,
+    #[serde(default)]
+    pub user: Option<String>,
+    pub checks: Vec<StatusCheck>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +383,14 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_status_request_carries_nothing_but_its_deadline() {
+        let request: Request =
+            serde_json::from_str(r#"{"v":1,"deadline_ms":30000,"op":"status"}"#).expect("parses");
+        assert!(matches!(request.op, Op::Status));
+        assert_eq!(request.op.name(), "status");
     }
 
     #[test]

@@ -78,6 +78,9 @@ impl Allowed {
 /// Who may ask for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
+    /// Status: every local user (it says what works, and nothing of the ZVM's address or
+    /// credentials).
+    Anyone,
     /// Resolve, checkpoints, plan, guard, record: the agents' users (nothing is mounted or
     /// read from a guest).
     Guard,
@@ -93,6 +96,7 @@ fn role(op: &Op) -> Role {
         | Op::Guard(_)
         | Op::Record { .. } => Role::Guard,
         Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) => Role::Operator,
+        Op::Status => Role::Anyone,
     }
 }
 
@@ -143,6 +147,7 @@ impl Broker {
     fn allowed(&self, role: Role, peer: &Peer) -> bool {
         let operator = self.operators.admits(peer);
         match role {
+            Role::Anyone => true,
             Role::Operator => operator,
             Role::Guard => operator || self.guard.as_ref().is_none_or(|g| g.admits(peer)),
         }
@@ -185,8 +190,12 @@ fn refuse_unless_private(
     Ok(())
 }
 
-/// `rewind broker`: binds `socket` and serves until killed.
+/// `rewind broker`: binds `socket` (or takes over the one systemd passes, socket activation)
+/// and serves until killed.
 pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
+    // Before anything else: reading LISTEN_FDS also removes it from the environment, so that
+    // no command the broker runs (a password_command) believes the socket is its own.
+    let mut passed = listenfd::ListenFd::from_env();
     let Some(config_path) = config_path else {
         bail!(
             "rewind broker needs --config FILE: the configuration with [zvm], owned by the broker's account, mode 0600"
@@ -197,9 +206,16 @@ pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
         crate::console::err(format!("rewind broker: warning: {warning}"));
     }
     let broker = Arc::new(Broker::new(config_path, config)?);
-    let listener = bind(socket, broker.own_uid)?;
+    let (listener, from) = if passed.len() > 0 {
+        (
+            adopt(&mut passed, socket, broker.own_uid)?,
+            " (passed by systemd)",
+        )
+    } else {
+        (bind(socket, broker.own_uid)?, "")
+    };
     crate::console::err(format!(
-        "rewind broker: serving on {} (protocol version {VERSION}), audit trail {}",
+        "rewind broker: serving on {}{from} (protocol version {VERSION}), audit trail {}",
         socket.display(),
         broker.audit.display()
     ));
@@ -261,6 +277,71 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
         .with_context(|| format!("cannot set the mode of {}", staging.display()))?;
     std::fs::rename(&staging, socket)
         .with_context(|| format!("cannot move the socket to {}", socket.display()))?;
+    Ok(listener)
+}
+
+/// Takes over the listening socket systemd passed (socket activation: `LISTEN_FDS`, fd 3),
+/// with the checks [`bind`] makes on a socket of its own: it must be bound to `socket` (the
+/// `--socket` the unit's ExecStart names), in a directory nobody but root and the broker's
+/// account can change, and the socket file must be root's or the broker's account's.
+fn adopt(
+    passed: &mut listenfd::ListenFd,
+    socket: &Path,
+    own_uid: u32,
+) -> anyhow::Result<UnixListener> {
+    if passed.len() != 1 {
+        bail!(
+            "systemd passed {} sockets; the broker listens on one (one ListenStream= in rewind-broker.socket)",
+            passed.len()
+        );
+    }
+    let listener = passed
+        .take_unix_listener(0)
+        .context("the socket systemd passed (fd 3) is not a Unix stream socket; rewind-broker.socket must say ListenStream=<path>")?
+        .context("the socket systemd passed (fd 3) is gone")?;
+    let listening = nix::sys::socket::getsockopt(&listener, nix::sys::socket::sockopt::AcceptConn)
+        .context("the socket systemd passed (fd 3)")?;
+    if !listening {
+        bail!(
+            "the socket systemd passed (fd 3) is not listening; rewind-broker.socket must keep Accept=no"
+        );
+    }
+    let address = listener
+        .local_addr()
+        .context("the socket systemd passed (fd 3)")?;
+    let wanted = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
+    match address.as_pathname() {
+        Some(bound) if bound == wanted => {}
+        Some(bound) => bail!(
+            "systemd passed the socket {}, not --socket {}; make ListenStream= in rewind-broker.socket and --socket the same path",
+            bound.display(),
+            wanted.display()
+        ),
+        None => bail!(
+            "systemd passed a socket with no path; ListenStream= in rewind-broker.socket must be --socket's path {}",
+            wanted.display()
+        ),
+    }
+    let dir = wanted
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("/"));
+    refuse_unless_private(dir, own_uid, "socket directory", false)?;
+    let owned = platform::ownership(&wanted)
+        .with_context(|| format!("the socket systemd passed, {}", wanted.display()))?;
+    if !owned.is_socket {
+        bail!(
+            "{} is not a socket any more (something else took its path); refusing to start",
+            wanted.display()
+        );
+    }
+    if owned.uid != own_uid && owned.uid != 0 {
+        bail!(
+            "the socket {} belongs to user id {}, not to the broker's account ({own_uid}) or root (SocketUser= in rewind-broker.socket); refusing to start",
+            wanted.display(),
+            owned.uid
+        );
+    }
     Ok(listener)
 }
 
@@ -328,7 +409,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                 "user {who} (uid {}) may not {name}: only root, the broker's account and [broker] operator_users/operator_groups may",
                 peer.uid
             ),
-            Role::Guard => format!(
+            Role::Guard | Role::Anyone => format!(
                 "user {who} (uid {}) may not {name}: not in [broker] guard_users/guard_groups",
                 peer.uid
             ),
@@ -612,6 +693,18 @@ mod tests {
         assert!(
             listed.allowed(Role::Guard, &peer(990)),
             "operators may guard"
+        );
+        assert_eq!(role(&Op::Status), Role::Anyone);
+        assert!(
+            listed.allowed(
+                Role::Anyone,
+                &Peer {
+                    uid: 3000,
+                    gid: 1,
+                    pid: 1
+                }
+            ),
+            "status: any local user, even one that may not guard"
         );
     }
 }

@@ -127,6 +127,9 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
     let dir = tempfile::Builder::new().prefix("rewind-demo-").tempdir()?;
     let mut options = SimOptions::new(Scenario::lab(), dir.path().join("sim"));
     options.time_scale = args.time_scale;
+    // The hook stamps its tags with the real clock: the simulator reports real time too, so
+    // that a tag and the checkpoint Zerto lists for it agree while the cadences run faster.
+    options.wall_clock = true;
     let rows = rows();
     let budget = normal_budget(&options.scenario, &rows, args.time_scale)?;
     let sim = Sim::start(options).context("cannot start the simulator")?;

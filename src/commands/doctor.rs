@@ -140,8 +140,9 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     checks.finish()
 }
 
-/// The broker, when the configuration names one (then the ZVM is the broker's, and false is
-/// returned: nothing here may read its credentials); else the plain fact of single-user mode.
+/// The broker, when the configuration names one: its socket, who serves it, and the ZVM
+/// checks as the broker answers them (`status`), for nothing here may read its credentials;
+/// false is returned then. Else the plain fact of single-user mode, and true.
 fn broker_checks(config: &Config, checks: &mut Checks) -> bool {
     let Some(socket) = &config.broker.socket else {
         checks.warn(
@@ -150,16 +151,37 @@ fn broker_checks(config: &Config, checks: &mut Checks) -> bool {
         );
         return true;
     };
+    socket_checks(socket, &config.broker.user, checks);
     match crate::broker::client::reach(&config.broker) {
-        Ok(server) => checks.pass(
-            "broker",
-            format!(
-                "{} is served by user id {} (pid {}); this configuration reads no ZVM credentials, the broker holds them",
-                socket.display(),
-                server.uid,
-                server.pid
-            ),
-        ),
+        Ok(server) => {
+            checks.pass(
+                "broker",
+                format!(
+                    "{} is served by user id {} (pid {})",
+                    socket.display(),
+                    server.uid,
+                    server.pid
+                ),
+            );
+            let me = crate::platform::effective_uid();
+            if me == 0 || me == server.uid {
+                checks.warn(
+                    "credentials",
+                    format!(
+                        "this user (uid {me}) is root or the broker's account, which can read the broker's ZVM credentials, token and trail; the agents must run as other users"
+                    ),
+                );
+            } else {
+                checks.pass(
+                    "credentials",
+                    format!(
+                        "out of this user's reach (uid {me}): the ZVM's address, password and token and the audit trail are the broker's (uid {}); this configuration reads no ZVM credentials",
+                        server.uid
+                    ),
+                );
+            }
+            broker_status(config, checks);
+        }
         Err(e) => checks.fail("broker", e.to_string()),
     }
     if config.zvm.is_some() {
@@ -169,6 +191,97 @@ fn broker_checks(config: &Config, checks: &mut Checks) -> bool {
         );
     }
     false
+}
+
+/// The broker's socket as the hook will find it: there, a socket, owned by root or the
+/// broker's account, in a directory nobody else can change.
+fn socket_checks(socket: &Path, user: &str, checks: &mut Checks) {
+    let what = "broker socket";
+    let mut owners = vec![0];
+    owners.extend(crate::platform::uid_named(user));
+    let name = |uid: u32| {
+        crate::platform::user_name(uid)
+            .map_or_else(|| format!("uid {uid}"), |n| format!("{n} (uid {uid})"))
+    };
+    let owned = match crate::platform::ownership(socket) {
+        Ok(owned) => owned,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return checks.fail(
+                what,
+                format!(
+                    "no socket at {}; start the broker (with systemd: systemctl enable --now rewind-broker.socket)",
+                    socket.display()
+                ),
+            );
+        }
+        Err(e) => return checks.fail(what, format!("cannot look at {}: {e}", socket.display())),
+    };
+    if !owned.is_socket {
+        return checks.fail(what, format!("{} is not a socket", socket.display()));
+    }
+    if !owners.contains(&owned.uid) {
+        return checks.fail(
+            what,
+            format!(
+                "{} belongs to {}, not to root or the broker's account {user:?} ([broker] user); the hook refuses it",
+                socket.display(),
+                name(owned.uid)
+            ),
+        );
+    }
+    let dir = socket.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(dir) = dir
+        && let Ok(dir_owned) = crate::platform::ownership(dir)
+        && (!owners.contains(&dir_owned.uid) || dir_owned.mode & 0o022 != 0)
+    {
+        return checks.fail(
+            what,
+            format!(
+                "its directory {} can be changed by others than root and the broker's account (owner {}, mode {:o}); the hook refuses it",
+                dir.display(),
+                name(dir_owned.uid),
+                dir_owned.mode & 0o7777
+            ),
+        );
+    }
+    checks.pass(
+        what,
+        format!(
+            "{}: a socket of {}, mode {:o}, in a directory only root and the broker's account can change",
+            socket.display(),
+            name(owned.uid),
+            owned.mode & 0o777
+        ),
+    );
+}
+
+/// The ZVM checks as the broker makes them with its own configuration and token.
+fn broker_status(config: &Config, checks: &mut Checks) {
+    let deadline = Deadline::after(ZVM_BUDGET);
+    let answer = crate::broker::client::call(
+        &config.broker,
+        crate::broker::protocol::Op::Status,
+        &deadline,
+        &mut |_| {},
+    );
+    let status = match answer.map(serde_json::from_value::<crate::broker::protocol::Status>) {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => {
+            return checks.fail(
+                "broker status",
+                format!("an answer that is not a status: {e}"),
+            );
+        }
+        Err(e) => return checks.fail("broker status", e.to_string()),
+    };
+    for check in status.checks {
+        let what = format!("broker {}", check.check);
+        match check.status.as_str() {
+            "ok" => checks.pass(&what, check.detail),
+            "warn" => checks.warn(&what, check.detail),
+            _ => checks.fail(&what, check.detail),
+        }
+    }
 }
 
 /// The syslog collector's losses, when `[audit] syslog` is set.

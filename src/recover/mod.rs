@@ -288,11 +288,17 @@ pub fn restore_plan(
         report,
     );
     let unmounted = unmount(client, &session);
+    let gone = unmounted
+        .as_ref()
+        .is_err_and(anyhow::Error::is::<SessionGone>);
     match &unmounted {
         Ok(task) => report(Step::Unmounted {
             session: session.clone(),
             task: task.clone(),
         }),
+        // Ended elsewhere (or expired): nothing of it is left mounted, so nothing to report
+        // as left behind; the restore's own error says what happened.
+        Err(_) if gone => {}
         Err(e) => report(Step::NotUnmounted {
             session: session.clone(),
             error: format!("{e:#}"),
@@ -303,6 +309,7 @@ pub fn restore_plan(
             "interrupted (Ctrl-C): nothing was written, and {}",
             match &unmounted {
                 Ok(_) => format!("FLR session {session} was unmounted"),
+                Err(_) if gone => format!("FLR session {session} was already ended"),
                 Err(_) => format!(
                     "FLR session {session} may still be mounted: end it with `rewind flr end {session}`"
                 ),
@@ -669,9 +676,29 @@ fn wait_for_mount(
     }
 }
 
+/// The ZVM no longer knows an FLR session (ended elsewhere, or expired): nothing of it is
+/// left mounted, and asking again cannot help.
+#[derive(Debug)]
+pub struct SessionGone {
+    session: String,
+    refusal: ZvmError,
+}
+
+impl std::fmt::Display for SessionGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the ZVM has no File Level Restore session {}: {}; `rewind flr list` shows the sessions there are",
+            self.session, self.refusal
+        )
+    }
+}
+
+impl std::error::Error for SessionGone {}
+
 /// Unmounts under its own budget (the main one may be spent) and returns the task id. A
 /// refused unmount (a mount still in progress, a busy ZVM) is asked for again a few times;
-/// a session the ZVM does not know is not.
+/// a session the ZVM does not know is not: that is a [`SessionGone`] error.
 pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
     let mut pause = UNMOUNT_RETRY;
@@ -684,9 +711,11 @@ pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
                 if e.status().is_some_and(|s| (400..500).contains(&s))
                     && matches!(client.flr_session(session, &deadline), Ok(None)) =>
             {
-                bail!(
-                    "the ZVM has no File Level Restore session {session}: {e}; `rewind flr list` shows the sessions there are"
-                );
+                return Err(SessionGone {
+                    session: session.to_owned(),
+                    refusal: e,
+                }
+                .into());
             }
             Err(e) if attempt < UNMOUNT_ATTEMPTS && e.status() != Some(404) => {
                 crate::console::err(format!(
@@ -755,6 +784,7 @@ fn end_unanswered_mount(
         ));
         match unmount(client, &id) {
             Ok(task) => report(Step::Unmounted { session: id, task }),
+            Err(e) if e.is::<SessionGone>() => {}
             Err(e) => report(Step::NotUnmounted {
                 session: id,
                 error: format!("{e:#}"),

@@ -65,6 +65,10 @@ pub struct SimOptions {
     pub certificate: SimCertificate,
     /// Report every time as the scenario's start (deterministic snapshots); schedules still run.
     pub frozen_clock: bool,
+    /// Report times at the real clock's pace (the start plus real elapsed time) while the
+    /// schedule runs at `time_scale`, so that tags stamped by a client's real clock and the
+    /// checkpoints listed agree. Journal history still passes at the scale.
+    pub wall_clock: bool,
 }
 
 impl SimOptions {
@@ -77,6 +81,7 @@ impl SimOptions {
             cert_dir,
             certificate: SimCertificate::default(),
             frozen_clock: false,
+            wall_clock: false,
         }
     }
 }
@@ -160,7 +165,10 @@ impl Sim {
         })?;
         let port = listener.local_addr().context("listener address")?.port();
         let start = opts.scenario.start.unwrap_or_else(SystemTime::now);
-        let clock = Clock::new(Instant::now(), start, opts.time_scale, opts.frozen_clock);
+        let mut clock = Clock::new(Instant::now(), start, opts.time_scale, opts.frozen_clock);
+        if opts.wall_clock && !opts.frozen_clock {
+            clock = clock.reporting(clock::Reported::Wall);
+        }
         let (username, password) = (
             opts.scenario.username.clone(),
             opts.scenario.password.clone(),
@@ -366,6 +374,7 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
             },
         },
         frozen_clock: false,
+        wall_clock: false,
     })?;
     for behaviour in &args.appliance {
         sim.add_fault(appliance_fault(*behaviour));

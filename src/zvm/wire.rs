@@ -2,6 +2,12 @@
 //! numbers so that values Zerto adds later do not break parsing. Private to the client: each
 //! answer is turned into the types of `model` here, once, and an answer that cannot be
 //! used is an error naming the object and the field.
+//!
+//! Every key is also read in camelCase (`latest`, `vmNetworkInformation`), the other casing
+//! appliances answer in. A field an operation needs is never read as empty because it is
+//! missing: its absence is an error naming it (the caller adds the call), while `null` keeps
+//! its meaning. Fields older appliances do not send (`VmNetworkInformation` before 9.x) stay
+//! optional.
 
 use std::time::{Duration, SystemTime};
 
@@ -15,29 +21,32 @@ use super::model::{
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct VmRow {
+    #[serde(alias = "vmIdentifier")]
     vm_identifier: String,
     /// Null for a VM being deleted (the spec marks it nullable).
-    #[serde(default)]
+    #[serde(default, alias = "vmName")]
     vm_name: Option<String>,
+    #[serde(alias = "vpgIdentifier")]
     vpg_identifier: String,
-    #[serde(default)]
+    #[serde(default, alias = "vpgName")]
     vpg_name: Option<String>,
-    #[serde(default)]
+    /// Not sent by 7.x and 8.x appliances: a VM is then found by name or id only.
+    #[serde(default, alias = "vmNetworkInformation")]
     vm_network_information: Option<NetworkInformation>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct NetworkInformation {
-    #[serde(default)]
-    network_adapters: Vec<NetworkAdapter>,
+    #[serde(default, alias = "networkAdapters")]
+    network_adapters: Option<Vec<NetworkAdapter>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct NetworkAdapter {
-    #[serde(default)]
-    ip_addresses: Vec<Option<String>>,
+    #[serde(default, alias = "ipAddresses")]
+    ip_addresses: Option<Vec<Option<String>>>,
 }
 
 /// The rows of `GET /v1/vms` as VMs: rows of one vmIdentifier become one VM with every VPG
@@ -87,8 +96,8 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
         let ips = row
             .vm_network_information
             .into_iter()
-            .flat_map(|n| n.network_adapters)
-            .flat_map(|a| a.ip_addresses)
+            .flat_map(|n| n.network_adapters.unwrap_or_default())
+            .flat_map(|a| a.ip_addresses.unwrap_or_default())
             .flatten()
             .map(|ip| ip.trim().to_owned())
             .filter(|ip| !ip.is_empty());
@@ -121,38 +130,53 @@ pub(super) fn vms(rows: Vec<VmRow>) -> Result<Vec<Vm>, String> {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct VpgRow {
+    #[serde(alias = "vpgIdentifier")]
     vpg_identifier: String,
+    #[serde(alias = "vpgName")]
     vpg_name: String,
-    #[serde(default)]
-    status: Option<i64>,
-    #[serde(default)]
-    status_description: Option<String>,
-    #[serde(default)]
+    /// The health gate reads it: missing (as opposed to null) is an error, not a VPG whose
+    /// status is unknown.
+    #[serde(default, alias = "status")]
+    status: Field<i64>,
+    #[serde(default, alias = "statusDescription")]
+    status_description: Field<String>,
+    #[serde(default, alias = "subStatus")]
     sub_status: Option<i64>,
-    #[serde(default)]
+    #[serde(default, alias = "subStatusDescription")]
     sub_status_description: Option<String>,
-    #[serde(default, rename = "ActualRPO")]
+    #[serde(
+        default,
+        rename = "ActualRPO",
+        alias = "actualRPO",
+        alias = "actualRpo"
+    )]
     actual_rpo: Option<i64>,
-    #[serde(default)]
+    #[serde(default, alias = "protectedSiteName")]
     protected_site_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "recoverySiteName")]
     recovery_site_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "historyStatusApi")]
     history_status_api: Option<HistoryStatus>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct HistoryStatus {
-    #[serde(default)]
+    #[serde(default, alias = "actualHistoryInMinutes")]
     actual_history_in_minutes: Option<i64>,
-    #[serde(default)]
+    #[serde(default, alias = "configuredHistoryInMinutes")]
     configured_history_in_minutes: Option<i64>,
 }
 
 pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
     if row.vpg_identifier.trim().is_empty() {
         return Err(format!("VPG {:?}: VpgIdentifier is empty", row.vpg_name));
+    }
+    if row.status.is_missing() && row.status_description.is_missing() {
+        return Err(format!(
+            "VPG {:?}: no Status (nor StatusDescription), which says whether a checkpoint taken now can be restored",
+            row.vpg_name
+        ));
     }
     let minutes = |m: Option<i64>| {
         m.and_then(|m| u64::try_from(m).ok())
@@ -163,8 +187,8 @@ pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
     Ok(Vpg {
         id: row.vpg_identifier,
         name: row.vpg_name,
-        status: row.status,
-        health: row.status_description,
+        status: row.status.value(),
+        health: row.status_description.value(),
         sub_status: row.sub_status,
         sub_status_text: row.sub_status_description,
         actual_rpo_secs: row.actual_rpo,
@@ -183,10 +207,11 @@ pub(super) fn vpgs(rows: Vec<VpgRow>) -> Result<Vec<Vpg>, String> {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct CheckpointRow {
-    #[serde(deserialize_with = "string_or_number")]
+    #[serde(deserialize_with = "string_or_number", alias = "checkpointIdentifier")]
     checkpoint_identifier: String,
+    #[serde(alias = "timeStamp", alias = "timestamp")]
     time_stamp: String,
-    #[serde(default)]
+    #[serde(default, alias = "tag")]
     tag: Option<String>,
 }
 
@@ -211,42 +236,51 @@ pub(super) fn checkpoints(rows: Vec<CheckpointRow>) -> Result<Vec<Checkpoint>, S
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct CheckpointStats {
-    #[serde(default)]
-    earliest: Option<CheckpointRow>,
-    #[serde(default)]
-    latest: Option<CheckpointRow>,
+    /// Null when the journal holds no checkpoint; missing is an error.
+    #[serde(default, alias = "earliest")]
+    earliest: Field<CheckpointRow>,
+    #[serde(default, alias = "latest")]
+    latest: Field<CheckpointRow>,
 }
 
 pub(super) fn earliest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
-    stats
-        .earliest
-        .map(checkpoint)
-        .transpose()
-        .map_err(|why| format!("Earliest: {why}"))
+    stats_field("Earliest", stats.earliest)
 }
 
 pub(super) fn latest(stats: CheckpointStats) -> Result<Option<Checkpoint>, String> {
-    stats
-        .latest
+    stats_field("Latest", stats.latest)
+}
+
+/// One checkpoint of the stats: null is "none", a missing field an error naming it.
+fn stats_field(name: &str, field: Field<CheckpointRow>) -> Result<Option<Checkpoint>, String> {
+    if field.is_missing() {
+        return Err(format!(
+            "no {name} field (the checkpoint it names is what was asked)"
+        ));
+    }
+    field
+        .value()
         .map(checkpoint)
         .transpose()
-        .map_err(|why| format!("Latest: {why}"))
+        .map_err(|why| format!("{name}: {why}"))
 }
 
 /// `GET /v1/tasks/{id}`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct TaskRow {
+    #[serde(alias = "status")]
     status: TaskStatus,
-    #[serde(default)]
+    #[serde(default, alias = "completeReason")]
     complete_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct TaskStatus {
+    #[serde(alias = "state")]
     state: i64,
-    #[serde(default)]
+    #[serde(default, alias = "progress")]
     progress: Option<i64>,
 }
 
@@ -283,16 +317,21 @@ fn task_state(value: i64) -> TaskState {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 pub(super) struct FlrSessionRow {
+    #[serde(alias = "flrSessionIdentifier")]
     flr_session_identifier: String,
-    #[serde(default)]
+    #[serde(default, alias = "flrSessionStatus")]
     flr_session_status: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "vmIdentifier")]
     vm_identifier: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "vpgIdentifier")]
     vpg_identifier: Option<String>,
-    #[serde(default, deserialize_with = "opt_string_or_number")]
+    #[serde(
+        default,
+        deserialize_with = "opt_string_or_number",
+        alias = "checkpointIdentifier"
+    )]
     checkpoint_identifier: Option<String>,
-    #[serde(default)]
+    #[serde(default, alias = "mountTime")]
     mount_time: Option<String>,
 }
 
@@ -340,10 +379,11 @@ pub(super) struct BrowseResult {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct PathItem {
+    #[serde(alias = "path")]
     path: String,
-    #[serde(default)]
+    #[serde(default, alias = "isBrowsable")]
     is_browsable: Option<bool>,
-    #[serde(default)]
+    #[serde(default, alias = "sizeInBytes")]
     size_in_bytes: Option<u64>,
 }
 
@@ -384,6 +424,36 @@ fn time(text: &str) -> Result<SystemTime, String> {
     crate::time::parse_utc(trimmed).map_err(|_| {
         format!("{trimmed:?} is not an ISO-8601 UTC time such as 2019-07-11T13:47:23Z")
     })
+}
+
+/// A field an operation needs, with `#[serde(default)]`: missing (the default) is told apart
+/// from null, so that its absence can be an error rather than read as empty.
+#[derive(Debug, Clone, Default)]
+enum Field<T> {
+    #[default]
+    Missing,
+    Null,
+    Given(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Option::<T>::deserialize(d)?.map_or(Field::Null, Field::Given))
+    }
+}
+
+impl<T> Field<T> {
+    fn is_missing(&self) -> bool {
+        matches!(self, Field::Missing)
+    }
+
+    /// The value; `None` when null or missing.
+    fn value(self) -> Option<T> {
+        match self {
+            Field::Given(value) => Some(value),
+            Field::Missing | Field::Null => None,
+        }
+    }
 }
 
 fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -591,6 +661,104 @@ mod tests {
             serde_json::from_str(r#"{"pathItems": [{"Path": "Volume1-Ext4"}]}"#)
                 .expect("camelCase");
         assert_eq!(entries(camel).expect("entries")[0].path, "Volume1-Ext4");
+    }
+
+    /// The other casing appliances answer in reads as the PascalCase one, field by field,
+    /// instead of as empty defaults (no IPs, no latest checkpoint, an unknown VPG status).
+    #[test]
+    fn camel_case_answers_read_as_the_pascal_case_ones() {
+        let vms = vms(parse(
+            r#"[{"vmIdentifier":"b.vm-2","vmName":"db01","vpgIdentifier":"v1","vpgName":"Gold",
+                 "vmNetworkInformation":{"networkAdapters":[{"ipAddresses":["10.0.0.31"]}]}}]"#,
+        ))
+        .expect("usable");
+        assert_eq!(vms[0].name, "db01");
+        assert_eq!(vms[0].vpg_names(), "Gold");
+        assert_eq!(vms[0].ips, ["10.0.0.31"]);
+
+        let stats = r#"{"earliest": null,
+            "latest": {"checkpointIdentifier": 9, "timeStamp": "2026-03-02T09:00:00Z", "tag": "ai:t1 | x"}}"#;
+        let latest = latest(parse(stats))
+            .expect("usable")
+            .expect("a latest checkpoint");
+        assert_eq!(
+            (latest.id.as_str(), latest.tag.as_deref()),
+            ("9", Some("ai:t1 | x"))
+        );
+        assert_eq!(earliest(parse(stats)), Ok(None), "null: an empty journal");
+
+        let vpg = vpg(parse(
+            r#"{"vpgIdentifier":"v1","vpgName":"Gold","status":0,"subStatus":1,"actualRPO":7,
+                "historyStatusApi":{"configuredHistoryInMinutes":60,"actualHistoryInMinutes":5}}"#,
+        ))
+        .expect("usable");
+        assert_eq!((vpg.status, vpg.sub_status), (Some(0), Some(1)));
+        assert_eq!(vpg.actual_rpo_secs, Some(7));
+        assert_eq!(vpg.configured_history, Some(Duration::from_secs(3600)));
+        assert!(
+            matches!(
+                crate::guard::health(&vpg),
+                crate::guard::Health::Unrestorable(_)
+            ),
+            "the gate reads the camelCase status: {vpg:?}"
+        );
+
+        let task = task(parse(
+            r#"{"status":{"state":4,"progress":100},"completeReason":"no"}"#,
+        ))
+        .expect("usable");
+        assert_eq!(
+            (task.state, task.reason.as_str()),
+            (TaskState::Failed, "no")
+        );
+        let sessions = flr_sessions(parse(
+            r#"[{"flrSessionIdentifier":"s1","flrSessionStatus":"MountCompletedSuccessfully","checkpointIdentifier":42,"vmIdentifier":"b.vm-2"}]"#,
+        ))
+        .expect("usable");
+        assert_eq!(sessions[0].status, Some(FlrStatus::Mounted));
+        assert_eq!(sessions[0].checkpoint_id.as_deref(), Some("42"));
+        assert_eq!(sessions[0].vm_id.as_deref(), Some("b.vm-2"));
+        let items = entries(parse(
+            r#"{"pathItems":[{"path":"etc","isBrowsable":true},{"path":"app.conf","isBrowsable":false,"sizeInBytes":31}]}"#,
+        ))
+        .expect("usable");
+        assert_eq!(
+            (items[1].path.as_str(), items[1].browsable, items[1].size),
+            ("app.conf", false, Some(31))
+        );
+    }
+
+    /// A field an operation needs that is missing under every known casing is an error naming
+    /// it, not an empty default; null keeps its meaning (no checkpoint, status unknown).
+    #[test]
+    fn a_missing_field_an_operation_needs_is_an_error_naming_it() {
+        let drifted: CheckpointStats = parse(
+            r#"{"LatestCheckpoint": {"CheckpointIdentifier": 9, "TimeStamp": "2026-03-02T09:00:00Z"}}"#,
+        );
+        let err = latest(drifted.clone()).unwrap_err();
+        assert!(err.starts_with("no Latest field"), "{err}");
+        let err = earliest(drifted).unwrap_err();
+        assert!(err.starts_with("no Earliest field"), "{err}");
+        assert_eq!(latest(parse(r#"{"Latest": null}"#)), Ok(None));
+
+        let err = vpg(parse(
+            r#"{"VpgIdentifier":"v1","VpgName":"Gold","VpgStatus":1}"#,
+        ))
+        .unwrap_err();
+        assert!(
+            err.starts_with("VPG \"Gold\": no Status (nor StatusDescription)"),
+            "{err}"
+        );
+        let unknown = vpg(parse(
+            r#"{"VpgIdentifier":"v1","VpgName":"Gold","Status":null}"#,
+        ))
+        .expect("a null status is an unknown one");
+        assert_eq!(unknown.status, None);
+        let described = vpg(parse(
+            r#"{"VpgIdentifier":"v1","VpgName":"Gold","StatusDescription":"MeetingSLA"}"#,
+        ))
+        .expect("a status given in words");
+        assert_eq!(described.health.as_deref(), Some("MeetingSLA"));
     }
 
     #[test]

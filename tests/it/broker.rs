@@ -94,16 +94,19 @@ impl Deployment {
         self.hook_dir.path().join("hook.toml")
     }
 
-    /// Starts `rewind broker` as root and waits for its socket.
+    /// Starts `rewind broker` as root and waits for its socket. Its stderr goes to
+    /// `broker.log` in the test's directory, not into the test run's output.
     fn start_broker(&mut self) {
         let socket = self.socket.display().to_string();
         let config = self.env.config.display().to_string();
+        let log = std::fs::File::create(self.env.path("broker.log")).expect("broker.log");
+        set_mode(&self.env.path("broker.log"), 0o600);
         let child = self
             .env
             .command(&["broker", "--config", &config, "--socket", &socket])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(log)
             .spawn()
             .expect("broker starts");
         self.broker = Some(child);
@@ -645,6 +648,242 @@ fn the_broker_refuses_to_start_on_files_others_can_change() {
         "{run:#?}"
     );
     assert!(!d.socket.exists(), "no socket was made");
+}
+
+/// `rewind doctor` as the agents' user in broker mode: the socket (there, its owner, its
+/// directory), who serves it, the credentials said plainly to be out of this user's reach, and
+/// the ZVM checks as the broker makes them, through a `status` request any local user may
+/// make, which names neither the ZVM's address nor its account. When the ZVM refuses the
+/// broker, doctor fails naming the step, still without the address.
+#[test]
+fn doctor_as_the_agents_user_checks_the_zvm_through_the_broker() {
+    if !can_switch_users("doctor_as_the_agents_user_checks_the_zvm_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    let (url, user) = (d.env.sim.url(), d.env.sim.username().to_owned());
+    let address = url.trim_start_matches("https://").to_owned();
+    let password = d.env.sim.password().to_owned();
+    let secret_free = |doctor: &Run| {
+        for secret in [address.as_str(), user.as_str(), password.as_str()] {
+            assert!(
+                !doctor.stdout.contains(secret) && !doctor.stderr.contains(secret),
+                "doctor showed {secret:?}: {doctor:#?}"
+            );
+        }
+    };
+
+    // Down: the socket is missing, and nothing else is claimed.
+    let down = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        down.stdout.contains(&format!(
+            "FAIL  broker socket: no socket at {}",
+            d.socket.display()
+        )) && down.stdout.contains("FAIL  broker: the broker at"),
+        "{down:#?}"
+    );
+    assert!(!down.stdout.contains("ok    broker"), "{down:#?}");
+
+    d.start_broker();
+    let doctor = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    for line in [
+        format!(
+            "ok    broker socket: {}: a socket of root (uid 0), mode 666, in a directory only root and the broker's account can change",
+            d.socket.display()
+        ),
+        format!(
+            "ok    broker: {} is served by user id 0",
+            d.socket.display()
+        ),
+        String::from("ok    credentials: out of this user's reach (uid 65534)"),
+        String::from("ok    broker zvm configuration: "),
+        String::from("ok    broker authentication: the broker is logged in to its ZVM"),
+        String::from("ok    broker vpgs: 6 VPGs, each can take a restorable checkpoint"),
+        String::from("warn  broker selftest: never run against the broker's ZVM"),
+    ] {
+        assert!(doctor.stdout.contains(&line), "{line:?} in {doctor:#?}");
+    }
+    assert!(!doctor.stdout.contains("FAIL  broker"), "{doctor:#?}");
+    secret_free(&doctor);
+    // The broker sees the ZVM as doctor sees it with the credentials in hand.
+    let single = d.env.run(&["doctor"], b"");
+    let vms = single
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("ok    zvm api: "))
+        .unwrap_or_else(|| panic!("single-user doctor counts the VMs: {single:#?}"));
+    assert!(
+        doctor
+            .stdout
+            .contains(&format!("ok    broker zvm api: {vms}\n")),
+        "{vms:?} in {doctor:#?}"
+    );
+    let trail = d.trail();
+    let asked = trail
+        .iter()
+        .find(|r| r["op"] == "status")
+        .unwrap_or_else(|| panic!("the broker recorded the status request: {trail:#?}"));
+    assert_eq!(asked["peer"]["uid"], 65534, "{asked}");
+
+    // The ZVM refuses the broker's login: the step fails, in words without the address.
+    d.env.sim.add_fault(Fault::Status {
+        route: String::from("POST /auth/*"),
+        status: 401,
+        times: None,
+    });
+    d.env.sim.expire_tokens();
+    let refused = support::run(d.rewind_as_hook_user(&["doctor"]), b"");
+    assert!(
+        refused.stdout.contains("FAIL  broker ")
+            && refused
+                .stdout
+                .contains("the broker's ZVM refused its login (HTTP 401)")
+            && refused
+                .stdout
+                .contains("run `rewind doctor` as the broker's account for the details"),
+        "{refused:#?}"
+    );
+    secret_free(&refused);
+}
+
+/// `systemd-socket-activate` (systemd's own tool for its socket activation protocol: it
+/// listens, and at the first connection runs the program with the socket as fd 3 and
+/// `LISTEN_FDS`/`LISTEN_PID` set) in front of `rewind broker`, with the broker's environment.
+fn socket_activated(d: &Deployment, listen: &Path) -> Command {
+    let mut cmd = Command::new("systemd-socket-activate");
+    cmd.arg(format!("--listen={}", listen.display()))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", d.env.path("home"))
+        .env("XDG_CACHE_HOME", d.env.path("cache"))
+        .env("XDG_STATE_HOME", d.env.path("state"))
+        .env(
+            "REWIND_ZVM_PASSWORD",
+            std::fs::read_to_string(d.env.path("password")).expect("password"),
+        );
+    // Each passed on by name: the values stay out of the command line.
+    for name in [
+        "PATH",
+        "HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "REWIND_ZVM_PASSWORD",
+    ] {
+        cmd.arg(format!("--setenv={name}"));
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_rewind"))
+        .args(["broker", "--config"])
+        .arg(&d.env.config)
+        .arg("--socket")
+        .arg(&d.socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn socket_activate_is_installed() {
+    let found = Command::new("systemd-socket-activate")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "systemd-socket-activate is missing: install systemd (apt-get install systemd; .ci/run does)"
+    );
+}
+
+/// Socket activation as the shipped `rewind-broker.socket` sets it up: the socket exists
+/// before the broker runs, the first connection (the hook's, as another user) starts it, and
+/// the broker answers on the socket it was handed rather than binding its own.
+#[test]
+fn the_broker_serves_the_socket_systemd_passes_it() {
+    if !can_switch_users("the_broker_serves_the_socket_systemd_passes_it") {
+        return;
+    }
+    socket_activate_is_installed();
+    let mut d = Deployment::new(Setup::default());
+    let child = socket_activated(&d, &d.socket.clone())
+        .spawn()
+        .expect("systemd-socket-activate starts");
+    d.broker = Some(child);
+    eventually("systemd's socket", || d.socket.exists());
+    // SocketMode=0666 in the shipped unit: every local user may connect.
+    set_mode(&d.socket, 0o666);
+
+    let (run, pid) = d.hook(&mutating("toolu_sock1"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "none", "a confirmed checkpoint: {run:#?}");
+    assert!(run.reason().contains("toolu_sock1"), "{run:#?}");
+    let inserts = d.env.sim.inserts();
+    assert_eq!(inserts.len(), 1, "{inserts:?}");
+    assert!(
+        inserts[0].tag.starts_with("ai:toolu_sock1 | "),
+        "{inserts:?}"
+    );
+    let trail = d.trail();
+    let guard = trail
+        .iter()
+        .find(|r| r["op"] == "guard" && r["change"] == "toolu_sock1")
+        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
+
+    let mut broker = d.broker.take().expect("the broker");
+    let _ = broker.kill();
+    let out = broker.wait_with_output().expect("the broker ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "serving on {} (passed by systemd)",
+            d.socket.display()
+        )),
+        "the broker took the socket it was handed: {stderr}"
+    );
+    assert!(
+        !stderr.contains(d.env.sim.password()),
+        "no secret on its stderr: {stderr}"
+    );
+}
+
+/// A socket handed over for another path than `--socket` (a unit whose ListenStream= and
+/// ExecStart disagree) is refused, naming both: the hook's configuration names `--socket`.
+#[test]
+fn the_broker_refuses_a_passed_socket_that_is_not_its_socket() {
+    if !can_switch_users("the_broker_refuses_a_passed_socket_that_is_not_its_socket") {
+        return;
+    }
+    socket_activate_is_installed();
+    let d = Deployment::new(Setup::default());
+    let other = d.env.path("run/other.sock");
+    let mut child = socket_activated(&d, &other)
+        .spawn()
+        .expect("systemd-socket-activate starts");
+    eventually("systemd's socket", || other.exists());
+    // The first connection starts the broker, which refuses and closes it unanswered.
+    let mut stream = std::os::unix::net::UnixStream::connect(&other).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    assert!(answer.is_empty(), "no answer: {answer}");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().expect("the broker ends");
+    assert_eq!(out.status.code(), Some(1), "{out:#?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "systemd passed the socket {}, not --socket {}",
+            other.display(),
+            d.socket.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!d.socket.exists(), "the broker bound nothing of its own");
 }
 
 /// The real Claude Code (pinned as for the other end-to-end tests) running its hook as

@@ -41,6 +41,38 @@ fn the_demo_runs_every_row_and_brings_the_file_back() {
             .is_none(),
         "the demo writes nothing into the user's home"
     );
+    the_story_checkpoint_is_listed_at_its_tag_time(&demo.stdout);
+}
+
+/// The story's checkpoint as `recover` prints it — `checkpoint:  1420 at <listed time> (ai:…
+/// | <tag time>)` — is listed within seconds of the time in its tag: the simulator runs its
+/// cadences faster, but reports the real clock the hook stamped the tag with.
+fn the_story_checkpoint_is_listed_at_its_tag_time(stdout: &str) {
+    let line = stdout
+        .lines()
+        .find(|line| line.starts_with("checkpoint:") && line.contains("ai:toolu_demo_story"))
+        .unwrap_or_else(|| panic!("recover names the story's checkpoint:\n{stdout}"));
+    let listed = line
+        .split(" at ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("a listed time in {line:?}"));
+    let tagged = line
+        .trim_end_matches(')')
+        .rsplit(" | ")
+        .next()
+        .unwrap_or_else(|| panic!("a tag time in {line:?}"));
+    let parse =
+        |text: &str| rewind::time::parse_utc(text).unwrap_or_else(|e| panic!("{e:#} in {line:?}"));
+    let (listed, tagged) = (parse(listed), parse(tagged));
+    let gap = listed
+        .duration_since(tagged)
+        .or_else(|_| tagged.duration_since(listed))
+        .expect("a gap");
+    assert!(
+        gap.as_secs_f64() < 5.0,
+        "the checkpoint is listed {gap:?} away from its tag's time: {line}"
+    );
 }
 
 /// The README's first command is `cargo run --release -- demo`: with two binaries in the

@@ -185,6 +185,31 @@ fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
     assert_nothing_mounted(&env);
 }
 
+/// A checkpoint-stats answer whose `Earliest` is under another name is not read as an empty
+/// journal ("no such change"): recover fails naming the field and the call, and mounts nothing.
+#[test]
+fn a_stats_answer_without_its_earliest_field_is_an_error_naming_it_and_the_call() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5s");
+    env.sim.add_fault(Fault::Body {
+        route: String::from("GET /v1/vpgs/*/checkpoints/stats"),
+        body: String::from(
+            r#"{"EarliestCheckpoint": {"CheckpointIdentifier": 1001, "TimeStamp": "2026-03-02T09:00:00Z"}}"#,
+        ),
+    });
+    let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r5s", &["--yes"]);
+    run.failure();
+    assert!(
+        run.stderr.contains("GET https://127.0.0.1:")
+            && run
+                .stderr
+                .contains("/checkpoints/stats: unexpected answer: no Earliest field"),
+        "{run:#?}"
+    );
+    assert!(!env.path("out/app.conf").exists());
+    assert_nothing_mounted(&env);
+}
+
 #[test]
 fn mount_failed_and_download_failed_still_unmount() {
     for fault in [
@@ -358,6 +383,50 @@ fn a_session_that_disappears_while_mounting_ends_the_wait() {
     assert!(
         run.stderr.contains("disappeared while mounting"),
         "{run:#?}"
+    );
+    assert!(!env.path("out/app.conf").exists(), "nothing written");
+    assert_nothing_mounted(&env);
+}
+
+/// A session ended elsewhere while recover waits for its mount (another operator's
+/// `rewind flr end`) leaves nothing mounted: recover says it disappeared, and does not warn
+/// that it could not unmount what is already gone.
+#[test]
+fn a_session_ended_elsewhere_while_mounting_is_not_reported_as_left_mounted() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r8e");
+    env.sim.add_fault(Fault::MountHangs {
+        vm: String::from("jp-ubuntu"),
+    });
+    let out = env.path("out");
+    let recovering = env
+        .command(&[
+            "recover",
+            "--out",
+            out.to_str().expect("utf-8"),
+            "--vm",
+            "jp-ubuntu",
+            "--path",
+            "/etc/app.conf",
+            "--change",
+            "toolu_r8e",
+            "--yes",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("recover starts");
+    eventually("the mount to start", || !env.sim.flr_sessions().is_empty());
+    let session = env.sim.flr_sessions()[0].id.clone();
+    env.run(&["flr", "end", &session], b"").success();
+    let done = recovering.wait_with_output().expect("recover ends");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("disappeared while mounting"), "{stderr}");
+    assert!(
+        !stderr.contains("could not unmount") && !stderr.contains("warning"),
+        "nothing was left mounted to warn about: {stderr}"
     );
     assert!(!env.path("out/app.conf").exists(), "nothing written");
     assert_nothing_mounted(&env);
