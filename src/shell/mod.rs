@@ -19,7 +19,6 @@
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
 pub mod catalog;
-mod fleet;
 mod net;
 mod posix;
 pub mod powershell;
