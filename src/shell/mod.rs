@@ -6,7 +6,7 @@
 //! `$HOST`; tree-sitter-bash needs a C build and a grammar crate, `yash-syntax` is GPL-3 and
 //! cannot be linked) or [`powershell`] turn the text into simple commands; wrappers (`sudo`,
 //! `env`, `nohup`, `timeout`, `nice`, `time`, `exec`, `command`, `bash -c '…'`, `pwsh -c`) are
-//! looked through; each remote program named in the shell catalog ([`catalog`],
+//! looked through (`wrappers`); each remote program named in the shell catalog ([`catalog`],
 //! `catalogs/shell.toml`) is read by its grammar ([`programs`]) into targets and a remote
 //! command, and the remote command is parsed again and judged against a read-only allowlist
 //! ([`remote`]). [`resolve`] then turns ssh aliases and Ansible patterns into exact VM
@@ -26,6 +26,7 @@ pub mod programs;
 pub mod remote;
 pub mod resolve;
 mod runners;
+mod wrappers;
 
 use std::fmt;
 use std::time::Instant;

@@ -5,7 +5,8 @@
 //! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
 
 use super::catalog::RemoteRule;
-use super::programs::{Ctx, Next, unwrap};
+use super::programs::Ctx;
+use super::wrappers::{Next, unwrap};
 use super::{Class, Cmd, Dialect, Stdin};
 
 /// Classifies a POSIX remote command. `stdin` is what the remote side reads (a here-document

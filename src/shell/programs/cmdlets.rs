@@ -3,8 +3,9 @@
 //! and `Start-Process`, with PowerShell's parameter binding (prefixes, aliases, switches).
 
 use super::hypervisors::vm_targets;
-use super::{Ctx, finding, host_of, join, not_fixed, unknown_finding};
+use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::wrappers::join;
 use crate::shell::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, clip, remote};
 
 /// `Start-Process [-FilePath] PROGRAM [[-ArgumentList] ARGS]` (`saps`, `start`): the command

@@ -2,8 +2,9 @@
 //! the remote operands (`host:path`), which side is written, and a dry run.
 
 use super::ssh::{SshOptions, local_texts, read_rsh, ssh_option};
-use super::{Ctx, finding, fixed, host_of, lower_base, not_fixed, unknown_finding};
+use super::{Ctx, finding, fixed, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::wrappers::lower_base;
 use crate::shell::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 
 /// A `host:path` operand: `Ok(Some(host))`, `Ok(None)` for a local path, `Err` when the host

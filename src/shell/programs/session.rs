@@ -2,9 +2,9 @@
 //! `clush`, `pssh` (one command on a list of hosts), with their options as the catalog lists
 //! them.
 
-use super::attached;
 use super::{Ctx, finding, fixed, host_of, judge_remote};
 use crate::shell::catalog::Program;
+use crate::shell::wrappers::attached;
 use crate::shell::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 
 /// Options read as the catalog lists them: returns the index of the first operand and the

@@ -3,8 +3,8 @@
 //! command it runs there, judged as a remote command.
 
 use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
-use super::{join, lower_base};
 use crate::shell::catalog::{Grammar, Program};
+use crate::shell::wrappers::{join, lower_base};
 use crate::shell::{Arg, Class, Cmd, Dialect, Stdin, Target, TargetKind, Unknown, remote};
 
 /// What ssh's options say about the connection and what runs on either side.

@@ -1,8 +1,9 @@
 //! Windows remoting: `winrs` (`-r:host`), `psexec` (`\\host`) and `smbclient` (a share and the
 //! commands run on it), each remote command judged against the Windows read-only list.
 
-use super::{Ctx, finding, host_of, join, not_fixed, unknown_finding};
+use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::{Grammar, Program};
+use crate::shell::wrappers::join;
 use crate::shell::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, remote};
 
 pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
