@@ -29,9 +29,11 @@ mod fleet;
 mod hypervisors;
 mod session;
 mod ssh;
+mod unread;
 mod windows;
 
 pub(crate) use self::ssh::proxy_end;
+use self::unread::{dynamic_program, protected_net, unread_program};
 
 /// What one analysis carries through nested texts.
 pub(crate) struct Ctx<'a> {
@@ -255,63 +257,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
     }
     match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
         Next::No => {}
-        // `python3 deploy.py web01`, `bash deploy.sh db01`: a script not read, naming a
-        // protected machine.
-        Next::Nothing => return protected_net(ctx, name, cmd),
-        Next::Argv(words) => {
-            // `env DOCKER_HOST=… docker`, `env HOST=web01 ./deploy.sh`: the wrapper's own
-            // words set the inner command's environment, or name a machine.
-            let own = &cmd.words[..cmd.words.len().saturating_sub(words.len())];
-            protected_net(
-                ctx,
-                name,
-                &Cmd {
-                    words: own.to_vec(),
-                    ..Cmd::default()
-                },
-            )?;
-            let set: Vec<String> = own
-                .iter()
-                .skip(1)
-                .filter_map(|w| w.value.clone())
-                .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n)))
-                .collect();
-            run_code(ctx, name, runners::variable_code(&lower_base(name), &set))?;
-            let mut inner = cmd.clone();
-            inner.assignments.extend(set);
-            return inner_command(ctx, &inner, words, dialect);
-        }
-        Next::Commands(commands) => {
-            for words in commands {
-                inner_command(ctx, cmd, words, dialect)?;
-            }
-            return Ok(());
-        }
-        Next::Text(text, inner_dialect) => return code(ctx, name, &text, inner_dialect),
-        Next::Texts(texts, inner_dialect) => {
-            for text in texts {
-                code(ctx, name, &text, inner_dialect)?;
-            }
-            return Ok(());
-        }
-        // Commands read from a pipe: read when the text fixes what the pipe carries
-        // (`echo '…' | sh`, `echo <base64> | base64 -d | sh`), asked about otherwise
-        // (`curl … | sh`).
-        Next::Piped(reason) => {
-            let consumer = if matches!(
-                lower_base(name).trim_end_matches(".exe"),
-                "pwsh" | "powershell"
-            ) {
-                Dialect::PowerShell
-            } else {
-                dialect
-            };
-            return match &cmd.piped {
-                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, consumer),
-                _ => Err(Unknown(reason)),
-            };
-        }
-        Next::Opaque(reason) | Next::Ask(reason) => return Err(Unknown(reason)),
+        next => return wrapped(ctx, cmd, name, next, dialect),
     }
     let program = ctx.catalog.program_in(name, Some(dialect)).cloned();
     if dialect == Dialect::PowerShell {
@@ -336,24 +282,99 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
         return unread_program(ctx, name, cmd);
     };
+    read(ctx, &program, name, cmd)
+}
+
+/// Which grammar reads a program the catalog names.
+fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let args = &cmd.words[1..];
     match program.grammar {
-        Grammar::Ssh => ssh::ssh(ctx, &program, args, cmd),
-        Grammar::Copy => copy::copy(ctx, &program, name, args, cmd),
-        Grammar::Ansible => ansible::ansible(ctx, &program, args),
-        Grammar::AnsiblePlaybook => ansible::ansible_playbook(ctx, &program, args),
+        Grammar::Ssh => ssh::ssh(ctx, program, args, cmd),
+        Grammar::Copy => copy::copy(ctx, program, name, args, cmd),
+        Grammar::Ansible => ansible::ansible(ctx, program, args),
+        Grammar::AnsiblePlaybook => ansible::ansible_playbook(ctx, program, args),
         Grammar::Winrs => windows::winrs(ctx, args),
-        Grammar::Psexec => windows::psexec(ctx, &program, args),
-        Grammar::Smbclient => windows::smbclient(ctx, &program, args, cmd),
-        Grammar::Govc => hypervisors::govc(ctx, &program, args),
-        Grammar::Virsh => hypervisors::virsh(ctx, &program, args),
-        Grammar::PsRemoting => cmdlets::ps_remoting(ctx, &program, name, args),
-        Grammar::PsComputer => cmdlets::ps_computer(ctx, &program, args, cmd),
-        Grammar::PsVm => cmdlets::ps_vm(ctx, &program, name, args, cmd),
-        Grammar::Session => session::session(ctx, &program, args),
-        Grammar::HostList => session::host_list(ctx, &program, args, cmd),
-        Grammar::Fleet => fleet::fleet(ctx, &program, args, cmd),
-        Grammar::UncWrite => fleet::unc_write(ctx, &program, args, cmd),
+        Grammar::Psexec => windows::psexec(ctx, program, args),
+        Grammar::Smbclient => windows::smbclient(ctx, program, args, cmd),
+        Grammar::Govc => hypervisors::govc(ctx, program, args),
+        Grammar::Virsh => hypervisors::virsh(ctx, program, args),
+        Grammar::PsRemoting => cmdlets::ps_remoting(ctx, program, name, args),
+        Grammar::PsComputer => cmdlets::ps_computer(ctx, program, args, cmd),
+        Grammar::PsVm => cmdlets::ps_vm(ctx, program, name, args, cmd),
+        Grammar::Session => session::session(ctx, program, args),
+        Grammar::HostList => session::host_list(ctx, program, args, cmd),
+        Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
+        Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
+    }
+}
+
+/// What a wrapper runs (`sudo …`, `bash -c …`, `… | sh`), read as the commands it is.
+fn wrapped(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    name: &str,
+    next: Next,
+    dialect: Dialect,
+) -> Result<(), Unknown> {
+    match next {
+        Next::No => Ok(()),
+        // `python3 deploy.py web01`, `bash deploy.sh db01`: a script not read, naming a
+        // protected machine.
+        Next::Nothing => protected_net(ctx, name, cmd),
+        Next::Argv(words) => {
+            // `env DOCKER_HOST=… docker`, `env HOST=web01 ./deploy.sh`: the wrapper's own
+            // words set the inner command's environment, or name a machine.
+            let own = &cmd.words[..cmd.words.len().saturating_sub(words.len())];
+            protected_net(
+                ctx,
+                name,
+                &Cmd {
+                    words: own.to_vec(),
+                    ..Cmd::default()
+                },
+            )?;
+            let set: Vec<String> = own
+                .iter()
+                .skip(1)
+                .filter_map(|w| w.value.clone())
+                .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n)))
+                .collect();
+            run_code(ctx, name, runners::variable_code(&lower_base(name), &set))?;
+            let mut inner = cmd.clone();
+            inner.assignments.extend(set);
+            inner_command(ctx, &inner, words, dialect)
+        }
+        Next::Commands(commands) => {
+            for words in commands {
+                inner_command(ctx, cmd, words, dialect)?;
+            }
+            Ok(())
+        }
+        Next::Text(text, inner_dialect) => code(ctx, name, &text, inner_dialect),
+        Next::Texts(texts, inner_dialect) => {
+            for text in texts {
+                code(ctx, name, &text, inner_dialect)?;
+            }
+            Ok(())
+        }
+        // Commands read from a pipe: read when the text fixes what the pipe carries
+        // (`echo '…' | sh`, `echo <base64> | base64 -d | sh`), asked about otherwise
+        // (`curl … | sh`).
+        Next::Piped(reason) => {
+            let consumer = if matches!(
+                lower_base(name).trim_end_matches(".exe"),
+                "pwsh" | "powershell"
+            ) {
+                Dialect::PowerShell
+            } else {
+                dialect
+            };
+            match &cmd.piped {
+                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, consumer),
+                _ => Err(Unknown(reason)),
+            }
+        }
+        Next::Opaque(reason) | Next::Ask(reason) => Err(Unknown(reason)),
     }
 }
 
@@ -542,267 +563,6 @@ fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
         words,
         ..cmd.clone()
     }
-}
-
-/// A program whose name is only known when the command runs (`$CC`, `${x}h`, `/usr/bin/s?h`,
-/// `$(printf …)`): asked about when it could be a remote program (its text names or hides
-/// one) or when anything after it could name a host (a protected VM, `user@host`,
-/// `host:path`, a URL, another word only known at run time). `"$CC" -o app main.c` stays
-/// undecided.
-fn dynamic_program(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
-    let first = &cmd.words[0];
-    // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one); but a
-    // method called on an object from a protected machine (`(Get-WmiObject -ComputerName
-    // win01 …).StopService()`) acts there.
-    if dialect == Dialect::PowerShell && !cmd.call {
-        let lower = first.raw.to_ascii_lowercase();
-        if [
-            "invokescript(",
-            "newscriptblock(",
-            "[scriptblock]::create(",
-            ".addscript(",
-            ".invoke(",
-        ]
-        .iter()
-        .any(|m| lower.contains(m))
-        {
-            return Err(Unknown(String::from(
-                "PowerShell code built at run time is invoked, and what it does is not read",
-            )));
-        }
-        if let Some(host) = method_on_a_machine(ctx, &first.raw) {
-            return Err(Unknown(format!(
-                "a method is called on an object from {host}, and what it does is not read"
-            )));
-        }
-        return Ok(());
-    }
-    let hides_a_program = ctx.catalog.names_a_program(&first.raw).is_some()
-        || ctx.catalog.may_hide_a_program(&first.raw)
-        || ctx.named;
-    let host_after = cmd.words[1..]
-        .iter()
-        .find(|w| {
-            w.value.is_none()
-                || net::could_name_a_host(w.text(), ctx.known)
-                || FLEET_WORDS.contains(&w.text().to_ascii_lowercase().as_str())
-        })
-        .or_else(|| net::could_name_a_host(&first.raw, ctx.known).then_some(first));
-    if hides_a_program || host_after.is_some() {
-        return Err(Unknown(format!(
-            "the program `{}` is only known when the command runs{}",
-            super::clip(&first.raw),
-            host_after.map_or_else(String::new, |w| format!(
-                ", and `{}` after it may reach another machine",
-                super::clip(&w.raw)
-            ))
-        )));
-    }
-    Ok(())
-}
-
-/// A program whose use here no grammar reads (not in the catalog, or a catalogued program
-/// acting on this machine): what it runs among its arguments is read, and a protected
-/// machine among them asks.
-pub(crate) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
-    runs_its_arguments(ctx, name, cmd)?;
-    protected_net(ctx, name, cmd)
-}
-
-/// Words that say a program acts on a fleet of machines (`$TOOL deploy --prod`): after a
-/// program only known at run time, they ask as a host name would.
-const FLEET_WORDS: &[&str] = &[
-    "deploy",
-    "reboot",
-    "shutdown",
-    "poweroff",
-    "halt",
-    "destroy",
-    "provision",
-    "rollout",
-    "failover",
-    "decommission",
-    "teardown",
-    "--prod",
-    "--production",
-];
-
-/// `(… -ComputerName win01 …).StopService()`: the protected machine named inside an
-/// expression whose object then has a method called on it.
-fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
-    let (inner, call) = raw.rsplit_once(").")?;
-    if !call.contains('(') || call.to_ascii_lowercase().starts_with("get") {
-        return None;
-    }
-    inner
-        .split(net::is_separator)
-        .find_map(|word| net::protected(word, ctx.known).map(str::to_owned))
-}
-
-/// The protected-VM net for a program no grammar reads: when one of its words names a
-/// machine rewind protects, ask (unless the program only prints or looks names up).
-fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
-    let base = lower_base(name);
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    if net::is_inert(base) {
-        return Ok(());
-    }
-    if let Some(host) = &ctx.exported {
-        return Err(Unknown(format!(
-            "`{}` runs with {host}, a machine rewind protects, in its environment, and what it does there is not read",
-            super::clip(name)
-        )));
-    }
-    let words = cmd
-        .assignments
-        .iter()
-        .map(String::as_str)
-        .chain(cmd.words.iter().map(Arg::text));
-    for word in words {
-        if let Some(host) = net::protected(word, ctx.known) {
-            return Err(Unknown(format!(
-                "`{}` names {host}, a machine rewind protects, and how `{}` reaches it is not read",
-                super::clip(name),
-                super::clip(base)
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Programs that never run their arguments as a command, beyond the remote read-only list:
-/// a remote program's name among their arguments is a word, not a command.
-const NOT_RUNNERS: &[&str] = &[
-    "git",
-    "vagrant",
-    "man",
-    "info",
-    "apropos",
-    "systemctl",
-    "service",
-    "journalctl",
-    "apt",
-    "apt-get",
-    "apt-cache",
-    "dnf",
-    "yum",
-    "brew",
-    "pacman",
-    "zypper",
-    "snap",
-    "pip",
-    "pip3",
-    "npm",
-    "cargo",
-    "pkill",
-    "killall",
-    "kill",
-    "dpkg",
-    "rpm",
-    "ssh-keygen",
-    "ssh-add",
-    "ssh-keyscan",
-    "mkdir",
-    "touch",
-    "rm",
-    "cp",
-    "mv",
-    "chmod",
-    "chown",
-    "ln",
-    "sed",
-    "awk",
-    "sort",
-    "tee",
-    "write-host",
-    "write-output",
-    "select-string",
-    "get-command",
-    "get-help",
-    "get-process",
-    "stop-process",
-    "get-service",
-    "restart-service",
-    "stop-service",
-    "start-service",
-];
-
-/// A program the catalog does not know may still run its arguments as a command
-/// (`docker run img ssh web01 …`, `proxychains ssh …`, `tmux` forks, `GIT_SSH_COMMAND=…`).
-/// When its words hold a remote program that would change a machine — a word that is the
-/// program's name followed by what it runs, or one word that is a whole command line — the
-/// answer is unknown (ask): rewind does not read how that program runs its arguments.
-fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
-    let base = lower_base(name);
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    // Variables and arguments `runners` reads as code were read already.
-    let mut candidates: Vec<String> = cmd
-        .assignments
-        .iter()
-        .filter_map(|a| a.split_once('='))
-        .filter(|(name, _)| !runners::reads_variable(name))
-        .map(|(_, v)| v.to_owned())
-        .collect();
-    // `foo --exec='ssh web01 reboot'`, `-o ProxyCommand=…`: a command as a value.
-    let words = if runners::reads_arguments(base) {
-        &[][..]
-    } else {
-        &cmd.words[1..]
-    };
-    for word in words {
-        if let Some((_, value)) = word.value.as_deref().and_then(|v| v.split_once('='))
-            && value
-                .split_whitespace()
-                .next()
-                .is_some_and(|first| ctx.catalog.program(first).is_some())
-        {
-            candidates.push(value.to_owned());
-        }
-    }
-    let runner = !ctx.catalog.remote_read_only.contains(base)
-        && !NOT_RUNNERS.contains(&base)
-        && !base.starts_with('%');
-    if runner {
-        let words = &cmd.words[1..];
-        if let Some(at) = words.iter().position(|w| {
-            w.value
-                .as_deref()
-                .is_some_and(|v| ctx.catalog.program(v).is_some())
-        }) {
-            candidates.push(join(&words[at..]).text().to_owned());
-        }
-        // A PowerShell script block was walked already.
-        for word in words.iter().filter(|w| !w.raw.starts_with('{')) {
-            if let Some(value) = &word.value
-                && value.contains(char::is_whitespace)
-                && value
-                    .split_whitespace()
-                    .next()
-                    .is_some_and(|first| ctx.catalog.program(first).is_some())
-            {
-                candidates.push(value.clone());
-            }
-        }
-    }
-    for text in candidates {
-        if !ctx.catalog.mentions_a_program(&text) {
-            continue;
-        }
-        let saved = std::mem::take(ctx.findings);
-        let result = text_in(ctx, &text, Dialect::Posix);
-        let found = std::mem::replace(ctx.findings, saved);
-        let changes = found
-            .iter()
-            .any(|f| f.class == Class::Mutating || f.unknown.is_some());
-        if result.is_err() || changes {
-            return Err(Unknown(format!(
-                "`{}` may run `{}`, and how it runs its arguments is not read",
-                super::clip(name),
-                super::clip(&text)
-            )));
-        }
-    }
-    Ok(())
 }
 
 pub(crate) fn finding(
