@@ -4,6 +4,7 @@
 use super::{Ctx, finding, host_of, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::{Arg, Class, Stdin, Target, TargetKind, Unknown, clip, remote};
+use crate::targets;
 
 /// An Ansible command line: its operands, the options with their values, and its flags.
 struct AnsibleArgs {
@@ -138,7 +139,8 @@ impl AnsibleArgs {
     }
 }
 
-/// Targets from an Ansible pattern; `Err` with the reason when they cannot be known.
+/// Targets from an Ansible pattern, split as [`targets::pattern_parts`] splits every host
+/// pattern; `Err` with the reason when they cannot be known.
 fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>, String> {
     let Some(text) = pattern.value.as_deref() else {
         return Err(format!(
@@ -160,11 +162,8 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
             .filter(|h| !h.is_empty())
             .collect();
         let mut targets = Vec::new();
-        for part in text
-            .split([',', ':'])
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-        {
+        for part in targets::pattern_parts(text) {
+            let part = part.as_str();
             let hosts: Vec<&str> = if matches!(part, "all" | "*") {
                 listed.clone()
             } else if part.contains(['*', '?', '[']) {
@@ -186,12 +185,10 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
         }
         return Ok(targets);
     }
-    Ok(text
-        .split([',', ':'])
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| Target {
-            name: p.to_owned(),
+    Ok(targets::pattern_parts(text)
+        .into_iter()
+        .map(|name| Target {
+            name,
             kind: TargetKind::Ansible {
                 inventory: inventory.clone(),
             },
