@@ -1254,3 +1254,33 @@ fn an_ansible_pattern_reads_as_every_host_pattern_does() {
         }
     }
 }
+
+/// An inline inventory (`-i 'web01:2222,'`) lists hosts as Ansible reads them: `web01:2222`
+/// is the host web01, and `ungrouped` holds every host of the list. A pattern naming one of
+/// them reaches it, so the command checkpoints it rather than passing as read-only.
+#[test]
+fn an_inline_inventory_host_with_a_port_is_the_host_a_pattern_names() {
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    for command in [
+        "ansible web01 -i 'web01:2222,' -m shell -a reboot",
+        "ansible web01 -i 'web01:2222,db01,' -m shell -a reboot",
+        "ansible ungrouped -i 'web01:2222,' -m shell -a reboot",
+        "ansible all -i 'web01:2222,' -m shell -a reboot",
+    ] {
+        let verdict = analyse(
+            command,
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        )
+        .verdict;
+        match &verdict {
+            Verdict::Mutating(targets) => assert!(
+                targets.iter().map(|t| t.name.as_str()).eq(["web01"]),
+                "{command}: {verdict:?}"
+            ),
+            _ => panic!("{command}: {verdict:?}"),
+        }
+    }
+}

@@ -154,7 +154,9 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
         ));
     }
     let inventory = inventory.and_then(|i| i.value.clone());
-    // `-i 'web01,db01,'`: an inline inventory is the host list itself, and `all` is all of it.
+    // `-i 'web01,db01,'`: an inline inventory is the host list itself, and `all` (or
+    // `ungrouped`, where Ansible puts every host of such a list) is all of it. Ansible reads
+    // `web01:2222` in the list as the host web01 on port 2222, so the pattern `web01` names it.
     if let Some(inline) = inventory.as_deref().filter(|i| i.contains(',')) {
         let listed: Vec<&str> = inline
             .split(',')
@@ -164,14 +166,18 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
         let mut targets = Vec::new();
         for part in targets::pattern_parts(text) {
             let part = part.as_str();
-            let hosts: Vec<&str> = if matches!(part, "all" | "*") {
+            let hosts: Vec<&str> = if matches!(part, "all" | "*" | "ungrouped") {
                 listed.clone()
             } else if part.contains(['*', '?', '[']) {
                 return Err(format!(
                     "the host pattern `{part}` is a glob over the inline inventory"
                 ));
             } else {
-                listed.iter().copied().filter(|h| *h == part).collect()
+                listed
+                    .iter()
+                    .copied()
+                    .filter(|h| *h == part || host_of(h) == host_of(part))
+                    .collect()
             };
             for host in hosts {
                 let target = Target {
