@@ -245,7 +245,8 @@ pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
             match (short, module_args) {
                 ("command" | "shell" | "raw", Some(a)) => match &a.value {
                     Some(text) => {
-                        let (class, why) = remote::classify(ctx, text, &Stdin::Inherited);
+                        let (class, why) =
+                            remote::classify(&mut ctx.judge(), text, &Stdin::Inherited);
                         (class, format!("module {m}: {why}"), Some(text.clone()))
                     }
                     None => (
@@ -255,7 +256,7 @@ pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
                     ),
                 },
                 ("win_shell" | "win_command", Some(a)) => {
-                    let (class, why) = remote::classify_windows(ctx, a.text());
+                    let (class, why) = remote::classify_windows(&mut ctx.judge(), a.text());
                     (class, format!("module {m}: {why}"), Some(a.raw.clone()))
                 }
                 _ => (

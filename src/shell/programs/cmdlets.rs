@@ -332,7 +332,7 @@ pub(super) fn ps_remoting(
             match script {
                 Some(block) => {
                     let (class, why) = match &block.value {
-                        Some(text) => remote::classify_windows(ctx, text),
+                        Some(text) => remote::classify_windows(&mut ctx.judge(), text),
                         None => (
                             Class::Mutating,
                             String::from("the script block is only known when the command runs"),

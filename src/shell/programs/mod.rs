@@ -60,6 +60,14 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// What judging a remote command needs of this analysis.
+    fn judge(&mut self) -> remote::Judge<'_> {
+        remote::Judge {
+            catalog: self.catalog,
+            walk: self.walk,
+        }
+    }
+
     /// The value the text gave `name` (`export DOCKER_HOST=…; docker …`), if it fixes one.
     pub(crate) fn bound(&self, name: &str) -> Option<String> {
         self.vars
@@ -170,7 +178,7 @@ fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
 fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, String) {
     let remote = join(words);
     let (class, why) = match &remote.value {
-        Some(text) => remote::classify(ctx, text, &cmd.stdin),
+        Some(text) => remote::classify(&mut ctx.judge(), text, &cmd.stdin),
         None => (
             Class::Mutating,
             String::from("the remote command holds text expanded on this machine first"),
@@ -195,7 +203,7 @@ pub(crate) fn judge_words(
             (class, why)
         }
         Dialect::PowerShell => match join(words).value {
-            Some(text) => remote::classify_windows(ctx, &text),
+            Some(text) => remote::classify_windows(&mut ctx.judge(), &text),
             None => (
                 Class::Mutating,
                 String::from("the remote command holds text expanded on this machine first"),

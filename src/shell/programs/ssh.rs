@@ -254,7 +254,7 @@ pub(super) fn ssh(
             String::from("starts a subsystem on the host"),
         )
     } else if let Some(text) = &o.remote_command {
-        let (class, why) = remote::classify(ctx, text, &cmd.stdin);
+        let (class, why) = remote::classify(&mut ctx.judge(), text, &cmd.stdin);
         (Some(text.clone()), class, why)
     } else if o.no_command {
         (
@@ -268,7 +268,7 @@ pub(super) fn ssh(
         match &cmd.stdin {
             Stdin::Text(script) => {
                 let (class, why) = match &script.value {
-                    Some(text) => remote::classify(ctx, text, &Stdin::Inherited),
+                    Some(text) => remote::classify(&mut ctx.judge(), text, &Stdin::Inherited),
                     None => (
                         Class::Mutating,
                         String::from(

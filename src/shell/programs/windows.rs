@@ -48,7 +48,7 @@ pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
         (Class::Mutating, String::from("opens a remote shell"))
     } else {
         // cmd.exe runs `a & b` and `a && b` one after the other.
-        remote::classify_windows(ctx, &remote.text().replace('&', ";"))
+        remote::classify_windows(&mut ctx.judge(), &remote.text().replace('&', ";"))
     };
     let mut f = finding(
         &program,
@@ -137,7 +137,7 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
             String::from("runs a program on the computer"),
         )
     } else {
-        remote::classify_windows(ctx, remote.text())
+        remote::classify_windows(&mut ctx.judge(), remote.text())
     };
     let targets = hosts
         .into_iter()
