@@ -9,7 +9,8 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-use crate::catalog::glob_match;
+use super::dialect::Dialect;
+use crate::glob::glob_match;
 
 /// The shell catalog shipped with `rewind`.
 pub const BUILTIN: (&str, &str) = (
@@ -83,7 +84,7 @@ pub struct Program {
     /// Options are also written `/x` and `/x:value` (Windows programs; fleet grammar).
     pub windows_flags: bool,
     /// Only in text of this dialect (`cp` is Copy-Item in PowerShell alone).
-    pub dialect: Option<super::Dialect>,
+    pub dialect: Option<Dialect>,
     /// The services that are this program's business (`aws ec2`, `az vm`; fleet grammar):
     /// others act on no machine, and the action is the word after the service.
     pub scope: Vec<String>,
@@ -91,7 +92,7 @@ pub struct Program {
     pub ask_actions: Vec<String>,
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
-    pub remote_command: Option<super::Dialect>,
+    pub remote_command: Option<Dialect>,
     /// The file (or `builtin:` name) the entry came from.
     pub origin: String,
 }
@@ -188,12 +189,12 @@ struct RawProgram {
     without_host: Option<WithoutHost>,
     #[serde(default)]
     windows_flags: bool,
-    dialect: Option<super::Dialect>,
+    dialect: Option<Dialect>,
     #[serde(default)]
     scope: Vec<String>,
     #[serde(default)]
     ask_actions: Vec<String>,
-    remote_command: Option<super::Dialect>,
+    remote_command: Option<Dialect>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -368,7 +369,7 @@ impl ShellCatalog {
     }
 
     /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
-    pub fn program_in(&self, command: &str, dialect: Option<super::Dialect>) -> Option<&Program> {
+    pub fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
         let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
         let lower = base.to_ascii_lowercase();
         let stem = [".exe", ".com", ".cmd", ".bat"]

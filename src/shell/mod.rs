@@ -19,6 +19,7 @@
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
 pub mod catalog;
+pub mod dialect;
 mod net;
 mod posix;
 pub mod powershell;
@@ -34,6 +35,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use self::catalog::ShellCatalog;
+pub use self::dialect::Dialect;
 use crate::inventory::Inventory;
 
 /// Most simple commands one call may hold before the analysis gives up (→ ask).
@@ -45,17 +47,6 @@ pub const MAX_DEPTH: usize = 16;
 pub const MAX_NESTING: usize = 48;
 /// Longest command text analysed; longer text that mentions a remote program → ask.
 pub const MAX_TEXT: usize = 256 * 1024;
-
-/// Which language the command string is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dialect {
-    /// bash / POSIX sh (Claude Code's `Bash`, Desktop Commander, most MCP command servers).
-    Posix,
-    /// PowerShell (Claude Code's `PowerShell`, PowerShell.MCP, `pwsh -c`).
-    #[serde(rename = "powershell")]
-    PowerShell,
-}
 
 /// One word of a command: as written, and its value when it has no expansion.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

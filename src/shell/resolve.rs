@@ -487,12 +487,12 @@ impl Inventory {
         let mut hosts = BTreeSet::new();
         if pattern.contains(['*', '?']) {
             for host in self.hosts.keys() {
-                if crate::catalog::glob_match(pattern, host) {
+                if crate::glob::glob_match(pattern, host) {
                     hosts.insert(host.clone());
                 }
             }
             for group in self.groups.keys() {
-                if crate::catalog::glob_match(pattern, group) {
+                if crate::glob::glob_match(pattern, group) {
                     self.group_hosts(group, &mut hosts, &mut BTreeSet::new());
                 }
             }

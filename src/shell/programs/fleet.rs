@@ -318,7 +318,7 @@ fn class_of(program: &Program, flags: &[String], words: &[String], action: Optio
         if r.is_empty() {
             action.is_empty()
         } else {
-            crate::catalog::glob_match(&r.to_ascii_lowercase(), &action)
+            crate::glob::glob_match(&r.to_ascii_lowercase(), &action)
         }
     };
     if program
