@@ -4,12 +4,12 @@
 //! The command is parsed, never grepped: `posix` (bash, with `brush-parser`: pure Rust, MIT,
 //! a real AST with here-documents and the pieces of each word, so `web01` is told from
 //! `$HOST`; tree-sitter-bash needs a C build and a grammar crate, `yash-syntax` is GPL-3 and
-//! cannot be linked) or [`powershell`] turn the text into simple commands; wrappers (`sudo`,
+//! cannot be linked) or `powershell` turn the text into simple commands; wrappers (`sudo`,
 //! `env`, `nohup`, `timeout`, `nice`, `time`, `exec`, `command`, `bash -c '…'`, `pwsh -c`) are
-//! looked through (`wrappers`); each remote program named in the shell catalog ([`catalog`],
-//! `catalogs/shell.toml`) is read by its grammar ([`programs`]) into targets and a remote
+//! looked through (`wrappers`); each remote program named in the shell catalog (`catalog`,
+//! `catalogs/shell.toml`) is read by its grammar (`programs`) into targets and a remote
 //! command, and the remote command is parsed again and judged against a read-only allowlist
-//! ([`remote`]). [`resolve`] then turns ssh aliases and Ansible patterns into exact VM
+//! (`remote`). `resolve` then turns ssh aliases and Ansible patterns into exact VM
 //! references.
 //!
 //! The outcome ([`Verdict`]): `Local` (no remote program: not this tool's business, no
@@ -18,14 +18,14 @@
 //! parse error, an unsupported construct, a cap on commands or depth, or a spent budget is
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
-pub mod catalog;
-pub mod dialect;
+pub(crate) mod catalog;
+pub(crate) mod dialect;
 mod net;
 mod posix;
-pub mod powershell;
-pub mod programs;
-pub mod remote;
-pub mod resolve;
+mod powershell;
+mod programs;
+mod remote;
+pub(crate) mod resolve;
 mod runners;
 mod wrappers;
 
@@ -39,21 +39,21 @@ pub use self::dialect::Dialect;
 use crate::inventory::Inventory;
 
 /// Most simple commands one call may hold before the analysis gives up (→ ask).
-pub const MAX_COMMANDS: usize = 2000;
+const MAX_COMMANDS: usize = 2000;
 /// Deepest nesting (`bash -c "$(…)"`, remote commands inside remote commands) followed.
-pub const MAX_DEPTH: usize = 16;
+const MAX_DEPTH: usize = 16;
 /// Deepest nesting of brackets and compound commands handed to a parser (it recurses per
 /// level); deeper text asks.
-pub const MAX_NESTING: usize = 48;
+const MAX_NESTING: usize = 48;
 /// Longest command text analysed; longer text that mentions a remote program → ask.
-pub const MAX_TEXT: usize = 256 * 1024;
+const MAX_TEXT: usize = 256 * 1024;
 
 /// One word of a command: as written, and its value when it has no expansion.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Arg {
-    pub raw: String,
+pub(crate) struct Arg {
+    pub(crate) raw: String,
     /// `None` when the word holds `$VAR`, `$(…)`, backticks or another expansion.
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
 }
 
 impl Arg {
@@ -69,14 +69,14 @@ impl Arg {
     }
 
     /// The value, or the text as written when it expands.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         self.value.as_deref().unwrap_or(&self.raw)
     }
 }
 
 /// Where a command's standard input comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Stdin {
+pub(crate) enum Stdin {
     #[default]
     Inherited,
     /// A pipe from the previous command.
@@ -89,28 +89,28 @@ pub enum Stdin {
 
 /// One simple command, after parsing.
 #[derive(Debug, Clone, Default)]
-pub struct Cmd {
-    pub words: Vec<Arg>,
-    pub stdin: Stdin,
+pub(crate) struct Cmd {
+    pub(crate) words: Vec<Arg>,
+    pub(crate) stdin: Stdin,
     /// The first file an output redirection writes to (not `/dev/null`).
-    pub writes: Option<String>,
+    pub(crate) writes: Option<String>,
     /// `NAME=value` words before the command name (the value as written when it expands).
-    pub assignments: Vec<String>,
+    pub(crate) assignments: Vec<String>,
     /// PowerShell's call operator runs it (`& $x web01`): a leading variable is the program.
-    pub call: bool,
+    pub(crate) call: bool,
     /// What the previous command of a pipeline writes into this one, when the text fixes it
     /// (`echo 'ssh web01 reboot' | sh`).
-    pub piped: Option<Arg>,
+    pub(crate) piped: Option<Arg>,
     /// Variables bound around this command by a literal `for` list, innermost last.
-    pub bindings: Vec<(String, String)>,
+    pub(crate) bindings: Vec<(String, String)>,
     /// Run by a wrapper of the same simple command (`sudo`, `env`, `nice`): what belongs to
     /// the whole command (its variables' code, its redirections) was read with the wrapper.
-    pub wrapped: bool,
+    pub(crate) wrapped: bool,
 }
 
 /// Why the analysis cannot say what the command does: the hook asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unknown(pub String);
+pub(crate) struct Unknown(pub(crate) String);
 
 /// How a parser's refusal of a text begins, so that a text the parser cannot read is told
 /// from one past a limit (which always asks).
@@ -130,7 +130,7 @@ impl Unknown {
 /// What a command does on a remote machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Class {
+pub(crate) enum Class {
     ReadOnly,
     Mutating,
 }
@@ -138,7 +138,7 @@ pub enum Class {
 /// How a target is named, which decides how it resolves to a VM reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum TargetKind {
+pub(crate) enum TargetKind {
     /// An ssh destination; `ssh -G` may map it to another HostName. `config` is a `-F` file
     /// named on the command line.
     Ssh {
@@ -161,24 +161,24 @@ pub enum TargetKind {
 pub struct Target {
     pub name: String,
     #[serde(flatten)]
-    pub kind: TargetKind,
+    pub(crate) kind: TargetKind,
 }
 
 /// One remote program found in the command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// The program as the catalog names it (`ssh`, `Invoke-Command`).
-    pub program: String,
-    pub targets: Vec<Target>,
+    pub(crate) program: String,
+    pub(crate) targets: Vec<Target>,
     /// Why the targets cannot be known before the command runs (→ ask).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unknown: Option<String>,
+    pub(crate) unknown: Option<String>,
     /// The command run on the remote side, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote: Option<String>,
-    pub class: Class,
+    pub(crate) remote: Option<String>,
+    pub(crate) class: Class,
     /// Why the class is what it is, in words for the model and the operator.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// What the hook should do with a command.
@@ -199,7 +199,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Analysis {
     pub verdict: Verdict,
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl Analysis {
@@ -335,12 +335,12 @@ fn nesting_depth(text: &str, dialect: Dialect) -> usize {
 /// The simple commands of `text` as the parser sees them (wrappers are not looked through,
 /// `$(…)` and process substitutions are included), for checks that read words and output
 /// redirections rather than remote programs.
-pub fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
+pub(crate) fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
     Walk::new(None).parse(text, dialect)
 }
 
 /// Analyses a command string: its remote programs, their targets and remote commands, and
-/// the verdict. Pure: no process is started (see [`resolve`] for that). `known` is the
+/// the verdict. Pure: no process is started (see `resolve` for that). `known` is the
 /// protected-VM net: a program the catalog does not know that names one of them asks.
 /// `until` bounds the time spent; past it the verdict is `Unknown`.
 pub fn analyse(
@@ -371,7 +371,7 @@ pub fn analyse(
 }
 
 /// A command shortened for a message: its first line, at most 80 characters.
-pub fn clip(command: &str) -> String {
+pub(crate) fn clip(command: &str) -> String {
     let line = command.lines().next().unwrap_or_default();
     let mut clipped: String = line.chars().take(80).collect();
     if clipped.len() < command.len() {
@@ -459,7 +459,7 @@ mod tests;
 
 /// What the hook does with a command once its targets are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Local, or remote work that only reads: no decision.
     NoDecision,
     /// Something could not be known: ask, saying which part and why.
@@ -471,17 +471,17 @@ pub enum Outcome {
 /// The analysis of a command and what follows from it: the one code path shared by the hook
 /// and `rewind check --command`.
 #[derive(Debug, Clone)]
-pub struct Judgement {
-    pub analysis: Analysis,
-    pub outcome: Outcome,
+pub(crate) struct Judgement {
+    pub(crate) analysis: Analysis,
+    pub(crate) outcome: Outcome,
     /// Whether the text names a remote program or a machine rewind protects at all.
-    pub mentions_a_machine: bool,
+    pub(crate) mentions_a_machine: bool,
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
 /// mutating work (`ssh -G`, the Ansible inventory) before `until`. `cwd` is the directory the
 /// command runs in. Errors are catalog errors (the hook denies on them).
-pub fn judge(
+pub(crate) fn judge(
     command: &str,
     dialect: Dialect,
     config: &crate::config::Config,
