@@ -5,8 +5,10 @@
 //! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
 
 use super::catalog::{RemoteRule, ShellCatalog};
+use super::dialect::Dialect;
+use super::types::{Arg, Class, Cmd, Stdin};
+use super::walk::Walk;
 use super::wrappers::{Next, unwrap};
-use super::{Class, Cmd, Dialect, Stdin, Walk};
 
 /// What judging a remote command needs: the catalog's read-only lists, and the limits of
 /// the analysis it is part of.
@@ -76,7 +78,7 @@ fn classify_into(
 fn check_inner(
     ctx: &mut Judge<'_>,
     cmd: &Cmd,
-    words: Vec<super::Arg>,
+    words: Vec<Arg>,
     stdin: &Stdin,
     readers: &mut Vec<String>,
 ) -> Result<(), String> {
@@ -141,7 +143,7 @@ fn check(
             return Ok(());
         }
     }
-    let args: Vec<&str> = cmd.words[1..].iter().map(super::Arg::text).collect();
+    let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
     if ctx.catalog.remote_read_only.contains(base) {
         note(readers, base);
         return Ok(());
@@ -162,7 +164,7 @@ fn check(
 fn judge_text(
     ctx: &mut Judge<'_>,
     name: &str,
-    text: super::Arg,
+    text: Arg,
     dialect: Dialect,
     stdin: &Stdin,
     readers: &mut Vec<String>,

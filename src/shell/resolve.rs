@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Target, TargetKind};
+use super::types::{Target, TargetKind};
 
 /// Longest one `ssh -G` or `ansible-inventory` may take, within the caller's deadline.
 const PROCESS_LIMIT: Duration = Duration::from_secs(5);

@@ -3,7 +3,8 @@
 
 use super::{Ctx, finding, host_of, unknown_finding};
 use crate::shell::catalog::Program;
-use crate::shell::{Arg, Class, Stdin, Target, TargetKind, Unknown, clip, remote};
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown, clip};
 use crate::targets;
 
 /// An Ansible command line: its operands, the options with their values, and its flags.

@@ -5,8 +5,9 @@
 use super::hypervisors::vm_targets;
 use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, clip};
 use crate::shell::wrappers::join;
-use crate::shell::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, clip, remote};
 
 /// `Start-Process [-FilePath] PROGRAM [[-ArgumentList] ARGS]` (`saps`, `start`): the command
 /// line it starts.

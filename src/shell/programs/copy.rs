@@ -4,8 +4,8 @@
 use super::ssh::{SshOptions, local_texts, read_rsh, ssh_option};
 use super::{Ctx, finding, fixed, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 use crate::shell::wrappers::lower_base;
-use crate::shell::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 
 /// A `host:path` operand: `Ok(Some(host))`, `Ok(None)` for a local path, `Err` when the host
 /// is only known at run time.

@@ -24,7 +24,8 @@
 
 use super::{Ctx, finding, judge_words, unknown_finding, unread_program};
 use crate::shell::catalog::Program;
-use crate::shell::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, net};
+use crate::shell::net;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
 
 /// Reads one fleet program's arguments into a finding.
 pub(super) fn fleet(

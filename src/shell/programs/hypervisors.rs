@@ -3,7 +3,8 @@
 
 use super::{Ctx, finding, fixed, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
-use crate::shell::{Arg, Class, Target, TargetKind, Unknown, net};
+use crate::shell::net;
+use crate::shell::types::{Arg, Class, Target, TargetKind, Unknown};
 
 pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let Some(sub) = args.first() else {

@@ -17,8 +17,10 @@
 )]
 
 use super::catalog::{Grammar, Program, ShellCatalog};
+use super::dialect::Dialect;
+use super::types::{Arg, Class, Cmd, Finding, Stdin, Target, TargetKind, Unknown, clip};
+use super::walk::Walk;
 use super::wrappers::{Next, join, lower_base, may_reach_without_a_program, unwrap};
-use super::{Arg, Class, Cmd, Dialect, Finding, Stdin, Target, TargetKind, Unknown, Walk};
 use super::{net, posix, remote, runners};
 use crate::inventory::Inventory;
 
@@ -521,8 +523,8 @@ fn code(ctx: &mut Ctx<'_>, name: &str, text: &Arg, dialect: Dialect) -> Result<(
         Some(value) => text_in(ctx, value, dialect),
         None => Err(Unknown(format!(
             "`{}` runs `{}`, which is only known when the command runs",
-            super::clip(name),
-            super::clip(&text.raw)
+            clip(name),
+            clip(&text.raw)
         ))),
     }
 }

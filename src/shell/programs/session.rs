@@ -4,8 +4,8 @@
 
 use super::{Ctx, finding, fixed, host_of, judge_remote};
 use crate::shell::catalog::Program;
+use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 use crate::shell::wrappers::attached;
-use crate::shell::{Arg, Class, Cmd, Target, TargetKind, Unknown};
 
 /// Options read as the catalog lists them: returns the index of the first operand and the
 /// options seen, each with its value when it takes one. A program whose value options

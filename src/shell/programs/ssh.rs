@@ -4,8 +4,10 @@
 
 use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
 use crate::shell::catalog::{Grammar, Program};
+use crate::shell::dialect::Dialect;
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
 use crate::shell::wrappers::{join, lower_base};
-use crate::shell::{Arg, Class, Cmd, Dialect, Stdin, Target, TargetKind, Unknown, remote};
 
 /// What ssh's options say about the connection and what runs on either side.
 #[derive(Default)]

@@ -3,8 +3,10 @@
 //! runs among its arguments is read, and a machine rewind protects among its words asks.
 
 use super::{Ctx, text_in};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Class, Cmd, Unknown, clip};
 use crate::shell::wrappers::{join, lower_base};
-use crate::shell::{Arg, Class, Cmd, Dialect, Unknown, clip, net, runners};
+use crate::shell::{net, runners};
 
 /// A program whose name is only known when the command runs (`$CC`, `${x}h`, `/usr/bin/s?h`,
 /// `$(printf …)`): asked about when it could be a remote program (its text names or hides

@@ -3,8 +3,9 @@
 
 use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::{Grammar, Program};
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
 use crate::shell::wrappers::join;
-use crate::shell::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, remote};
 
 pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
     let program = ctx

@@ -3,7 +3,7 @@
 
 use super::Next;
 use crate::shell::catalog::ShellCatalog;
-use crate::shell::{Arg, Stdin};
+use crate::shell::types::{Arg, Stdin};
 
 /// Whether `text` may reach another machine by a means no catalog program names: a library
 /// that code handed to an interpreter would use, or `systemd-run --host`. Part of the fast

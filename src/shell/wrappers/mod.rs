@@ -10,7 +10,8 @@ mod terminals;
 
 pub(crate) use self::interpreters::may_reach_without_a_program;
 use crate::shell::catalog::ShellCatalog;
-use crate::shell::{Arg, Dialect, Stdin};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Stdin};
 
 /// What a wrapper runs.
 pub(crate) enum Next {

@@ -7,7 +7,8 @@ use super::{
     skip_options,
 };
 use crate::shell::catalog::ShellCatalog;
-use crate::shell::{Arg, Dialect, Stdin};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Stdin};
 
 /// The options of sudo and doas that take a value.
 const SUDO_VALUES: &[&str] = &[

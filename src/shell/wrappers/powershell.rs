@@ -4,7 +4,8 @@
 use base64::Engine as _;
 
 use super::{Next, join};
-use crate::shell::{Arg, Dialect, Stdin};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Stdin};
 
 /// `pwsh -c TEXT`, `powershell -Command …`, `-EncodedCommand BASE64`.
 pub(super) fn powershell(args: &[Arg], stdin: &Stdin) -> Next {

@@ -2,7 +2,8 @@
 //! (and `byobu`), `zellij`, `script` and `expect`.
 
 use super::{Next, command_option, join, rest_of, skip_options, takes_next_word};
-use crate::shell::{Arg, Dialect, Stdin};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Stdin};
 
 /// `screen [options] COMMAND…`, and `screen -X stuff TEXT`, which types TEXT into a session.
 pub(super) fn screen(args: &[Arg]) -> Next {
