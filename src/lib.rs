@@ -28,7 +28,8 @@
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
 //! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], `redact` (secrets
-//!   out of every text that leaves the process), [`time`], `console` (the one stdout writer):
+//!   out of every text that leaves the process), [`time`], `console` (the one stdout writer),
+//!   `glob` (the catalogs' `*` and `?` patterns):
 //!   the pieces they share.
 //!
 //! Exit codes (`exit`): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
@@ -45,6 +46,7 @@ pub(crate) mod console;
 pub mod deadline;
 pub(crate) mod decision;
 pub(crate) mod exit;
+pub(crate) mod glob;
 pub(crate) mod guard;
 pub mod hook;
 pub mod host;

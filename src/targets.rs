@@ -155,59 +155,73 @@ fn parse_pattern(pattern: &str) -> Result<Vec<String>, Unknowable> {
         why: why.to_owned(),
     };
     let mut hosts = Vec::new();
-    for chunk in split_outside_brackets(pattern, |c| c == ',' || c == ';' || c.is_whitespace()) {
-        // `user:password@host` (a URL's or not): one host, reached as `user@host`. The
-        // password is no host (`admin:x@web01` is not `admin` and `x@web01`), and it is kept
-        // nowhere.
-        let without_password = drop_password(chunk);
-        let chunk = without_password.as_str();
-        if chunk.contains("://") {
+    for part in pattern_parts(pattern) {
+        if part.contains("://") {
             // `ssh://user@host:port/`: one reference, but only in exactly that shape. Ansible
             // splits any other `:` in it (`ssh://a/:db01` is also db01).
-            if !is_url_reference(chunk) {
+            if !is_url_reference(&part) {
                 return Err(unknowable(
-                    chunk,
+                    &part,
                     "is a URL with more in it than a user, a host and a port",
                 ));
             }
-            hosts.push(chunk.to_owned());
+            hosts.push(part);
             continue;
         }
-        for part in split_colons(chunk) {
-            if part.starts_with('~') {
-                return Err(unknowable(part, "is a regular expression"));
-            }
-            if part.starts_with('@') {
-                return Err(unknowable(part, "reads hosts from a file"));
-            }
-            if part.starts_with('!') {
-                return Err(unknowable(part, "excludes hosts from a set"));
-            }
-            if part.starts_with('&') {
-                return Err(unknowable(part, "intersects with a set of hosts"));
-            }
-            if part.eq_ignore_ascii_case("all") || part == "*" {
-                return Err(unknowable(part, "means every host in the inventory"));
-            }
-            if part.starts_with('[') {
-                if !is_bracketed_ip(part) {
-                    return Err(unknowable(part, "is a glob"));
-                }
-            } else if part.contains(['[', ']']) {
-                // Ansible reads `web[0:2]` as the first hosts of the group `web` (a subscript,
-                // by position), and `db[ab]` as a glob: neither names hosts by itself.
-                return Err(unknowable(
-                    part,
-                    "selects hosts by position in a group, or is a glob",
-                ));
-            }
-            if part.contains(['*', '?']) {
-                return Err(unknowable(part, "is a glob"));
-            }
-            hosts.push(part.to_owned());
+        if part.starts_with('~') {
+            return Err(unknowable(&part, "is a regular expression"));
         }
+        if part.starts_with('@') {
+            return Err(unknowable(&part, "reads hosts from a file"));
+        }
+        if part.starts_with('!') {
+            return Err(unknowable(&part, "excludes hosts from a set"));
+        }
+        if part.starts_with('&') {
+            return Err(unknowable(&part, "intersects with a set of hosts"));
+        }
+        if part.eq_ignore_ascii_case("all") || part == "*" {
+            return Err(unknowable(&part, "means every host in the inventory"));
+        }
+        if part.starts_with('[') {
+            if !is_bracketed_ip(&part) {
+                return Err(unknowable(&part, "is a glob"));
+            }
+        } else if part.contains(['[', ']']) {
+            // Ansible reads `web[0:2]` as the first hosts of the group `web` (a subscript,
+            // by position), and `db[ab]` as a glob: neither names hosts by itself.
+            return Err(unknowable(
+                &part,
+                "selects hosts by position in a group, or is a glob",
+            ));
+        }
+        if part.contains(['*', '?']) {
+            return Err(unknowable(&part, "is a glob"));
+        }
+        hosts.push(part);
     }
     Ok(hosts)
+}
+
+/// The parts of an Ansible host pattern, each a host, a group, a glob or an operator
+/// (`!x`, `&x`), as in the module docs: split at `,` `;` and whitespace outside brackets,
+/// then at `:`, keeping `host:port`, `[ip]:port`, a bare IPv6 address and a
+/// `scheme://…` reference whole (`web01:8080` is one host on port 8080, `web01:db01` two
+/// hosts). `user:password@host` is `user@host`, its password kept nowhere. The one reading of
+/// a pattern, for a catalog's `vm_arg` and for `ansible` on a command line.
+pub(crate) fn pattern_parts(pattern: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    for chunk in split_outside_brackets(pattern, |c| c == ',' || c == ';' || c.is_whitespace()) {
+        // `user:password@host` (a URL's or not): one host, reached as `user@host`. The
+        // password is no host (`admin:x@web01` is not `admin` and `x@web01`).
+        let chunk = drop_password(chunk);
+        if chunk.contains("://") {
+            parts.push(chunk);
+        } else {
+            parts.extend(split_colons(&chunk).into_iter().map(str::to_owned));
+        }
+    }
+    parts
 }
 
 /// `chunk` with the password of a `user:password@` in front of its host left out:
@@ -373,6 +387,27 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(refs(&pattern(text)), *expected, "{text}");
+        }
+    }
+
+    /// The one split of a pattern, shared with the shell's `ansible` and `ansible-playbook`:
+    /// groups, globs and operators come out as parts for an inventory to expand.
+    #[test]
+    fn a_pattern_splits_into_parts_keeping_ports_and_ipv6_addresses_whole() {
+        let cases: &[(&str, &[&str])] = &[
+            ("web01:8080", &["web01:8080"]),
+            ("web01:db01", &["web01", "db01"]),
+            ("webservers:!web02", &["webservers", "!web02"]),
+            ("web*:&prod", &["web*", "&prod"]),
+            ("web[0:2]:db01", &["web[0:2]", "db01"]),
+            ("fe80::1", &["fe80::1"]),
+            ("[fe80::1]:22:db01", &["[fe80::1]:22", "db01"]),
+            ("web01 db01,all", &["web01", "db01", "all"]),
+            ("admin:S3CR3T@web01:22", &["admin@web01:22"]),
+            ("ssh://root@web01:22/", &["ssh://root@web01:22/"]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(pattern_parts(text), *expected, "{text}");
         }
     }
 

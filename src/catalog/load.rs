@@ -8,7 +8,7 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use super::{Class, Entry, Platform, ServerBinding, same_server};
-use crate::shell::Dialect;
+use crate::shell::dialect::Dialect;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

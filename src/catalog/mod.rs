@@ -14,7 +14,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::shell::Dialect;
+use crate::glob::glob_chars;
+pub use crate::glob::glob_match;
+use crate::shell::dialect::Dialect;
 use crate::targets::Targets;
 
 /// One catalog shipped with `rewind`: its TOML source (shown and linted as it is) and what
@@ -682,47 +684,6 @@ pub fn same_server(a: &str, b: &str) -> bool {
     a.chars()
         .map(normalise_server_char)
         .eq(b.chars().map(normalise_server_char))
-}
-
-/// `*` matches any run of characters, `?` one; everything else literally, case-sensitively.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    glob_chars(pattern.chars(), text.chars())
-}
-
-/// [`glob_match`] over two character iterators: a position is a clone of an iterator, so
-/// backtracking to the last `*` needs no buffer.
-fn glob_chars<P, T>(mut pattern: P, mut text: T) -> bool
-where
-    P: Iterator<Item = char> + Clone,
-    T: Iterator<Item = char> + Clone,
-{
-    // After the last `*` seen: the pattern past it, and where in the text it started.
-    let mut star: Option<(P, T)> = None;
-    loop {
-        let mut text_next = text.clone();
-        let Some(t) = text_next.next() else { break };
-        let mut pattern_next = pattern.clone();
-        match pattern_next.next() {
-            Some('*') => {
-                star = Some((pattern_next.clone(), text.clone()));
-                pattern = pattern_next;
-            }
-            Some(p) if p == '?' || p == t => {
-                pattern = pattern_next;
-                text = text_next;
-            }
-            _ => match &mut star {
-                // Let the `*` take one more character and try again from there.
-                Some((after_star, from)) => {
-                    from.next();
-                    pattern = after_star.clone();
-                    text = from.clone();
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern.all(|c| c == '*')
 }
 
 #[cfg(test)]

@@ -9,10 +9,11 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-use crate::catalog::glob_match;
+use super::dialect::Dialect;
+use crate::glob::glob_match;
 
 /// The shell catalog shipped with `rewind`.
-pub const BUILTIN: (&str, &str) = (
+pub(crate) const BUILTIN: (&str, &str) = (
     "builtin:shell.toml",
     include_str!("../../catalogs/shell.toml"),
 );
@@ -24,7 +25,7 @@ const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/catalogs/shel
 /// How a program's arguments are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Grammar {
+pub(crate) enum Grammar {
     /// OpenSSH `ssh`: options, a destination, then the remote command.
     Ssh,
     /// `scp`, `sftp`, `rsync`: `host:path` operands; the last one is the destination.
@@ -64,86 +65,86 @@ pub enum Grammar {
 
 /// One remote program.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
-    pub names: Vec<String>,
-    pub grammar: Grammar,
-    pub value_options: Vec<String>,
-    pub read_only: Vec<String>,
-    pub mutating: Vec<String>,
+pub(crate) struct Program {
+    pub(crate) names: Vec<String>,
+    pub(crate) grammar: Grammar,
+    pub(crate) value_options: Vec<String>,
+    pub(crate) read_only: Vec<String>,
+    pub(crate) mutating: Vec<String>,
     /// Options whose value lists hosts (host-list grammar).
-    pub host_options: Vec<String>,
+    pub(crate) host_options: Vec<String>,
     /// Options that pick hosts from a file, a group or the whole cluster (host-list and
     /// fleet grammars).
-    pub other_host_options: Vec<String>,
+    pub(crate) other_host_options: Vec<String>,
     /// Which operands name hosts (fleet grammar): `"1"`, `"2"`, `"all"`, `"unc"`, `"url"`.
-    pub host_operand: Option<String>,
+    pub(crate) host_operand: Option<String>,
     /// Environment variables that name the host (fleet grammar): `DOCKER_HOST`.
-    pub host_env: Vec<String>,
+    pub(crate) host_env: Vec<String>,
     /// Options (or operand words, such as wmic's `call`) that make the call change something
     /// whatever its action (fleet grammar).
-    pub mutating_options: Vec<String>,
+    pub(crate) mutating_options: Vec<String>,
     /// With no host named, the hosts come from somewhere not written: ask (fleet grammar).
-    pub without_host_asks: bool,
+    pub(crate) without_host_asks: bool,
     /// Options are also written `/x` and `/x:value` (Windows programs; fleet grammar).
-    pub windows_flags: bool,
+    pub(crate) windows_flags: bool,
     /// Only in text of this dialect (`cp` is Copy-Item in PowerShell alone).
-    pub dialect: Option<super::Dialect>,
+    pub(crate) dialect: Option<Dialect>,
     /// The services that are this program's business (`aws ec2`, `az vm`; fleet grammar):
     /// others act on no machine, and the action is the word after the service.
-    pub scope: Vec<String>,
+    pub(crate) scope: Vec<String>,
     /// Actions that point later commands elsewhere (`docker context use`): ask.
-    pub ask_actions: Vec<String>,
+    pub(crate) ask_actions: Vec<String>,
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
-    pub remote_command: Option<super::Dialect>,
+    pub(crate) remote_command: Option<Dialect>,
     /// The file (or `builtin:` name) the entry came from.
-    pub origin: String,
+    pub(crate) origin: String,
 }
 
 impl Program {
     /// Whether `option` (as typed, before any `=value`) takes a value.
-    pub fn takes_value(&self, option: &str) -> bool {
+    pub(crate) fn takes_value(&self, option: &str) -> bool {
         self.value_options.iter().any(|o| o == option)
     }
 
     /// Whether `name` is in the `read_only` list (globs allowed).
-    pub fn is_read_only(&self, name: &str) -> bool {
+    pub(crate) fn is_read_only(&self, name: &str) -> bool {
         self.read_only.iter().any(|p| glob_match(p, name))
     }
 
     /// Whether `name` is in the `mutating` list (globs allowed).
-    pub fn is_mutating(&self, name: &str) -> bool {
+    pub(crate) fn is_mutating(&self, name: &str) -> bool {
         self.mutating.iter().any(|p| glob_match(p, name))
     }
 }
 
 /// A remote command that is read-only under conditions.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct RemoteRule {
-    pub command: String,
+pub(crate) struct RemoteRule {
+    pub(crate) command: String,
     /// The first operand must be one of these (`""`: no operand at all is fine too).
-    pub subcommands: Vec<String>,
+    pub(crate) subcommands: Vec<String>,
     /// Any argument equal to one of these (or starting with it, for a trailing `*`) makes the
     /// command mutating.
-    pub unless: Vec<String>,
+    pub(crate) unless: Vec<String>,
     /// A short-option bundle (`-ni`) holding one of these letters makes it mutating.
-    pub unless_short: String,
+    pub(crate) unless_short: String,
     /// Any argument containing one of these texts makes it mutating.
-    pub unless_text: Vec<String>,
+    pub(crate) unless_text: Vec<String>,
     /// More operands (arguments not starting with `-`) than this make it mutating.
-    pub operands_max: Option<usize>,
+    pub(crate) operands_max: Option<usize>,
     /// The options that take the next word as their value: never read as the subcommand.
-    pub value_options: Vec<String>,
+    pub(crate) value_options: Vec<String>,
     /// When set, every option must be one of these or of `value_options` (bundles split
     /// into letters); any other option makes the command mutating.
-    pub only_options: Option<Vec<String>>,
+    pub(crate) only_options: Option<Vec<String>>,
     /// The flags (no value) understood before a subcommand; any other option there makes
     /// the command mutating, since it could take a value and hide the subcommand.
-    pub global_options: Vec<String>,
+    pub(crate) global_options: Vec<String>,
     /// For programs whose action is a later operand (`ip link set`): its position (1-based)
     /// and the actions that only read, each also matching its abbreviations.
-    pub action_at: Option<usize>,
-    pub actions: Vec<String>,
+    pub(crate) action_at: Option<usize>,
+    pub(crate) actions: Vec<String>,
 }
 
 /// The checked shell catalog: built-in entries first, then user files (a later program with
@@ -152,10 +153,10 @@ pub struct RemoteRule {
 pub struct ShellCatalog {
     programs: Vec<Program>,
     /// Remote commands that only read, with no conditions.
-    pub remote_read_only: BTreeSet<String>,
-    pub remote_rules: Vec<RemoteRule>,
+    pub(crate) remote_read_only: BTreeSet<String>,
+    pub(crate) remote_rules: Vec<RemoteRule>,
     /// Windows commands and cmdlets that only read (globs, case-insensitive).
-    pub windows_read_only: Vec<String>,
+    pub(crate) windows_read_only: Vec<String>,
     /// Every name of a remote program, lower-cased, for the fast "no remote program" test.
     mentions: Vec<String>,
 }
@@ -192,12 +193,12 @@ struct RawProgram {
     without_host: Option<WithoutHost>,
     #[serde(default)]
     windows_flags: bool,
-    dialect: Option<super::Dialect>,
+    dialect: Option<Dialect>,
     #[serde(default)]
     scope: Vec<String>,
     #[serde(default)]
     ask_actions: Vec<String>,
-    remote_command: Option<super::Dialect>,
+    remote_command: Option<Dialect>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -248,7 +249,7 @@ struct RawWindows {
 
 impl ShellCatalog {
     /// The built-in catalog (when `builtin`) and then `files`, in order.
-    pub fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
+    pub(crate) fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
         let mut catalog = ShellCatalog::default();
         if builtin {
             let raw = serde_json::from_str(BUILTIN_JSON)
@@ -270,15 +271,16 @@ impl ShellCatalog {
         Self::load(true, &[] as &[&Path])
     }
 
-    /// Parses one catalog's text on its own (for tests and `catalog lint`).
-    pub fn parse(text: &str, origin: &str) -> anyhow::Result<ShellCatalog> {
+    /// Parses one catalog's text on its own, for the tests of its checks.
+    #[cfg(test)]
+    fn parse(text: &str, origin: &str) -> anyhow::Result<ShellCatalog> {
         let mut catalog = ShellCatalog::default();
         catalog.extend(text, origin)?;
         Ok(catalog)
     }
 
     /// Adds one file's entries after those already loaded.
-    pub fn extend(&mut self, text: &str, origin: &str) -> anyhow::Result<()> {
+    pub(crate) fn extend(&mut self, text: &str, origin: &str) -> anyhow::Result<()> {
         let raw: RawShellCatalog = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("shell catalog {origin}: {}", e.to_string().trim_end()))?;
         self.add(raw, origin)
@@ -368,18 +370,18 @@ impl ShellCatalog {
     }
 
     /// Every program, in load order.
-    pub fn programs(&self) -> &[Program] {
+    pub(crate) fn programs(&self) -> &[Program] {
         &self.programs
     }
 
     /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
     /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
-    pub fn program(&self, command: &str) -> Option<&Program> {
+    pub(crate) fn program(&self, command: &str) -> Option<&Program> {
         self.program_in(command, None)
     }
 
     /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
-    pub fn program_in(&self, command: &str, dialect: Option<super::Dialect>) -> Option<&Program> {
+    pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
         let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
         let lower = base.to_ascii_lowercase();
         let stem = [".exe", ".com", ".cmd", ".bat"]
@@ -396,7 +398,7 @@ impl ShellCatalog {
 
     /// The first word of `text` that names a remote program as a command would (`ssh`,
     /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
-    pub fn names_a_program(&self, text: &str) -> Option<&str> {
+    pub(crate) fn names_a_program(&self, text: &str) -> Option<&str> {
         text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
             .filter(|word| !word.is_empty())
             .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
@@ -404,7 +406,7 @@ impl ShellCatalog {
 
     /// Whether `text` could name a remote program at all: the fast path for local commands.
     /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
-    pub fn mentions_a_program(&self, text: &str) -> bool {
+    pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
         let folded: String = text
             .chars()
             .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
@@ -419,7 +421,7 @@ impl ShellCatalog {
     /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
     /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
     /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
-    pub fn may_hide_a_program(&self, text: &str) -> bool {
+    pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
         // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
         if text.contains("$'") && text.contains('\\') {
             return true;
@@ -431,7 +433,7 @@ impl ShellCatalog {
     }
 
     /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
-    pub fn first_mention(&self, text: &str) -> Option<&str> {
+    pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
         let folded: String = text
             .chars()
             .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
@@ -445,7 +447,7 @@ impl ShellCatalog {
     }
 
     /// Whether a Windows command or cmdlet only reads.
-    pub fn windows_read_only(&self, name: &str) -> bool {
+    pub(crate) fn windows_read_only(&self, name: &str) -> bool {
         let lower = name.to_lowercase();
         self.windows_read_only
             .iter()

@@ -4,13 +4,15 @@
 //! The command is parsed, never grepped: `posix` (bash, with `brush-parser`: pure Rust, MIT,
 //! a real AST with here-documents and the pieces of each word, so `web01` is told from
 //! `$HOST`; tree-sitter-bash needs a C build and a grammar crate, `yash-syntax` is GPL-3 and
-//! cannot be linked) or [`powershell`] turn the text into simple commands; wrappers (`sudo`,
+//! cannot be linked) or `powershell` turn the text into simple commands; wrappers (`sudo`,
 //! `env`, `nohup`, `timeout`, `nice`, `time`, `exec`, `command`, `bash -c '…'`, `pwsh -c`) are
-//! looked through; each remote program named in the shell catalog ([`catalog`],
-//! `catalogs/shell.toml`) is read by its grammar ([`programs`]) into targets and a remote
+//! looked through (`wrappers`); each remote program named in the shell catalog (`catalog`,
+//! `catalogs/shell.toml`) is read by its grammar (`programs`) into targets and a remote
 //! command, and the remote command is parsed again and judged against a read-only allowlist
-//! ([`remote`]). [`resolve`] then turns ssh aliases and Ansible patterns into exact VM
-//! references.
+//! (`remote`). `resolve` then turns ssh aliases and Ansible patterns into exact VM
+//! references. What they all share sits below them: `types` (words, simple commands,
+//! findings), `dialect`, and `walk` (the limits every nested text counts against, and the
+//! parse of a text into simple commands).
 //!
 //! The outcome ([`Verdict`]): `Local` (no remote program: not this tool's business, no
 //! decision), `ReadOnly` (remote work that only reads: no checkpoint), `Mutating` with the
@@ -18,15 +20,18 @@
 //! parse error, an unsupported construct, a cap on commands or depth, or a spent budget is
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
-pub mod catalog;
-mod fleet;
+pub(crate) mod catalog;
+pub(crate) mod dialect;
 mod net;
 mod posix;
-pub mod powershell;
-pub mod programs;
-pub mod remote;
-pub mod resolve;
+mod powershell;
+mod programs;
+mod remote;
+pub(crate) mod resolve;
 mod runners;
+mod types;
+mod walk;
+mod wrappers;
 
 use std::fmt;
 use std::time::Instant;
@@ -34,161 +39,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use self::catalog::ShellCatalog;
+pub use self::dialect::Dialect;
+pub use self::types::Target;
+pub(crate) use self::types::{Class, Cmd, Finding, Stdin, Unknown, clip};
+use self::walk::Walk;
 use crate::inventory::Inventory;
-
-/// Most simple commands one call may hold before the analysis gives up (→ ask).
-pub const MAX_COMMANDS: usize = 2000;
-/// Deepest nesting (`bash -c "$(…)"`, remote commands inside remote commands) followed.
-pub const MAX_DEPTH: usize = 16;
-/// Deepest nesting of brackets and compound commands handed to a parser (it recurses per
-/// level); deeper text asks.
-pub const MAX_NESTING: usize = 48;
-/// Longest command text analysed; longer text that mentions a remote program → ask.
-pub const MAX_TEXT: usize = 256 * 1024;
-
-/// Which language the command string is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dialect {
-    /// bash / POSIX sh (Claude Code's `Bash`, Desktop Commander, most MCP command servers).
-    Posix,
-    /// PowerShell (Claude Code's `PowerShell`, PowerShell.MCP, `pwsh -c`).
-    #[serde(rename = "powershell")]
-    PowerShell,
-}
-
-/// One word of a command: as written, and its value when it has no expansion.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Arg {
-    pub raw: String,
-    /// `None` when the word holds `$VAR`, `$(…)`, backticks or another expansion.
-    pub value: Option<String>,
-}
-
-impl Arg {
-    pub(crate) fn literal(text: String) -> Arg {
-        Arg {
-            raw: text.clone(),
-            value: Some(text),
-        }
-    }
-
-    pub(crate) fn dynamic(raw: String) -> Arg {
-        Arg { raw, value: None }
-    }
-
-    /// The value, or the text as written when it expands.
-    pub fn text(&self) -> &str {
-        self.value.as_deref().unwrap_or(&self.raw)
-    }
-}
-
-/// Where a command's standard input comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Stdin {
-    #[default]
-    Inherited,
-    /// A pipe from the previous command.
-    Pipe,
-    /// A file (`< script.sh`): its path when the text fixes it.
-    File(Option<String>),
-    /// A here-document or here-string.
-    Text(Arg),
-}
-
-/// One simple command, after parsing.
-#[derive(Debug, Clone, Default)]
-pub struct Cmd {
-    pub words: Vec<Arg>,
-    pub stdin: Stdin,
-    /// The first file an output redirection writes to (not `/dev/null`).
-    pub writes: Option<String>,
-    /// `NAME=value` words before the command name (the value as written when it expands).
-    pub assignments: Vec<String>,
-    /// PowerShell's call operator runs it (`& $x web01`): a leading variable is the program.
-    pub call: bool,
-    /// What the previous command of a pipeline writes into this one, when the text fixes it
-    /// (`echo 'ssh web01 reboot' | sh`).
-    pub piped: Option<Arg>,
-    /// Variables bound around this command by a literal `for` list, innermost last.
-    pub bindings: Vec<(String, String)>,
-    /// Run by a wrapper of the same simple command (`sudo`, `env`, `nice`): what belongs to
-    /// the whole command (its variables' code, its redirections) was read with the wrapper.
-    pub wrapped: bool,
-}
-
-/// Why the analysis cannot say what the command does: the hook asks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unknown(pub String);
-
-/// How a parser's refusal of a text begins, so that a text the parser cannot read is told
-/// from one past a limit (which always asks).
-const UNPARSED: &str = "the command could not be parsed";
-
-impl Unknown {
-    pub(crate) fn unparsed(detail: impl fmt::Display) -> Unknown {
-        Unknown(format!("{UNPARSED} ({detail})"))
-    }
-
-    /// Whether the parser could not read the text (as opposed to a limit or a rule).
-    pub(crate) fn is_unparsed(&self) -> bool {
-        self.0.starts_with(UNPARSED)
-    }
-}
-
-/// What a command does on a remote machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Class {
-    ReadOnly,
-    Mutating,
-}
-
-/// How a target is named, which decides how it resolves to a VM reference.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
-pub enum TargetKind {
-    /// An ssh destination; `ssh -G` may map it to another HostName. `config` is a `-F` file
-    /// named on the command line.
-    Ssh {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        config: Option<String>,
-    },
-    /// A host name or address (WinRM, SMB, psexec).
-    Host,
-    /// An Ansible host pattern, expanded through the inventory.
-    Ansible {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        inventory: Option<String>,
-    },
-    /// The VM itself (govc, virsh, PowerCLI).
-    Vm,
-}
-
-/// A machine a command reaches, as named in the command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Target {
-    pub name: String,
-    #[serde(flatten)]
-    pub kind: TargetKind,
-}
-
-/// One remote program found in the command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// The program as the catalog names it (`ssh`, `Invoke-Command`).
-    pub program: String,
-    pub targets: Vec<Target>,
-    /// Why the targets cannot be known before the command runs (→ ask).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unknown: Option<String>,
-    /// The command run on the remote side, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote: Option<String>,
-    pub class: Class,
-    /// Why the class is what it is, in words for the model and the operator.
-    pub why: String,
-}
 
 /// What the hook should do with a command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -208,7 +63,7 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Analysis {
     pub verdict: Verdict,
-    pub findings: Vec<Finding>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl Analysis {
@@ -220,136 +75,15 @@ impl Analysis {
     }
 }
 
-/// Counters and limits shared by one analysis, through every nested text.
-pub(crate) struct Walk {
-    pub(crate) commands: Vec<Cmd>,
-    /// Loop variables bound while a literal `for` body is walked.
-    pub(crate) bindings: Vec<(String, String)>,
-    depth: usize,
-    count: usize,
-    until: Option<Instant>,
-}
-
-impl Walk {
-    fn new(until: Option<Instant>) -> Walk {
-        Walk {
-            commands: Vec::new(),
-            bindings: Vec::new(),
-            depth: 0,
-            count: 0,
-            until,
-        }
-    }
-
-    pub(crate) fn enter(&mut self) -> Result<(), Unknown> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(Unknown(format!(
-                "the command nests deeper than {MAX_DEPTH} levels"
-            )));
-        }
-        self.check_time()
-    }
-
-    pub(crate) fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-
-    pub(crate) fn count(&mut self) -> Result<(), Unknown> {
-        self.count += 1;
-        if self.count > MAX_COMMANDS {
-            return Err(Unknown(format!(
-                "the command holds more than {MAX_COMMANDS} simple commands"
-            )));
-        }
-        self.check_time()
-    }
-
-    fn check_time(&self) -> Result<(), Unknown> {
-        match self.until {
-            Some(until) if Instant::now() >= until => Err(Unknown(String::from(
-                "the time to analyse the command ran out",
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// Parses `text` in `dialect` and returns its simple commands.
-    pub(crate) fn parse(&mut self, text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
-        if text.len() > MAX_TEXT {
-            return Err(Unknown(format!(
-                "the command is longer than {} KiB",
-                MAX_TEXT / 1024
-            )));
-        }
-        if nesting_depth(text, dialect) > MAX_NESTING {
-            return Err(Unknown(format!(
-                "the command nests deeper than {MAX_NESTING} levels"
-            )));
-        }
-        let outer = std::mem::take(&mut self.commands);
-        let result = match dialect {
-            Dialect::Posix => posix::walk_text(text, self),
-            Dialect::PowerShell => powershell::walk_text(text, self),
-        };
-        let commands = std::mem::replace(&mut self.commands, outer);
-        result.map(|()| commands)
-    }
-}
-
-/// An upper bound on how deeply `text` nests, quotes ignored: brackets, and in POSIX text
-/// the compound commands (`if`, `while`, `until`, `for`, `select`, `case`) that the parser
-/// recurses into. Checked before parsing, so no input can take a parser's recursion to the
-/// end of the stack; past [`MAX_NESTING`] the command asks.
-fn nesting_depth(text: &str, dialect: Dialect) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut word = String::new();
-    let keyword = |word: &mut String, depth: &mut usize, deepest: &mut usize| {
-        if dialect == Dialect::Posix {
-            match word.as_str() {
-                "if" | "while" | "until" | "for" | "select" | "coproc" | "function" => {
-                    *depth += 1;
-                    *deepest = (*deepest).max(*depth);
-                }
-                // Each of a case's patterns ends in a `)` that takes one level off again.
-                "case" => {
-                    *depth += 2;
-                    *deepest = (*deepest).max(*depth);
-                }
-                "fi" | "done" | "esac" => *depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-        word.clear();
-    };
-    for c in text.chars() {
-        match c {
-            '(' | '{' | '[' => {
-                keyword(&mut word, &mut depth, &mut deepest);
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            ')' | '}' | ']' => {
-                keyword(&mut word, &mut depth, &mut deepest);
-                depth = depth.saturating_sub(1);
-            }
-            c if c.is_alphanumeric() || c == '_' || c == '-' => word.push(c),
-            _ => keyword(&mut word, &mut depth, &mut deepest),
-        }
-    }
-    keyword(&mut word, &mut depth, &mut deepest);
-    deepest
-}
-
 /// The simple commands of `text` as the parser sees them (wrappers are not looked through,
 /// `$(…)` and process substitutions are included), for checks that read words and output
 /// redirections rather than remote programs.
-pub fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
+pub(crate) fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
     Walk::new(None).parse(text, dialect)
 }
 
 /// Analyses a command string: its remote programs, their targets and remote commands, and
-/// the verdict. Pure: no process is started (see [`resolve`] for that). `known` is the
+/// the verdict. Pure: no process is started (see `resolve` for that). `known` is the
 /// protected-VM net: a program the catalog does not know that names one of them asks.
 /// `until` bounds the time spent; past it the verdict is `Unknown`.
 pub fn analyse(
@@ -379,16 +113,6 @@ pub fn analyse(
     Analysis { verdict, findings }
 }
 
-/// A command shortened for a message: its first line, at most 80 characters.
-pub fn clip(command: &str) -> String {
-    let line = command.lines().next().unwrap_or_default();
-    let mut clipped: String = line.chars().take(80).collect();
-    if clipped.len() < command.len() {
-        clipped.push('…');
-    }
-    clipped
-}
-
 fn summarise(findings: &[Finding]) -> Verdict {
     if let Some(f) = findings.iter().find(|f| f.unknown.is_some()) {
         return Verdict::Unknown {
@@ -411,17 +135,6 @@ fn summarise(findings: &[Finding]) -> Verdict {
         Verdict::Local
     } else {
         Verdict::ReadOnly
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            TargetKind::Ssh { .. } => write!(f, "ssh:{}", self.name),
-            TargetKind::Host => write!(f, "host:{}", self.name),
-            TargetKind::Ansible { .. } => write!(f, "ansible:{}", self.name),
-            TargetKind::Vm => write!(f, "vm:{}", self.name),
-        }
     }
 }
 
@@ -468,7 +181,7 @@ mod tests;
 
 /// What the hook does with a command once its targets are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Local, or remote work that only reads: no decision.
     NoDecision,
     /// Something could not be known: ask, saying which part and why.
@@ -480,17 +193,17 @@ pub enum Outcome {
 /// The analysis of a command and what follows from it: the one code path shared by the hook
 /// and `rewind check --command`.
 #[derive(Debug, Clone)]
-pub struct Judgement {
-    pub analysis: Analysis,
-    pub outcome: Outcome,
+pub(crate) struct Judgement {
+    pub(crate) analysis: Analysis,
+    pub(crate) outcome: Outcome,
     /// Whether the text names a remote program or a machine rewind protects at all.
-    pub mentions_a_machine: bool,
+    pub(crate) mentions_a_machine: bool,
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
 /// mutating work (`ssh -G`, the Ansible inventory) before `until`. `cwd` is the directory the
 /// command runs in. Errors are catalog errors (the hook denies on them).
-pub fn judge(
+pub(crate) fn judge(
     command: &str,
     dialect: Dialect,
     config: &crate::config::Config,

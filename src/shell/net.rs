@@ -11,7 +11,7 @@ use crate::inventory::Inventory;
 
 /// Programs that never change the machine a name in their arguments stands for: they print
 /// it, search text for it, or ask a resolver or the network whether it answers.
-pub(crate) const INERT: &[&str] = &[
+const INERT: &[&str] = &[
     "echo",
     "printf",
     "grep",

@@ -15,7 +15,8 @@
 use brush_parser::ast;
 use brush_parser::word::{self, WordPiece, WordPieceWithSource};
 
-use super::{Arg, Cmd, Stdin, Unknown, Walk};
+use super::types::{Arg, Cmd, Stdin, Unknown};
+use super::walk::Walk;
 
 /// Parses `text` as a shell program and appends its simple commands to `walk`.
 pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {

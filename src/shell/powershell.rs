@@ -5,7 +5,8 @@
 //! `@(…)`, walked as commands of their own since they run). Redirections into files are
 //! noted. Not a full parser: what it cannot read is an [`Unknown`].
 
-use super::{Arg, Cmd, Stdin, Unknown, Walk};
+use super::types::{Arg, Cmd, Stdin, Unknown};
+use super::walk::Walk;
 
 /// Parses PowerShell `text` and appends its commands to `walk`.
 pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {

@@ -4,13 +4,22 @@
 //! at run time, a script read from standard input that is not seen, or any command not listed
 //! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
 
-use super::catalog::RemoteRule;
-use super::programs::{Ctx, Next, unwrap};
-use super::{Class, Cmd, Dialect, Stdin};
+use super::catalog::{RemoteRule, ShellCatalog};
+use super::dialect::Dialect;
+use super::types::{Arg, Class, Cmd, Stdin};
+use super::walk::Walk;
+use super::wrappers::{Next, unwrap};
+
+/// What judging a remote command needs: the catalog's read-only lists, and the limits of
+/// the analysis it is part of.
+pub(crate) struct Judge<'a> {
+    pub(crate) catalog: &'a ShellCatalog,
+    pub(crate) walk: &'a mut Walk,
+}
 
 /// Classifies a POSIX remote command. `stdin` is what the remote side reads (a here-document
 /// given to `ssh host bash -s`).
-pub(crate) fn classify(ctx: &mut Ctx<'_>, text: &str, stdin: &Stdin) -> (Class, String) {
+pub(crate) fn classify(ctx: &mut Judge<'_>, text: &str, stdin: &Stdin) -> (Class, String) {
     let commands = match ctx.walk.parse(text, Dialect::Posix) {
         Ok(commands) => commands,
         Err(e) => {
@@ -35,7 +44,7 @@ pub(crate) fn classify(ctx: &mut Ctx<'_>, text: &str, stdin: &Stdin) -> (Class, 
 }
 
 fn check_all(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Judge<'_>,
     commands: &[Cmd],
     stdin: &Stdin,
     readers: &mut Vec<String>,
@@ -53,7 +62,7 @@ fn check_all(
 
 /// A nested remote text (`bash -c '…'`), its readers noted with the outer ones.
 fn classify_into(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Judge<'_>,
     text: &str,
     stdin: &Stdin,
     readers: &mut Vec<String>,
@@ -67,9 +76,9 @@ fn classify_into(
 
 /// The command a wrapper runs on the host, judged with the wrapper's input.
 fn check_inner(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Judge<'_>,
     cmd: &Cmd,
-    words: Vec<super::Arg>,
+    words: Vec<Arg>,
     stdin: &Stdin,
     readers: &mut Vec<String>,
 ) -> Result<(), String> {
@@ -86,7 +95,7 @@ fn check_inner(
 }
 
 fn check(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Judge<'_>,
     cmd: &Cmd,
     stdin: &Stdin,
     readers: &mut Vec<String>,
@@ -134,7 +143,7 @@ fn check(
             return Ok(());
         }
     }
-    let args: Vec<&str> = cmd.words[1..].iter().map(super::Arg::text).collect();
+    let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
     if ctx.catalog.remote_read_only.contains(base) {
         note(readers, base);
         return Ok(());
@@ -153,9 +162,9 @@ fn check(
 /// `spawn` line), one nesting level deeper, in its dialect: text only known when it runs is
 /// never read-only.
 fn judge_text(
-    ctx: &mut Ctx<'_>,
+    ctx: &mut Judge<'_>,
     name: &str,
-    text: super::Arg,
+    text: Arg,
     dialect: Dialect,
     stdin: &Stdin,
     readers: &mut Vec<String>,
@@ -497,7 +506,7 @@ fn inner_blocks(raw: &str) -> Vec<String> {
 }
 
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.
-pub(crate) fn classify_windows(ctx: &mut Ctx<'_>, text: &str) -> (Class, String) {
+pub(crate) fn classify_windows(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
     let commands = match ctx.walk.parse(text, Dialect::PowerShell) {
         Ok(commands) => commands,
         Err(e) => {

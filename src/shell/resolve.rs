@@ -13,22 +13,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Target, TargetKind};
+use super::types::{Target, TargetKind};
 
 /// Longest one `ssh -G` or `ansible-inventory` may take, within the caller's deadline.
 const PROCESS_LIMIT: Duration = Duration::from_secs(5);
 
 /// How targets resolve.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// Run `ssh -G` for ssh destinations.
-    pub resolve_ssh_config: bool,
+    pub(crate) resolve_ssh_config: bool,
     /// The inventory for Ansible patterns without `-i`; `None`: the one Ansible would use.
-    pub ansible_inventory: Option<PathBuf>,
+    pub(crate) ansible_inventory: Option<PathBuf>,
     /// `$HOME`, for `~/.ssh/config` and `~` in paths.
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// The directory the command runs in, for relative paths (`-i inventory.ini`, `-F cfg`).
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
 }
 
 impl Options {
@@ -43,7 +43,7 @@ impl Options {
 }
 
 /// Resolves targets into VM references, in order, without duplicates.
-pub fn resolve(
+pub(crate) fn resolve(
     targets: &[Target],
     options: &Options,
     until: Instant,
@@ -487,12 +487,12 @@ impl Inventory {
         let mut hosts = BTreeSet::new();
         if pattern.contains(['*', '?']) {
             for host in self.hosts.keys() {
-                if crate::catalog::glob_match(pattern, host) {
+                if crate::glob::glob_match(pattern, host) {
                     hosts.insert(host.clone());
                 }
             }
             for group in self.groups.keys() {
-                if crate::catalog::glob_match(pattern, group) {
+                if crate::glob::glob_match(pattern, group) {
                     self.group_hosts(group, &mut hosts, &mut BTreeSet::new());
                 }
             }

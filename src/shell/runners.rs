@@ -4,7 +4,7 @@
 //! `GIT_SSH_COMMAND=… git fetch`. The code is read as a shell command when the text fixes it
 //! and asked about when it does not.
 
-use super::{Arg, Cmd, Stdin};
+use super::types::{Arg, Cmd, Stdin, clip};
 
 /// Variables whose value a program runs as a command (a leading `|` or `||` is LESSOPEN's
 /// pipe marker).
@@ -330,7 +330,7 @@ fn sed(args: &[Arg], code: &mut Vec<Code>) {
         if !found {
             code.push(Code::Unread(format!(
                 "the sed script `{}` can run commands or write files",
-                super::clip(text)
+                clip(text)
             )));
         }
     }

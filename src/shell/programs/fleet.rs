@@ -22,13 +22,13 @@
     reason = "a grammar reads best top to bottom, one case after another"
 )]
 
-use super::catalog::Program;
-use super::net;
-use super::programs::{Ctx, finding, unknown_finding};
-use super::{Arg, Class, Cmd, Target, TargetKind, Unknown};
+use super::{Ctx, finding, judge_words, unknown_finding, unread_program};
+use crate::shell::catalog::Program;
+use crate::shell::net;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
 
 /// Reads one fleet program's arguments into a finding.
-pub(crate) fn fleet(
+pub(super) fn fleet(
     ctx: &mut Ctx<'_>,
     program: &Program,
     args: &[Arg],
@@ -209,7 +209,7 @@ pub(crate) fn fleet(
             .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
             .map(|(_, a)| (*a).clone())
             .collect();
-        let (judged, why) = super::programs::judge_words(ctx, &words, cmd, dialect);
+        let (judged, why) = judge_words(ctx, &words, cmd, dialect);
         class = judged;
         remote_text = Some(why);
     }
@@ -254,7 +254,7 @@ pub(crate) fn fleet(
     }
     if targets.is_empty() {
         // A cmdlet fed objects by the pipeline acts where they came from.
-        let piped = program.windows_flags && cmd.stdin == super::Stdin::Pipe;
+        let piped = program.windows_flags && cmd.stdin == Stdin::Pipe;
         if (program.without_host_asks || piped) && class == Class::Mutating {
             ctx.findings.push(unknown_finding(
                 program,
@@ -268,7 +268,7 @@ pub(crate) fn fleet(
         } else if hosts.is_empty() && class == Class::Mutating {
             // On this machine: `docker run img ssh web01 reboot` still runs what it names.
             let name = cmd.words.first().map_or("", Arg::text).to_owned();
-            return super::programs::unread_program(ctx, &name, cmd);
+            return unread_program(ctx, &name, cmd);
         }
         return Ok(());
     }
@@ -319,7 +319,7 @@ fn class_of(program: &Program, flags: &[String], words: &[String], action: Optio
         if r.is_empty() {
             action.is_empty()
         } else {
-            crate::catalog::glob_match(&r.to_ascii_lowercase(), &action)
+            crate::glob::glob_match(&r.to_ascii_lowercase(), &action)
         }
     };
     if program
@@ -408,7 +408,7 @@ fn is_this_machine(host: &str) -> bool {
 /// `host_operand` is the operand that is written (`"1"`, `"2"`), `host_options` the options
 /// whose value is written, `other_host_options` those that write through a session (ask),
 /// and `read_only` the flags that only list (`robocopy /L`).
-pub(crate) fn unc_write(
+pub(super) fn unc_write(
     ctx: &mut Ctx<'_>,
     program: &Program,
     args: &[Arg],
@@ -470,7 +470,7 @@ pub(crate) fn unc_write(
         written.extend(operands.get(at).copied());
     }
     // `Get-ChildItem \\win01\share | Remove-Item`: the items come from the pipeline.
-    if written.is_empty() && cmd.stdin == super::Stdin::Pipe && ctx.names_a_machine {
+    if written.is_empty() && cmd.stdin == Stdin::Pipe && ctx.names_a_machine {
         ctx.findings.push(unknown_finding(
             program,
             String::from("acts on items the pipeline hands it, which may be on another machine"),

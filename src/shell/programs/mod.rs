@@ -1,0 +1,651 @@
+//! The walk from simple commands to findings: each command's wrappers are looked through
+//! (`wrappers`: `sudo`, `env`, `nohup`, `timeout`, `bash -c`, `pwsh -c`, `find -exec`, …), what
+//! it leaves for later commands is remembered (a file it wrote, a variable it exported), and
+//! `command` hands each remote program to the grammar the catalog names for it: `ssh`,
+//! `session` (sessions and host lists), `copy`, `ansible`, `windows` (winrs, psexec,
+//! smbclient), `hypervisors` (govc, virsh), `cmdlets` (PowerShell) and `fleet`. A
+//! program no grammar reads still has what it runs among its arguments read, and asks when it
+//! names a machine rewind protects.
+
+#![expect(
+    clippy::unnecessary_wraps,
+    reason = "every grammar has the one signature `command` dispatches to"
+)]
+#![expect(
+    clippy::too_many_lines,
+    reason = "the walk and the grammars read best top to bottom, one case after another"
+)]
+
+use super::catalog::{Grammar, Program, ShellCatalog};
+use super::dialect::Dialect;
+use super::types::{Arg, Class, Cmd, Finding, Stdin, Target, TargetKind, Unknown, clip};
+use super::walk::Walk;
+use super::wrappers::{Next, join, lower_base, may_reach_without_a_program, unwrap};
+use super::{net, posix, remote, runners};
+use crate::inventory::Inventory;
+
+mod ansible;
+mod cmdlets;
+mod copy;
+mod fleet;
+mod hypervisors;
+mod session;
+mod ssh;
+mod unread;
+mod windows;
+
+pub(crate) use self::ssh::proxy_end;
+use self::unread::{dynamic_program, protected_net, unread_program};
+
+/// What one analysis carries through nested texts.
+pub(crate) struct Ctx<'a> {
+    pub(crate) catalog: &'a ShellCatalog,
+    /// The protected-VM net: a program no grammar reads that names one of these asks.
+    pub(crate) known: &'a Inventory,
+    /// Whether the whole command names a remote program: a program word only known when the
+    /// command runs (`x=ssh; $x web01`, `"${argv[@]}"`) may then be that program.
+    pub(crate) named: bool,
+    /// Variables the text assigns exactly once, to a literal value (`x=ss; ${x}h …`).
+    vars: Vec<(String, String)>,
+    /// Whether any word of the whole command could name another machine (a UNC path, a
+    /// protected VM): objects a pipeline hands on may then come from there.
+    pub(crate) names_a_machine: bool,
+    /// Files an earlier command of the text wrote, with what it wrote when the text fixes
+    /// it (`echo 'ssh web01 reboot' > /tmp/r.sh; bash /tmp/r.sh`).
+    written: Vec<(String, Option<String>)>,
+    /// A protected machine an earlier command put in the environment (`export T=web01`).
+    exported: Option<String>,
+    /// PowerShell's location was set to a UNC path: relative writes land on that machine.
+    pub(crate) unc_location: Option<String>,
+    pub(crate) walk: &'a mut Walk,
+    pub(crate) findings: &'a mut Vec<Finding>,
+}
+
+impl Ctx<'_> {
+    /// What judging a remote command needs of this analysis.
+    fn judge(&mut self) -> remote::Judge<'_> {
+        remote::Judge {
+            catalog: self.catalog,
+            walk: self.walk,
+        }
+    }
+
+    /// The value the text gave `name` (`export DOCKER_HOST=…; docker …`), if it fixes one.
+    pub(crate) fn bound(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// Parses `text` and analyses every simple command in it.
+pub(crate) fn analyse_text(
+    text: &str,
+    dialect: Dialect,
+    catalog: &ShellCatalog,
+    known: &Inventory,
+    walk: &mut Walk,
+    findings: &mut Vec<Finding>,
+) -> Result<(), Unknown> {
+    let mut ctx = Ctx {
+        catalog,
+        known,
+        named: catalog.names_a_program(text).is_some() || catalog.may_hide_a_program(text),
+        vars: Vec::new(),
+        written: Vec::new(),
+        exported: None,
+        unc_location: None,
+        names_a_machine: text
+            .split(net::is_separator)
+            .any(|w| w.starts_with("\\\\") || net::protected(w, known).is_some()),
+        walk,
+        findings,
+    };
+    text_in(&mut ctx, text, dialect)
+}
+
+fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknown> {
+    let commands = match ctx.walk.parse(text, dialect) {
+        Ok(commands) => commands,
+        // Text the parser cannot read (bash would refuse most of it too) can only be let
+        // through when nothing in it could reach another machine.
+        Err(e) if e.is_unparsed() && !could_reach(ctx, text) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let outer = ctx.vars.len();
+    if dialect == Dialect::Posix {
+        ctx.vars.extend(assigned_once(&commands));
+    }
+    ctx.walk.enter()?;
+    let result = commands
+        .iter()
+        .try_for_each(|cmd| command(ctx, cmd, dialect));
+    ctx.walk.leave();
+    ctx.vars.truncate(outer);
+    result
+}
+
+/// Whether unread text could reach another machine: it names a remote program (or hides
+/// one's name), or one of its words could name a host.
+fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
+    ctx.catalog.names_a_program(text).is_some()
+        || ctx.catalog.may_hide_a_program(text)
+        || may_reach_without_a_program(text)
+        || text
+            .split(net::is_separator)
+            .any(|word| net::could_name_a_host(word, ctx.known))
+}
+
+/// `NAME=value` commands (no program) whose name is assigned exactly once in `commands`,
+/// to a literal value: those values are what `$NAME` expands to afterwards.
+fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    for cmd in commands {
+        // `NAME=value` alone, or `export NAME=value`.
+        let exported: Vec<String> = match cmd.words.split_first() {
+            Some((first, rest)) if first.value.as_deref() == Some("export") => rest
+                .iter()
+                .filter(|w| !w.text().starts_with('-'))
+                .map(|w| w.value.clone().unwrap_or_else(|| format!("{}$", w.raw)))
+                .collect(),
+            Some(_) => continue,
+            None => Vec::new(),
+        };
+        for assignment in cmd.assignments.iter().chain(&exported) {
+            let Some((name, value)) = assignment.split_once('=') else {
+                continue;
+            };
+            // `assignments` keeps an expanding value as written: `$`/backticks mark it.
+            let literal = (!value.contains(['$', '`'])).then(|| value.to_owned());
+            match seen.iter_mut().find(|(n, _)| n == name) {
+                Some((_, known)) => *known = None,
+                None => seen.push((name.to_owned(), literal)),
+            }
+        }
+    }
+    // IFS set at all changes how every unquoted expansion splits: keep that it was set.
+    seen.into_iter()
+        .filter_map(|(name, value)| match value {
+            Some(v) => Some((name, v)),
+            None if name == "IFS" => Some((name, String::new())),
+            None => None,
+        })
+        .collect()
+}
+
+/// The command `words` run on a remote host, judged: its text (the words as written when part
+/// of it is only known when it runs, which makes it mutating), its class and why.
+fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, String) {
+    let remote = join(words);
+    let (class, why) = match &remote.value {
+        Some(text) => remote::classify(&mut ctx.judge(), text, &cmd.stdin),
+        None => (
+            Class::Mutating,
+            String::from("the remote command holds text expanded on this machine first"),
+        ),
+    };
+    (remote.value.unwrap_or(remote.raw), class, why)
+}
+
+/// The class of a command run on a host, written as `words` (none: an interactive shell).
+pub(crate) fn judge_words(
+    ctx: &mut Ctx<'_>,
+    words: &[Arg],
+    cmd: &Cmd,
+    dialect: Dialect,
+) -> (Class, String) {
+    if words.is_empty() {
+        return (Class::Mutating, String::from("opens a shell on the host"));
+    }
+    match dialect {
+        Dialect::Posix => {
+            let (_, class, why) = judge_remote(ctx, words, cmd);
+            (class, why)
+        }
+        Dialect::PowerShell => match join(words).value {
+            Some(text) => remote::classify_windows(&mut ctx.judge(), &text),
+            None => (
+                Class::Mutating,
+                String::from("the remote command holds text expanded on this machine first"),
+            ),
+        },
+    }
+}
+
+/// Analyses one simple command of the agent's machine.
+fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    let fixed;
+    let cmd = if dialect == Dialect::Posix && cmd.words.iter().any(|w| w.value.is_none()) {
+        fixed = with_bound_values(ctx, cmd);
+        &fixed
+    } else {
+        cmd
+    };
+    if !cmd.wrapped {
+        remember(ctx, cmd, dialect)?;
+    }
+    let Some(first) = cmd.words.first() else {
+        // `PS4='$(…)'`, `BASH_FUNC_x%%=…`: an assignment alone can hold code that runs later.
+        for code_run in runners::code_of("", cmd) {
+            if let runners::Code::Shell(text) = code_run {
+                code(ctx, "the shell", &text, Dialect::Posix)?;
+            }
+        }
+        return Ok(());
+    };
+    // PowerShell's `& { … }` and `. { … }` run the block here.
+    if dialect == Dialect::PowerShell {
+        let block = if first.raw.starts_with('{') {
+            Some(first)
+        } else if first.raw == "." || first.raw == "&" {
+            cmd.words.get(1).filter(|b| b.raw.starts_with('{'))
+        } else {
+            None
+        };
+        if let Some(block) = block {
+            return code(ctx, "&", block, Dialect::PowerShell);
+        }
+    }
+    let name = match first.value.as_deref() {
+        Some(name) if dialect == Dialect::PowerShell || !posix::expands_when_run(&first.raw) => {
+            name
+        }
+        _ => return dynamic_program(ctx, cmd, dialect),
+    };
+    run_code(ctx, name, runners::code_of(&lower_base(name), cmd))?;
+    if let Some(script) = script_of(&lower_base(name), cmd)
+        && let Some(content) = written_file(ctx, &script).cloned()
+    {
+        return match content {
+            Some(text) => text_in(ctx, &text, Dialect::Posix),
+            None => Err(Unknown(format!(
+                "`{name}` runs {script}, which the command wrote with text not known here"
+            ))),
+        };
+    }
+    match unwrap(ctx.catalog, &cmd.words, &cmd.stdin) {
+        Next::No => {}
+        next => return wrapped(ctx, cmd, name, next, dialect),
+    }
+    let program = ctx.catalog.program_in(name, Some(dialect)).cloned();
+    if dialect == Dialect::PowerShell {
+        // Script blocks handed to other commands (`ForEach-Object { … }`, `foreach (…) { … }`)
+        // run here; those of the remoting and VM cmdlets are judged as remote commands.
+        let remote_blocks = program
+            .as_ref()
+            .is_some_and(|p| matches!(p.grammar, Grammar::PsRemoting | Grammar::PsVm));
+        if !remote_blocks {
+            for block in cmd.words[1..].iter().filter(|a| a.raw.starts_with('{')) {
+                if let Some(inner) = &block.value {
+                    text_in(ctx, inner, Dialect::PowerShell)?;
+                }
+            }
+        }
+    }
+    let Some(program) = program else {
+        if dialect == Dialect::PowerShell
+            && let Some(next) = cmdlets::start_process(name, &cmd.words[1..])
+        {
+            return code(ctx, name, &next, Dialect::Posix);
+        }
+        return unread_program(ctx, name, cmd);
+    };
+    read(ctx, &program, name, cmd)
+}
+
+/// Which grammar reads a program the catalog names.
+fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let args = &cmd.words[1..];
+    match program.grammar {
+        Grammar::Ssh => ssh::ssh(ctx, program, args, cmd),
+        Grammar::Copy => copy::copy(ctx, program, name, args, cmd),
+        Grammar::Ansible => ansible::ansible(ctx, program, args),
+        Grammar::AnsiblePlaybook => ansible::ansible_playbook(ctx, program, args),
+        Grammar::Winrs => windows::winrs(ctx, args),
+        Grammar::Psexec => windows::psexec(ctx, program, args),
+        Grammar::Smbclient => windows::smbclient(ctx, program, args, cmd),
+        Grammar::Govc => hypervisors::govc(ctx, program, args),
+        Grammar::Virsh => hypervisors::virsh(ctx, program, args),
+        Grammar::PsRemoting => cmdlets::ps_remoting(ctx, program, name, args),
+        Grammar::PsComputer => cmdlets::ps_computer(ctx, program, args, cmd),
+        Grammar::PsVm => cmdlets::ps_vm(ctx, program, name, args, cmd),
+        Grammar::Session => session::session(ctx, program, args),
+        Grammar::HostList => session::host_list(ctx, program, args, cmd),
+        Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
+        Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
+    }
+}
+
+/// What a wrapper runs (`sudo …`, `bash -c …`, `… | sh`), read as the commands it is.
+fn wrapped(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    name: &str,
+    next: Next,
+    dialect: Dialect,
+) -> Result<(), Unknown> {
+    match next {
+        Next::No => Ok(()),
+        // `python3 deploy.py web01`, `bash deploy.sh db01`: a script not read, naming a
+        // protected machine.
+        Next::Nothing => protected_net(ctx, name, cmd),
+        Next::Argv(words) => {
+            // `env DOCKER_HOST=… docker`, `env HOST=web01 ./deploy.sh`: the wrapper's own
+            // words set the inner command's environment, or name a machine.
+            let own = &cmd.words[..cmd.words.len().saturating_sub(words.len())];
+            protected_net(
+                ctx,
+                name,
+                &Cmd {
+                    words: own.to_vec(),
+                    ..Cmd::default()
+                },
+            )?;
+            let set: Vec<String> = own
+                .iter()
+                .skip(1)
+                .filter_map(|w| w.value.clone())
+                .filter(|w| w.split_once('=').is_some_and(|(n, _)| is_name(n)))
+                .collect();
+            run_code(ctx, name, runners::variable_code(&lower_base(name), &set))?;
+            let mut inner = cmd.clone();
+            inner.assignments.extend(set);
+            inner_command(ctx, &inner, words, dialect)
+        }
+        Next::Commands(commands) => {
+            for words in commands {
+                inner_command(ctx, cmd, words, dialect)?;
+            }
+            Ok(())
+        }
+        Next::Text(text, inner_dialect) => code(ctx, name, &text, inner_dialect),
+        Next::Texts(texts, inner_dialect) => {
+            for text in texts {
+                code(ctx, name, &text, inner_dialect)?;
+            }
+            Ok(())
+        }
+        // Commands read from a pipe: read when the text fixes what the pipe carries
+        // (`echo '…' | sh`, `echo <base64> | base64 -d | sh`), asked about otherwise
+        // (`curl … | sh`).
+        Next::Piped(reason) => {
+            let consumer = if matches!(
+                lower_base(name).trim_end_matches(".exe"),
+                "pwsh" | "powershell"
+            ) {
+                Dialect::PowerShell
+            } else {
+                dialect
+            };
+            match &cmd.piped {
+                Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, consumer),
+                _ => Err(Unknown(reason)),
+            }
+        }
+        Next::Opaque(reason) | Next::Ask(reason) => Err(Unknown(reason)),
+    }
+}
+
+/// The script file a shell runs: `bash FILE`, `sh < FILE`, `source FILE`, `. FILE`.
+fn script_of(base: &str, cmd: &Cmd) -> Option<String> {
+    if !matches!(
+        base,
+        "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "source" | "."
+    ) {
+        return None;
+    }
+    if let Stdin::File(Some(path)) = &cmd.stdin {
+        return Some(path.clone());
+    }
+    cmd.words[1..]
+        .iter()
+        .find(|w| !w.text().starts_with('-'))
+        .and_then(|w| w.value.clone())
+}
+
+/// What one command leaves for the later ones: a file it wrote (and what, when known), a
+/// protected machine it exported, a UNC location; a PowerShell write to a UNC path
+/// (`Get-Date > \\win01\share\x`) is a change of that machine.
+fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    if let Some(path) = &cmd.writes {
+        if dialect == Dialect::PowerShell && (path.starts_with("\\\\") || path.starts_with("//")) {
+            let host = net::hosts_in(path)
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+            if host.is_empty() || host.contains(['$', '(']) {
+                return Err(Unknown(format!(
+                    "writes to `{path}`, whose machine is only known when it runs"
+                )));
+            }
+            ctx.findings.push(Finding {
+                program: String::from("redirection"),
+                targets: vec![Target {
+                    name: host,
+                    kind: TargetKind::Host,
+                }],
+                unknown: None,
+                remote: None,
+                class: Class::Mutating,
+                why: format!("writes {path} through a UNC path"),
+            });
+        }
+        let content = posix::output_of(cmd).and_then(|a| a.value);
+        ctx.written.push((path.clone(), content));
+    }
+    for assignment in cmd.assignments.iter().chain(
+        cmd.words
+            .iter()
+            .skip(1)
+            .filter_map(|w| w.value.as_ref())
+            .filter(|_| cmd.words.first().and_then(|w| w.value.as_deref()) == Some("export")),
+    ) {
+        if let Some((_, value)) = assignment.split_once('=')
+            && let Some(host) = net::protected(value, ctx.known)
+        {
+            ctx.exported = Some(host.to_owned());
+        }
+    }
+    if dialect == Dialect::PowerShell
+        && let [first, path, ..] = cmd.words.as_slice()
+        && matches!(
+            first.text().to_ascii_lowercase().as_str(),
+            "cd" | "set-location" | "sl" | "chdir" | "pushd" | "push-location"
+        )
+    {
+        ctx.unc_location = path
+            .text()
+            .starts_with("\\\\")
+            .then(|| path.text().to_owned());
+    }
+    Ok(())
+}
+
+/// The text an earlier command of the same command wrote into `path`: `Some(None)` when it
+/// wrote the file with content not known here.
+fn written_file<'c>(ctx: &'c Ctx<'_>, path: &str) -> Option<&'c Option<String>> {
+    ctx.written
+        .iter()
+        .rev()
+        .find(|(p, _)| p == path)
+        .map(|(_, c)| c)
+}
+
+/// A shell variable name (`HOST`, `DOCKER_HOST`, `BASH_FUNC_ls%%`).
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && !text.starts_with(|c: char| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
+}
+
+/// Reads the code a program's variables or arguments run: as commands, or asked about when
+/// it is not read here and the command could reach another machine.
+fn run_code(ctx: &mut Ctx<'_>, name: &str, codes: Vec<runners::Code>) -> Result<(), Unknown> {
+    for code_run in codes {
+        match code_run {
+            runners::Code::Shell(text) => code(ctx, name, &text, Dialect::Posix)?,
+            runners::Code::Unread(why) if ctx.named || ctx.names_a_machine => {
+                return Err(Unknown(why));
+            }
+            runners::Code::Unread(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The command a wrapper runs, with the wrapper's input and redirections.
+fn inner_command(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    words: Vec<Arg>,
+    dialect: Dialect,
+) -> Result<(), Unknown> {
+    let inner = Cmd {
+        words,
+        wrapped: true,
+        ..cmd.clone()
+    };
+    ctx.walk.enter()?;
+    command(ctx, &inner, dialect)?;
+    ctx.walk.leave();
+    Ok(())
+}
+
+/// Code handed to a shell or an interpreter (`bash -c TEXT`, `eval`, `watch`, `cmd /c`): read
+/// as commands when the text fixes it, asked about when it is only known at run time.
+fn code(ctx: &mut Ctx<'_>, name: &str, text: &Arg, dialect: Dialect) -> Result<(), Unknown> {
+    match &text.value {
+        Some(value) => text_in(ctx, value, dialect),
+        None => Err(Unknown(format!(
+            "`{}` runs `{}`, which is only known when the command runs",
+            clip(name),
+            clip(&text.raw)
+        ))),
+    }
+}
+
+/// The command with every word that only expands variables the text binds (a literal `for`
+/// list, a `NAME=value` assigned once) replaced by its value.
+fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
+    let lookup = |name: &str| -> Option<String> {
+        cmd.bindings
+            .iter()
+            .rev()
+            .chain(ctx.vars.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    // An unquoted expansion is split into words on IFS; when the text sets IFS itself, the
+    // split is not followed and the word stays dynamic.
+    let ifs_set = ctx.bound("IFS").is_some();
+    let mut words = Vec::new();
+    for word in &cmd.words {
+        let value = match &word.value {
+            Some(_) => None,
+            None if !word.raw.contains('$') => None,
+            None => posix::evaluate(&word.raw, &lookup),
+        };
+        let Some(value) = value else {
+            words.push(word.clone());
+            continue;
+        };
+        let quoted = word.raw.contains(['"', '\'']);
+        if quoted {
+            words.push(Arg {
+                raw: word.raw.clone(),
+                value: Some(value),
+            });
+        } else if ifs_set {
+            words.push(word.clone());
+        } else {
+            words.extend(value.split_whitespace().map(|part| Arg {
+                raw: word.raw.clone(),
+                value: Some(part.to_owned()),
+            }));
+        }
+    }
+    Cmd {
+        words,
+        ..cmd.clone()
+    }
+}
+
+pub(crate) fn finding(
+    program: &Program,
+    targets: Vec<Target>,
+    class: Class,
+    why: String,
+) -> Finding {
+    Finding {
+        program: program.names[0].clone(),
+        targets,
+        unknown: None,
+        remote: None,
+        class,
+        why,
+    }
+}
+
+pub(crate) fn unknown_finding(program: &Program, why: String) -> Finding {
+    Finding {
+        program: program.names[0].clone(),
+        targets: Vec::new(),
+        unknown: Some(why.clone()),
+        remote: None,
+        class: Class::Mutating,
+        why,
+    }
+}
+
+/// A finding that `what` (`the destination`, `-ComputerName`), written `raw`, is only known
+/// when the command runs.
+fn not_fixed(program: &Program, what: &str, raw: &str) -> Finding {
+    unknown_finding(
+        program,
+        format!("{what} `{raw}` is only known when the command runs"),
+    )
+}
+
+/// The value of `arg` when the command line fixes it; otherwise the finding that `what` is
+/// only known when the command runs is recorded, and there is none.
+fn fixed<'a>(ctx: &mut Ctx<'_>, program: &Program, arg: &'a Arg, what: &str) -> Option<&'a str> {
+    let value = arg.value.as_deref();
+    if value.is_none() {
+        ctx.findings.push(not_fixed(program, what, &arg.raw));
+    }
+    value
+}
+
+/// `user@host`, `ssh://user@host:port/…` → host.
+pub(crate) fn host_of(destination: &str) -> String {
+    let rest = destination
+        .strip_prefix("ssh://")
+        .or_else(|| destination.strip_prefix("sftp://"))
+        .or_else(|| destination.strip_prefix("scp://"))
+        .or_else(|| destination.strip_prefix("rsync://"));
+    let mut host = rest.unwrap_or(destination);
+    if rest.is_some() {
+        host = host.split('/').next().unwrap_or(host);
+    }
+    host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    if let Some(inner) = host.strip_prefix('[') {
+        return inner.split(']').next().unwrap_or(inner).to_owned();
+    }
+    if rest.is_some() {
+        host = host.split(':').next().unwrap_or(host);
+    }
+    // `web02:22`, `10.0.0.5:5985`: a port (an IPv6 address has more than one `:`).
+    if let Some((name, port)) = host.split_once(':')
+        && !port.contains(':')
+        && !port.is_empty()
+        && port.chars().all(|c| c.is_ascii_digit())
+    {
+        host = name;
+    }
+    host.to_owned()
+}

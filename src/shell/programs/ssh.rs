@@ -1,0 +1,338 @@
+//! ssh and what runs it (`ssh`, `mosh`, `plink`, `ssh-copy-id`, as the catalog lists them): its
+//! options (`-o HostName=`, `ProxyCommand`, `RemoteCommand`, `-F`), the destination, and the
+//! command it runs there, judged as a remote command.
+
+use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
+use crate::shell::catalog::{Grammar, Program};
+use crate::shell::dialect::Dialect;
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
+use crate::shell::wrappers::{join, lower_base};
+
+/// What ssh's options say about the connection and what runs on either side.
+#[derive(Default)]
+pub(super) struct SshOptions {
+    pub(super) config: Option<String>,
+    remote_command: Option<String>,
+    hostname: Option<String>,
+    /// Where a `ProxyCommand` really connects: a literal end point, or why it is not known.
+    proxy_end: Option<Result<String, String>>,
+    no_command: bool,
+    local_only: bool,
+    subsystem: bool,
+    local_texts: Vec<String>,
+}
+
+/// Reads OpenSSH options from `args[i..]`; returns the index of the first operand.
+fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions) -> usize {
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            return i + 1;
+        }
+        if !text.starts_with('-') || text.len() < 2 {
+            return i;
+        }
+        let long_single = text.len() > 2
+            && program
+                .value_options
+                .iter()
+                .any(|o| !o.starts_with("--") && o.len() > 2);
+        if text.starts_with("--") || long_single {
+            // A long option (mosh's `--ssh=…`, `--predict always`, plink's `-pw`; OpenSSH has
+            // none): read whole, never letter by letter, and never one of ssh's own.
+            let takes_next = !text.contains('=') && program.takes_value(text);
+            // mosh's `--ssh='ssh -o HostName=…'`: the ssh it runs, with its options.
+            if let Some(rsh) = text.strip_prefix("--ssh=") {
+                read_rsh(rsh, o);
+            } else if text == "--ssh" {
+                read_rsh(args.get(i + 1).map_or("", Arg::text), o);
+            }
+            i += if takes_next { 2 } else { 1 };
+            continue;
+        }
+        let chars: Vec<char> = text[1..].chars().collect();
+        let mut consumed_next = false;
+        for (k, c) in chars.iter().enumerate() {
+            let option = format!("-{c}");
+            if program.takes_value(&option) {
+                let attached: String = chars[k + 1..].iter().collect();
+                let value = if attached.is_empty() {
+                    consumed_next = true;
+                    args.get(i + 1)
+                        .map(|a| a.text().to_owned())
+                        .unwrap_or_default()
+                } else {
+                    attached
+                };
+                ssh_option(*c, &value, o);
+                break;
+            }
+            match c {
+                'N' => o.no_command = true,
+                'G' | 'V' => o.local_only = true,
+                's' => o.subsystem = true,
+                _ => {}
+            }
+        }
+        i += if consumed_next { 2 } else { 1 };
+    }
+    i
+}
+
+impl SshOptions {
+    /// The machine the connection reaches for `destination` (its host part): a ProxyCommand's
+    /// end point, else the first `HostName` (`%h` is the destination), else the destination.
+    pub(super) fn endpoint(&self, destination: &str) -> Result<String, String> {
+        match &self.proxy_end {
+            Some(Ok(end)) => Ok(end.replace("%h", destination)),
+            Some(Err(why)) => Err(why.clone()),
+            None => Ok(self
+                .hostname
+                .as_deref()
+                .map_or_else(|| destination.to_owned(), |h| h.replace("%h", destination))),
+        }
+    }
+}
+
+/// Where a `ProxyCommand` connects: `None` when it connects to the destination itself (`%h`,
+/// `ssh -W %h:%p bastion`), the end point when it is written (`nc 10.0.0.31 22`, `ssh -W
+/// 10.0.0.31:22 bastion`, `socat - TCP:10.0.0.31:22`), and why not when it cannot be read.
+pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
+    let words = shlex::split(command).unwrap_or_default();
+    let program = words.first().map(|w| lower_base(w)).unwrap_or_default();
+    let end = match program.as_str() {
+        "nc" | "ncat" | "netcat" | "connect" | "connect-proxy" | "corkscrew" => words[1..]
+            .iter()
+            .filter(|w| !w.starts_with('-'))
+            .rev()
+            .nth(1)
+            .cloned(),
+        "ssh" => words
+            .iter()
+            .position(|w| w == "-W")
+            .and_then(|at| words.get(at + 1))
+            .map(|hp| {
+                let host = hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h);
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned()
+            }),
+        "socat" => words.iter().find_map(|w| {
+            let upper = w.to_ascii_uppercase();
+            ["TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:"]
+                .iter()
+                .find_map(|p| upper.starts_with(p).then(|| w[p.len()..].to_owned()))
+                .map(|hp| hp.split_once(':').map_or(hp.clone(), |(h, _)| h.to_owned()))
+        }),
+        _ => None,
+    };
+    match end {
+        Some(end) if end == "%h" => None,
+        Some(end) if end.contains(['%', '$', '`']) => Some(Err(format!(
+            "the ProxyCommand connects to `{end}`, which is only known when it runs"
+        ))),
+        Some(end) => Some(Ok(end)),
+        None if command.contains("%h") => None,
+        None => Some(Err(String::from(
+            "the ProxyCommand's end point is not read, so the machine it reaches is not known",
+        ))),
+    }
+}
+
+pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
+    match option {
+        'F' => o.config = Some(value.to_owned()),
+        // `-W host:port` carries another ssh connection (a jump): it runs nothing here.
+        'O' | 'Q' | 'W' => o.local_only = true,
+        'o' => {
+            let (key, val) = value
+                .split_once(|c: char| c == '=' || c.is_whitespace())
+                .map_or((value, ""), |(k, v)| {
+                    (k, v.trim_start_matches(['=', ' ', '\t']))
+                });
+            // OpenSSH keeps the first value it obtains for each option.
+            match key.to_ascii_lowercase().as_str() {
+                "remotecommand" => {
+                    o.remote_command.get_or_insert_with(|| val.to_owned());
+                }
+                "hostname" => {
+                    o.hostname.get_or_insert_with(|| val.to_owned());
+                }
+                "proxycommand" if !val.eq_ignore_ascii_case("none") => {
+                    if o.proxy_end.is_none() {
+                        o.proxy_end = proxy_end(val);
+                    }
+                    o.local_texts.push(val.to_owned());
+                }
+                "localcommand" | "knownhostscommand" if !val.eq_ignore_ascii_case("none") => {
+                    o.local_texts.push(val.to_owned());
+                }
+                "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn ssh(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let mut o = SshOptions::default();
+    let at = ssh_options(program, args, 0, &mut o);
+    let Some(destination) = args.get(at) else {
+        // No destination: ssh prints its usage and runs nothing (or -G/-V/-Q).
+        return local_texts(ctx, &o);
+    };
+    // OpenSSH reads options after the destination too, up to the command.
+    let command_at = ssh_options(program, args, at + 1, &mut o);
+    local_texts(ctx, &o)?;
+    if o.local_only {
+        return Ok(());
+    }
+    let words = &args[command_at.min(args.len())..];
+    let Some(dest) = destination.value.as_deref() else {
+        // Which machine is not known; when the command there only reads, that is no matter.
+        if !words.is_empty() && !o.subsystem {
+            let (text, class, why) = judge_remote(ctx, words, cmd);
+            if class == Class::ReadOnly {
+                let mut f = finding(program, Vec::new(), class, why);
+                f.remote = Some(text);
+                ctx.findings.push(f);
+                return Ok(());
+            }
+        }
+        ctx.findings
+            .push(not_fixed(program, "the destination", &destination.raw));
+        return Ok(());
+    };
+    let name = match o.endpoint(&host_of(dest)) {
+        Ok(name) => name,
+        Err(why) => {
+            ctx.findings.push(unknown_finding(program, why));
+            return Ok(());
+        }
+    };
+    // `ssh web01 ssh db01 '…'`: web01 only relays to db01, whose command is judged.
+    if let Some(first) = words.first().and_then(|w| w.value.as_deref())
+        && ctx
+            .catalog
+            .program(first)
+            .is_some_and(|p| p.grammar == Grammar::Ssh)
+        && let Some(relayed) = join(words).value
+        && !relayed.contains([';', '&', '|', '\n', '`', '$', '(', '<', '>'])
+    {
+        text_in(ctx, &relayed, Dialect::Posix)?;
+        ctx.findings.push(finding(
+            program,
+            vec![Target {
+                name,
+                kind: TargetKind::Ssh {
+                    config: o.config.clone(),
+                },
+            }],
+            Class::ReadOnly,
+            format!("relays to another machine through `{first}`"),
+        ));
+        return Ok(());
+    }
+    let target = Target {
+        name,
+        kind: TargetKind::Ssh {
+            config: o.config.clone(),
+        },
+    };
+    let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
+        let (text, class, why) = judge_remote(ctx, words, cmd);
+        (Some(text), class, why)
+    } else if o.subsystem {
+        (
+            Some(join(words).raw),
+            Class::Mutating,
+            String::from("starts a subsystem on the host"),
+        )
+    } else if let Some(text) = &o.remote_command {
+        let (class, why) = remote::classify(&mut ctx.judge(), text, &cmd.stdin);
+        (Some(text.clone()), class, why)
+    } else if o.no_command {
+        (
+            None,
+            Class::Mutating,
+            String::from(
+                "forwards connections to the host, which other tools may use to change it",
+            ),
+        )
+    } else {
+        match &cmd.stdin {
+            Stdin::Text(script) => {
+                let (class, why) = match &script.value {
+                    Some(text) => remote::classify(&mut ctx.judge(), text, &Stdin::Inherited),
+                    None => (
+                        Class::Mutating,
+                        String::from(
+                            "the script on standard input is expanded on this machine first",
+                        ),
+                    ),
+                };
+                (Some(script.raw.clone()), class, why)
+            }
+            Stdin::Inherited => (
+                None,
+                Class::Mutating,
+                String::from("opens an interactive session on the host"),
+            ),
+            Stdin::Pipe | Stdin::File(_) => (
+                None,
+                Class::Mutating,
+                String::from("runs the script it reads from standard input, which is not seen"),
+            ),
+        }
+    };
+    // ssh-copy-id runs no command of the caller's: it appends a key to authorized_keys.
+    let (class, why) = if program.names[0] == "ssh-copy-id" {
+        (
+            Class::Mutating,
+            String::from("installs a public key on the host"),
+        )
+    } else {
+        (class, why)
+    };
+    let mut f = finding(program, vec![target], class, why);
+    f.remote = remote_text;
+    ctx.findings.push(f);
+    Ok(())
+}
+
+pub(super) fn local_texts(ctx: &mut Ctx<'_>, o: &SshOptions) -> Result<(), Unknown> {
+    for text in &o.local_texts {
+        text_in(ctx, text, Dialect::Posix)?;
+    }
+    Ok(())
+}
+
+/// `rsync -e 'ssh -o HostName=… -F cfg'`: the ssh options of the remote shell rsync runs.
+pub(super) fn read_rsh(command: &str, o: &mut SshOptions) {
+    let words = shlex::split(command).unwrap_or_default();
+    let mut i = 1;
+    while let Some(word) = words.get(i) {
+        if let Some(value) = word.strip_prefix("-o") {
+            let value = if value.is_empty() {
+                i += 1;
+                words.get(i).cloned().unwrap_or_default()
+            } else {
+                value.to_owned()
+            };
+            ssh_option('o', &value, o);
+        } else if word == "-F" {
+            i += 1;
+            if let Some(file) = words.get(i) {
+                o.config.get_or_insert_with(|| file.clone());
+            }
+        }
+        i += 1;
+    }
+}

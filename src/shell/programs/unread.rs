@@ -1,0 +1,274 @@
+//! Programs no grammar reads: a program whose name is only known when the command runs, and one
+//! the catalog does not know (or a catalogued one acting on this machine). What such a program
+//! runs among its arguments is read, and a machine rewind protects among its words asks.
+
+use super::{Ctx, text_in};
+use crate::shell::dialect::Dialect;
+use crate::shell::types::{Arg, Class, Cmd, Unknown, clip};
+use crate::shell::wrappers::{join, lower_base};
+use crate::shell::{net, runners};
+
+/// A program whose name is only known when the command runs (`$CC`, `${x}h`, `/usr/bin/s?h`,
+/// `$(printf …)`): asked about when it could be a remote program (its text names or hides
+/// one) or when anything after it could name a host (a protected VM, `user@host`,
+/// `host:path`, a URL, another word only known at run time). `"$CC" -o app main.c` stays
+/// undecided.
+pub(super) fn dynamic_program(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    dialect: Dialect,
+) -> Result<(), Unknown> {
+    let first = &cmd.words[0];
+    // In PowerShell a leading `$x` is an expression, not a call (`& $x` is one); but a
+    // method called on an object from a protected machine (`(Get-WmiObject -ComputerName
+    // win01 …).StopService()`) acts there.
+    if dialect == Dialect::PowerShell && !cmd.call {
+        let lower = first.raw.to_ascii_lowercase();
+        if [
+            "invokescript(",
+            "newscriptblock(",
+            "[scriptblock]::create(",
+            ".addscript(",
+            ".invoke(",
+        ]
+        .iter()
+        .any(|m| lower.contains(m))
+        {
+            return Err(Unknown(String::from(
+                "PowerShell code built at run time is invoked, and what it does is not read",
+            )));
+        }
+        if let Some(host) = method_on_a_machine(ctx, &first.raw) {
+            return Err(Unknown(format!(
+                "a method is called on an object from {host}, and what it does is not read"
+            )));
+        }
+        return Ok(());
+    }
+    let hides_a_program = ctx.catalog.names_a_program(&first.raw).is_some()
+        || ctx.catalog.may_hide_a_program(&first.raw)
+        || ctx.named;
+    let host_after = cmd.words[1..]
+        .iter()
+        .find(|w| {
+            w.value.is_none()
+                || net::could_name_a_host(w.text(), ctx.known)
+                || FLEET_WORDS.contains(&w.text().to_ascii_lowercase().as_str())
+        })
+        .or_else(|| net::could_name_a_host(&first.raw, ctx.known).then_some(first));
+    if hides_a_program || host_after.is_some() {
+        return Err(Unknown(format!(
+            "the program `{}` is only known when the command runs{}",
+            clip(&first.raw),
+            host_after.map_or_else(String::new, |w| format!(
+                ", and `{}` after it may reach another machine",
+                clip(&w.raw)
+            ))
+        )));
+    }
+    Ok(())
+}
+
+/// A program whose use here no grammar reads (not in the catalog, or a catalogued program
+/// acting on this machine): what it runs among its arguments is read, and a protected
+/// machine among them asks.
+pub(super) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    runs_its_arguments(ctx, name, cmd)?;
+    protected_net(ctx, name, cmd)
+}
+
+/// Words that say a program acts on a fleet of machines (`$TOOL deploy --prod`): after a
+/// program only known at run time, they ask as a host name would.
+const FLEET_WORDS: &[&str] = &[
+    "deploy",
+    "reboot",
+    "shutdown",
+    "poweroff",
+    "halt",
+    "destroy",
+    "provision",
+    "rollout",
+    "failover",
+    "decommission",
+    "teardown",
+    "--prod",
+    "--production",
+];
+
+/// `(… -ComputerName win01 …).StopService()`: the protected machine named inside an
+/// expression whose object then has a method called on it.
+fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
+    let (inner, call) = raw.rsplit_once(").")?;
+    if !call.contains('(') || call.to_ascii_lowercase().starts_with("get") {
+        return None;
+    }
+    inner
+        .split(net::is_separator)
+        .find_map(|word| net::protected(word, ctx.known).map(str::to_owned))
+}
+
+/// The protected-VM net for a program no grammar reads: when one of its words names a
+/// machine rewind protects, ask (unless the program only prints or looks names up).
+pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    if net::is_inert(base) {
+        return Ok(());
+    }
+    if let Some(host) = &ctx.exported {
+        return Err(Unknown(format!(
+            "`{}` runs with {host}, a machine rewind protects, in its environment, and what it does there is not read",
+            clip(name)
+        )));
+    }
+    let words = cmd
+        .assignments
+        .iter()
+        .map(String::as_str)
+        .chain(cmd.words.iter().map(Arg::text));
+    for word in words {
+        if let Some(host) = net::protected(word, ctx.known) {
+            return Err(Unknown(format!(
+                "`{}` names {host}, a machine rewind protects, and how `{}` reaches it is not read",
+                clip(name),
+                clip(base)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Programs that never run their arguments as a command, beyond the remote read-only list:
+/// a remote program's name among their arguments is a word, not a command.
+const NOT_RUNNERS: &[&str] = &[
+    "git",
+    "vagrant",
+    "man",
+    "info",
+    "apropos",
+    "systemctl",
+    "service",
+    "journalctl",
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "dnf",
+    "yum",
+    "brew",
+    "pacman",
+    "zypper",
+    "snap",
+    "pip",
+    "pip3",
+    "npm",
+    "cargo",
+    "pkill",
+    "killall",
+    "kill",
+    "dpkg",
+    "rpm",
+    "ssh-keygen",
+    "ssh-add",
+    "ssh-keyscan",
+    "mkdir",
+    "touch",
+    "rm",
+    "cp",
+    "mv",
+    "chmod",
+    "chown",
+    "ln",
+    "sed",
+    "awk",
+    "sort",
+    "tee",
+    "write-host",
+    "write-output",
+    "select-string",
+    "get-command",
+    "get-help",
+    "get-process",
+    "stop-process",
+    "get-service",
+    "restart-service",
+    "stop-service",
+    "start-service",
+];
+
+/// A program the catalog does not know may still run its arguments as a command
+/// (`docker run img ssh web01 …`, `proxychains ssh …`, `tmux` forks, `GIT_SSH_COMMAND=…`).
+/// When its words hold a remote program that would change a machine — a word that is the
+/// program's name followed by what it runs, or one word that is a whole command line — the
+/// answer is unknown (ask): rewind does not read how that program runs its arguments.
+fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    // Variables and arguments `runners` reads as code were read already.
+    let mut candidates: Vec<String> = cmd
+        .assignments
+        .iter()
+        .filter_map(|a| a.split_once('='))
+        .filter(|(name, _)| !runners::reads_variable(name))
+        .map(|(_, v)| v.to_owned())
+        .collect();
+    // `foo --exec='ssh web01 reboot'`, `-o ProxyCommand=…`: a command as a value.
+    let words = if runners::reads_arguments(base) {
+        &[][..]
+    } else {
+        &cmd.words[1..]
+    };
+    for word in words {
+        if let Some((_, value)) = word.value.as_deref().and_then(|v| v.split_once('='))
+            && value
+                .split_whitespace()
+                .next()
+                .is_some_and(|first| ctx.catalog.program(first).is_some())
+        {
+            candidates.push(value.to_owned());
+        }
+    }
+    let runner = !ctx.catalog.remote_read_only.contains(base)
+        && !NOT_RUNNERS.contains(&base)
+        && !base.starts_with('%');
+    if runner {
+        let words = &cmd.words[1..];
+        if let Some(at) = words.iter().position(|w| {
+            w.value
+                .as_deref()
+                .is_some_and(|v| ctx.catalog.program(v).is_some())
+        }) {
+            candidates.push(join(&words[at..]).text().to_owned());
+        }
+        // A PowerShell script block was walked already.
+        for word in words.iter().filter(|w| !w.raw.starts_with('{')) {
+            if let Some(value) = &word.value
+                && value.contains(char::is_whitespace)
+                && value
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|first| ctx.catalog.program(first).is_some())
+            {
+                candidates.push(value.clone());
+            }
+        }
+    }
+    for text in candidates {
+        if !ctx.catalog.mentions_a_program(&text) {
+            continue;
+        }
+        let saved = std::mem::take(ctx.findings);
+        let result = text_in(ctx, &text, Dialect::Posix);
+        let found = std::mem::replace(ctx.findings, saved);
+        let changes = found
+            .iter()
+            .any(|f| f.class == Class::Mutating || f.unknown.is_some());
+        if result.is_err() || changes {
+            return Err(Unknown(format!(
+                "`{}` may run `{}`, and how it runs its arguments is not read",
+                clip(name),
+                clip(&text)
+            )));
+        }
+    }
+    Ok(())
+}

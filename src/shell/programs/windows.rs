@@ -1,0 +1,278 @@
+//! Windows remoting: `winrs` (`-r:host`), `psexec` (`\\host`) and `smbclient` (a share and the
+//! commands run on it), each remote command judged against the Windows read-only list.
+
+use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
+use crate::shell::catalog::{Grammar, Program};
+use crate::shell::remote;
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
+use crate::shell::wrappers::join;
+
+pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
+    let program = ctx
+        .catalog
+        .program("winrs")
+        .cloned()
+        .unwrap_or_else(|| fallback_program("winrs", Grammar::Winrs));
+    let mut host = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let lower = arg.raw.to_ascii_lowercase();
+        if !lower.starts_with(['-', '/']) {
+            break;
+        }
+        let flag = lower.trim_start_matches(['-', '/']);
+        if let Some((key, _)) = flag.split_once(':')
+            && (key == "r" || key == "remote")
+        {
+            host = Some(match &arg.value {
+                Some(v) => Ok(v.split_once(':').map_or("", |(_, h)| h).to_owned()),
+                None => Err(arg.raw.clone()),
+            });
+        }
+        i += 1;
+    }
+    let Some(host) = host else {
+        return Ok(());
+    };
+    let host = match host {
+        Ok(h) => host_of(
+            h.trim_start_matches("http://")
+                .trim_start_matches("https://"),
+        ),
+        Err(raw) => {
+            ctx.findings.push(not_fixed(&program, "the host in", &raw));
+            return Ok(());
+        }
+    };
+    let remote = join(&args[i.min(args.len())..]);
+    let (class, why) = if remote.raw.is_empty() {
+        (Class::Mutating, String::from("opens a remote shell"))
+    } else {
+        // cmd.exe runs `a & b` and `a && b` one after the other.
+        remote::classify_windows(&mut ctx.judge(), &remote.text().replace('&', ";"))
+    };
+    let mut f = finding(
+        &program,
+        vec![Target {
+            name: host,
+            kind: TargetKind::Host,
+        }],
+        class,
+        why,
+    );
+    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
+    ctx.findings.push(f);
+    Ok(())
+}
+
+fn fallback_program(name: &str, grammar: Grammar) -> Program {
+    Program {
+        names: vec![name.to_owned()],
+        grammar,
+        value_options: Vec::new(),
+        read_only: Vec::new(),
+        mutating: Vec::new(),
+        host_options: Vec::new(),
+        other_host_options: Vec::new(),
+        host_operand: None,
+        host_env: Vec::new(),
+        mutating_options: Vec::new(),
+        without_host_asks: false,
+        windows_flags: false,
+        dialect: None,
+        scope: Vec::new(),
+        ask_actions: Vec::new(),
+        remote_command: None,
+        origin: String::from("builtin"),
+    }
+}
+
+pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+    let mut i = 0;
+    let mut hosts: Option<Result<Vec<String>, String>> = None;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        // `\\host` as PowerShell or cmd pass it; `\host` once bash has unescaped it.
+        if let Some(list) = text
+            .strip_prefix("\\\\")
+            .or_else(|| text.strip_prefix('\\'))
+        {
+            hosts = Some(if arg.value.is_none() || list == "*" {
+                Err(arg.raw.clone())
+            } else {
+                Ok(list.split(',').map(str::to_owned).collect())
+            });
+            i += 1;
+            continue;
+        }
+        if text.starts_with('@') {
+            hosts = Some(Err(arg.raw.clone()));
+            i += 1;
+            continue;
+        }
+        if text.starts_with('-') {
+            i += if program.takes_value(&text.to_ascii_lowercase()) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        break;
+    }
+    let hosts = match hosts {
+        None => return Ok(()),
+        Some(Err(raw)) => {
+            ctx.findings.push(unknown_finding(
+                program,
+                format!("the computers in `{raw}` are only known when the command runs"),
+            ));
+            return Ok(());
+        }
+        Some(Ok(hosts)) => hosts,
+    };
+    let remote = join(&args[i.min(args.len())..]);
+    let (class, why) = if remote.raw.is_empty() {
+        (
+            Class::Mutating,
+            String::from("runs a program on the computer"),
+        )
+    } else {
+        remote::classify_windows(&mut ctx.judge(), remote.text())
+    };
+    let targets = hosts
+        .into_iter()
+        .map(|name| Target {
+            name,
+            kind: TargetKind::Host,
+        })
+        .collect();
+    let mut f = finding(program, targets, class, why);
+    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
+    ctx.findings.push(f);
+    Ok(())
+}
+
+pub(super) fn smbclient(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let mut service = None;
+    let mut list_host = None;
+    let mut commands: Option<Arg> = None;
+    let mut tar_extract = None;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        match text {
+            "-c" | "--command" => {
+                commands = args.get(i).cloned();
+                i += 1;
+            }
+            "-L" | "--list" => {
+                list_host = args.get(i).cloned();
+                i += 1;
+            }
+            _ if text.starts_with("-T") => {
+                let value = if text.len() > 2 {
+                    text[2..].to_owned()
+                } else {
+                    i += 1;
+                    args.get(i - 1)
+                        .map(|a| a.text().to_owned())
+                        .unwrap_or_default()
+                };
+                tar_extract = Some(value.contains('x'));
+            }
+            _ if text.starts_with('-') && program.takes_value(text) => i += 1,
+            _ if text.starts_with('-') => {}
+            _ if service.is_none() => service = Some(arg.clone()),
+            _ => {}
+        }
+    }
+    let host_of_service = |arg: &Arg| -> Result<String, String> {
+        let Some(text) = arg.value.as_deref() else {
+            return Err(arg.raw.clone());
+        };
+        let trimmed = text.trim_start_matches(['/', '\\']);
+        Ok(trimmed
+            .split(['/', '\\'])
+            .next()
+            .unwrap_or(trimmed)
+            .to_owned())
+    };
+    if let Some(host) = list_host.filter(|_| service.is_none()) {
+        let host = host_of_service(&host).unwrap_or_default();
+        ctx.findings.push(finding(
+            program,
+            vec![Target {
+                name: host,
+                kind: TargetKind::Host,
+            }],
+            Class::ReadOnly,
+            String::from("lists the shares"),
+        ));
+        return Ok(());
+    }
+    let Some(service) = service else {
+        return Ok(());
+    };
+    let host = match host_of_service(&service) {
+        Ok(host) => host,
+        Err(raw) => {
+            ctx.findings.push(not_fixed(program, "the share", &raw));
+            return Ok(());
+        }
+    };
+    let script = commands.or(match &cmd.stdin {
+        Stdin::Text(text) => Some(text.clone()),
+        _ => None,
+    });
+    let (class, why) = match (tar_extract, &script) {
+        (Some(true), _) => (
+            Class::Mutating,
+            String::from("extracts a tar file onto the share"),
+        ),
+        (Some(false), _) => (
+            Class::ReadOnly,
+            String::from("archives the share into a tar file"),
+        ),
+        (None, None) => (
+            Class::Mutating,
+            String::from("opens an interactive session on the share"),
+        ),
+        (None, Some(script)) => match &script.value {
+            None => (
+                Class::Mutating,
+                String::from("its commands are only known when the command runs"),
+            ),
+            Some(text) => {
+                let writer = text
+                    .split([';', '\n'])
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c.split_whitespace().next().unwrap_or(c))
+                    .find(|word| !program.is_read_only(&word.to_ascii_lowercase()));
+                match writer {
+                    Some(word) => (Class::Mutating, format!("`{word}` changes the share")),
+                    None => (Class::ReadOnly, String::from("its commands only read")),
+                }
+            }
+        },
+    };
+    let mut f = finding(
+        program,
+        vec![Target {
+            name: host,
+            kind: TargetKind::Host,
+        }],
+        class,
+        why,
+    );
+    f.remote = script.map(|s| s.value.unwrap_or(s.raw));
+    ctx.findings.push(f);
+    Ok(())
+}
