@@ -289,23 +289,29 @@ impl ShellCatalog {
     /// Adds one file's entries, read, after those already loaded.
     fn add(&mut self, raw: RawShellCatalog, origin: &str) -> anyhow::Result<()> {
         let mut seen = BTreeSet::new();
+        // The programs of earlier files: this file's names are unique within it (checked
+        // below), so only those can lose names to it.
+        let earlier_files = self.programs.len();
         for (index, program) in raw.program.into_iter().enumerate() {
-            let at = format!("shell catalog {origin}: [[program]] #{}", index + 1);
+            let at = || format!("shell catalog {origin}: [[program]] #{}", index + 1);
             let program = check_program(program, &at, origin)?;
             for name in &program.names {
                 if !seen.insert(name.to_lowercase()) {
-                    bail!("{at}: name {name:?} is listed twice in this file; keep one");
+                    bail!(
+                        "{}: name {name:?} is listed twice in this file; keep one",
+                        at()
+                    );
                 }
             }
             // A later file's program replaces the names it lists.
-            for earlier in &mut self.programs {
+            for earlier in &mut self.programs[..earlier_files] {
                 earlier
                     .names
                     .retain(|n| !program.names.iter().any(|m| m.eq_ignore_ascii_case(n)));
             }
-            self.programs.retain(|p| !p.names.is_empty());
             self.programs.push(program);
         }
+        self.programs.retain(|p| !p.names.is_empty());
         if let Some(remote) = raw.remote {
             for name in remote.read_only {
                 check_word(&name, || {
@@ -314,8 +320,8 @@ impl ShellCatalog {
                 self.remote_read_only.insert(name);
             }
             for (index, rule) in remote.rule.into_iter().enumerate() {
-                let at = format!("shell catalog {origin}: [[remote.rule]] #{}", index + 1);
-                check_word(&rule.command, || format!("{at}: command"))?;
+                let at = || format!("shell catalog {origin}: [[remote.rule]] #{}", index + 1);
+                check_word(&rule.command, || format!("{}: command", at()))?;
                 if rule.subcommands.is_empty()
                     && rule.unless.is_empty()
                     && rule.unless_short.is_empty()
@@ -325,13 +331,15 @@ impl ShellCatalog {
                     && rule.action_at.is_none()
                 {
                     bail!(
-                        "{at} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only",
+                        "{} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only",
+                        at(),
                         rule.command
                     );
                 }
                 if rule.action_at.is_some() == rule.actions.is_empty() {
                     bail!(
-                        "{at} (command {:?}): action_at and actions go together",
+                        "{} (command {:?}): action_at and actions go together",
+                        at(),
                         rule.command
                     );
                 }
@@ -511,18 +519,27 @@ fn without_expansions(text: &str) -> String {
     out
 }
 
-fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Program> {
+/// Checks one program; `entry` (where it is) is only put into words for an error: the hook
+/// loads the shell catalog on every command it judges.
+fn check_program(
+    raw: RawProgram,
+    entry: &dyn Fn() -> String,
+    origin: &str,
+) -> anyhow::Result<Program> {
     if raw.names.is_empty() {
-        bail!("{at}: names is empty, so the entry can never match");
+        bail!("{}: names is empty, so the entry can never match", entry());
     }
     for name in &raw.names {
-        check_word(name, || format!("{at}: names"))?;
+        check_word(name, || format!("{}: names", entry()))?;
     }
-    let at = format!("{at} ({})", raw.names[0]);
+    let at = || format!("{} ({})", entry(), raw.names[0]);
     for option in &raw.value_options {
         let flag = option.starts_with('-') || (raw.windows_flags && option.starts_with('/'));
         if !flag || option.len() < 2 || option.contains(char::is_whitespace) {
-            bail!("{at}: value_options {option:?} is not an option (it must start with -)");
+            bail!(
+                "{}: value_options {option:?} is not an option (it must start with -)",
+                at()
+            );
         }
     }
     let fleet = matches!(raw.grammar, Grammar::Fleet | Grammar::UncWrite);
@@ -537,12 +554,13 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{at}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars"
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars",
+            at()
         );
     }
     check_fleet_keys(&raw, fleet, &at)?;
     if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
-        bail!("{at}: mutating is only read for the govc grammar");
+        bail!("{}: mutating is only read for the govc grammar", at());
     }
     // In the fleet grammar `""` in read_only stands for "no action at all".
     for item in raw
@@ -551,22 +569,29 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
         .chain(&raw.mutating)
         .filter(|item| !(fleet && item.is_empty()))
     {
-        check_word(item, || format!("{at}: read_only/mutating"))?;
+        check_word(item, || format!("{}: read_only/mutating", at()))?;
     }
     let host_list = matches!(raw.grammar, Grammar::HostList);
     if host_list && raw.host_options.is_empty() {
-        bail!("{at}: the host-list grammar needs host_options, the options that list hosts");
+        bail!(
+            "{}: the host-list grammar needs host_options, the options that list hosts",
+            at()
+        );
     }
     if !host_list && !fleet && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
     {
         bail!(
-            "{at}: host_options and other_host_options are only read for the host-list and fleet grammars"
+            "{}: host_options and other_host_options are only read for the host-list and fleet grammars",
+            at()
         );
     }
     let flag_start = |o: &str| o.starts_with('-') || (raw.windows_flags && o.starts_with('/'));
     for option in raw.host_options.iter().chain(&raw.other_host_options) {
         if !flag_start(option) || option.len() < 2 || option.contains(char::is_whitespace) {
-            bail!("{at}: option {option:?} is not an option (it must start with -)");
+            bail!(
+                "{}: option {option:?} is not an option (it must start with -)",
+                at()
+            );
         }
     }
     Ok(Program {
@@ -591,7 +616,7 @@ fn check_program(raw: RawProgram, at: &str, origin: &str) -> anyhow::Result<Prog
 }
 
 /// The keys only the fleet and unc-write grammars read, refused elsewhere.
-fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &str) -> anyhow::Result<()> {
+fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow::Result<()> {
     if !fleet
         && (raw.host_operand.is_some()
             || !raw.host_env.is_empty()
@@ -603,7 +628,8 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &str) -> anyhow::Result<(
             || raw.remote_command.is_some())
     {
         bail!(
-            "{at}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar"
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar",
+            at()
         );
     }
     if let Some(operand) = &raw.host_operand
@@ -611,7 +637,8 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &str) -> anyhow::Result<(
         && operand.parse::<usize>().is_err()
     {
         bail!(
-            "{at}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\""
+            "{}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\"",
+            at()
         );
     }
     Ok(())
