@@ -176,8 +176,9 @@ pub struct GuardArgs {
     /// Change id recorded in the tag [default: a fresh one].
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
-    /// Seconds to wait for every VPG's checkpoint [default: the configured hook budget].
-    #[arg(long, value_name = "SECS")]
+    /// Seconds to wait for every VPG's checkpoint, more than 0 and at most 3600 [default:
+    /// the configured hook budget].
+    #[arg(long, value_name = "SECS", value_parser = budget_secs)]
     pub budget: Option<f64>,
     /// Print one JSON document (shape in the README) instead of text.
     #[arg(long)]
@@ -507,6 +508,15 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
         Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `guard --budget`: seconds, more than 0 and at most an hour (a usage error otherwise).
+fn budget_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
+        Ok(_) => Err(String::from("give seconds more than 0 and at most 3600")),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -291,13 +291,10 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let budget = match args.budget {
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
-            Duration::from_secs_f64(secs)
-        }
-        Some(secs) => bail!("--budget {secs}: give seconds between 0 and 3600"),
-        None => config.hook.budget,
-    };
+    // The command line checked the range (a usage error otherwise).
+    let budget = args
+        .budget
+        .map_or(config.hook.budget, Duration::from_secs_f64);
     let client = client(&config)?;
     let deadline = Deadline::after(budget);
     let vm = find_vm(&client, &config, &args.vm, &deadline)?;
