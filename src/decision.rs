@@ -1,9 +1,13 @@
 //! The decision table: every answer the hook gives is a [`Finding`] turned into a
-//! [`Decision`] by [`decide`], here and nowhere else. Pure: facts in, one decision out.
+//! [`Decision`] by [`decide`], here and nowhere else (a decision the broker made comes back
+//! over its socket in its wire form, made by this same table there). Pure: facts in, one
+//! decision out.
 //!
 //! | finding                                              | decision                              |
 //! |------------------------------------------------------|---------------------------------------|
 //! | stdin empty, not JSON, oversize, no tool, host unknown | block: exit 2 + one stderr line     |
+//! | stdin unreadable, or still open when the budget ends | block                                 |
+//! | stdout goes where no answer can reach the host       | block                                 |
 //! | configuration broken                                 | deny                                  |
 //! | catalog broken                                       | deny                                  |
 //! | internal error or panic                              | deny                                  |
@@ -88,8 +92,8 @@ impl Decision {
 /// What the hook found out about a call: one variant per row of the table.
 #[derive(Debug)]
 pub(crate) enum Finding<'a> {
-    /// stdin is not a call `rewind` can read.
-    BadInput(&'a Unreadable),
+    /// No call to classify, or no way to answer one: refused by exit code.
+    Refused(BlockReason<'a>),
     /// The configuration file is broken.
     ConfigError(&'a str),
     /// A catalog is broken.
@@ -140,6 +144,32 @@ pub(crate) enum Finding<'a> {
     /// The broker holding the ZVM credentials could not be asked, or gave no usable answer;
     /// `error` names its socket. Softened by `on_zvm_error` as a ZVM that cannot be reached.
     BrokerFailed { vms: &'a str, error: &'a str },
+}
+
+/// Why the hook refuses by exit code, before any classification.
+#[derive(Debug)]
+pub(crate) enum BlockReason<'a> {
+    /// stdin is not a call `rewind` can read.
+    BadInput(&'a Unreadable),
+    /// stdin could not be read, or was still open when the budget ran out (`why`).
+    StdinUnreadable(&'a str),
+    /// No answer can reach the host (`why`: its stdout is `/dev/null`, closed, full, …).
+    NoReader(&'a str),
+}
+
+impl std::fmt::Display for BlockReason<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadInput(why) => write!(f, "{why}"),
+            Self::StdinUnreadable(why) => {
+                write!(f, "rewind: cannot read stdin ({why}); refusing the call")
+            }
+            Self::NoReader(why) => write!(
+                f,
+                "rewind: {why}, so no decision can reach the host; refusing the call"
+            ),
+        }
+    }
 }
 
 impl<'a> From<&'a Unresolved> for Finding<'a> {
@@ -197,7 +227,7 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
 
 fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
     match finding {
-        Finding::BadInput(why) => Decision::Block(why.to_string()),
+        Finding::Refused(refusal) => Decision::Block(refusal.to_string()),
         Finding::ConfigError(error) => {
             Decision::Deny(format!("rewind: configuration error: {error}"))
         }

@@ -239,10 +239,10 @@ pub(crate) fn guard(
             source: String::from("the guard request"),
         })
         .collect();
-    let watched = crate::hook::Progress::starting("starting the guard");
+    let watched = crate::hook::WorkerStatus::starting("starting the guard");
     let (decision, facts) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let mut facts = crate::hook::Facts::default();
+            let mut facts = crate::hook::AuditFacts::default();
             let decision = crate::hook::guard_targets(
                 &call, &targets, &config, deadline, &watched, &mut facts,
             );
@@ -361,7 +361,7 @@ fn guard_for_mcp(
     let decide = |finding: &Finding<'_>| decision::decide(&step, &request.change, finding, &policy);
     let refs: Vec<&str> = request.vms.iter().map(String::as_str).collect();
     let all = refs.join(",");
-    let mut facts = crate::hook::Facts::default();
+    let mut facts = crate::hook::AuditFacts::default();
     facts.vms.clone_from(&request.vms);
     let mut details = Vec::new();
     let mut vm_ids = Vec::new();

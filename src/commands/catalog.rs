@@ -7,6 +7,7 @@ use anyhow::{Context as _, bail};
 
 use super::{say, warn_config};
 use crate::catalog::{self, Catalog, Class, Classification, ToolName};
+use crate::classify::{self, Plan};
 use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
 use crate::hook;
@@ -15,8 +16,6 @@ use crate::lockfile;
 use crate::scan;
 use crate::shell::{self, Dialect, Outcome};
 
-/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
-/// decide on a call, without Zerto. The same classification code as the hook decides.
 /// The call `rewind check TOOL --input JSON` describes, run from this directory.
 fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
     let input: serde_json::Value = match &args.input {
@@ -36,6 +35,9 @@ fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
     })
 }
 
+/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
+/// decide on a call, without Zerto. The same classifier as the hook's decides, reading the
+/// same files; nothing is written (a session the call opens is not remembered).
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -72,9 +74,8 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
     {
         explain(&catalog.classify(&name, &call.input));
     }
-    let mut facts = hook::Facts::default();
-    match hook::plan(&call, &config, &mut facts) {
-        hook::Plan::Decided(decision) => say(format!(
+    match classify::plan(&call, &config, &hook::LocalFiles::new(&config)).plan {
+        Plan::Decided(decision) => say(format!(
             "decision: {}{}",
             decision.label(),
             decision
@@ -82,7 +83,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .map(|t| format!(": {t}"))
                 .unwrap_or_default()
         )),
-        hook::Plan::Guard(targets) => {
+        Plan::Guard(targets) => {
             let source = targets
                 .first()
                 .map(|t| t.source.clone())
@@ -161,14 +162,14 @@ fn check_json(call: &ToolCall, name: &ToolName, config: &Config) -> anyhow::Resu
     } else {
         ("unknown", None)
     };
-    let mut facts = hook::Facts::default();
-    let (decision, reason, targets) = match hook::plan(call, config, &mut facts) {
-        hook::Plan::Decided(decision) => (
+    let (decision, reason, targets) =
+        match classify::plan(call, config, &hook::LocalFiles::new(config)).plan {
+        Plan::Decided(decision) => (
             decision.label().to_owned(),
             decision.text().map(str::to_owned),
             Vec::new(),
         ),
-        hook::Plan::Guard(targets) => (
+        Plan::Guard(targets) => (
             String::from("checkpoint"),
             None,
             targets
