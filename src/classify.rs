@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use crate::catalog::{Bound, Catalog, Classification, Entry, ToolName, same_server};
 use crate::config::Config;
-use crate::decision::{self, Decision, Finding, Policy};
+use crate::decision::{self, Case, Decision, Policy};
 use crate::host::{Event, ToolCall};
 use crate::sessions::Recalled;
 use crate::shell;
-use crate::targets::{Target, Targets};
+use crate::targets::{Targets, VmRef};
 
 /// Longest the shell classifier may spend (parsing, `ssh -G`, the inventory) before it asks.
 const SHELL_TIME_MAX: Duration = Duration::from_secs(10);
@@ -28,7 +28,7 @@ pub(crate) enum Plan {
     /// The answer, known without the ZVM.
     Decided(Decision),
     /// The call reaches exactly these VMs: the guard must run.
-    Guard(Vec<Target>),
+    Guard(Vec<VmRef>),
 }
 
 /// What the classifier reads from outside the call and the configuration. Read-only: the
@@ -111,7 +111,7 @@ impl Classified {
             "the session {session:?} it opens could not be remembered: {why}; a later call in that session would be checkpointed on another VM"
         );
         Classified {
-            plan: Plan::Decided(decide(call, &Finding::VmNotInCall { why: &why }, config)),
+            plan: Plan::Decided(decide(call, &Case::VmNotInCall { why: &why }, config)),
             noted: Noted {
                 class: self.noted.class,
                 ..Noted::default()
@@ -129,9 +129,9 @@ pub(crate) fn policy(config: &Config) -> Policy {
     }
 }
 
-/// The decision table's answer to `finding` about `call`, under the configured policy.
-pub(crate) fn decide(call: &ToolCall, finding: &Finding<'_>, config: &Config) -> Decision {
-    decision::decide(&call.tool, &call.change_id(), finding, &policy(config))
+/// The decision table's answer to `case` about `call`, under the configured policy.
+pub(crate) fn decide(call: &ToolCall, case: &Case<'_>, config: &Config) -> Decision {
+    decision::decide(&call.tool, &call.change_id(), case, &policy(config))
 }
 
 /// Classifies a call, reading only through `lookup`.
@@ -158,17 +158,17 @@ fn classify(
         // After the call: nothing to decide, but the audit trail notes that it ran.
         Event::AfterTool => {
             noted.ran = true;
-            return Plan::Decided(decide(call, &Finding::AfterTheCall, config));
+            return Plan::Decided(decide(call, &Case::AfterTheCall, config));
         }
         Event::Unknown(event) => {
-            return Plan::Decided(decide(call, &Finding::UnknownEvent(event), config));
+            return Plan::Decided(decide(call, &Case::UnknownEvent(event), config));
         }
     }
     // Before the catalogs: a call that would undo rewind itself asks, whatever carries it.
     let protected = crate::selfguard::Protected::new(config);
     if let Some(why) = crate::selfguard::check_call(call, &protected) {
         noted.class = "self-protection";
-        return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
+        return Plan::Decided(decide(call, &Case::SelfProtection(&why), config));
     }
     let name = ToolName::parse(&call.tool, call.server.as_deref());
     let server = match &name {
@@ -178,11 +178,7 @@ fn classify(
     let catalog = match lookup.catalog(server) {
         Ok(catalog) => catalog,
         Err(e) => {
-            return Plan::Decided(decide(
-                call,
-                &Finding::CatalogError(&format!("{e:#}")),
-                config,
-            ));
+            return Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config));
         }
     };
     let class = catalog.classify(&name, &call.input);
@@ -196,7 +192,7 @@ fn classify(
     }
     match class {
         Classification::Local | Classification::ReadOnly(_) => {
-            Plan::Decided(decide(call, &Finding::NoVmConcern, config))
+            Plan::Decided(decide(call, &Case::NoVmConcern, config))
         }
         Classification::Shell {
             command,
@@ -211,14 +207,14 @@ fn classify(
                 .and_then(|c| crate::selfguard::command(c, dialect, &protected))
             {
                 noted.class = "self-protection";
-                return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
+                return Plan::Decided(decide(call, &Case::SelfProtection(&why), config));
             }
             shell_plan(call, command.as_deref(), dialect, config, lookup, noted)
         }
-        Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
+        Classification::Unlisted => Plan::Decided(decide(call, &Case::Unlisted, config)),
         Classification::Mutating { entry, .. } if entry.ask.is_some() => {
             let why = entry.ask.as_deref().unwrap_or_default();
-            Plan::Decided(decide(call, &Finding::VmNotInCall { why }, config))
+            Plan::Decided(decide(call, &Case::VmNotInCall { why }, config))
         }
         Classification::Mutating { entry, targets } => {
             let targets = match &name {
@@ -237,7 +233,7 @@ fn classify(
                 Targets::Missing { looked_for } if !entry.session_arg.is_empty() => {
                     Plan::Decided(decide(
                         call,
-                        &Finding::NoVm {
+                        &Case::NoVm {
                             looked_for: &looked_for,
                             sessions: true,
                         },
@@ -263,7 +259,7 @@ fn shell_plan(
     let Some(command) = command else {
         return Plan::Decided(decide(
             call,
-            &Finding::UnusableVm {
+            &Case::UnusableVm {
                 source: "its command argument",
                 why: "is missing or not a string",
             },
@@ -274,11 +270,7 @@ fn shell_plan(
     let judgement = match lookup.judge(command, dialect, call.cwd.as_deref(), until) {
         Ok(judgement) => judgement,
         Err(e) => {
-            return Plan::Decided(decide(
-                call,
-                &Finding::CatalogError(&format!("{e:#}")),
-                config,
-            ));
+            return Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config));
         }
     };
     // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
@@ -305,7 +297,7 @@ fn shell_plan(
             config,
             noted,
         ),
-        shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
+        shell::Outcome::NoDecision => Plan::Decided(decide(call, &Case::NoVmConcern, config)),
         shell::Outcome::Ask { part, why } => decide_targets(
             call,
             Targets::Unknowable {
@@ -390,12 +382,12 @@ fn bind(
 /// catalog's `vm_arg`, a server bound to one host, the shell parser) ends here.
 fn decide_targets(call: &ToolCall, targets: Targets, config: &Config, noted: &mut Noted) -> Plan {
     let max = config.hook.max_vms;
-    let decided = |finding: &Finding<'_>| Plan::Decided(decide(call, finding, config));
+    let decided = |case: &Case<'_>| Plan::Decided(decide(call, case, config));
     match targets {
         Targets::Exact(list) => {
             noted.vms = list.iter().map(|t| t.reference.clone()).collect();
             if list.len() > max {
-                decided(&Finding::TooManyVms {
+                decided(&Case::TooManyVms {
                     count: list.len(),
                     max,
                 })
@@ -403,15 +395,15 @@ fn decide_targets(call: &ToolCall, targets: Targets, config: &Config, noted: &mu
                 Plan::Guard(list)
             }
         }
-        Targets::Missing { looked_for } => decided(&Finding::NoVm {
+        Targets::Missing { looked_for } => decided(&Case::NoVm {
             looked_for: &looked_for,
             sessions: false,
         }),
-        Targets::Unusable { source, why } => decided(&Finding::UnusableVm {
+        Targets::Unusable { source, why } => decided(&Case::UnusableVm {
             source: &source,
             why: &why,
         }),
-        Targets::Unknowable { source, part, why } => decided(&Finding::Unknowable {
+        Targets::Unknowable { source, part, why } => decided(&Case::Unknowable {
             source: &source,
             part: &part,
             why: &why,

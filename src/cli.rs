@@ -378,7 +378,7 @@ pub struct LogArgs {
     pub change: Option<String>,
     /// Only this decision.
     #[arg(long, value_enum)]
-    pub decision: Option<crate::audit::Outcome>,
+    pub decision: Option<crate::audit::Ending>,
     /// Only entries from this host session (its session id, or the start of it).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,

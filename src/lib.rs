@@ -9,7 +9,7 @@
 //! - `classify`: a neutral call, the configuration and the catalogs to a plan (the answer, or
 //!   the exact VMs to guard); no I/O of its own: it reads through a lookup it is handed and
 //!   returns what to remember, so `rewind check` shares it without side effects.
-//! - `decision`: the decision table, pure: every answer is a `Finding` through one `decide`.
+//! - `decision`: the decision table, pure: every answer is a `Case` through one `decide`.
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
 //! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known;
 //!   [`inventory`]: the machines rewind protects, kept locally for the shell analysis.

@@ -15,7 +15,7 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::host::{Event, Host, ToolCall};
 use crate::recover::Point;
-use crate::targets::Target;
+use crate::targets::VmRef;
 use crate::zvm::{Client, Vm};
 
 /// How often a running guard's progress is looked at, to be sent on.
@@ -231,10 +231,10 @@ pub(crate) fn guard(
         cwd: None,
         server_hint: None,
     };
-    let targets: Vec<Target> = request
+    let targets: Vec<VmRef> = request
         .vms
         .iter()
-        .map(|vm| Target {
+        .map(|vm| VmRef {
             reference: vm.clone(),
             source: String::from("the guard request"),
         })
@@ -352,13 +352,13 @@ fn guard_for_mcp(
     request: &GuardRequest,
     deadline: &Deadline,
 ) -> (GuardResult, Record) {
-    use crate::decision::{self, Finding, Policy};
+    use crate::decision::{self, Case, Policy};
     let policy = Policy {
         on_checkpoint: config.hook.on_checkpoint,
         on_zvm_error: config.hook.on_zvm_error,
     };
     let step = format!("the step {:?}", request.tool);
-    let decide = |finding: &Finding<'_>| decision::decide(&step, &request.change, finding, &policy);
+    let decide = |finding: &Case<'_>| decision::decide(&step, &request.change, finding, &policy);
     let refs: Vec<&str> = request.vms.iter().map(String::as_str).collect();
     let all = refs.join(",");
     let mut facts = crate::hook::AuditFacts::default();
@@ -374,18 +374,18 @@ fn guard_for_mcp(
             Ok((Client::new(zvm, &cache)?, cache))
         });
     let decision = match prepared {
-        Err(error) => decide(&Finding::ZvmError {
+        Err(error) => decide(&Case::ZvmError {
             vms: &all,
             error: &error,
         }),
         Ok((client, cache)) => {
             match crate::zvm::resolve::resolve_targets(&client, &refs, &config.vm_aliases, deadline)
             {
-                Err(error) => decide(&Finding::ZvmError {
+                Err(error) => decide(&Case::ZvmError {
                     vms: &all,
                     error: &error,
                 }),
-                Ok(Err(unresolved)) => decide(&Finding::from(&unresolved)),
+                Ok(Err(unresolved)) => decide(&Case::from(&unresolved)),
                 Ok(Ok(vms)) => {
                     let now = SystemTime::now();
                     let tag_for = |names: &str| {
@@ -411,7 +411,7 @@ fn guard_for_mcp(
                     facts.vpgs = report.vpgs.iter().map(|v| v.vpg.name.clone()).collect();
                     facts.checkpoints = report.audit_checkpoints();
                     details = vpg_details(&report, &tag_for);
-                    decide(&Finding::Guarded(&report))
+                    decide(&Case::Guarded(&report))
                 }
             }
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 
 use super::{say, warn_config};
-use crate::catalog::{self, Catalog, Class, Classification, ToolName};
+use crate::catalog::{self, Catalog, Classification, ToolClass, ToolName};
 use crate::classify::{self, Plan};
 use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
@@ -436,10 +436,10 @@ pub fn add(config_path: Option<&Path>, args: &CatalogAddArgs) -> anyhow::Result<
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };
     let class = match args.class {
-        ToolClassArg::Mutating => Class::Mutating,
-        ToolClassArg::ReadOnly => Class::ReadOnly,
+        ToolClassArg::Mutating => ToolClass::Mutating,
+        ToolClassArg::ReadOnly => ToolClass::ReadOnly,
     };
-    if class == Class::Mutating && args.vm_arg.is_empty() {
+    if class == ToolClass::Mutating && args.vm_arg.is_empty() {
         bail!(
             "`rewind catalog add mutating` needs --vm-arg KEY: the argument of the tool that names the VM (e.g. --vm-arg host); nothing was written"
         );
@@ -608,7 +608,7 @@ fn tool_line(tool: &scan::ToolReport) -> String {
         Some(class) => format!("  {name:<28} unlisted   propose [[{class}]]"),
         None => format!("  {name:<28} unlisted   no proposal"),
     };
-    if proposal.class == Some(Class::Mutating) {
+    if proposal.class == Some(ToolClass::Mutating) {
         if !proposal.vm_arg.is_empty() {
             let _ = write!(line, " vm_arg {}", proposal.vm_arg.join(", "));
         } else if !proposal.session_arg.is_empty() {

@@ -444,15 +444,15 @@ fn audit_guard(
         vpgs: vm.vpgs.iter().map(|v| v.name.clone()).collect(),
         checkpoints,
         decision: if refused.is_empty() {
-            audit::Outcome::Context
+            audit::Ending::Context
         } else if report
             .vpgs
             .iter()
             .any(|v| matches!(v.result, Err(guard::Refusal::Cancelled { .. })))
         {
-            audit::Outcome::Cancelled
+            audit::Ending::Cancelled
         } else {
-            audit::Outcome::Deny
+            audit::Ending::Deny
         },
         reason: Some(if refused.is_empty() {
             format!("tag {}", tag.as_str())

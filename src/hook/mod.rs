@@ -43,11 +43,11 @@ use crate::catalog::Catalog;
 use crate::classify::{self, Plan, decide};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
-use crate::decision::{self, BlockReason, Decision, Finding, Policy};
+use crate::decision::{self, BlockReason, Case, Decision, Policy};
 use crate::guard;
 use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
 use crate::tag::Tag;
-use crate::targets::Target;
+use crate::targets::VmRef;
 use crate::zvm::resolve;
 use crate::zvm::{Client, Vm};
 
@@ -109,7 +109,7 @@ pub(crate) fn run(host: Option<Host>, config_path: Option<&Path>, managed: bool)
             let decision = decision::decide(
                 "the call",
                 "",
-                &Finding::Internal(&panic_message(&*panic)),
+                &Case::Internal(&panic_message(&*panic)),
                 &Policy::default(),
             );
             // With no dialect known, or a dialect that panics too, refuse by exit code.
@@ -156,7 +156,7 @@ fn answer(
                 decision: decision::decide(
                     "",
                     "",
-                    &Finding::Refused(BlockReason::StdinUnreadable(&e.to_string())),
+                    &Case::Refused(BlockReason::StdinUnreadable(&e.to_string())),
                     &Policy::default(),
                 ),
                 call: None,
@@ -174,7 +174,7 @@ fn answer(
                     Evaluation {
                         decision: decide(
                             &call,
-                            &Finding::Refused(BlockReason::NoReader(why)),
+                            &Case::Refused(BlockReason::NoReader(why)),
                             &config,
                         ),
                         call: Some(call),
@@ -254,12 +254,12 @@ fn read_on_helper(
 }
 
 fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
-    let finding = match unreadable {
-        Unreadable::AfterTheCall => Finding::AfterTheCall,
-        other => Finding::Refused(BlockReason::BadInput(other)),
+    let case = match unreadable {
+        Unreadable::AfterTheCall => Case::AfterTheCall,
+        other => Case::Refused(BlockReason::BadInput(other)),
     };
     Evaluation {
-        decision: decision::decide("", "", &finding, &Policy::default()),
+        decision: decision::decide("", "", &case, &Policy::default()),
         call: None,
         facts: AuditFacts::default(),
     }
@@ -276,7 +276,7 @@ pub(crate) fn name_server(call: &mut ToolCall, config: &Config) -> Option<Decisi
     let home = config::home_dir();
     match host::servers::name_server(call, home.as_deref(), catalogued) {
         Ok(()) => None,
-        Err(why) => Some(decide(call, &Finding::UnknownServer { why: &why }, config)),
+        Err(why) => Some(decide(call, &Case::UnknownServer { why: &why }, config)),
     }
 }
 
@@ -295,14 +295,14 @@ fn evaluate_call(
     let classified = match (unnamed, config_error) {
         (Some(decision), _) => (Plan::Decided(decision), classify::Noted::default()),
         (None, Some(_)) if call.event == Event::AfterTool => (
-            Plan::Decided(decide(&call, &Finding::AfterTheCall, config)),
+            Plan::Decided(decide(&call, &Case::AfterTheCall, config)),
             classify::Noted {
                 ran: true,
                 ..classify::Noted::default()
             },
         ),
         (None, Some(error)) => (
-            Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
+            Plan::Decided(decide(&call, &Case::ConfigError(error), config)),
             classify::Noted::default(),
         ),
         (None, None) => {
@@ -358,7 +358,7 @@ fn remembered(
 /// answer in time.
 fn watch_guard(
     call: &ToolCall,
-    targets: Vec<Target>,
+    targets: Vec<VmRef>,
     config: &Config,
     deadline: &Deadline,
 ) -> (Decision, Option<AuditFacts>) {
@@ -382,14 +382,14 @@ fn watch_guard(
     });
     match guarded {
         Supervised::Done((decision, facts)) => (decision, Some(facts)),
-        Supervised::Failed(failure) => (decide(call, &failure.as_finding(), config), None),
+        Supervised::Failed(failure) => (decide(call, &failure.as_case(), config), None),
     }
 }
 
 /// The mutating path: find every VM in Zerto, guard them all, decide from what the ZVM said.
 pub(crate) fn guard_targets(
     call: &ToolCall,
-    targets: &[Target],
+    targets: &[VmRef],
     config: &Config,
     deadline: &Deadline,
     progress: &WorkerStatus,
@@ -401,9 +401,8 @@ pub(crate) fn guard_targets(
     if let Some(socket) = &config.broker.socket {
         return guard_through_broker(call, socket, &references, config, deadline, progress, facts);
     }
-    let zvm_error = |error: &crate::zvm::ZvmError| {
-        decide(call, &Finding::ZvmError { vms: &all, error }, config)
-    };
+    let zvm_error =
+        |error: &crate::zvm::ZvmError| decide(call, &Case::ZvmError { vms: &all, error }, config);
     let zvm = match config.require_zvm() {
         Ok(zvm) => zvm,
         Err(e) => return zvm_error(&crate::zvm::ZvmError::Setup(format!("{e:#}"))),
@@ -455,7 +454,7 @@ pub(crate) fn guard_targets(
         &guard::Quiet,
     );
     facts.checkpoints = report.audit_checkpoints();
-    decide(call, &Finding::Guarded(&report), config)
+    decide(call, &Case::Guarded(&report), config)
 }
 
 /// The guard asked of the broker: it resolves, tags (building the tag from these fields),
@@ -513,7 +512,7 @@ fn guard_through_broker(
         }
         Err(error) => decide(
             call,
-            &Finding::BrokerFailed {
+            &Case::BrokerFailed {
                 vms: &references.join(","),
                 error: &error,
             },
@@ -533,10 +532,10 @@ fn resolve_targets(
 ) -> Result<Vec<Vm>, Decision> {
     match resolve::resolve_targets(client, references, &config.vm_aliases, deadline) {
         Ok(Ok(vms)) => Ok(vms),
-        Ok(Err(unresolved)) => Err(decide(call, &Finding::from(&unresolved), config)),
+        Ok(Err(unresolved)) => Err(decide(call, &Case::from(&unresolved), config)),
         Err(error) => Err(decide(
             call,
-            &Finding::ZvmError {
+            &Case::ZvmError {
                 vms: &references.join(","),
                 error: &error,
             },
@@ -559,10 +558,10 @@ enum Failure {
 }
 
 impl Failure {
-    fn as_finding(&self) -> Finding<'_> {
+    fn as_case(&self) -> Case<'_> {
         match self {
-            Self::Panicked(message) | Self::CannotStart(message) => Finding::Internal(message),
-            Self::BudgetSpent { budget, doing } => Finding::BudgetSpent {
+            Self::Panicked(message) | Self::CannotStart(message) => Case::Internal(message),
+            Self::BudgetSpent { budget, doing } => Case::BudgetSpent {
                 budget: *budget,
                 doing,
             },
@@ -672,7 +671,7 @@ mod tests {
             panic!("failure expected");
         };
         assert_eq!(
-            decision::decide("t", "c", &failure.as_finding(), &Policy::default()),
+            decision::decide("t", "c", &failure.as_case(), &Policy::default()),
             Decision::Deny(String::from(
                 "rewind: internal error (catalog index out of range); the call was not allowed"
             ))
@@ -733,7 +732,7 @@ mod tests {
             panic!("failure expected");
         };
         let Decision::Deny(reason) =
-            decision::decide("t", "c", &failure.as_finding(), &Policy::default())
+            decision::decide("t", "c", &failure.as_case(), &Policy::default())
         else {
             panic!("deny expected");
         };

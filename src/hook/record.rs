@@ -60,7 +60,7 @@ pub(super) fn of(evaluation: &Evaluation, took: Duration) -> Option<Record> {
         vpgs: facts.vpgs.clone(),
         checkpoints: facts.checkpoints.clone(),
         decision: if facts.ran {
-            audit::Outcome::Ran
+            audit::Ending::Ran
         } else {
             decision.outcome()
         },

@@ -17,11 +17,11 @@ use super::tools::{
     ListCheckpointsArgs, ListCheckpointsOut, MAX_LIMIT, RecoverFileArgs, RecoverFileOut,
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
-use crate::audit::{AuditCheckpoint, Outcome};
+use crate::audit::{AuditCheckpoint, Ending};
 use crate::commands::zerto::find_vm;
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
-use crate::decision::{self, Decision, Finding, Policy};
+use crate::decision::{self, Case, Decision, Policy};
 use crate::guard::{self, GuardReport, Refusal, VpgOutcome};
 use crate::recover::{self, Point, PointError, RecoverRequest, Step};
 use crate::tag::{self, Tag};
@@ -60,7 +60,7 @@ pub(super) struct Facts {
     pub checkpoints: Vec<AuditCheckpoint>,
     /// What the audit trail records, when the tool decides it (`checkpoint_vm`: the hook's
     /// decision or `cancelled`; `recover_file`: `recovered` or `recover-failed`).
-    pub decision: Option<Outcome>,
+    pub decision: Option<Ending>,
 }
 
 /// A tool's answer: structured content, and whether it is an error for the model.
@@ -349,7 +349,7 @@ fn checkpoint_vm(
         any.then_some(tasks)
     });
     facts.decision = Some(if cancelled.is_some() {
-        Outcome::Cancelled
+        Ending::Cancelled
     } else {
         decision.outcome()
     });
@@ -429,7 +429,7 @@ fn checkpoint_vm_through_broker(
                 on_checkpoint: config.hook.on_checkpoint,
                 on_zvm_error: config.hook.on_zvm_error,
             };
-            let finding = Finding::BrokerFailed {
+            let finding = Case::BrokerFailed {
                 vms: &references.join(","),
                 error: &error,
             };
@@ -518,14 +518,14 @@ fn guard_vms(
         on_zvm_error: config.hook.on_zvm_error,
     };
     let step = format!("the step {reason:?}");
-    let decide = |finding: &Finding<'_>| decision::decide(&step, call.change, finding, &policy);
+    let decide = |finding: &Case<'_>| decision::decide(&step, call.change, finding, &policy);
     let refs: Vec<&str> = references.iter().map(String::as_str).collect();
     let locks = match config::cache_dir() {
         Ok(dir) => dir.join("locks"),
         Err(e) => {
             let error = ZvmError::Setup(format!("{e:#}"));
             let all = refs.join(",");
-            let finding = Finding::ZvmError {
+            let finding = Case::ZvmError {
                 vms: &all,
                 error: &error,
             };
@@ -535,11 +535,11 @@ fn guard_vms(
     (call.progress)(format!("looking up {} in Zerto", refs.join(", ")));
     let vms = match resolve::resolve_targets(client, &refs, &config.vm_aliases, deadline) {
         Ok(Ok(vms)) => vms,
-        Ok(Err(unresolved)) => return (decide(&Finding::from(&unresolved)), None),
+        Ok(Err(unresolved)) => return (decide(&Case::from(&unresolved)), None),
         Err(error) => {
             let all = refs.join(",");
             return (
-                decide(&Finding::ZvmError {
+                decide(&Case::ZvmError {
                     vms: &all,
                     error: &error,
                 }),
@@ -556,7 +556,7 @@ fn guard_vms(
     let tag_for = |vm_names: &str| Tag::new(call.agent, reason, vm_names, call.change, now);
     let watch = crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted);
     let report = guard::guard(client, &vms, &tag_for, &locks, deadline, &watch);
-    let decision = decide(&Finding::Guarded(&report));
+    let decision = decide(&Case::Guarded(&report));
     (call.progress)(format!("{}: {}", names.join(", "), label(&decision)));
     // The guard tags each VPG for the names of the VMs it protects, joined by commas.
     let tags = report
@@ -704,7 +704,7 @@ fn recover_file(
     let mut plan = pending.plan;
     plan.destination = destination;
     // From here on this is a restore run: the audit trail says whether it wrote the file.
-    facts.decision = Some(Outcome::RecoverFailed);
+    facts.decision = Some(Ending::RecoverFailed);
     let (_, client) = setup(call)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
     let restored = recover::restore_plan(
@@ -733,7 +733,7 @@ fn recover_file(
             (call.progress)(text);
         },
     )?;
-    facts.decision = Some(Outcome::Recovered);
+    facts.decision = Some(Ending::Recovered);
     let text = format!(
         "restored {} ({} bytes, sha256 {}); FLR session {} unmounted",
         plan.destination.display(),
