@@ -871,9 +871,9 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
 }
 
 /// `rewind check --payload` runs the hook's classifier without its writes: checking the call
-/// that opens a session leaves the state directory as it was (so a follow-up is still not
-/// placed), while `rewind hook` with the same payload remembers the session and the same
-/// follow-up is then checkpointed on its VM.
+/// that opens a session, or a command, leaves the state and cache directories as they were
+/// (so a follow-up is still not placed), while `rewind hook` with the same payload remembers
+/// the session and the same follow-up is then checkpointed on its VM.
 #[test]
 fn check_remembers_no_session_where_the_hook_does() {
     let env = TestEnv::start();
@@ -902,25 +902,37 @@ fn check_remembers_no_session_where_the_hook_does() {
         run.success();
         run.stdout
     };
-    let state = env.path("state");
-    let before = files_under(&state);
+    let command = env.path("command.json");
+    std::fs::write(
+        &command,
+        hook_input(
+            "Bash",
+            &json!({"command": "ssh db01 reboot"}),
+            "toolu_bash_c",
+        ),
+    )
+    .expect("write payload");
+    let [state, cache] = [env.path("state"), env.path("cache")];
+    let before = [files_under(&state), files_under(&cache)];
 
     let said = check(&connect);
     assert!(said.contains("decision: none"), "{said}");
     assert_eq!(
-        files_under(&state),
+        [files_under(&state), files_under(&cache)],
         before,
-        "check wrote to the state directory"
+        "check wrote to the state or cache directory"
     );
     let said = check(&exec);
     assert!(
         said.contains("decision: ask"),
         "nothing was remembered: {said}"
     );
+    let said = check(&command);
+    assert!(said.contains("db01"), "{said}");
     assert_eq!(
-        files_under(&state),
+        [files_under(&state), files_under(&cache)],
         before,
-        "check wrote to the state directory"
+        "check wrote to the state or cache directory"
     );
 
     let connected = env.hook(&std::fs::read(&connect).expect("payload"));
