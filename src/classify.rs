@@ -2,9 +2,9 @@
 //! answer, or the exact VMs the guard must checkpoint first). The one code path behind
 //! `rewind hook` and `rewind check`.
 //!
-//! No I/O of its own. What it reads beyond the call and the configuration (the catalogs, the
-//! sessions earlier calls opened, the shell analysis with its inventory and `ssh -G`) comes
-//! through the [`Lookup`] its caller hands it; what a call asks to be remembered (a session
+//! No I/O of its own. What it reads beyond the call and the configuration (what rewind
+//! protects of itself, the catalogs, the sessions earlier calls opened, the shell analysis
+//! with its inventory and `ssh -G`) comes through the [`Lookup`] its caller hands it; what a call asks to be remembered (a session
 //! it opens) comes back in [`Classified::remember`], for the caller to write or not: the
 //! hook writes it, `rewind check` does not.
 
@@ -34,6 +34,9 @@ pub(crate) enum Plan {
 /// What the classifier reads from outside the call and the configuration. Read-only: the
 /// hook and `rewind check` hand in the same one, reading this machine's files.
 pub(crate) trait Lookup {
+    /// What rewind protects of itself on this machine (its files, hook entries, the ZVM).
+    fn protected(&self) -> crate::selfguard::Protected;
+
     /// The catalogs that cover a call to MCP server `server` (`None`: a host tool).
     fn catalog(&self, server: Option<&str>) -> anyhow::Result<Catalog>;
 
@@ -165,7 +168,7 @@ fn classify(
         }
     }
     // Before the catalogs: a call that would undo rewind itself asks, whatever carries it.
-    let protected = crate::selfguard::Protected::new(config);
+    let protected = lookup.protected();
     if let Some(why) = crate::selfguard::check_call(call, &protected) {
         noted.class = "self-protection";
         return Plan::Decided(decide(call, &Case::SelfProtection(&why), config));

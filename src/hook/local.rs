@@ -30,6 +30,10 @@ impl<'a> LocalFiles<'a> {
 }
 
 impl Lookup for LocalFiles<'_> {
+    fn protected(&self) -> crate::selfguard::Protected {
+        crate::selfguard::Protected::new(self.config)
+    }
+
     fn catalog(&self, server: Option<&str>) -> anyhow::Result<Catalog> {
         Catalog::load_for(
             server,

@@ -15,8 +15,9 @@
 //! 4. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
 //!    under `catch_unwind` while the main thread is a watchdog that denies when the budget is
 //!    spent.
-//! 5. Every decision is audited ([`record`]), the watchdog's too, on the helper thread that
-//!    read stdin, then rendered in the host's dialect.
+//! 5. Every decision is audited, the watchdog's too: its record (built in `record`) is
+//!    appended on the helper thread that read stdin ([`append_record`]). Then it is rendered
+//!    in the host's dialect.
 //!
 //! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr: the
 //! whole of it runs under `catch_unwind`, and stderr is written only through
@@ -187,7 +188,7 @@ fn answer(
             }
         },
     };
-    record(&config, &evaluation, &deadline, helper);
+    append_record(&config, &evaluation, &deadline, helper);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
         None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
@@ -608,7 +609,12 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Appends the decision to the audit trail, waiting at most [`AUDIT_ALLOWANCE`]; a failure is
 /// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
 /// log).
-fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline, helper: Option<Helper>) {
+fn append_record(
+    config: &Config,
+    evaluation: &Evaluation,
+    deadline: &Deadline,
+    helper: Option<Helper>,
+) {
     let Some(record) = record::of(evaluation, deadline.elapsed()) else {
         return;
     };
@@ -695,7 +701,7 @@ mod tests {
         let (read, helper) = read_on_helper(&deadline, || Ok(b"{}".to_vec()));
         assert_eq!(read.expect("read in time"), b"{}");
         assert!(helper.is_some(), "the helper is free for the audit");
-        record(&config, &evaluation("read in time"), &deadline, helper);
+        append_record(&config, &evaluation("read in time"), &deadline, helper);
 
         let short = Deadline::after(Duration::from_millis(50));
         let (read, helper) = read_on_helper(&short, || {
@@ -707,7 +713,7 @@ mod tests {
             std::io::ErrorKind::TimedOut
         );
         assert!(helper.is_none(), "a helper still reading is not reused");
-        record(
+        append_record(
             &config,
             &evaluation("stdin never closed"),
             &deadline,
