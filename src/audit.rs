@@ -1,7 +1,7 @@
 //! The audit trail: one JSON line per hook decision, per `rewind guard` and `rewind recover`
 //! run, and per `rewind mcp` tool call, read back by `rewind log`. Tool arguments are
 //! summarised and secrets redacted ([`crate::secret`]). What an entry says happened is one
-//! [`Outcome`], the same type `rewind log --decision` parses, so the filter accepts exactly
+//! [`Ending`], the same type `rewind log --decision` parses, so the filter accepts exactly
 //! the words the trail holds.
 //!
 //! Each line is one `write(2)` to a file opened with `O_APPEND` (mode 0600, never through a
@@ -33,7 +33,7 @@ const ITEMS_MAX: usize = 20;
 /// call ended. Written and read as the kebab-case word (`recover-failed`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+pub enum Ending {
     /// Read-only or no VM: no decision.
     #[default]
     None,
@@ -66,7 +66,7 @@ pub enum Outcome {
     Error,
 }
 
-impl Outcome {
+impl Ending {
     /// The word in the audit trail.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -87,7 +87,7 @@ impl Outcome {
     }
 }
 
-impl std::fmt::Display for Outcome {
+impl std::fmt::Display for Ending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -115,7 +115,7 @@ pub struct Record {
     pub vpgs: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<AuditCheckpoint>,
-    pub decision: Outcome,
+    pub decision: Ending,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub duration_ms: u64,
@@ -376,7 +376,7 @@ pub mod syslog {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use super::{Outcome, Record};
+    use super::{Ending, Record};
     use crate::config::SyslogTarget;
 
     /// The longest a send (connect and write) may take.
@@ -442,12 +442,12 @@ pub mod syslog {
     /// The RFC 5424 message for one trail line.
     pub fn format(line: &str, record: &Record, hostname: &str, pid: u32) -> String {
         let severity: u8 = match record.decision {
-            Outcome::Deny
-            | Outcome::Ask
-            | Outcome::Block
-            | Outcome::RecoverFailed
-            | Outcome::Refused
-            | Outcome::Error => 4,
+            Ending::Deny
+            | Ending::Ask
+            | Ending::Block
+            | Ending::RecoverFailed
+            | Ending::Refused
+            | Ending::Error => 4,
             _ => 6,
         };
         let priority = FACILITY * 8 + severity;
@@ -516,7 +516,7 @@ pub mod syslog {
         fn a_record_is_an_rfc5424_message_with_the_trail_line_as_its_text() {
             let record = Record {
                 time: String::from("2026-03-02T09:00:00.000Z"),
-                decision: Outcome::Deny,
+                decision: Ending::Deny,
                 ..Record::default()
             };
             assert_eq!(
@@ -535,7 +535,7 @@ pub mod syslog {
             let record = Record {
                 time: String::from("2026-03-02T09:00:00.000Z"),
                 tool: String::from("mcp__ssh__exec"),
-                decision: Outcome::Context,
+                decision: Ending::Context,
                 ..Record::default()
             };
             super::super::append(&trail, &record).expect("appended");
@@ -575,7 +575,7 @@ pub mod syslog {
 pub struct Filter<'a> {
     pub vm: Option<&'a str>,
     pub change: Option<&'a str>,
-    pub decision: Option<Outcome>,
+    pub decision: Option<Ending>,
     /// A session id, or the start of one.
     pub session: Option<&'a str>,
     /// Only records at or after this time.
@@ -728,18 +728,18 @@ mod tests {
     #[test]
     fn every_outcome_is_one_word_in_the_trail_and_on_the_command_line() {
         use clap::ValueEnum as _;
-        for outcome in Outcome::value_variants() {
+        for outcome in Ending::value_variants() {
             let word = outcome.as_str();
             assert_eq!(serde_json::to_value(outcome).expect("json"), json!(word));
             assert_eq!(
-                serde_json::from_value::<Outcome>(json!(word)).expect("json"),
+                serde_json::from_value::<Ending>(json!(word)).expect("json"),
                 *outcome
             );
             let value = outcome.to_possible_value().expect("listed");
             assert_eq!(value.get_name(), word);
-            assert_eq!(Outcome::from_str(word, false), Ok(*outcome));
+            assert_eq!(Ending::from_str(word, false), Ok(*outcome));
         }
-        assert!(Outcome::from_str("foo", false).is_err());
+        assert!(Ending::from_str("foo", false).is_err());
     }
 
     #[test]
@@ -860,9 +860,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("state/audit.jsonl");
         for (vm, typed, decision) in [
-            ("jp-ubuntu", "10.0.0.5", Outcome::Context),
-            ("db01", "db01", Outcome::Deny),
-            ("jp-ubuntu", "jp", Outcome::Ask),
+            ("jp-ubuntu", "10.0.0.5", Ending::Context),
+            ("db01", "db01", Ending::Deny),
+            ("jp-ubuntu", "jp", Ending::Ask),
         ] {
             let vms = vec![String::from(vm)];
             let record = Record {
@@ -886,7 +886,7 @@ mod tests {
             &path,
             &Filter {
                 vm: Some("JP-UBUNTU"),
-                decision: Some(Outcome::Ask),
+                decision: Some(Ending::Ask),
                 ..Filter::default()
             },
         )
@@ -902,7 +902,7 @@ mod tests {
         )
         .expect("read");
         assert_eq!(by_address.len(), 1);
-        assert_eq!(by_address[0].decision, Outcome::Context);
+        assert_eq!(by_address[0].decision, Ending::Context);
         assert!(all[1].named.is_empty(), "db01 was named by its own name");
         std::fs::write(&path, "{not json\n").expect("write");
         let err = read(&path, &Filter::default())
@@ -915,7 +915,7 @@ mod tests {
         Record {
             tool: format!("mcp__ssh__exec_{writer}_{n}"),
             reason: Some("x".repeat(6000)),
-            decision: Outcome::Context,
+            decision: Ending::Context,
             ..Record::default()
         }
     }

@@ -149,8 +149,9 @@ pub struct GuardArgs {
     /// Change id recorded in the tag [default: a fresh one].
     #[arg(long, value_name = "ID")]
     pub change: Option<String>,
-    /// Seconds to wait for every VPG's checkpoint [default: the configured hook budget].
-    #[arg(long, value_name = "SECS")]
+    /// Seconds to wait for every VPG's checkpoint, more than 0 and at most 3600 [default:
+    /// the configured hook budget].
+    #[arg(long, value_name = "SECS", value_parser = budget_secs)]
     pub budget: Option<f64>,
     /// Print one JSON document (shape in the README) instead of text.
     #[arg(long)]
@@ -350,7 +351,7 @@ pub struct LogArgs {
     pub change: Option<String>,
     /// Only this decision.
     #[arg(long, value_enum)]
-    pub decision: Option<crate::audit::Outcome>,
+    pub decision: Option<crate::audit::Ending>,
     /// Only entries from this host session (its session id, or the start of it).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
@@ -480,6 +481,15 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err(String::from("must be 1 or more (--all shows every one)")),
         Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `guard --budget`: seconds, more than 0 and at most an hour (a usage error otherwise).
+fn budget_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
+        Ok(_) => Err(String::from("give seconds more than 0 and at most 3600")),
         Err(e) => Err(e.to_string()),
     }
 }

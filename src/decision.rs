@@ -1,9 +1,13 @@
-//! The decision table: every answer the hook gives is a [`Finding`] turned into a
-//! [`Decision`] by [`decide`], here and nowhere else. Pure: facts in, one decision out.
+//! The decision table: every answer the hook gives is a [`Case`] turned into a
+//! [`Decision`] by [`decide`], here and nowhere else (a decision the broker made comes back
+//! over its socket in its wire form, made by this same table there). Pure: facts in, one
+//! decision out.
 //!
-//! | finding                                              | decision                              |
+//! | case                                                 | decision                              |
 //! |------------------------------------------------------|---------------------------------------|
 //! | stdin empty, not JSON, oversize, no tool, host unknown | block: exit 2 + one stderr line     |
+//! | stdin unreadable, or still open when the budget ends | block                                 |
+//! | stdout goes where no answer can reach the host       | block                                 |
 //! | configuration broken                                 | deny                                  |
 //! | catalog broken                                       | deny                                  |
 //! | internal error or panic                              | deny                                  |
@@ -60,15 +64,15 @@ impl Decision {
     }
 
     /// The decision as the audit trail records it.
-    pub(crate) fn outcome(&self) -> crate::audit::Outcome {
-        use crate::audit::Outcome;
+    pub(crate) fn outcome(&self) -> crate::audit::Ending {
+        use crate::audit::Ending;
         match self {
-            Self::None => Outcome::None,
-            Self::Context(_) => Outcome::Context,
-            Self::Allow { .. } => Outcome::Allow,
-            Self::Deny(_) => Outcome::Deny,
-            Self::Ask(_) => Outcome::Ask,
-            Self::Block(_) => Outcome::Block,
+            Self::None => Ending::None,
+            Self::Context(_) => Ending::Context,
+            Self::Allow { .. } => Ending::Allow,
+            Self::Deny(_) => Ending::Deny,
+            Self::Ask(_) => Ending::Ask,
+            Self::Block(_) => Ending::Block,
         }
     }
 
@@ -87,9 +91,9 @@ impl Decision {
 
 /// What the hook found out about a call: one variant per row of the table.
 #[derive(Debug)]
-pub(crate) enum Finding<'a> {
-    /// stdin is not a call `rewind` can read.
-    BadInput(&'a Unreadable),
+pub(crate) enum Case<'a> {
+    /// No call to classify, or no way to answer one: refused by exit code.
+    Refused(BlockReason<'a>),
     /// The configuration file is broken.
     ConfigError(&'a str),
     /// A catalog is broken.
@@ -142,17 +146,43 @@ pub(crate) enum Finding<'a> {
     BrokerFailed { vms: &'a str, error: &'a str },
 }
 
-impl<'a> From<&'a Unresolved> for Finding<'a> {
+/// Why the hook refuses by exit code, before any classification.
+#[derive(Debug)]
+pub(crate) enum BlockReason<'a> {
+    /// stdin is not a call `rewind` can read.
+    BadInput(&'a Unreadable),
+    /// stdin could not be read, or was still open when the budget ran out (`why`).
+    StdinUnreadable(&'a str),
+    /// No answer can reach the host (`why`: its stdout is `/dev/null`, closed, full, …).
+    NoReader(&'a str),
+}
+
+impl std::fmt::Display for BlockReason<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadInput(why) => write!(f, "{why}"),
+            Self::StdinUnreadable(why) => {
+                write!(f, "rewind: cannot read stdin ({why}); refusing the call")
+            }
+            Self::NoReader(why) => write!(
+                f,
+                "rewind: {why}, so no decision can reach the host; refusing the call"
+            ),
+        }
+    }
+}
+
+impl<'a> From<&'a Unresolved> for Case<'a> {
     fn from(unresolved: &'a Unresolved) -> Self {
         match unresolved {
-            Unresolved::Unknown { references, of } => Finding::UnknownVm {
+            Unresolved::Unknown { references, of } => Case::UnknownVm {
                 references,
                 of: *of,
             },
             Unresolved::Ambiguous {
                 reference,
                 candidates,
-            } => Finding::AmbiguousVm {
+            } => Case::AmbiguousVm {
                 reference,
                 candidates,
             },
@@ -176,13 +206,13 @@ impl Default for Policy {
     }
 }
 
-/// The decision for a finding about a call to `tool` with change id `change`. Its text
+/// The decision for a case about a call to `tool` with change id `change`. Its text
 /// leaves the process (to the host, the model, the audit trail), so it goes through the same
 /// redaction as the call's stored arguments: a command, a VM reference, a parse error or an
 /// error message it quotes carries no secret.
-pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
+pub(crate) fn decide(tool: &str, change: &str, case: &Case<'_>, policy: &Policy) -> Decision {
     let redact = |text: String| crate::redact::redact_text(&text);
-    match decide_unredacted(tool, change, finding, policy) {
+    match decide_unredacted(tool, change, case, policy) {
         Decision::None => Decision::None,
         Decision::Context(text) => Decision::Context(redact(text)),
         Decision::Allow { reason, context } => Decision::Allow {
@@ -195,36 +225,34 @@ pub(crate) fn decide(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
     }
 }
 
-fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &Policy) -> Decision {
-    match finding {
-        Finding::BadInput(why) => Decision::Block(why.to_string()),
-        Finding::ConfigError(error) => {
-            Decision::Deny(format!("rewind: configuration error: {error}"))
-        }
-        Finding::CatalogError(error) => Decision::Deny(format!(
+fn decide_unredacted(tool: &str, change: &str, case: &Case<'_>, policy: &Policy) -> Decision {
+    match case {
+        Case::Refused(refusal) => Decision::Block(refusal.to_string()),
+        Case::ConfigError(error) => Decision::Deny(format!("rewind: configuration error: {error}")),
+        Case::CatalogError(error) => Decision::Deny(format!(
             "rewind: catalog error, so {tool} cannot be classified: {error}"
         )),
-        Finding::Internal(error) => Decision::Deny(format!(
+        Case::Internal(error) => Decision::Deny(format!(
             "rewind: internal error ({error}); the call was not allowed"
         )),
-        Finding::BudgetSpent { budget, doing } => Decision::Deny(format!(
+        Case::BudgetSpent { budget, doing } => Decision::Deny(format!(
             "rewind: the hook's {} s budget ran out while {doing}; no confirmed checkpoint, so the call was not allowed",
             budget.as_secs_f64(),
         )),
-        Finding::AfterTheCall | Finding::NoVmConcern => Decision::None,
-        Finding::SelfProtection(why) => Decision::Ask((*why).to_owned()),
-        Finding::UnknownEvent(event) => Decision::Deny(format!(
+        Case::AfterTheCall | Case::NoVmConcern => Decision::None,
+        Case::SelfProtection(why) => Decision::Ask((*why).to_owned()),
+        Case::UnknownEvent(event) => Decision::Deny(format!(
             "rewind: hook event {event:?} is not one this host sends before a tool call, so {tool} was not allowed; check the hook entry in the host's settings"
         )),
-        Finding::UnknownServer { why } => Decision::Ask(format!(
+        Case::UnknownServer { why } => Decision::Ask(format!(
             "rewind: {why}, so no catalog can say whether it can change a VM and no Zerto checkpoint was taken. \
              Approve only if it cannot change a VM."
         )),
-        Finding::Unlisted => Decision::Ask(format!(
+        Case::Unlisted => Decision::Ask(format!(
             "rewind: {tool} is in no catalog, so nobody has said whether it can change a VM; no Zerto checkpoint was taken. \
              Approve only if it cannot change a VM, or record it with `rewind catalog add`."
         )),
-        Finding::NoVm {
+        Case::NoVm {
             looked_for,
             sessions: true,
         } => Decision::Ask(format!(
@@ -232,28 +260,28 @@ fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
              earlier in this agent session (or the server has no [[server]] binding), so no Zerto checkpoint was taken. \
              Approve only if nothing on a VM needs rewinding."
         )),
-        Finding::VmNotInCall { why } => Decision::Ask(format!(
+        Case::VmNotInCall { why } => Decision::Ask(format!(
             "rewind: {tool} can change a VM, but which one cannot be known from the call ({why}), so no Zerto checkpoint was taken. \
              Approve only if nothing on a VM needs rewinding."
         )),
-        Finding::NoVm {
+        Case::NoVm {
             looked_for,
             sessions: false,
         } => Decision::Ask(format!(
             "rewind: {tool} can change a VM, but none of its arguments {looked_for} names one, so no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
-        Finding::UnusableVm { source, why } => Decision::Ask(format!(
+        Case::UnusableVm { source, why } => Decision::Ask(format!(
             "rewind: {tool} can change a VM, but {source} {why}, so it names no VM and no Zerto checkpoint was taken. Approve only if nothing on a VM needs rewinding."
         )),
-        Finding::Unknowable { source, part, why } => Decision::Ask(format!(
+        Case::Unknowable { source, part, why } => Decision::Ask(format!(
             "rewind: {tool} reaches hosts that cannot be known exactly: `{part}` in {source} {why}. No Zerto checkpoint was taken; \
              approve only if nothing on those hosts needs rewinding, or name the hosts one by one."
         )),
-        Finding::TooManyVms { count, max } => Decision::Ask(format!(
+        Case::TooManyVms { count, max } => Decision::Ask(format!(
             "rewind: {tool} names {count} hosts, more than the {max} one call may checkpoint ([hook] max_vms); no Zerto checkpoint was taken. \
              Approve only if nothing on them needs rewinding, or split the call."
         )),
-        Finding::UnknownVm { references, of } => match references {
+        Case::UnknownVm { references, of } => match references {
             [reference] if *of == 1 => Decision::Ask(format!(
                 "rewind: VM {reference:?} is unknown to Zerto, so there is no checkpoint to rewind to if {tool} goes wrong. Approve only if that is acceptable."
             )),
@@ -262,7 +290,7 @@ fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
                 quoted(references.iter().map(String::as_str))
             )),
         },
-        Finding::AmbiguousVm {
+        Case::AmbiguousVm {
             reference,
             candidates,
         } => {
@@ -273,15 +301,15 @@ fn decide_unredacted(tool: &str, change: &str, finding: &Finding<'_>, policy: &P
                 list.join("; ")
             ))
         }
-        Finding::ZvmError { vms, error } if error.is_connection_problem() => {
+        Case::ZvmError { vms, error } if error.is_connection_problem() => {
             zvm_error(vms, &error.to_string(), policy)
         }
-        Finding::ZvmError { vms, error } => Decision::Deny(format!(
+        Case::ZvmError { vms, error } => Decision::Deny(format!(
             "rewind: no checkpoint of {} could be taken, so {tool} was not allowed: {error}",
             vm_words(vms)
         )),
-        Finding::Guarded(report) => guarded(report, tool, change, policy),
-        Finding::BrokerFailed { vms, error } => {
+        Case::Guarded(report) => guarded(report, tool, change, policy),
+        Case::BrokerFailed { vms, error } => {
             let text = format!(
                 "rewind: could not ask the rewind broker for a checkpoint of {}: {error}",
                 vm_words(vms)
@@ -522,7 +550,7 @@ mod tests {
         let decision = decide(
             "Bash",
             "toolu_1",
-            &Finding::Unknowable {
+            &Case::Unknowable {
                 source: "the command",
                 part: "sshpass -p hunter2 ssh $HOST 'echo hunter2 | sudo -S reboot'",
                 why: "names a host only the shell knows",
@@ -607,7 +635,7 @@ mod tests {
                 reason: String::new(),
             }),
         ]);
-        let Decision::Deny(reason) = decide("mcp__ssh__exec", "c", &Finding::Guarded(&r), &CONTEXT)
+        let Decision::Deny(reason) = decide("mcp__ssh__exec", "c", &Case::Guarded(&r), &CONTEXT)
         else {
             panic!("deny");
         };
@@ -629,7 +657,7 @@ mod tests {
                 status: "MeetingSLA (ReplicationPausedUserInitiated)".into(),
             }),
         ]);
-        let Decision::Deny(reason) = decide("t", "c", &Finding::Guarded(&r), &CONTEXT) else {
+        let Decision::Deny(reason) = decide("t", "c", &Case::Guarded(&r), &CONTEXT) else {
             panic!("deny");
         };
         assert!(
@@ -641,7 +669,7 @@ mod tests {
             on_zvm_error: OnZvmError::Ask,
         };
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&r), &ask),
+            decide("t", "c", &Case::Guarded(&r), &ask),
             Decision::Ask(_)
         ));
         let refused = report(vec![
@@ -654,7 +682,7 @@ mod tests {
         ]);
         assert!(
             matches!(
-                decide("t", "c", &Finding::Guarded(&refused), &ask),
+                decide("t", "c", &Case::Guarded(&refused), &ask),
                 Decision::Deny(_)
             ),
             "a Zerto refusal beside it still denies"
@@ -667,7 +695,7 @@ mod tests {
         point.history = Some(std::time::Duration::from_secs(3600));
         point.degraded = Some("RpoNotMeetingSLA: replication is behind".into());
         let r = report(vec![Ok(point)]);
-        let Decision::Context(text) = decide("t", "c", &Finding::Guarded(&r), &CONTEXT) else {
+        let Decision::Context(text) = decide("t", "c", &Case::Guarded(&r), &CONTEXT) else {
             panic!("context");
         };
         let until = about_utc(checkpoint("10").at + std::time::Duration::from_secs(3600));
@@ -693,11 +721,11 @@ mod tests {
         };
         let r = report(vec![tagged("10"), unreachable()]);
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&r), &soft),
+            decide("t", "c", &Case::Guarded(&r), &soft),
             Decision::Ask(_)
         ));
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&r), &CONTEXT),
+            decide("t", "c", &Case::Guarded(&r), &CONTEXT),
             Decision::Deny(_)
         ));
         let mixed = report(vec![
@@ -707,7 +735,7 @@ mod tests {
             }),
         ]);
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&mixed), &soft),
+            decide("t", "c", &Case::Guarded(&mixed), &soft),
             Decision::Deny(_)
         ));
     }
@@ -728,15 +756,15 @@ mod tests {
             message: "VPG is initializing".into(),
         };
         for error in [&setup, &refused] {
-            let finding = Finding::ZvmError { vms: "db01", error };
+            let case = Case::ZvmError { vms: "db01", error };
             assert!(
-                matches!(decide("t", "c", &finding, &soft), Decision::Deny(_)),
+                matches!(decide("t", "c", &case, &soft), Decision::Deny(_)),
                 "{error}"
             );
         }
         let report = report(vec![Err(Refusal::Zvm(refused))]);
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&report), &soft),
+            decide("t", "c", &Case::Guarded(&report), &soft),
             Decision::Deny(_)
         ));
         let down = ZvmError::Unreachable {
@@ -744,21 +772,17 @@ mod tests {
             url: "https://zvm/v1/vms".into(),
             detail: "refused".into(),
         };
-        let finding = Finding::ZvmError {
+        let case = Case::ZvmError {
             vms: "db01",
             error: &down,
         };
-        assert!(matches!(
-            decide("t", "c", &finding, &soft),
-            Decision::Ask(_)
-        ));
+        assert!(matches!(decide("t", "c", &case, &soft), Decision::Ask(_)));
     }
 
     #[test]
     fn confirmed_gives_context_or_allow_with_the_recover_command() {
         let r = report(vec![tagged("10"), tagged("11")]);
-        let Decision::Context(text) = decide("t", "toolu_9", &Finding::Guarded(&r), &CONTEXT)
-        else {
+        let Decision::Context(text) = decide("t", "toolu_9", &Case::Guarded(&r), &CONTEXT) else {
             panic!("context");
         };
         assert!(text.contains("- VPG vpg-1: tagged checkpoint 11"), "{text}");
@@ -771,7 +795,7 @@ mod tests {
             on_zvm_error: OnZvmError::Deny,
         };
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&r), &allow),
+            decide("t", "c", &Case::Guarded(&r), &allow),
             Decision::Allow { .. }
         ));
     }
@@ -780,7 +804,7 @@ mod tests {
     fn a_guard_with_no_vpg_is_not_confirmed() {
         let r = report(Vec::new());
         assert!(matches!(
-            decide("t", "c", &Finding::Guarded(&r), &CONTEXT),
+            decide("t", "c", &Case::Guarded(&r), &CONTEXT),
             Decision::Deny(_)
         ));
     }

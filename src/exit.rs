@@ -6,6 +6,11 @@
 //! | 1    | never                                           | the operation failed (reason on stderr) |
 //! | 2    | blocked: one line on stderr, no decision        | usage error (clap), bad arguments       |
 //!
+//! A usage error is anything the command line alone shows to be wrong, found by clap before
+//! the command runs: a missing or unknown argument, and a value out of range
+//! (`guard --budget 0`, `checkpoints --limit 0`). A configuration file that is wrong is a
+//! failure (1): the command ran and could not do its work.
+//!
 //! A hook never exits 1 or 101: on the hosts `rewind` serves, any code but 0 and 2 lets the
 //! tool call run unguarded.
 

@@ -92,9 +92,13 @@ impl Inventory {
             .unwrap_or_default()
     }
 
-    /// The inventory stored in rewind's cache directory (empty when there is none).
+    /// The inventory stored in rewind's cache directory (empty when there is none). Reading
+    /// creates nothing: a cache directory that is not there holds no inventory.
     pub fn load_cached() -> Inventory {
-        crate::config::cache_dir()
+        crate::config::cache_dir_path()
+            .ok()
+            .filter(|dir| dir.is_dir())
+            .and_then(|_| crate::config::cache_dir().ok())
             .map(|dir| Inventory::load(&dir))
             .unwrap_or_default()
     }

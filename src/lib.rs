@@ -8,7 +8,10 @@
 //!   `install` writes into the hosts' settings.
 //! - [`host`]: each agent host's dialect: its stdin as one neutral `ToolCall`, one neutral
 //!   decision back in its words. Nothing past it knows which host is calling.
-//! - `decision`: the decision table, pure: every answer is a `Finding` through one `decide`.
+//! - `classify`: a neutral call, the configuration and the catalogs to a plan (the answer, or
+//!   the exact VMs to guard); no I/O of its own: it reads through a lookup it is handed and
+//!   returns what to remember, so `rewind check` shares it without side effects.
+//! - `decision`: the decision table, pure: every answer is a `Case` through one `decide`.
 //! - [`catalog`]: which tools change VMs and which argument names the VM.
 //! - [`targets`]: which VMs a call reaches (host patterns), or why that cannot be known;
 //!   [`inventory`]: the machines rewind protects, kept locally for the shell analysis.
@@ -39,6 +42,7 @@
 pub mod audit;
 pub mod broker;
 pub mod catalog;
+pub(crate) mod classify;
 pub mod cli;
 pub mod commands;
 pub mod config;

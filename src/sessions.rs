@@ -54,6 +54,27 @@ struct Remembered {
     ambiguous: bool,
 }
 
+/// What is remembered of one session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recalled {
+    /// Nothing fresh: never opened in this host session, or forgotten.
+    Nothing,
+    /// Opened on this VM.
+    Vm(String),
+    /// Opened on no one known VM, or on two: follow-ups ask.
+    Ambiguous,
+}
+
+impl Recalled {
+    /// The VM, when it is known.
+    pub fn vm(self) -> Option<String> {
+        match self {
+            Recalled::Vm(vm) => Some(vm),
+            Recalled::Nothing | Recalled::Ambiguous => None,
+        }
+    }
+}
+
 /// The store file.
 #[derive(Debug, Clone)]
 pub struct Sessions {
@@ -132,20 +153,36 @@ impl Sessions {
         name: &str,
         now: SystemTime,
     ) -> Option<String> {
+        self.recalled(host_session, server, name, now).vm()
+    }
+
+    /// What is remembered of a session (reading only: nothing is created or written).
+    pub fn recalled(
+        &self,
+        host_session: &str,
+        server: &str,
+        name: &str,
+        now: SystemTime,
+    ) -> Recalled {
         let at = seconds(now);
-        self.read()
+        match self
+            .read()
             .into_iter()
             .rev()
             .find(|r| fresh(r, at) && r.same_session(host_session, server, name))
-            .filter(|r| !r.ambiguous)
-            .map(|r| r.vm)
+        {
+            None => Recalled::Nothing,
+            Some(r) if r.ambiguous => Recalled::Ambiguous,
+            Some(r) => Recalled::Vm(r.vm),
+        }
     }
 
     /// Every record, or none when the file is missing, too large, not a plain file, or in a
     /// directory that is not the user's own (anyone who can write there could plant one).
+    /// A directory that is not there is not created: nothing was remembered in it.
     fn read(&self) -> Vec<Remembered> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        if lockfile::create_private_dir(dir).is_err() {
+        if !dir.is_dir() || lockfile::create_private_dir(dir).is_err() {
             return Vec::new();
         }
         let Ok(meta) = std::fs::symlink_metadata(&self.path) else {

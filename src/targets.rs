@@ -25,7 +25,7 @@ const EXPANSION_MAX: usize = 4096;
 pub enum Targets {
     /// Exactly these references (never empty, no duplicates ignoring case), each to be
     /// resolved to one VM.
-    Exact(Vec<Target>),
+    Exact(Vec<VmRef>),
     /// Nothing in the call names a VM. `looked_for` says where the classifier looked.
     Missing { looked_for: String },
     /// The value that decides is present but cannot name a VM (empty, a number, an object…).
@@ -40,7 +40,7 @@ pub enum Targets {
 
 /// One VM reference and where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub struct VmRef {
     /// A VM name, vmIdentifier, IP, `user@host`, `host:port` or FQDN.
     pub reference: String,
     /// Where it came from, for messages: ``the argument `limit` ``, ``the command `ssh …` ``.
@@ -51,13 +51,13 @@ impl Targets {
     /// Exact targets from references found in one place; duplicates (ignoring case) dropped.
     /// An empty list is [`Targets::Missing`].
     pub fn exact(references: impl IntoIterator<Item = String>, source: &str) -> Targets {
-        let mut list: Vec<Target> = Vec::new();
+        let mut list: Vec<VmRef> = Vec::new();
         for reference in references {
             if !list
                 .iter()
                 .any(|t| t.reference.eq_ignore_ascii_case(&reference))
             {
-                list.push(Target {
+                list.push(VmRef {
                     reference,
                     source: source.to_owned(),
                 });

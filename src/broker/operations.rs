@@ -407,7 +407,7 @@ pub(crate) fn guard(
         vpgs: protected.vpg_names(),
         checkpoints: protected.audit_checkpoints(),
         decision: if protected.cancelled() {
-            audit::Outcome::Cancelled
+            audit::Ending::Cancelled
         } else {
             protected.decision.outcome()
         },

@@ -16,7 +16,7 @@ use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
 use super::protocol::{Answer, AnswerLine, GuardRequest, Op, REQUEST_MAX, Request, VERSION};
-use crate::audit::{self, Outcome, Record};
+use crate::audit::{self, Ending, Record};
 use crate::config::{self, Config, OnCheckpoint, OnZvmError};
 use crate::deadline::Deadline;
 use crate::platform::{self, Peer};
@@ -356,7 +356,7 @@ fn write_line(mut stream: &UnixStream, answer: &Answer) -> std::io::Result<()> {
 
 /// What a request came to, for the trail.
 struct Ended {
-    outcome: Outcome,
+    outcome: Ending,
     reason: Option<String>,
 }
 
@@ -451,7 +451,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
         Ok(result) => (
             Answer::Done { result },
             Ended {
-                outcome: Outcome::Ok,
+                outcome: Ending::Ok,
                 reason: None,
             },
         ),
@@ -462,7 +462,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                     error: error.clone(),
                 },
                 Ended {
-                    outcome: Outcome::Error,
+                    outcome: Ending::Error,
                     reason: Some(error),
                 },
             )
@@ -475,7 +475,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
 
 fn refused(error: String) -> Ended {
     Ended {
-        outcome: Outcome::Refused,
+        outcome: Ending::Refused,
         reason: Some(error),
     }
 }
@@ -569,7 +569,7 @@ impl Broker {
                     tool: request.tool.clone(),
                     class: String::from("broker"),
                     vms: request.vms.clone(),
-                    decision: Outcome::Refused,
+                    decision: Ending::Refused,
                     reason: Some(error.clone()),
                     duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                     ..Record::default()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
-use super::{Class, Entry, Platform, ServerBinding, same_server};
+use super::{Entry, Platform, ServerBinding, ToolClass, same_server};
 use crate::shell::dialect::Dialect;
 
 #[derive(Deserialize)]
@@ -92,8 +92,8 @@ pub(super) fn parse_compiled(
 fn checked(raw: RawCatalog, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let mut entries = Vec::new();
     for (section, class, list) in [
-        ("mutating", Class::Mutating, raw.mutating),
-        ("read_only", Class::ReadOnly, raw.read_only),
+        ("mutating", ToolClass::Mutating, raw.mutating),
+        ("read_only", ToolClass::ReadOnly, raw.read_only),
     ] {
         for (index, entry) in list.into_iter().enumerate() {
             entries.push(check(entry, class, section, index + 1, origin)?);
@@ -228,7 +228,7 @@ impl std::fmt::Display for EntryAt<'_> {
 
 fn check(
     raw: RawEntry,
-    class: Class,
+    class: ToolClass,
     section: &str,
     number: usize,
     origin: &str,
@@ -259,7 +259,7 @@ fn check(
     let opens = raw.opens_session.is_some();
     check_shell_arg(&raw, class, &name)?;
     match class {
-        Class::Mutating
+        ToolClass::Mutating
             if raw.vm_arg.is_empty()
                 && raw.session_arg.is_empty()
                 && !raw.bound_at_start
@@ -272,15 +272,15 @@ fn check(
                  shell_arg (the argument holding a command), or ask = \"why its VM cannot be known\""
             )
         }
-        Class::ReadOnly if raw.ask.is_some() => {
+        ToolClass::ReadOnly if raw.ask.is_some() => {
             bail!("{name}: ask is only read for mutating entries")
         }
-        Class::ReadOnly if !opens && (!raw.vm_arg.is_empty() || raw.bound_at_start) => {
+        ToolClass::ReadOnly if !opens && (!raw.vm_arg.is_empty() || raw.bound_at_start) => {
             bail!(
                 "{name}: vm_arg and bound_at_start are only read for mutating entries and for entries that open a session"
             )
         }
-        Class::ReadOnly if !raw.session_arg.is_empty() => {
+        ToolClass::ReadOnly if !raw.session_arg.is_empty() => {
             bail!("{name}: session_arg is only read for mutating entries")
         }
         _ => {}
@@ -322,14 +322,14 @@ fn check(
 }
 
 /// `shell_arg` (and its `shell`) stands alone: the command names the targets.
-fn check_shell_arg(raw: &RawEntry, class: Class, name: &EntryAt<'_>) -> anyhow::Result<()> {
+fn check_shell_arg(raw: &RawEntry, class: ToolClass, name: &EntryAt<'_>) -> anyhow::Result<()> {
     let Some(key) = &raw.shell_arg else {
         if raw.shell.is_some() {
             bail!("{name}: shell is only read with shell_arg");
         }
         return Ok(());
     };
-    if class == Class::ReadOnly {
+    if class == ToolClass::ReadOnly {
         bail!("{name}: shell_arg is only read for mutating entries (the command decides)");
     }
     if !raw.vm_arg.is_empty()

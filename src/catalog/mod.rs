@@ -119,12 +119,12 @@ pub(crate) const TYPED_POWERSHELL: &str = "PowerShellInput";
 /// What a catalog entry says about a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Class {
+pub enum ToolClass {
     Mutating,
     ReadOnly,
 }
 
-impl std::fmt::Display for Class {
+impl std::fmt::Display for ToolClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Mutating => "mutating",
@@ -145,7 +145,7 @@ pub enum Platform {
 /// One checked catalog entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    pub class: Class,
+    pub class: ToolClass,
     /// MCP server name or glob; `*` matches any.
     pub server: String,
     /// Tool name or glob.
@@ -418,7 +418,7 @@ impl Catalog {
             .entries
             .iter()
             .filter(|e| server_match(&e.server, server) && glob_match(&e.tool, tool))
-            .max_by_key(|e| (e.file, e.specificity(), e.class == Class::Mutating))
+            .max_by_key(|e| (e.file, e.specificity(), e.class == ToolClass::Mutating))
         else {
             return Classification::Unlisted;
         };
@@ -430,8 +430,8 @@ impl Catalog {
             };
         }
         match entry.class {
-            Class::ReadOnly => Classification::ReadOnly(entry.clone()),
-            Class::Mutating => Classification::Mutating {
+            ToolClass::ReadOnly => Classification::ReadOnly(entry.clone()),
+            ToolClass::Mutating => Classification::Mutating {
                 entry: entry.clone(),
                 targets: match Targets::from_vm_arg(&entry.vm_arg, input) {
                     Targets::Missing { .. } => Targets::Missing {
@@ -536,7 +536,7 @@ impl Catalog {
                 continue;
             }
             match profiles.get(&target.reference) {
-                Some(host) => mapped.push(crate::targets::Target {
+                Some(host) => mapped.push(crate::targets::VmRef {
                     reference: host.clone(),
                     source: format!("`profile` {:?} in the server's config", target.reference),
                 }),
@@ -615,11 +615,11 @@ impl Catalog {
         let shipped: Vec<&Entry> = self
             .entries
             .iter()
-            .filter(|e| e.origin.starts_with("builtin:") && e.class == Class::Mutating)
+            .filter(|e| e.origin.starts_with("builtin:") && e.class == ToolClass::Mutating)
             .collect();
         self.entries
             .iter()
-            .filter(|e| !e.origin.starts_with("builtin:") && e.class == Class::ReadOnly)
+            .filter(|e| !e.origin.starts_with("builtin:") && e.class == ToolClass::ReadOnly)
             .filter_map(|user| {
                 let hits: Vec<String> = shipped
                     .iter()

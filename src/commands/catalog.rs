@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 
 use super::{say, warn_config};
-use crate::catalog::{self, Catalog, Class, Classification, ToolName};
+use crate::catalog::{self, Catalog, Classification, ToolClass, ToolName};
+use crate::classify::{self, Plan};
 use crate::cli::{CatalogAddArgs, CatalogScanArgs, CheckArgs, ToolClassArg};
 use crate::config::Config;
 use crate::hook;
@@ -15,8 +16,6 @@ use crate::lockfile;
 use crate::scan;
 use crate::shell::{self, Dialect, Outcome};
 
-/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
-/// decide on a call, without Zerto. The same classification code as the hook decides.
 /// The call `rewind check TOOL --input JSON` describes, run from this directory.
 fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
     let input: serde_json::Value = match &args.input {
@@ -36,6 +35,9 @@ fn named_call(args: &CheckArgs, tool: &str) -> anyhow::Result<ToolCall> {
     })
 }
 
+/// `rewind check <tool> [--input JSON]` or `rewind check --payload FILE`: how the hook would
+/// decide on a call, without Zerto. The same classifier as the hook's decides, reading the
+/// same files; nothing is written (a session the call opens is not remembered).
 pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -72,9 +74,8 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
     {
         explain(&catalog.classify(&name, &call.input));
     }
-    let mut facts = hook::Facts::default();
-    match hook::plan(&call, &config, &mut facts) {
-        hook::Plan::Decided(decision) => say(format!(
+    match classify::plan(&call, &config, &hook::LocalFiles::new(&config)).plan {
+        Plan::Decided(decision) => say(format!(
             "decision: {}{}",
             decision.label(),
             decision
@@ -82,7 +83,7 @@ pub fn check(config_path: Option<&Path>, args: &CheckArgs) -> anyhow::Result<()>
                 .map(|t| format!(": {t}"))
                 .unwrap_or_default()
         )),
-        hook::Plan::Guard(targets) => {
+        Plan::Guard(targets) => {
             let source = targets
                 .first()
                 .map(|t| t.source.clone())
@@ -161,14 +162,14 @@ fn check_json(call: &ToolCall, name: &ToolName, config: &Config) -> anyhow::Resu
     } else {
         ("unknown", None)
     };
-    let mut facts = hook::Facts::default();
-    let (decision, reason, targets) = match hook::plan(call, config, &mut facts) {
-        hook::Plan::Decided(decision) => (
+    let (decision, reason, targets) =
+        match classify::plan(call, config, &hook::LocalFiles::new(config)).plan {
+        Plan::Decided(decision) => (
             decision.label().to_owned(),
             decision.text().map(str::to_owned),
             Vec::new(),
         ),
-        hook::Plan::Guard(targets) => (
+        Plan::Guard(targets) => (
             String::from("checkpoint"),
             None,
             targets
@@ -435,10 +436,10 @@ pub fn add(config_path: Option<&Path>, args: &CatalogAddArgs) -> anyhow::Result<
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };
     let class = match args.class {
-        ToolClassArg::Mutating => Class::Mutating,
-        ToolClassArg::ReadOnly => Class::ReadOnly,
+        ToolClassArg::Mutating => ToolClass::Mutating,
+        ToolClassArg::ReadOnly => ToolClass::ReadOnly,
     };
-    if class == Class::Mutating && args.vm_arg.is_empty() {
+    if class == ToolClass::Mutating && args.vm_arg.is_empty() {
         bail!(
             "`rewind catalog add mutating` needs --vm-arg KEY: the argument of the tool that names the VM (e.g. --vm-arg host); nothing was written"
         );
@@ -607,7 +608,7 @@ fn tool_line(tool: &scan::ToolReport) -> String {
         Some(class) => format!("  {name:<28} unlisted   propose [[{class}]]"),
         None => format!("  {name:<28} unlisted   no proposal"),
     };
-    if proposal.class == Some(Class::Mutating) {
+    if proposal.class == Some(ToolClass::Mutating) {
         if !proposal.vm_arg.is_empty() {
             let _ = write!(line, " vm_arg {}", proposal.vm_arg.join(", "));
         } else if !proposal.session_arg.is_empty() {

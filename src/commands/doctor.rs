@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::bail;
 
 use super::say;
-use crate::catalog::{Catalog, Class};
+use crate::catalog::{Catalog, ToolClass};
 use crate::cli::{DoctorArgs, Scope};
 use crate::commands::install;
 use crate::config::Config;
@@ -808,7 +808,7 @@ fn coverage_problem(
                 catalog
                     .entries()
                     .iter()
-                    .filter(|e| e.class == Class::Mutating)
+                    .filter(|e| e.class == ToolClass::Mutating)
                     .map(|e| (layout.mcp_name)(&sample(&e.server), &sample(&e.tool)))
                     .filter(|tool| !handler.matcher.matches(tool)),
             ),

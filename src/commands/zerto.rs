@@ -379,13 +379,10 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
-    let budget = match args.budget {
-        Some(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => {
-            Duration::from_secs_f64(secs)
-        }
-        Some(secs) => bail!("--budget {secs}: give seconds between 0 and 3600"),
-        None => config.hook.budget,
-    };
+    // The command line checked the range (a usage error otherwise).
+    let budget = args
+        .budget
+        .map_or(config.hook.budget, Duration::from_secs_f64);
     let deadline = Deadline::after(budget);
     let change = guard::Change {
         caller: guard::Caller::Operator {
@@ -535,11 +532,11 @@ fn audit_guard(
         vpgs: protected.vpg_names(),
         checkpoints: protected.audit_checkpoints(),
         decision: if refused.is_empty() {
-            audit::Outcome::Context
+            audit::Ending::Context
         } else if protected.cancelled() {
-            audit::Outcome::Cancelled
+            audit::Ending::Cancelled
         } else {
-            audit::Outcome::Deny
+            audit::Ending::Deny
         },
         reason: Some(if refused.is_empty() {
             format!("tag {tag}")

@@ -16,7 +16,7 @@ use crate::audit::{self, AuditCheckpoint};
 use crate::broker::protocol::{self, GuardRequest, GuardResult, Op, VpgDetail, WireCheckpoint};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
-use crate::decision::{self, Decision, Finding, Policy};
+use crate::decision::{self, Case, Decision, Policy};
 use crate::host::Host;
 use crate::tag::Tag;
 use crate::zvm::resolve;
@@ -359,10 +359,10 @@ fn locally(
 ) -> Protection {
     let step = change.step();
     let policy = policy(config);
-    let decide = |finding: &Finding<'_>| decision::decide(&step, &change.id, finding, &policy);
+    let decide = |finding: &Case<'_>| decision::decide(&step, &change.id, finding, &policy);
     let all = references.join(",");
     let zvm_error = |error: &ZvmError| {
-        Protection::unguarded(references, decide(&Finding::ZvmError { vms: &all, error }))
+        Protection::unguarded(references, decide(&Case::ZvmError { vms: &all, error }))
     };
     let setup = |e: anyhow::Error| zvm_error(&ZvmError::Setup(format!("{e:#}")));
     let zvm = match config.require_zvm() {
@@ -386,7 +386,7 @@ fn locally(
     let vms = match resolve::resolve_targets(&client, references, &config.vm_aliases, deadline) {
         Ok(Ok(vms)) => vms,
         Ok(Err(unresolved)) => {
-            return Protection::unguarded(references, decide(&Finding::from(&unresolved)));
+            return Protection::unguarded(references, decide(&Case::from(&unresolved)));
         }
         Err(error) => return zvm_error(&error),
     };
@@ -406,7 +406,7 @@ fn locally(
         deadline,
         watch,
     );
-    let decision = decide(&Finding::Guarded(&report));
+    let decision = decide(&Case::Guarded(&report));
     Protection::from_report(&report, references, decision)
 }
 
@@ -453,7 +453,7 @@ fn through_broker(
         let decision = decision::decide(
             &change.step(),
             &change.id,
-            &Finding::BrokerFailed {
+            &Case::BrokerFailed {
                 vms: &references.join(","),
                 error: &error,
             },

@@ -2,26 +2,35 @@
 //!
 //! The steps, in order:
 //!
-//! 1. Read stdin (bounded) and turn it into a neutral `ToolCall` through the host's dialect
-//!    ([`crate::host`]).
-//! 2. Load the configuration and classify the call (`plan`): pure CPU and local files, on
-//!    the main thread. Most calls end here (read-only, local, unlisted, no VM, a pattern that
-//!    cannot be known, …).
-//! 3. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
+//! 1. Load the configuration (a broken one is kept as the reason to deny the call); the
+//!    budget counts from the process start, so this is part of it.
+//! 2. Read stdin (bounded, polled on the main thread until the budget) and turn it into a
+//!    neutral `ToolCall` through the host's dialect ([`crate::host`]). If stdout goes where no
+//!    answer can reach the host, the call is refused here.
+//! 3. Name the MCP server where the host does not, then classify the call
+//!    (`crate::classify`): pure CPU on the main thread, reading this machine's catalogs,
+//!    sessions and shell analysis through `LocalFiles`. A session the call opens is then
+//!    remembered here, or the call asks. Most calls end here (read-only, local, unlisted, no
+//!    VM, a pattern that cannot be known, …).
+//! 4. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
 //!    under `catch_unwind` while the main thread is a watchdog that denies when the budget is
 //!    spent.
-//! 4. Every decision is audited, the watchdog's too, then rendered in the host's dialect.
+//! 5. Every decision is audited, the watchdog's too: its record (built in `record`) is
+//!    appended on the main thread, waiting for another writer's turn only briefly
+//!    (`append_record`). Then it is rendered in the host's dialect.
 //!
 //! Every path ends in exit 0 with a valid decision, or exit 2 with one line on stderr: the
 //! whole of it runs under `catch_unwind`, and stderr is written only through
 //! `crate::console::err`, which cannot panic. A timeout, a panic (exit 101) or output that is
 //! not JSON would let the call run unguarded on the real host.
 //!
-//! Stdin is read on its own thread under the budget: the hosts close it once the payload is
-//! written, and one that kept it open gets a refusal (exit 2) before the budget ends rather
-//! than a hook that never answers.
+//! Stdin is polled under the budget: the hosts close it once the payload is written, and one
+//! that kept it open gets a refusal (exit 2) before the budget ends rather than a hook that
+//! never answers.
 
 mod args;
+mod local;
+mod record;
 
 pub use args::HookArgs;
 
@@ -31,18 +40,20 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use crate::audit::{self, AuditCheckpoint, Record};
-use crate::catalog::{Bound, Catalog, Classification, Entry, ToolName};
+use crate::audit;
+use crate::catalog::Catalog;
+use crate::classify::{self, Plan, decide};
 use crate::config::{self, Config};
 use crate::deadline::Deadline;
-use crate::decision::{self, Decision, Finding, Policy};
+use crate::decision::{self, BlockReason, Case, Decision, Policy};
 use crate::guard;
 use crate::host::{self, Event, Host, MAX_INPUT, ToolCall, Unreadable};
-use crate::sessions::Sessions;
-use crate::shell;
-use crate::targets::{Target, Targets};
+use crate::targets::VmRef;
+
+pub(crate) use local::LocalFiles;
+pub(crate) use record::AuditFacts;
 
 /// Time kept back from the watchdog's deadline for the worker to answer first.
 const WORKER_MARGIN: Duration = Duration::from_millis(500);
@@ -50,15 +61,15 @@ const WORKER_MARGIN: Duration = Duration::from_millis(500);
 /// is written before the budget ends.
 const AUDIT_ALLOWANCE: Duration = Duration::from_millis(300);
 
-/// What the worker is doing, for the watchdog's deny message.
-pub(crate) struct Progress {
+/// What the guard's worker is doing, for the watchdog's deny message.
+pub(crate) struct WorkerStatus {
     doing: Mutex<String>,
 }
 
-impl Progress {
-    /// Progress starting with `doing`.
-    pub(crate) fn starting(doing: &str) -> Arc<Progress> {
-        Arc::new(Progress {
+impl WorkerStatus {
+    /// A status starting with `doing`.
+    pub(crate) fn starting(doing: &str) -> Arc<WorkerStatus> {
+        Arc::new(WorkerStatus {
             doing: Mutex::new(doing.to_owned()),
         })
     }
@@ -77,7 +88,7 @@ impl Progress {
 }
 
 /// The guard's steps become what the watchdog's deny says the worker was doing.
-impl guard::Watch for Progress {
+impl guard::Watch for WorkerStatus {
     fn progress(&self, _event: &guard::Progress<'_>) {}
 
     fn step(&self, text: &str) {
@@ -85,37 +96,12 @@ impl guard::Watch for Progress {
     }
 }
 
-/// What the hook found, for the audit trail.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Facts {
-    /// An after-the-call payload: the tool ran.
-    pub(crate) ran: bool,
-    pub(crate) class: &'static str,
-    /// Every VM the call reaches (references until resolved, then Zerto's names).
-    pub(crate) vms: Vec<String>,
-    /// The references that were not Zerto's names, once resolved.
-    pub(crate) named: Vec<String>,
-    pub(crate) vpgs: Vec<String>,
-    pub(crate) checkpoints: Vec<AuditCheckpoint>,
-    /// The broker decided and recorded this call itself: the hook records nothing more.
-    pub(crate) brokered: bool,
-}
-
 /// The outcome of one hook call.
 #[derive(Debug)]
 pub(crate) struct Evaluation {
     pub(crate) decision: Decision,
     pub(crate) call: Option<ToolCall>,
-    pub(crate) facts: Facts,
-}
-
-/// What classification decides before any I/O.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Plan {
-    /// The answer, known without the ZVM.
-    Decided(Decision),
-    /// The call reaches exactly these VMs: the guard must run.
-    Guard(Vec<Target>),
+    pub(crate) facts: AuditFacts,
 }
 
 /// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
@@ -134,7 +120,7 @@ pub fn run(args: &HookArgs) -> ExitCode {
             let decision = decision::decide(
                 "the call",
                 "",
-                &Finding::Internal(&panic_message(&*panic)),
+                &Case::Internal(&panic_message(&*panic)),
                 &Policy::default(),
             );
             // With no dialect known, or a dialect that panics too, refuse by exit code.
@@ -189,11 +175,14 @@ fn answer(
         Err(e) => (
             host,
             Evaluation {
-                decision: Decision::Block(format!(
-                    "rewind: cannot read stdin ({e}); refusing the call"
-                )),
+                decision: decision::decide(
+                    "",
+                    "",
+                    &Case::Refused(BlockReason::StdinUnreadable(&e.to_string())),
+                    &Policy::default(),
+                ),
                 call: None,
-                facts: Facts::default(),
+                facts: AuditFacts::default(),
             },
         ),
         Ok(stdin) => match host::read(host, &stdin) {
@@ -205,11 +194,13 @@ fn answer(
                     // `/dev/full`, a pipe whose reader is gone): no checkpoint for a call that
                     // will be refused, and the audit trail says what the host got.
                     Evaluation {
-                        decision: Decision::Block(format!(
-                            "rewind: {why}, so no decision can reach the host; refusing the call"
-                        )),
+                        decision: decide(
+                            &call,
+                            &Case::Refused(BlockReason::NoReader(why)),
+                            &config,
+                        ),
                         call: Some(call),
-                        facts: Facts::default(),
+                        facts: AuditFacts::default(),
                     }
                 } else {
                     evaluate_call(call, &config, config_error.as_deref(), &deadline)
@@ -218,17 +209,7 @@ fn answer(
             }
         },
     };
-    // The VM references a call named are kept and shown without the credentials in them.
-    let mut evaluation = evaluation;
-    for reference in evaluation
-        .facts
-        .vms
-        .iter_mut()
-        .chain(evaluation.facts.named.iter_mut())
-    {
-        *reference = crate::redact::strip_credentials(reference);
-    }
-    record(&config, &evaluation, &deadline);
+    append_record(&config, &evaluation, &deadline);
     match dialect {
         Some(host) => host.render(&evaluation.decision),
         None => host::Rendered::block(evaluation.decision.text().unwrap_or("rewind: refusing")),
@@ -285,14 +266,14 @@ fn read_within(
 }
 
 fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
-    let finding = match unreadable {
-        Unreadable::AfterTheCall => Finding::AfterTheCall,
-        other => Finding::BadInput(other),
+    let case = match unreadable {
+        Unreadable::AfterTheCall => Case::AfterTheCall,
+        other => Case::Refused(BlockReason::BadInput(other)),
     };
     Evaluation {
-        decision: decision::decide("", "", &finding, &Policy::default()),
+        decision: decision::decide("", "", &case, &Policy::default()),
         call: None,
-        facts: Facts::default(),
+        facts: AuditFacts::default(),
     }
 }
 
@@ -307,7 +288,7 @@ pub(crate) fn name_server(call: &mut ToolCall, config: &Config) -> Option<Decisi
     let home = config::home_dir();
     match host::servers::name_server(call, home.as_deref(), catalogued) {
         Ok(()) => None,
-        Err(why) => Some(decide(call, &Finding::UnknownServer { why: &why }, config)),
+        Err(why) => Some(decide(call, &Case::UnknownServer { why: &why }, config)),
     }
 }
 
@@ -319,53 +300,45 @@ fn evaluate_call(
     config_error: Option<&str>,
     deadline: &Deadline,
 ) -> Evaluation {
-    let mut facts = Facts::default();
     let unnamed = match config_error {
         None => name_server(&mut call, config),
         Some(_) => None,
     };
-    let plan = match unnamed {
-        Some(decision) => Plan::Decided(decision),
-        None => match config_error {
-            Some(_) if call.event == Event::AfterTool => {
-                facts.ran = true;
-                Plan::Decided(Decision::None)
-            }
-            Some(error) => Plan::Decided(decide(&call, &Finding::ConfigError(error), config)),
-            None => plan(&call, config, &mut facts),
-        },
+    let classified = match (unnamed, config_error) {
+        (Some(decision), _) => (Plan::Decided(decision), classify::Noted::default()),
+        (None, Some(_)) if call.event == Event::AfterTool => (
+            Plan::Decided(decide(&call, &Case::AfterTheCall, config)),
+            classify::Noted {
+                ran: true,
+                ..classify::Noted::default()
+            },
+        ),
+        (None, Some(error)) => (
+            Plan::Decided(decide(&call, &Case::ConfigError(error), config)),
+            classify::Noted::default(),
+        ),
+        (None, None) => {
+            let classified = remembered(
+                classify::plan(&call, config, &LocalFiles::new(config)),
+                &call,
+                config,
+            );
+            (classified.plan, classified.noted)
+        }
     };
+    let (plan, noted) = classified;
+    let mut facts = AuditFacts::from(noted);
     let decision = match plan {
         Plan::Decided(decision) => decision,
         Plan::Guard(targets) => {
-            let progress = Progress::starting("starting the guard");
-            let worker_call = call.clone();
-            let worker_config = config.clone();
-            let worker_progress = Arc::clone(&progress);
-            let watchdog = deadline.shortened_by(AUDIT_ALLOWANCE);
-            let worker_deadline = watchdog.shortened_by(WORKER_MARGIN);
-            let guarded = supervise(&watchdog, &progress, move || {
-                let mut facts = Facts::default();
-                let decision = guard_targets(
-                    &worker_call,
-                    &targets,
-                    &worker_config,
-                    &worker_deadline,
-                    &worker_progress,
-                    &mut facts,
-                );
-                (decision, facts)
-            });
-            match guarded {
-                Supervised::Done((decision, worker_facts)) => {
-                    facts = Facts {
-                        class: facts.class,
-                        ..worker_facts
-                    };
-                    decision
-                }
-                Supervised::Failed(finding) => decide(&call, &finding.as_finding(), config),
+            let (decision, worker_facts) = watch_guard(&call, targets, config, deadline);
+            if let Some(worker_facts) = worker_facts {
+                facts = AuditFacts {
+                    class: facts.class,
+                    ..worker_facts
+                };
             }
+            decision
         }
     };
     Evaluation {
@@ -375,284 +348,53 @@ fn evaluate_call(
     }
 }
 
-fn policy(config: &Config) -> Policy {
-    Policy {
-        on_checkpoint: config.hook.on_checkpoint,
-        on_zvm_error: config.hook.on_zvm_error,
-    }
-}
-
-fn decide(call: &ToolCall, finding: &Finding<'_>, config: &Config) -> Decision {
-    decision::decide(&call.tool, &call.change_id(), finding, &policy(config))
-}
-
-/// Classifies a call without any I/O beyond reading the catalogs: the one code path behind
-/// both `rewind hook` and `rewind check`.
-pub(crate) fn plan(call: &ToolCall, config: &Config, facts: &mut Facts) -> Plan {
-    match &call.event {
-        Event::BeforeTool => {}
-        // After the call: nothing to decide, but the audit trail notes that it ran.
-        Event::AfterTool => {
-            facts.ran = true;
-            return Plan::Decided(decide(call, &Finding::AfterTheCall, config));
-        }
-        Event::Unknown(event) => {
-            return Plan::Decided(decide(call, &Finding::UnknownEvent(event), config));
-        }
-    }
-    // Before the catalogs: a call that would undo rewind itself asks, whatever carries it.
-    let protected = crate::selfguard::Protected::new(config);
-    if let Some(why) = crate::selfguard::check_call(call, &protected) {
-        facts.class = "self-protection";
-        return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
-    }
-    let name = ToolName::parse(&call.tool, call.server.as_deref());
-    let server = match &name {
-        ToolName::Mcp { server, .. } => Some(server.as_str()),
-        ToolName::Host(_) => None,
-    };
-    let catalog =
-        match Catalog::load_for(server, config.hook.builtin_catalogs, &config.hook.catalogs) {
-            Ok(catalog) => catalog,
-            Err(e) => {
-                return Plan::Decided(decide(
-                    call,
-                    &Finding::CatalogError(&format!("{e:#}")),
-                    config,
-                ));
-            }
-        };
-    let class = catalog.classify(&name, &call.input);
-    facts.class = class_name(&class);
-    if let (
-        ToolName::Mcp { server, .. },
-        Classification::ReadOnly(entry) | Classification::Mutating { entry, .. },
-    ) = (&name, &class)
-        && let Err(why) = remember_session(&catalog, server, entry, call)
-    {
-        return Plan::Decided(decide(call, &Finding::VmNotInCall { why: &why }, config));
-    }
-    match class {
-        Classification::Local | Classification::ReadOnly(_) => {
-            Plan::Decided(decide(call, &Finding::NoVmConcern, config))
-        }
-        Classification::Shell {
-            command,
-            dialect,
-            entry,
-        } => {
-            // A command server's command: the same self-protection as the host's shell tool
-            // (which was checked above).
-            if let Some(why) = command
-                .as_deref()
-                .filter(|_| entry.is_some())
-                .and_then(|c| crate::selfguard::command(c, dialect, &protected))
-            {
-                facts.class = "self-protection";
-                return Plan::Decided(decide(call, &Finding::SelfProtection(&why), config));
-            }
-            shell_plan(call, command.as_deref(), dialect, config, facts)
-        }
-        Classification::Unlisted => Plan::Decided(decide(call, &Finding::Unlisted, config)),
-        Classification::Mutating { entry, .. } if entry.ask.is_some() => {
-            let why = entry.ask.as_deref().unwrap_or_default();
-            Plan::Decided(decide(call, &Finding::VmNotInCall { why }, config))
-        }
-        Classification::Mutating { entry, targets } => {
-            let targets = match &name {
-                ToolName::Mcp { server, .. } => bind(&catalog, server, &entry, targets, call),
-                ToolName::Host(_) => targets,
-            };
-            match targets {
-                Targets::Missing { looked_for } if !entry.session_arg.is_empty() => {
-                    Plan::Decided(decide(
-                        call,
-                        &Finding::NoVm {
-                            looked_for: &looked_for,
-                            sessions: true,
-                        },
-                        config,
-                    ))
-                }
-                targets => decide_targets(call, targets, config, facts),
-            }
-        }
-    }
-}
-
-/// Longest the shell classifier may spend (parsing, `ssh -G`, the inventory) before it asks.
-const SHELL_TIME_MAX: Duration = Duration::from_secs(10);
-
-/// A call that runs a command: the shell classifier finds its targets (the one code path
-/// `rewind check --command` shares), and they go through [`decide_targets`] like any other.
-fn shell_plan(
+/// Writes down the session a classified call opens; a session that cannot be remembered
+/// makes the call ask instead (see [`classify::Classified::not_remembered`]).
+fn remembered(
+    classified: classify::Classified,
     call: &ToolCall,
-    command: Option<&str>,
-    dialect: shell::Dialect,
     config: &Config,
-    facts: &mut Facts,
-) -> Plan {
-    let Some(command) = command else {
-        return Plan::Decided(decide(
-            call,
-            &Finding::UnusableVm {
-                source: "its command argument",
-                why: "is missing or not a string",
-            },
-            config,
-        ));
+) -> classify::Classified {
+    let written = match &classified.remember {
+        None => return classified,
+        Some(session) => local::remember(session),
     };
-    let until = Instant::now() + (config.hook.budget / 4).min(SHELL_TIME_MAX);
-    let judgement = match shell::judge(command, dialect, config, call.cwd.as_deref(), until) {
-        Ok(judgement) => judgement,
-        Err(e) => {
-            return Plan::Decided(decide(
-                call,
-                &Finding::CatalogError(&format!("{e:#}")),
-                config,
-            ));
-        }
-    };
-    // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
-    let source = format!(
-        "the command `{}`",
-        shell::clip(&crate::redact::redact_text(command))
-    );
-    let typed = matches!(
-        call.tool.as_str(),
-        crate::catalog::TYPED_SHELL | crate::catalog::TYPED_POWERSHELL
-    );
-    match judgement.outcome {
-        // Typed into a shell that may itself be on another machine (an ssh session): text
-        // that names a remote program or a protected machine asks.
-        shell::Outcome::NoDecision if typed && judgement.mentions_a_machine => decide_targets(
-            call,
-            Targets::Unknowable {
-                source,
-                part: shell::clip(&crate::redact::redact_text(command)),
-                why: String::from(
-                    "(it is typed into a shell that is already running, whose machine is not known)",
-                ),
-            },
-            config,
-            facts,
-        ),
-        shell::Outcome::NoDecision => Plan::Decided(decide(call, &Finding::NoVmConcern, config)),
-        shell::Outcome::Ask { part, why } => decide_targets(
-            call,
-            Targets::Unknowable {
-                source,
-                part,
-                why: format!("({why})"),
-            },
-            config,
-            facts,
-        ),
-        shell::Outcome::Checkpoint(vms) => {
-            decide_targets(call, Targets::exact(vms, &source), config, facts)
-        }
+    match written {
+        Ok(()) => classified,
+        Err(e) => classified.not_remembered(call, config, &format!("{e:#}")),
     }
 }
 
-/// Remembers the session a call opens (`ssh_connect {name, host}`) as being on its VM. A
-/// store that cannot be written makes the opening call itself ask (the error says why): an
-/// older record of the same name would otherwise put the follow-ups on the old VM while the
-/// server runs them on the new one.
-fn remember_session(
-    catalog: &Catalog,
-    server: &str,
-    entry: &Entry,
+/// The guard on a worker thread, the watchdog on this one: the worker's decision and what it
+/// found, or the watchdog's decision (and nothing found) when the worker panicked or did not
+/// answer in time.
+fn watch_guard(
     call: &ToolCall,
-) -> Result<(), String> {
-    let host_session = call.session.as_deref().unwrap_or_default();
-    if host_session.is_empty() {
-        return Ok(());
-    }
-    // A session opened on no one exact VM is remembered as ambiguous: a follow-up asks even
-    // if the same name was opened on a known VM before.
-    if let Some((session, vm)) = catalog.session_opened(server, entry, &call.input)
-        && let Err(e) = config::state_dir().and_then(|dir| {
-            Sessions::in_dir(&dir).remember(
-                host_session,
-                server,
-                &session,
-                vm.as_deref(),
-                SystemTime::now(),
-            )
-        })
-    {
-        return Err(format!(
-            "the session {session:?} it opens could not be remembered: {e:#}; a later call in that session would be checkpointed on another VM"
-        ));
-    }
-    Ok(())
-}
-
-/// A mutating call naming no VM itself is put on the VM its server or an earlier session
-/// binds it to. Anything else is left as the call's own arguments said.
-fn bind(
-    catalog: &Catalog,
-    server: &str,
-    entry: &Entry,
-    targets: Targets,
-    call: &ToolCall,
-) -> Targets {
-    let Targets::Missing { .. } = targets else {
-        return catalog.through_profiles(server, targets);
-    };
-    let host_session = call.session.as_deref().unwrap_or_default();
-    // Without a state directory nothing was remembered: the call then asks.
-    let sessions = config::state_dir().ok().map(|dir| Sessions::in_dir(&dir));
-    let recall = |session: &str| {
-        sessions
-            .as_ref()
-            .filter(|_| !host_session.is_empty())
-            .and_then(|s| s.recall(host_session, server, session, SystemTime::now()))
-    };
-    match catalog.bound_target(server, entry, &call.input, &recall) {
-        Bound::Vm { vm, source } => Targets::exact([vm], &source),
-        Bound::No | Bound::UnknownSession { .. } => Targets::Missing {
-            looked_for: entry.looked_for(),
-        },
-    }
-}
-
-/// The decision table's side of "which VMs does this call reach": exact targets within
-/// `[hook] max_vms` go to the guard; anything else is decided here. Every classifier (a
-/// catalog's `vm_arg`, a server bound to one host, the shell parser) ends here.
-pub(crate) fn decide_targets(
-    call: &ToolCall,
-    targets: Targets,
+    targets: Vec<VmRef>,
     config: &Config,
-    facts: &mut Facts,
-) -> Plan {
-    let max = config.hook.max_vms;
-    let decided = |finding: &Finding<'_>| Plan::Decided(decide(call, finding, config));
-    match targets {
-        Targets::Exact(list) => {
-            facts.vms = list.iter().map(|t| t.reference.clone()).collect();
-            if list.len() > max {
-                decided(&Finding::TooManyVms {
-                    count: list.len(),
-                    max,
-                })
-            } else {
-                Plan::Guard(list)
-            }
-        }
-        Targets::Missing { looked_for } => decided(&Finding::NoVm {
-            looked_for: &looked_for,
-            sessions: false,
-        }),
-        Targets::Unusable { source, why } => decided(&Finding::UnusableVm {
-            source: &source,
-            why: &why,
-        }),
-        Targets::Unknowable { source, part, why } => decided(&Finding::Unknowable {
-            source: &source,
-            part: &part,
-            why: &why,
-        }),
+    deadline: &Deadline,
+) -> (Decision, Option<AuditFacts>) {
+    let status = WorkerStatus::starting("starting the guard");
+    let worker_call = call.clone();
+    let worker_config = config.clone();
+    let worker_status = Arc::clone(&status);
+    let watchdog = deadline.shortened_by(AUDIT_ALLOWANCE);
+    let worker_deadline = watchdog.shortened_by(WORKER_MARGIN);
+    let guarded = supervise(&watchdog, &status, move || {
+        let mut facts = AuditFacts::default();
+        let decision = guard_targets(
+            &worker_call,
+            &targets,
+            &worker_config,
+            &worker_deadline,
+            &worker_status,
+            &mut facts,
+        );
+        (decision, facts)
+    });
+    match guarded {
+        Supervised::Done((decision, facts)) => (decision, Some(facts)),
+        Supervised::Failed(failure) => (decide(call, &failure.as_case(), config), None),
     }
 }
 
@@ -660,11 +402,11 @@ pub(crate) fn decide_targets(
 /// guard them all, decide from what the ZVM said.
 pub(crate) fn guard_targets(
     call: &ToolCall,
-    targets: &[Target],
+    targets: &[VmRef],
     config: &Config,
     deadline: &Deadline,
-    progress: &Progress,
-    facts: &mut Facts,
+    progress: &WorkerStatus,
+    facts: &mut AuditFacts,
 ) -> Decision {
     let references: Vec<&str> = targets.iter().map(|t| t.reference.as_str()).collect();
     let change = guard::Change {
@@ -695,10 +437,10 @@ enum Failure {
 }
 
 impl Failure {
-    fn as_finding(&self) -> Finding<'_> {
+    fn as_case(&self) -> Case<'_> {
         match self {
-            Self::Panicked(message) | Self::CannotStart(message) => Finding::Internal(message),
-            Self::BudgetSpent { budget, doing } => Finding::BudgetSpent {
+            Self::Panicked(message) | Self::CannotStart(message) => Case::Internal(message),
+            Self::BudgetSpent { budget, doing } => Case::BudgetSpent {
                 budget: *budget,
                 doing,
             },
@@ -711,7 +453,7 @@ impl Failure {
 /// what it was doing), is a failure the decision table denies.
 fn supervise<T: Send + 'static>(
     deadline: &Deadline,
-    progress: &Progress,
+    progress: &WorkerStatus,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Supervised<T> {
     let (tx, rx) = mpsc::channel();
@@ -742,50 +484,13 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| String::from("panic"))
 }
 
-fn class_name(class: &Classification) -> &'static str {
-    match class {
-        Classification::Local => "local",
-        Classification::Shell { .. } => "shell",
-        Classification::ReadOnly(_) => "read-only",
-        Classification::Mutating { .. } => "mutating",
-        Classification::Unlisted => "unlisted",
-    }
-}
-
 /// Appends the decision to the audit trail, waiting at most [`AUDIT_ALLOWANCE`]; a failure is
 /// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
 /// log).
-fn record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
-    let Evaluation {
-        decision,
-        call,
-        facts,
-    } = evaluation;
-    let call = call.as_ref();
-    let record = Record {
-        time: crate::time::format_utc_millis(SystemTime::now()),
-        host: call.map(|c| c.host.name().to_owned()).unwrap_or_default(),
-        session: call.and_then(|c| c.session.clone()),
-        change: call.and_then(|c| c.change.clone()),
-        tool: call.map(|c| c.tool.clone()).unwrap_or_default(),
-        class: facts.class.to_owned(),
-        vms: facts.vms.clone(),
-        named: facts.named.clone(),
-        vpgs: facts.vpgs.clone(),
-        checkpoints: facts.checkpoints.clone(),
-        decision: if facts.ran {
-            crate::audit::Outcome::Ran
-        } else {
-            decision.outcome()
-        },
-        reason: decision.text().map(str::to_owned),
-        duration_ms: u64::try_from(deadline.elapsed().as_millis()).unwrap_or(u64::MAX),
-        args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),
-    };
-    if facts.brokered {
-        // The broker's own record of the guard, with the caller's credentials, is the one.
+fn append_record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
+    let Some(record) = record::of(evaluation, deadline.elapsed()) else {
         return;
-    }
+    };
     // Waited for briefly: another writer's turn or a slow broker must not hold the decision.
     let wait = AUDIT_ALLOWANCE;
     let appended = if config.broker.socket.is_some() {
@@ -814,7 +519,7 @@ mod tests {
 
     #[test]
     fn a_panic_in_the_worker_is_a_failure_with_its_message() {
-        let progress = Progress::starting("");
+        let progress = WorkerStatus::starting("");
         let deadline = Deadline::after(Duration::from_secs(10));
         let outcome = supervise(&deadline, &progress, || -> () {
             panic!("catalog index out of range")
@@ -823,28 +528,11 @@ mod tests {
             panic!("failure expected");
         };
         assert_eq!(
-            decision::decide("t", "c", &failure.as_finding(), &Policy::default()),
+            decision::decide("t", "c", &failure.as_case(), &Policy::default()),
             Decision::Deny(String::from(
                 "rewind: internal error (catalog index out of range); the call was not allowed"
             ))
         );
-    }
-
-    #[test]
-    fn a_decision_made_when_the_budget_is_spent_is_still_audited() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut config = Config::defaults();
-        let path = dir.path().join("audit.jsonl");
-        config.hook.audit_log = Some(path.clone());
-        let spent = Deadline::after(Duration::ZERO);
-        let evaluation = Evaluation {
-            decision: Decision::Deny(String::from("rewind: the hook's budget ran out")),
-            call: None,
-            facts: Facts::default(),
-        };
-        record(&config, &evaluation, &spent);
-        let audit = std::fs::read_to_string(&path).expect("audited");
-        assert!(audit.contains("budget ran out"), "{audit}");
     }
 
     /// Stdin is read to its end when the host closes it, and refused with a time-out when it
@@ -886,7 +574,7 @@ mod tests {
 
     #[test]
     fn a_worker_past_the_deadline_is_a_deny_saying_what_it_was_doing() {
-        let progress = Progress::starting("waiting for Zerto");
+        let progress = WorkerStatus::starting("waiting for Zerto");
         let deadline = Deadline::after(Duration::from_millis(50));
         let outcome = supervise(&deadline, &progress, || {
             std::thread::sleep(Duration::from_secs(5));
@@ -895,7 +583,7 @@ mod tests {
             panic!("failure expected");
         };
         let Decision::Deny(reason) =
-            decision::decide("t", "c", &failure.as_finding(), &Policy::default())
+            decision::decide("t", "c", &failure.as_case(), &Policy::default())
         else {
             panic!("deny expected");
         };

@@ -1,10 +1,16 @@
-//! Agent hosts and their hook dialects: the only part of `rewind` that knows which host is
-//! calling.
+//! Agent hosts and their hook dialects: the only part of `rewind` that reads or writes a
+//! host's words.
 //!
 //! A dialect turns the bytes a host writes on the hook's stdin into one neutral `ToolCall`,
 //! and one neutral `Decision` back into what that host reads (stdout JSON and an exit
 //! code). Everything past the dialect (classification, targets, the guard, the decision
-//! table, the audit trail) sees only those two types.
+//! table, the audit trail) sees only those two types. Which host called stays in
+//! `ToolCall::host`, and past the dialect it is only a name: the tag's agent and the audit
+//! trail's `host` field show it, and the hook hands the decision back to that host's
+//! dialect. Two parts still know hosts by more than a name: the shipped catalog names
+//! the host tools by Claude Code's names (`Bash`, `Edit`, …, which the other dialects
+//! rename theirs to), and `install`, `doctor` and the self-protection know each host's
+//! settings files ([`settings`]).
 //!
 //! # What a dialect provides
 //!

@@ -17,7 +17,7 @@ use super::tools::{
     ListCheckpointsArgs, ListCheckpointsOut, MAX_LIMIT, RecoverFileArgs, RecoverFileOut,
     RecoverPlanArgs, RecoverPlanOut, VmOut, VpgCheckpoints, VpgHealth,
 };
-use crate::audit::{AuditCheckpoint, Outcome};
+use crate::audit::{AuditCheckpoint, Ending};
 use crate::broker::protocol::{self, Op};
 use crate::commands::zerto::find_vm;
 use crate::config::Config;
@@ -60,7 +60,7 @@ pub(super) struct Facts {
     pub checkpoints: Vec<AuditCheckpoint>,
     /// What the audit trail records, when the tool decides it (`checkpoint_vm`: the hook's
     /// decision or `cancelled`; `recover_file`: `recovered` or `recover-failed`).
-    pub decision: Option<Outcome>,
+    pub decision: Option<Ending>,
 }
 
 /// A tool's answer: structured content, and whether it is an error for the model.
@@ -405,7 +405,7 @@ fn checkpoint_vm(
     facts.checkpoints = protected.audit_checkpoints();
     let cancelled = protected.cancelled();
     facts.decision = Some(if cancelled {
-        Outcome::Cancelled
+        Ending::Cancelled
     } else {
         decision.outcome()
     });
@@ -626,14 +626,14 @@ fn recover_file(
     let mut plan = pending.plan;
     plan.destination = destination;
     // From here on this is a restore run: the audit trail says whether it wrote the file.
-    facts.decision = Some(Outcome::RecoverFailed);
+    facts.decision = Some(Ending::RecoverFailed);
     let (config, zerto) = setup(call)?;
     let deadline = Deadline::after(RECOVER_BUDGET);
     let client = match zerto {
         Zerto::Direct(client) => client,
         Zerto::Broker => {
             let restored = restore_through_broker(&config, &plan, pending.volume, &deadline, call)?;
-            facts.decision = Some(Outcome::Recovered);
+            facts.decision = Some(Ending::Recovered);
             return restored_answer(&plan.destination, restored);
         }
     };
@@ -663,7 +663,7 @@ fn recover_file(
             (call.progress)(text);
         },
     )?;
-    facts.decision = Some(Outcome::Recovered);
+    facts.decision = Some(Ending::Recovered);
     restored_answer(&plan.destination, restored)
 }
 

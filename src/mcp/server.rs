@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::calls::{self, Answer, Call, Facts};
 use super::plans::Plans;
 use super::tools;
-use crate::audit::{self, Outcome, Record};
+use crate::audit::{self, Ending, Record};
 use crate::config::Config;
 
 /// How often a long call says it is still working when nothing else happened.
@@ -230,10 +230,10 @@ fn audit_call(
 ) {
     let decision = match (facts.decision, outcome) {
         (Some(decided), _) => decided,
-        (_, Ok(answer)) if answer.is_error => Outcome::Error,
-        (_, Ok(_)) => Outcome::Ok,
-        (_, Err(e)) if e.to_string().starts_with("refused") => Outcome::Refused,
-        (_, Err(_)) => Outcome::Error,
+        (_, Ok(answer)) if answer.is_error => Ending::Error,
+        (_, Ok(_)) => Ending::Ok,
+        (_, Err(e)) if e.to_string().starts_with("refused") => Ending::Refused,
+        (_, Err(_)) => Ending::Error,
     };
     let reason = match outcome {
         Ok(answer) => answer.text.lines().next().map(str::to_owned),

@@ -190,7 +190,7 @@ fn audit_recover(
     });
     let (decision, reason) = match result {
         Ok(restored) => (
-            crate::audit::Outcome::Recovered,
+            crate::audit::Ending::Recovered,
             format!(
                 "restored {}{from} to {} ({} bytes, sha256 {})",
                 request.guest_path,
@@ -200,7 +200,7 @@ fn audit_recover(
             ),
         ),
         Err(e) => (
-            crate::audit::Outcome::RecoverFailed,
+            crate::audit::Ending::RecoverFailed,
             format!("{}{from}: {e:#}", request.guest_path),
         ),
     };

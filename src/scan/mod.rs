@@ -25,7 +25,7 @@ use sha2::{Digest as _, Sha256};
 
 use self::propose::Proposal;
 use self::servers::{Server, Transport};
-use crate::catalog::{Catalog, Class, Classification, ToolName};
+use crate::catalog::{Catalog, Classification, ToolClass, ToolName};
 use crate::deadline::Deadline;
 use crate::lockfile;
 
@@ -39,7 +39,7 @@ const MAX_TOOLS: usize = 5000;
 pub struct ToolReport {
     pub name: String,
     /// The deciding entry's class, or `None` when no catalog lists the tool.
-    pub class: Option<Class>,
+    pub class: Option<ToolClass>,
     /// Where that entry is (`builtin:…` or a file), with its server and tool patterns.
     pub entry: Option<String>,
     /// For a tool no catalog lists: what the scan proposes.
@@ -164,7 +164,7 @@ fn classify(catalog: &Catalog, server: &str, tool: &Value) -> ToolReport {
     // The server's own word against the entry: an annotation is not proof of read-only, but
     // a server that says its tool destroys something is worth believing until a human looks.
     let review = entry
-        .filter(|e| e.class == crate::catalog::Class::ReadOnly)
+        .filter(|e| e.class == crate::catalog::ToolClass::ReadOnly)
         .filter(|_| tool["annotations"]["destructiveHint"] == Value::Bool(true))
         .map(|e| {
             format!(
@@ -216,7 +216,7 @@ pub fn proposals_toml(reports: &[ServerReport], stamp: &str) -> String {
                 toml_string(&server.name),
                 toml_string(&tool.name)
             );
-            if class == Class::Mutating {
+            if class == ToolClass::Mutating {
                 if !proposal.vm_arg.is_empty() {
                     let _ = writeln!(text, "vm_arg = {}", toml_list(&proposal.vm_arg));
                 }

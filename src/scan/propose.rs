@@ -10,13 +10,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalog::Class;
+use crate::catalog::ToolClass;
 
 /// What `catalog scan` proposes for one tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Proposal {
     /// The class to record, or `None` when a human must decide.
-    pub class: Option<Class>,
+    pub class: Option<ToolClass>,
     /// Arguments that look like they name the VM, in schema order.
     pub vm_arg: Vec<String>,
     /// Arguments that look like they name a session an earlier call opened.
@@ -226,22 +226,30 @@ pub fn propose(tool: &Value) -> Proposal {
 
     let (class, review, because) = match (read_only_hint, destructive_hint, says_changing) {
         (Some(true), _, Some(why)) => (
-            Some(Class::Mutating),
+            Some(ToolClass::Mutating),
             Some(format!("the server annotates it read-only, but {why}")),
             String::from("readOnlyHint contradicted"),
         ),
         (Some(true), _, None) => (
-            Some(Class::ReadOnly),
+            Some(ToolClass::ReadOnly),
             None,
             String::from("readOnlyHint, and nothing in its name or arguments says otherwise"),
         ),
-        (_, Some(true), _) => (Some(Class::Mutating), None, String::from("destructiveHint")),
+        (_, Some(true), _) => (
+            Some(ToolClass::Mutating),
+            None,
+            String::from("destructiveHint"),
+        ),
         (Some(false), _, _) => (
-            Some(Class::Mutating),
+            Some(ToolClass::Mutating),
             None,
             String::from("readOnlyHint false"),
         ),
-        (None, _, Some(why)) => (Some(Class::Mutating), None, format!("unannotated; {why}")),
+        (None, _, Some(why)) => (
+            Some(ToolClass::Mutating),
+            None,
+            format!("unannotated; {why}"),
+        ),
         (None, _, None) => (
             None,
             Some(String::from(
@@ -287,7 +295,7 @@ mod tests {
             &["target_host", "script"],
             &json!({"readOnlyHint": true}),
         ));
-        assert_eq!(p.class, Some(Class::Mutating));
+        assert_eq!(p.class, Some(ToolClass::Mutating));
         assert!(
             p.review
                 .as_deref()
@@ -303,7 +311,7 @@ mod tests {
         ));
         assert_eq!(
             p.class,
-            Some(Class::Mutating),
+            Some(ToolClass::Mutating),
             "a command argument contradicts too"
         );
         let p = propose(&tool(
@@ -311,7 +319,7 @@ mod tests {
             &["host"],
             &json!({"readOnlyHint": true}),
         ));
-        assert_eq!((p.class, p.review), (Some(Class::ReadOnly), None));
+        assert_eq!((p.class, p.review), (Some(ToolClass::ReadOnly), None));
     }
 
     #[test]

@@ -636,6 +636,58 @@ fn a_spent_budget_is_audited_and_leaves_no_password_command_behind() {
     }
 }
 
+/// The watchdog's own deny. The guard here outlives the budget: the ZVM password comes from a
+/// command that prints it and exits but leaves a child (in its own session, so out of reach
+/// of the command's process group) holding its output open, and the guard's worker waits for
+/// that output past its own deadline. The watchdog then denies within the budget, saying what
+/// the guard was doing, and that deny is the audit trail's last line.
+#[test]
+fn a_decision_made_when_the_budget_is_spent_is_still_audited() {
+    let env = TestEnv::with(Setup {
+        hook: String::from("budget_secs = 4"),
+        ..Setup::default()
+    });
+    let pid = env.path("pid");
+    // The command prints the password only once its child has left the process group (the
+    // child writes `pid` after `setsid`), so stopping the group cannot end the child.
+    let config = std::fs::read_to_string(&env.config)
+        .expect("config")
+        .replace(
+            "password_env = \"REWIND_ZVM_PASSWORD\"",
+            &format!(
+                "password_command = \"setsid sh -c 'echo $$ > {p}; exec sleep 30' & while [ ! -s {p} ]; do sleep 0.05; done; echo secret\"",
+                p = pid.display()
+            ),
+        );
+    std::fs::write(&env.config, config).expect("config");
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "reboot"}),
+        "toolu_outlived",
+    ));
+    let held = std::fs::read_to_string(&pid).expect("the password command ran");
+    let _ = std::process::Command::new("kill").arg(held.trim()).status();
+
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(run.decision(), "deny", "{run:#?}");
+    let reason = run.reason();
+    assert!(
+        reason.contains(" budget ran out while "),
+        "the watchdog's deny, not the worker's: {reason}"
+    );
+    // Long before the 30 s the worker would take; the hook's own account of its time (the
+    // audit trail) is within its budget even on a busy machine.
+    assert!(run.elapsed < Duration::from_secs(10), "{run:#?}");
+    assert!(env.sim.inserts().is_empty(), "{run:#?}");
+    let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+    let record: Value = serde_json::from_str(audit.lines().last().expect("line")).expect("json");
+    assert_eq!(record["decision"], "deny", "{record}");
+    assert_eq!(record["change"], "toolu_outlived", "{record}");
+    assert_eq!(record["reason"], reason.as_str(), "{record}");
+    let took = record["duration_ms"].as_u64().expect("duration_ms");
+    assert!(took <= 4000, "the hook took {took} ms of its 4 s budget");
+}
+
 /// `rewind check --payload` and the hook share one classification: for every fixture, what
 /// `check` says the hook will do is what the hook's snapshot shows it did.
 #[test]
@@ -822,6 +874,108 @@ fn a_session_bound_call_is_checkpointed_on_the_vm_its_session_was_opened_on() {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
+}
+
+/// `rewind check --payload` runs the hook's classifier without its writes: checking the call
+/// that opens a session, or a command, leaves the state and cache directories as they were
+/// (so a follow-up is still not placed), while `rewind hook` with the same payload remembers
+/// the session and the same follow-up is then checkpointed on its VM.
+#[test]
+fn check_remembers_no_session_where_the_hook_does() {
+    let env = TestEnv::start();
+    let connect = env.path("connect.json");
+    std::fs::write(
+        &connect,
+        hook_input(
+            "mcp__ssh__ssh_connect",
+            &json!({"name": "s1", "host": "db01", "username": "root"}),
+            "toolu_conn_c",
+        ),
+    )
+    .expect("write payload");
+    let exec = env.path("exec.json");
+    std::fs::write(
+        &exec,
+        hook_input(
+            "mcp__ssh__ssh_exec",
+            &json!({"sessionName": "s1", "command": "reboot"}),
+            "toolu_exec_c",
+        ),
+    )
+    .expect("write payload");
+    let check = |payload: &Path| {
+        let run = env.run(&["check", "--payload", &payload.display().to_string()], b"");
+        run.success();
+        run.stdout
+    };
+    let command = env.path("command.json");
+    std::fs::write(
+        &command,
+        hook_input(
+            "Bash",
+            &json!({"command": "ssh db01 reboot"}),
+            "toolu_bash_c",
+        ),
+    )
+    .expect("write payload");
+    let [state, cache] = [env.path("state"), env.path("cache")];
+    let before = [files_under(&state), files_under(&cache)];
+
+    let said = check(&connect);
+    assert!(said.contains("decision: none"), "{said}");
+    assert_eq!(
+        [files_under(&state), files_under(&cache)],
+        before,
+        "check wrote to the state or cache directory"
+    );
+    let said = check(&exec);
+    assert!(
+        said.contains("decision: ask"),
+        "nothing was remembered: {said}"
+    );
+    let said = check(&command);
+    assert!(said.contains("db01"), "{said}");
+    assert_eq!(
+        [files_under(&state), files_under(&cache)],
+        before,
+        "check wrote to the state or cache directory"
+    );
+
+    let connected = env.hook(&std::fs::read(&connect).expect("payload"));
+    assert_eq!(connected.decision(), "none", "{connected:#?}");
+    assert!(
+        env.path("state/rewind/sessions.json").is_file(),
+        "the hook remembers the session"
+    );
+    let said = check(&exec);
+    assert!(
+        said.contains("db01") && said.contains("decision: checkpoint"),
+        "the follow-up is placed on the session's VM: {said}"
+    );
+    assert!(env.sim.inserts().is_empty(), "check asks Zerto nothing");
+}
+
+/// Every file under `dir` with its bytes, and every directory (an empty map when `dir` is
+/// not there).
+fn files_under(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Option<Vec<u8>>> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        found.insert(at, None);
+        for entry in entries {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("read");
+                found.insert(path, Some(bytes));
+            }
+        }
+    }
+    found
 }
 
 /// A second host hidden in brackets, a URL or an Ansible subscript is never dropped: the call

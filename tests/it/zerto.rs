@@ -612,7 +612,7 @@ fn an_unusable_checkpoint_time_is_an_error_naming_the_field_and_the_hook_denies(
 
 /// `guard --budget` replaces the configured budget (here 50 minutes) for one run: a tag that
 /// never lists is refused once the 1 s given on the command line is spent, naming its task.
-/// Nonsense budgets are refused before anything is inserted.
+/// Nonsense budgets are usage errors (exit 2), refused before anything is inserted.
 #[test]
 fn guard_budget_on_the_command_line_replaces_the_configured_one() {
     let env = TestEnv::with(Setup {
@@ -625,7 +625,7 @@ fn guard_budget_on_the_command_line_replaces_the_configured_one() {
     for bad in ["0", "-1", "NaN", "3601"] {
         let flag = format!("--budget={bad}");
         let run = env.run(&["guard", "--vm", "jp-ubuntu", &flag], b"");
-        run.failure();
+        assert_eq!(run.code, 2, "{bad}: {run:#?}");
         assert!(run.stderr.contains("--budget"), "{bad}: {run:#?}");
     }
     assert!(env.sim.inserts().is_empty(), "nothing inserted");
