@@ -935,6 +935,14 @@ fn contains_host(text: &str, host: &str) -> bool {
 fn norm_path(word: &str, home: Option<&str>) -> String {
     let text = norm_text(word.trim(), home);
     let absolute = text.starts_with('/');
+    // Most paths are already normal (no empty, `.` or `..` part): nothing to rebuild.
+    if text
+        .split('/')
+        .skip(usize::from(absolute))
+        .all(|part| !matches!(part, "" | "." | ".."))
+    {
+        return text;
+    }
     let mut parts: Vec<&str> = Vec::new();
     for part in text.split('/') {
         match part {
@@ -959,9 +967,14 @@ fn norm_text(text: &str, home: Option<&str>) -> String {
     let mut text: String = text
         .chars()
         .filter(|c| !matches!(c, '\'' | '"' | '`'))
-        .map(|c| if c == '\\' { '/' } else { c })
-        .collect::<String>()
-        .to_ascii_lowercase();
+        .map(|c| {
+            if c == '\\' {
+                '/'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
     // Every home spelling below holds `$`, `%` or `~`; most texts hold none of them, and
     // this runs for every protected path on every call.
     if let Some(home) = home.filter(|_| text.contains(['$', '%', '~'])) {
@@ -1009,6 +1022,29 @@ fn tail_dir(tail: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path already normal comes back as it is; one with empty, `.` or `..` parts is
+    /// rebuilt, at the root as well as relative.
+    #[test]
+    fn paths_are_normalised_the_same_with_or_without_the_quick_return() {
+        for (path, normal) in [
+            ("/etc/rewind/config.toml", "/etc/rewind/config.toml"),
+            ("/etc//rewind/./config.toml", "/etc/rewind/config.toml"),
+            (
+                "/etc/rewind/../rewind/config.toml",
+                "/etc/rewind/config.toml",
+            ),
+            ("/", "/"),
+            ("", ""),
+            ("a/b/", "a/b"),
+            ("./a", "a"),
+            ("/home/u/.config/rewind", "/home/u/.config/rewind"),
+            ("C:\\Users\\U\\.rewind", "c:/users/u/.rewind"),
+            ("~/.config/rewind/../x", "/home/u/.config/x"),
+        ] {
+            assert_eq!(norm_path(path, Some("/home/u")), normal, "{path:?}");
+        }
+    }
 
     #[test]
     fn paths_normalise_home_spellings_and_dots() {

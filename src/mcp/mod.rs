@@ -3,8 +3,8 @@
 //! that plan with checkpoints and for hosts without hooks; the hook stays the gate.
 //!
 //! The server is its own binary, `rewind-mcp`, which `rewind mcp` runs in its place: the MCP
-//! SDK and its async runtime (one thread, for the protocol) are then not even linked into the
-//! `rewind` binary that every hook call starts. Every ZVM call runs on a blocking thread through
+//! SDK and its async runtime (one thread, for the protocol) are then linked neither into
+//! `rewind` nor into `rewind-hook`, the binary every hook call starts. Every ZVM call runs on a blocking thread through
 //! the same library functions the command line uses; with `[broker] socket`, every tool asks the
 //! broker instead and reads no password, token or ZVM address (`checkpoint_vm` through
 //! `guard::protect`, like the hook). stdout carries the protocol and nothing else; diagnostics
