@@ -22,9 +22,28 @@ const BODY_LIMIT: u64 = 64 * 1024 * 1024;
 /// Longest any single connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The HTTP methods the ZVM's API is called with; each is sent as itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+    Delete,
+}
+
+impl Method {
+    /// The method's name on the wire and in messages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
 /// A request to the ZVM, before authentication is added.
 pub(crate) struct Call<'a> {
-    pub method: &'static str,
+    pub method: Method,
     pub path: String,
     pub query: Vec<(&'a str, String)>,
     pub body: CallBody<'a>,
@@ -117,7 +136,7 @@ impl Http {
         let remaining = deadline.remaining();
         if remaining.is_zero() {
             return Err(ZvmError::TimedOut {
-                method: call.method,
+                method: call.method.as_str(),
                 url,
             });
         }
@@ -131,20 +150,37 @@ impl Http {
                 .collect();
             format!("{url}?{}", pairs.join("&"))
         };
-        let result = match &call.body {
-            CallBody::None => match call.method {
-                "GET" => prepare(self.agent.get(&target), auth, remaining).call(),
-                "DELETE" => prepare(self.agent.delete(&target), auth, remaining).call(),
-                _ => prepare(self.agent.post(&target), auth, remaining).send_empty(),
-            },
-            CallBody::Json(value) => {
-                prepare(self.agent.post(&target), auth, remaining).send_json(value)
+        let result = match (call.method, &call.body) {
+            (Method::Get, CallBody::None) => {
+                prepare(self.agent.get(&target), auth, remaining).call()
             }
-            CallBody::Form(pairs) => {
-                prepare(self.agent.post(&target), auth, remaining).send_form(pairs.iter().copied())
+            (Method::Delete, CallBody::None) => {
+                prepare(self.agent.delete(&target), auth, remaining).call()
+            }
+            (Method::Get | Method::Delete, body) => {
+                let builder = match call.method {
+                    Method::Get => self.agent.get(&target),
+                    _ => self.agent.delete(&target),
+                };
+                send_body(prepare(builder.force_send_body(), auth, remaining), body)
+            }
+            (Method::Post, body) => {
+                send_body(prepare(self.agent.post(&target), auth, remaining), body)
             }
         };
-        result.map_err(|e| transport_error(call.method, url, &e))
+        result.map_err(|e| transport_error(call.method.as_str(), url, &e))
+    }
+}
+
+/// Sends a request that may carry a body: empty, JSON or a form.
+fn send_body(
+    builder: ureq::RequestBuilder<ureq::typestate::WithBody>,
+    body: &CallBody<'_>,
+) -> Result<Response<Body>, ureq::Error> {
+    match body {
+        CallBody::None => builder.send_empty(),
+        CallBody::Json(value) => builder.send_json(value),
+        CallBody::Form(pairs) => builder.send_form(pairs.iter().copied()),
     }
 }
 
