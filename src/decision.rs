@@ -34,7 +34,6 @@ use std::time::Duration;
 
 use crate::config::{OnCheckpoint, OnZvmError};
 use crate::guard::{GuardReport, VpgOutcome};
-use crate::host::Unreadable;
 use crate::zvm::Vm;
 use crate::zvm::ZvmError;
 use crate::zvm::resolve::Unresolved;
@@ -144,6 +143,51 @@ pub(crate) enum Case<'a> {
     /// The broker holding the ZVM credentials could not be asked, or gave no usable answer;
     /// `error` names its socket. Softened by `on_zvm_error` as a ZVM that cannot be reached.
     BrokerFailed { vms: &'a str, error: &'a str },
+}
+
+/// Largest stdin accepted from any host; a larger payload is refused rather than truncated.
+pub(crate) const MAX_INPUT: usize = 1024 * 1024;
+
+/// Why stdin is not a usable call (each is exit 2 with one line on stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    Empty,
+    TooLarge,
+    NotJson(String),
+    /// JSON, but not an object (`[1,2]`, `"text"`, `42`): names what it is.
+    NotObject(&'static str),
+    NoToolName,
+    /// No `--host`, and the payload matches no host's fingerprint.
+    UnknownHost,
+    /// A payload sent after the tool ran that cannot be read: nothing to decide.
+    AfterTheCall,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => f.write_str("rewind: empty hook input on stdin; refusing the call"),
+            Self::TooLarge => write!(
+                f,
+                "rewind: hook input is larger than {} KiB; refusing the call",
+                MAX_INPUT / 1024
+            ),
+            Self::NotJson(e) => {
+                write!(f, "rewind: hook input is not JSON ({e}); refusing the call")
+            }
+            Self::NotObject(kind) => write!(
+                f,
+                "rewind: hook input is {kind}, not a JSON object; refusing the call"
+            ),
+            Self::NoToolName => {
+                f.write_str("rewind: hook input has no tool_name; refusing the call")
+            }
+            Self::UnknownHost => f.write_str(
+                "rewind: cannot tell which agent host sent this hook input; refusing the call (install the hook with `--host`)",
+            ),
+            Self::AfterTheCall => f.write_str("rewind: unreadable input after the call"),
+        }
+    }
 }
 
 /// Why the hook refuses by exit code, before any classification.

@@ -22,11 +22,11 @@
 //! - [`zvm`]: every Zerto REST call, the one HTTP agent, login and the shared token cache.
 //! - `selfguard`: calls that would undo rewind itself (its configuration, catalogs, hook
 //!   entries, the ZVM's own address) are asked about, whatever tool carries them.
-//! - [`recover`]: File Level Restore of a guest file, always unmounted.
+//! - `recover`: File Level Restore of a guest file, always unmounted.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
-//! - [`broker`]: `rewind broker`, the one process holding the ZVM credentials, the token cache
-//!   and the audit trail, for the hook and the operators over a Unix socket; [`platform`]: the
+//! - `broker`: `rewind broker`, the one process holding the ZVM credentials, the token cache
+//!   and the audit trail, for the hook and the operators over a Unix socket; `platform`: the
 //!   operating-system calls it needs (peer credentials, owners and modes).
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
@@ -40,7 +40,7 @@
 //! usage error.
 
 pub mod audit;
-pub mod broker;
+pub(crate) mod broker;
 pub mod catalog;
 pub(crate) mod classify;
 pub mod cli;
@@ -57,14 +57,14 @@ pub mod host;
 pub mod inventory;
 pub mod lockfile;
 pub mod mcp;
-pub mod platform;
+pub(crate) mod platform;
 pub(crate) mod progress;
-pub mod recover;
+pub(crate) mod recover;
 pub(crate) mod redact;
-pub mod scan;
+pub(crate) mod scan;
 pub mod secret;
 pub(crate) mod selfguard;
-pub mod sessions;
+pub(crate) mod sessions;
 pub mod shell;
 pub mod sim;
 pub mod tag;

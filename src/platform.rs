@@ -7,14 +7,14 @@ use std::path::Path;
 
 /// The process at the other end of a local socket, as the kernel says (not as it claims).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Peer {
+pub(crate) struct Peer {
     pub uid: u32,
     pub gid: u32,
     pub pid: i32,
 }
 
 /// The credentials of the process at the other end of `stream`.
-pub fn peer(stream: &UnixStream) -> std::io::Result<Peer> {
+pub(crate) fn peer(stream: &UnixStream) -> std::io::Result<Peer> {
     let credentials =
         nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials)
             .map_err(std::io::Error::from)?;
@@ -26,12 +26,12 @@ pub fn peer(stream: &UnixStream) -> std::io::Result<Peer> {
 }
 
 /// This process's effective user id.
-pub fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
 /// A user id from a name or a number.
-pub fn uid_named(name: &str) -> Option<u32> {
+pub(crate) fn uid_named(name: &str) -> Option<u32> {
     if let Ok(uid) = name.parse::<u32>() {
         return Some(uid);
     }
@@ -42,7 +42,7 @@ pub fn uid_named(name: &str) -> Option<u32> {
 }
 
 /// A group id from a name or a number.
-pub fn gid_named(name: &str) -> Option<u32> {
+pub(crate) fn gid_named(name: &str) -> Option<u32> {
     if let Ok(gid) = name.parse::<u32>() {
         return Some(gid);
     }
@@ -53,7 +53,7 @@ pub fn gid_named(name: &str) -> Option<u32> {
 }
 
 /// The user's name, for messages.
-pub fn user_name(uid: u32) -> Option<String> {
+pub(crate) fn user_name(uid: u32) -> Option<String> {
     nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
         .ok()
         .flatten()
@@ -62,7 +62,7 @@ pub fn user_name(uid: u32) -> Option<String> {
 
 /// Every group `uid` belongs to: `gid` (the peer's current group) and the user's
 /// supplementary groups from the group database.
-pub fn groups_of(uid: u32, gid: u32) -> Vec<u32> {
+pub(crate) fn groups_of(uid: u32, gid: u32) -> Vec<u32> {
     let mut groups = vec![gid];
     let user = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
         .ok()
@@ -80,14 +80,14 @@ pub fn groups_of(uid: u32, gid: u32) -> Vec<u32> {
 
 /// The owner and permission bits of `path` itself (a symbolic link is not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ownership {
+pub(crate) struct Ownership {
     pub uid: u32,
     pub mode: u32,
     pub is_socket: bool,
 }
 
 /// [`Ownership`] of `path`.
-pub fn ownership(path: &Path) -> std::io::Result<Ownership> {
+pub(crate) fn ownership(path: &Path) -> std::io::Result<Ownership> {
     use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
     let meta = std::fs::symlink_metadata(path)?;
     Ok(Ownership {
@@ -98,13 +98,13 @@ pub fn ownership(path: &Path) -> std::io::Result<Ownership> {
 }
 
 /// Sets the permission bits of `path`.
-pub fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+pub(crate) fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// This machine's name, as syslog messages carry it (`-` when unknown).
-pub fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|name| name.trim().to_owned())

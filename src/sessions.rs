@@ -25,9 +25,9 @@ use crate::deadline::Deadline;
 use crate::lockfile;
 
 /// The most sessions remembered; the oldest are forgotten first.
-pub const MAX_SESSIONS: usize = 256;
+pub(crate) const MAX_SESSIONS: usize = 256;
 /// How long a remembered session counts.
-pub const TTL: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const TTL: Duration = Duration::from_secs(12 * 3600);
 /// The longest session name or VM reference remembered; longer ones are not (the follow-up
 /// asks), since a truncated name could match another session.
 const MAX_FIELD: usize = 256;
@@ -56,7 +56,7 @@ struct Remembered {
 
 /// What is remembered of one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recalled {
+pub(crate) enum Recalled {
     /// Nothing fresh: never opened in this host session, or forgotten.
     Nothing,
     /// Opened on this VM.
@@ -67,7 +67,7 @@ pub enum Recalled {
 
 impl Recalled {
     /// The VM, when it is known.
-    pub fn vm(self) -> Option<String> {
+    pub(crate) fn vm(self) -> Option<String> {
         match self {
             Recalled::Vm(vm) => Some(vm),
             Recalled::Nothing | Recalled::Ambiguous => None,
@@ -77,13 +77,13 @@ impl Recalled {
 
 /// The store file.
 #[derive(Debug, Clone)]
-pub struct Sessions {
+pub(crate) struct Sessions {
     path: PathBuf,
 }
 
 impl Sessions {
     /// The store in `dir` (the user's state directory).
-    pub fn in_dir(dir: &Path) -> Sessions {
+    pub(crate) fn in_dir(dir: &Path) -> Sessions {
         Sessions {
             path: dir.join("sessions.json"),
         }
@@ -94,7 +94,7 @@ impl Sessions {
     /// same name opened again on the same VM refreshes the record; on another VM it makes the
     /// session ambiguous (the server may have refused the second open and kept the first VM),
     /// and follow-ups ask until it expires.
-    pub fn remember(
+    pub(crate) fn remember(
         &self,
         host_session: &str,
         server: &str,
@@ -145,19 +145,8 @@ impl Sessions {
             .with_context(|| format!("cannot write {}", self.path.display()))
     }
 
-    /// The VM a session was opened on, if it was remembered and has not expired.
-    pub fn recall(
-        &self,
-        host_session: &str,
-        server: &str,
-        name: &str,
-        now: SystemTime,
-    ) -> Option<String> {
-        self.recalled(host_session, server, name, now).vm()
-    }
-
     /// What is remembered of a session (reading only: nothing is created or written).
-    pub fn recalled(
+    pub(crate) fn recalled(
         &self,
         host_session: &str,
         server: &str,
@@ -228,14 +217,14 @@ mod tests {
             .remember("cc-1", "ssh", "s1", Some("web01"), at(1000))
             .expect("remember");
         assert_eq!(
-            store.recall("cc-1", "ssh", "s1", at(1001)),
+            store.recalled("cc-1", "ssh", "s1", at(1001)).vm(),
             Some("web01".into())
         );
-        assert_eq!(store.recall("cc-2", "ssh", "s1", at(1001)), None);
-        assert_eq!(store.recall("cc-1", "ssh-mcp", "s1", at(1001)), None);
-        assert_eq!(store.recall("cc-1", "ssh", "s2", at(1001)), None);
+        assert_eq!(store.recalled("cc-2", "ssh", "s1", at(1001)).vm(), None);
+        assert_eq!(store.recalled("cc-1", "ssh-mcp", "s1", at(1001)).vm(), None);
+        assert_eq!(store.recalled("cc-1", "ssh", "s2", at(1001)).vm(), None);
         assert_eq!(
-            store.recall("cc-1", "SSH", "s1", at(1001)),
+            store.recalled("cc-1", "SSH", "s1", at(1001)).vm(),
             Some("web01".into()),
             "server names compare like catalog servers"
         );
@@ -253,32 +242,32 @@ mod tests {
         remember("web01", 1000);
         remember("web01", 1005);
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(1006)),
+            store.recalled("cc", "ssh", "s1", at(1006)).vm(),
             Some("web01".into())
         );
         remember("db01", 1010);
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(1011)),
+            store.recalled("cc", "ssh", "s1", at(1011)).vm(),
             None,
             "web01 or db01: ask"
         );
         remember("db01", 1020);
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(1021)),
+            store.recalled("cc", "ssh", "s1", at(1021)).vm(),
             None,
             "still ambiguous"
         );
         let later = 1020 + TTL.as_secs();
-        assert_eq!(store.recall("cc", "ssh", "s1", at(later)), None);
+        assert_eq!(store.recalled("cc", "ssh", "s1", at(later)).vm(), None);
         remember("db01", later);
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(later + 1)),
+            store.recalled("cc", "ssh", "s1", at(later + 1)).vm(),
             Some("db01".into())
         );
         store
             .remember("cc", "ssh", "s1", None, at(later + 2))
             .expect("opened on no one VM");
-        assert_eq!(store.recall("cc", "ssh", "s1", at(later + 3)), None);
+        assert_eq!(store.recalled("cc", "ssh", "s1", at(later + 3)).vm(), None);
     }
 
     #[test]
@@ -292,11 +281,11 @@ mod tests {
         }
         assert_eq!(store.read().len(), MAX_SESSIONS);
         assert_eq!(
-            store.recall("cc", "ssh", "s0", at(1001)),
+            store.recalled("cc", "ssh", "s0", at(1001)).vm(),
             None,
             "oldest went first"
         );
-        assert!(store.recall("cc", "ssh", "s265", at(1001)).is_some());
+        assert!(store.recalled("cc", "ssh", "s265", at(1001)).vm().is_some());
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
@@ -325,11 +314,11 @@ mod tests {
             .expect("remember");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
             .expect("chmod");
-        assert_eq!(store.recall("cc", "ssh", "s1", at(1001)), None);
+        assert_eq!(store.recalled("cc", "ssh", "s1", at(1001)).vm(), None);
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
             .expect("chmod");
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(1001)),
+            store.recalled("cc", "ssh", "s1", at(1001)).vm(),
             Some("web01".into())
         );
     }
@@ -339,12 +328,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("sessions.json"), b"{not json").expect("write");
         let store = Sessions::in_dir(dir.path());
-        assert_eq!(store.recall("cc", "ssh", "s1", at(1000)), None);
+        assert_eq!(store.recalled("cc", "ssh", "s1", at(1000)).vm(), None);
         store
             .remember("cc", "ssh", "s1", Some("web01"), at(1000))
             .expect("overwrites");
         assert_eq!(
-            store.recall("cc", "ssh", "s1", at(1001)),
+            store.recalled("cc", "ssh", "s1", at(1001)).vm(),
             Some("web01".into())
         );
     }

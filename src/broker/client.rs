@@ -21,7 +21,7 @@ const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// Why the broker gave no usable answer. The text names the socket.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrokerError(pub String);
+pub(crate) struct BrokerError(pub String);
 
 impl std::fmt::Display for BrokerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -33,7 +33,7 @@ impl std::error::Error for BrokerError {}
 
 /// Sends `op` to the broker `config` names and returns its final answer, telling `progress`
 /// each progress line. Returns within `deadline` (reads and writes time out at it).
-pub fn call(
+pub(crate) fn call(
     config: &BrokerConfig,
     op: Op,
     deadline: &Deadline,
@@ -43,7 +43,7 @@ pub fn call(
 }
 
 /// [`call`], which stops waiting (and closes the connection) soon after `cancelled` says so.
-pub fn call_watched(
+pub(crate) fn call_watched(
     config: &BrokerConfig,
     op: Op,
     deadline: &Deadline,
@@ -62,7 +62,7 @@ pub fn call_watched(
 
 /// Connects to the broker `config` names without asking anything: who serves its socket, for
 /// `rewind doctor`.
-pub fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError> {
+pub(crate) fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError> {
     let Some(socket) = config.socket.as_deref() else {
         return Err(BrokerError(String::from(
             "no [broker] socket is configured",

@@ -23,7 +23,7 @@ const RECOVER_BUDGET: Duration = Duration::from_secs(30 * 60);
 const FLR_BUDGET: Duration = Duration::from_secs(120);
 
 /// The configuration, when it names a broker: the commands then go through it.
-pub fn brokered(config_path: Option<&Path>) -> Option<Config> {
+pub(crate) fn brokered(config_path: Option<&Path>) -> Option<Config> {
     Config::discover(config_path)
         .ok()
         .filter(|c| c.broker.socket.is_some())
@@ -32,7 +32,7 @@ pub fn brokered(config_path: Option<&Path>) -> Option<Config> {
 /// `rewind recover` through the broker: the broker mounts, finds, downloads and unmounts; the
 /// file is written here (never over an existing one without `--force`) and its SHA-256 checked
 /// against the broker's.
-pub fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()> {
+pub(crate) fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()> {
     let Some(file_name) = crate::recover::guest_file_name(&args.path) else {
         bail!("guest path {:?} names no file", args.path);
     };
@@ -136,7 +136,7 @@ pub(crate) fn write(destination: &Path, bytes: &[u8], force: bool) -> anyhow::Re
 }
 
 /// `rewind flr list|end` through the broker.
-pub fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
+pub(crate) fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
     let deadline = Deadline::after(FLR_BUDGET);
     match command {
         FlrCommand::List { vm, json } => {
@@ -191,7 +191,7 @@ pub fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
 
 /// `rewind find` through the broker.
-pub fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
+pub(crate) fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
     let answer = client::call(
         &config.broker,
         Op::Resolve {

@@ -14,10 +14,10 @@
 //!   guard`, `rewind checkpoints`, the hook and `rewind mcp` choose it where they ask Zerto:
 //!   `crate::guard::protect`, `crate::commands::zerto`).
 
-pub mod client;
-pub mod commands;
+pub(crate) mod client;
+pub(crate) mod commands;
 mod operations;
-pub mod protocol;
+pub(crate) mod protocol;
 mod server;
 
-pub use server::serve;
+pub(crate) use server::serve;

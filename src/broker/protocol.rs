@@ -16,15 +16,15 @@ use crate::audit::{AuditCheckpoint, Record};
 use crate::decision::Decision;
 
 /// The protocol's version; a broker answers a request of another version with `refused`.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 /// The longest request line a broker reads.
-pub const REQUEST_MAX: usize = 1024 * 1024;
+pub(crate) const REQUEST_MAX: usize = 1024 * 1024;
 /// The longest answer line a client reads (a recovered file travels in one, base64).
-pub const ANSWER_MAX: usize = 192 * 1024 * 1024;
+pub(crate) const ANSWER_MAX: usize = 192 * 1024 * 1024;
 
 /// One request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Request {
+pub(crate) struct Request {
     pub v: u32,
     /// How long the caller still waits, in milliseconds: the broker answers within it.
     pub deadline_ms: u64,
@@ -35,7 +35,7 @@ pub struct Request {
 /// What the caller asks for.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
-pub enum Op {
+pub(crate) enum Op {
     /// Which protected VMs these references are, with their VPGs.
     Resolve { vms: Vec<String> },
     /// The checkpoints of one VM's VPGs (those since `since_secs` ago, or all), with each
@@ -68,7 +68,7 @@ pub enum Op {
 
 impl Op {
     /// The operation's name, as on the wire and in the trail.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Self::Resolve { .. } => "resolve",
             Self::Checkpoints { .. } => "checkpoints",
@@ -86,7 +86,7 @@ impl Op {
 
 /// What the tag is made of, and how the caller's decision table is set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GuardRequest {
+pub(crate) struct GuardRequest {
     /// The agent host's name (`claude-code`), `mcp/<client>` for `rewind mcp`'s
     /// `checkpoint_vm` (whose `tool` is then the step's reason), or `cli` for `rewind guard`
     /// (whose tag then names the user the kernel says is asking).
@@ -121,7 +121,7 @@ pub(crate) fn policy_words(hook: &crate::config::HookConfig) -> (String, String)
 
 /// One file to bring back from a checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RecoverRequest {
+pub(crate) struct RecoverRequest {
     pub vm: String,
     pub path: String,
     #[serde(default)]
@@ -139,7 +139,7 @@ pub struct RecoverRequest {
 
 /// One answer line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AnswerLine {
+pub(crate) struct AnswerLine {
     pub v: u32,
     #[serde(flatten)]
     pub answer: Answer,
@@ -148,7 +148,7 @@ pub struct AnswerLine {
 /// What an answer line says.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
-pub enum Answer {
+pub(crate) enum Answer {
     /// The broker is still working: what it is doing now.
     Progress { text: String },
     /// The final answer.
@@ -159,7 +159,7 @@ pub enum Answer {
 
 /// A guard's outcome: the decision and what the audit trail keeps of it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GuardResult {
+pub(crate) struct GuardResult {
     pub decision: WireDecision,
     #[serde(default)]
     pub vms: Vec<String>,
@@ -179,7 +179,7 @@ pub struct GuardResult {
 
 /// One VPG of a guard: its tag, and its checkpoint or why none.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VpgDetail {
+pub(crate) struct VpgDetail {
     pub vpg: String,
     #[serde(default)]
     pub vpg_id: String,
@@ -208,7 +208,7 @@ pub struct VpgDetail {
 
 /// A checkpoint as listed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireCheckpoint {
+pub(crate) struct WireCheckpoint {
     pub id: String,
     pub time: String,
     #[serde(default)]
@@ -218,7 +218,7 @@ pub struct WireCheckpoint {
 /// A guard's decision on the wire. A guard never answers "no decision" or "block".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum WireDecision {
+pub(crate) enum WireDecision {
     Context { text: String },
     Allow { reason: String, context: String },
     Deny { text: String },
@@ -252,7 +252,7 @@ impl WireDecision {
 
 /// A VM as the broker names it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireVm {
+pub(crate) struct WireVm {
     pub name: String,
     pub id: String,
     #[serde(default)]
@@ -263,21 +263,21 @@ pub struct WireVm {
 
 /// A VPG by name and id.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WireVpg {
+pub(crate) struct WireVpg {
     pub name: String,
     pub id: String,
 }
 
 /// The answer to `checkpoints`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VmCheckpoints {
+pub(crate) struct VmCheckpoints {
     pub vm: WireVm,
     pub vpgs: Vec<VpgCheckpoints>,
 }
 
 /// One VPG's checkpoints, oldest first, and its state.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VpgCheckpoints {
+pub(crate) struct VpgCheckpoints {
     pub vpg: String,
     pub id: String,
     pub checkpoints: Vec<WireCheckpoint>,
@@ -290,7 +290,7 @@ pub struct VpgCheckpoints {
 
 /// What Zerto says of a VPG.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct VpgState {
+pub(crate) struct VpgState {
     #[serde(default)]
     pub status: Option<i64>,
     #[serde(default)]
@@ -308,7 +308,7 @@ pub struct VpgState {
 
 /// The answer to `plan`: what a restore of the file would use.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WirePlan {
+pub(crate) struct WirePlan {
     pub vm: WireVm,
     pub vpg: WireVpg,
     pub checkpoint: WireCheckpoint,
@@ -317,7 +317,7 @@ pub struct WirePlan {
 
 /// A recovered file: its bytes (base64) and where it came from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     pub vm: String,
     pub vpg: String,
     pub checkpoint: String,
@@ -334,7 +334,7 @@ pub struct Recovered {
 
 /// One check of a `status` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatusCheck {
+pub(crate) struct StatusCheck {
     pub check: String,
     /// `ok`, `warn` or `fail`.
     pub status: String,
@@ -343,7 +343,7 @@ pub struct StatusCheck {
 
 /// A `status` answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Status {
+pub(crate) struct Status {
     /// The broker's account: its uid, and name when the system knows it.
     pub uid: u32,
     #[serde(default)]

@@ -192,7 +192,7 @@ fn refuse_unless_private(
 
 /// `rewind broker`: binds `socket` (or takes over the one systemd passes, socket activation)
 /// and serves until killed.
-pub fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
+pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
     // Before anything else: reading LISTEN_FDS also removes it from the environment, so that
     // no command the broker runs (a password_command) believes the socket is its own.
     let mut passed = listenfd::ListenFd::from_env();

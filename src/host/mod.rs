@@ -51,8 +51,9 @@ use serde_json::Value;
 
 use crate::decision::Decision;
 
-/// Largest stdin accepted from any host; a larger payload is refused rather than truncated.
-pub(crate) const MAX_INPUT: usize = 1024 * 1024;
+// Why stdin is refused and how much of it is read: refusals the decision table words, so they
+// live there (a dialect renders decisions; the decision table knows no dialect).
+pub(crate) use crate::decision::{MAX_INPUT, Unreadable};
 
 /// The agent hosts `rewind hook --host` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -245,48 +246,6 @@ pub(crate) fn made_up_change_id() -> String {
         )
     })
     .clone()
-}
-
-/// Why stdin is not a usable call (each is exit 2 with one line on stderr).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unreadable {
-    Empty,
-    TooLarge,
-    NotJson(String),
-    /// JSON, but not an object (`[1,2]`, `"text"`, `42`): names what it is.
-    NotObject(&'static str),
-    NoToolName,
-    /// No `--host`, and the payload matches no host's fingerprint.
-    UnknownHost,
-    /// A payload sent after the tool ran that cannot be read: nothing to decide.
-    AfterTheCall,
-}
-
-impl std::fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Empty => f.write_str("rewind: empty hook input on stdin; refusing the call"),
-            Self::TooLarge => write!(
-                f,
-                "rewind: hook input is larger than {} KiB; refusing the call",
-                MAX_INPUT / 1024
-            ),
-            Self::NotJson(e) => {
-                write!(f, "rewind: hook input is not JSON ({e}); refusing the call")
-            }
-            Self::NotObject(kind) => write!(
-                f,
-                "rewind: hook input is {kind}, not a JSON object; refusing the call"
-            ),
-            Self::NoToolName => {
-                f.write_str("rewind: hook input has no tool_name; refusing the call")
-            }
-            Self::UnknownHost => f.write_str(
-                "rewind: cannot tell which agent host sent this hook input; refusing the call (install the hook with `--host`)",
-            ),
-            Self::AfterTheCall => f.write_str("rewind: unreadable input after the call"),
-        }
-    }
 }
 
 /// The payload every dialect reads: size and emptiness checked, then parsed as one JSON object.

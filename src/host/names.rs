@@ -37,22 +37,12 @@ fn argv_to_script(words: &[Value]) -> Option<String> {
             return Some((*script).to_owned());
         }
     }
-    Some(
-        words
-            .iter()
-            .map(|w| {
-                if !w.is_empty()
-                    && w.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-                {
-                    (*w).to_owned()
-                } else {
-                    format!("'{}'", w.replace('\'', r"'\''"))
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    // A word shlex cannot quote (one holding a NUL) leaves the list as sent: the classifier asks.
+    words
+        .iter()
+        .map(|w| shlex::try_quote(w).ok())
+        .collect::<Option<Vec<_>>>()
+        .map(|words| words.join(" "))
 }
 
 /// Tool arguments that a host may send as a JSON object or as a JSON string holding one: the
@@ -108,6 +98,15 @@ mod tests {
             shell_input(json!({"command": ["a", 1]}), "command"),
             json!({"command": ["a", 1]})
         );
+        assert_eq!(
+            shell_input(json!({"command": ["ssh", "a\u{0}b"]}), "command"),
+            json!({"command": ["ssh", "a\u{0}b"]})
+        );
+        // Every word comes back whole when the script is split again.
+        let words = ["ssh", "web01", "echo 'it''s' \"$HOME\"", "", "a\\b"];
+        let joined = shell_input(json!({"command": words}), "command");
+        let script = joined["command"].as_str().expect("a script");
+        assert_eq!(shlex::split(script).expect("splits"), words);
     }
 
     #[test]

@@ -444,19 +444,6 @@ impl Layout {
         self.unit.from_secs(budget_secs + HOST_TIMEOUT_MARGIN_SECS)
     }
 
-    /// The events pair an event name belongs to, and whether it is the before-the-call one.
-    pub fn events_of(&self, event: &str) -> Option<(&'static Events, bool)> {
-        self.events.iter().find_map(|e| {
-            if e.before == event {
-                Some((e, true))
-            } else if e.after == event {
-                Some((e, false))
-            } else {
-                None
-            }
-        })
-    }
-
     /// A handler running `run`, before the call (with `timeout` in the host's unit and the
     /// fail-closed field) or after it.
     pub fn handler(&self, run: &Invocation, before: bool, timeout: u64) -> Value {

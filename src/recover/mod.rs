@@ -28,7 +28,7 @@ use crate::zvm::{Checkpoint, Client, DownloadError, FlrSession, FlrStatus, Vm, V
 
 use self::file::{Hashing, write_atomically};
 use self::locate::locate;
-pub use self::request::{Point, PointError, RecoverRequest};
+pub(crate) use self::request::{Point, PointError, RecoverRequest};
 
 /// Longest a whole recover may take (mounting a large VM can take minutes).
 const RECOVER_BUDGET: Duration = Duration::from_secs(60 * 60);
@@ -43,7 +43,7 @@ const UNMOUNT_RETRY: Duration = Duration::from_secs(2);
 
 /// The checkpoint and file a recover will restore.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub vm: Vm,
     pub vpg: VpgRef,
     pub checkpoint: Checkpoint,
@@ -53,7 +53,7 @@ pub struct Plan {
 
 /// What a restore reports while it runs, for the caller to show.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The mount request was accepted: this session now exists and will be unmounted.
     Mounted { session: String },
     /// The session is still mounting (its FLR status, seconds since the mount request).
@@ -70,7 +70,7 @@ pub enum Step {
 
 /// The file a restore wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Restored {
+pub(crate) struct Restored {
     pub session: String,
     pub size: u64,
     pub sha256: String,
@@ -80,7 +80,7 @@ pub struct Restored {
 
 /// `rewind recover`: the run, then its entry in the audit trail (`recovered` or
 /// `recover-failed`, with the reason).
-pub fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
+pub(crate) fn recover(config_path: Option<&Path>, args: &RecoverArgs) -> anyhow::Result<()> {
     let request = RecoverRequest::try_from(args)?;
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -250,7 +250,7 @@ fn audit_recover(
 /// Mounts the plan's checkpoint, writes the file to `plan.destination`, and unmounts on every
 /// way out: success, error, and `interrupted` (checked between steps and while mounting).
 /// Reports each step to `report`; writes nothing to stdout.
-pub fn restore_plan(
+pub(crate) fn restore_plan(
     client: &Client,
     plan: &Plan,
     volume: Option<&str>,
@@ -327,7 +327,7 @@ pub fn restore_plan(
 }
 
 /// Finds the VM, VPG, checkpoint and destination, refusing early what cannot work.
-pub fn plan(
+pub(crate) fn plan(
     client: &Client,
     config: &Config,
     request: &RecoverRequest,
@@ -519,7 +519,7 @@ fn audited(config: &Config, point: &Point) -> Vec<String> {
 }
 
 /// The file name of a Linux or Windows guest path.
-pub fn guest_file_name(path: &str) -> Option<&str> {
+pub(crate) fn guest_file_name(path: &str) -> Option<&str> {
     path.rsplit(['/', '\\'])
         .next()
         .filter(|n| !n.is_empty() && *n != "." && *n != "..")
@@ -679,7 +679,7 @@ fn wait_for_mount(
 /// The ZVM no longer knows an FLR session (ended elsewhere, or expired): nothing of it is
 /// left mounted, and asking again cannot help.
 #[derive(Debug)]
-pub struct SessionGone {
+pub(crate) struct SessionGone {
     session: String,
     refusal: ZvmError,
 }
@@ -699,7 +699,7 @@ impl std::error::Error for SessionGone {}
 /// Unmounts under its own budget (the main one may be spent) and returns the task id. A
 /// refused unmount (a mount still in progress, a busy ZVM) is asked for again a few times;
 /// a session the ZVM does not know is not: that is a [`SessionGone`] error.
-pub fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
+pub(crate) fn unmount(client: &Client, session: &str) -> anyhow::Result<String> {
     let deadline = Deadline::after(UNMOUNT_BUDGET);
     let mut pause = UNMOUNT_RETRY;
     let mut attempt = 1;
@@ -815,7 +815,7 @@ fn unanswered_sessions(
 }
 
 /// `rewind flr list|end`.
-pub fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<()> {
+pub(crate) fn flr(config_path: Option<&Path>, command: &FlrCommand) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
     let client = client(&config)?;

@@ -11,7 +11,7 @@ use crate::cli::RecoverArgs;
 
 /// Which checkpoint to restore from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Point {
+pub(crate) enum Point {
     /// The checkpoint tagged for this change id (the host's `tool_use_id`).
     Change(String),
     /// The checkpoint with this id.
@@ -22,7 +22,7 @@ pub enum Point {
 
 /// Why the optional spellings of a [`Point`] do not name exactly one.
 #[derive(Debug)]
-pub enum PointError {
+pub(crate) enum PointError {
     /// None of change, checkpoint and before was given.
     Missing,
     /// More than one was given.
@@ -34,7 +34,7 @@ pub enum PointError {
 impl Point {
     /// The one point that exactly one of `change`, `checkpoint` and `before` (ISO-8601 UTC,
     /// or a duration ago such as `2h`) names. Blank values count as not given.
-    pub fn choose(
+    pub(crate) fn choose(
         change: Option<String>,
         checkpoint: Option<String>,
         before: Option<String>,
@@ -52,7 +52,7 @@ impl Point {
     }
 
     /// The change id, for [`Point::Change`].
-    pub fn change(&self) -> Option<&str> {
+    pub(crate) fn change(&self) -> Option<&str> {
         match self {
             Point::Change(change) => Some(change),
             _ => None,
@@ -62,7 +62,7 @@ impl Point {
 
 /// A restore, as asked for: which VM, file and checkpoint, and where the file goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecoverRequest {
+pub(crate) struct RecoverRequest {
     /// The VM reference (name, vmIdentifier, IP, `user@host`, …).
     pub vm: String,
     /// The guest path (`/etc/app.conf`, `C:\Users\x\y.txt`).
@@ -82,7 +82,11 @@ pub struct RecoverRequest {
 
 impl RecoverRequest {
     /// A request for `guest_path`, refused when the path names no file.
-    pub fn new(vm: String, guest_path: String, point: Point) -> anyhow::Result<RecoverRequest> {
+    pub(crate) fn new(
+        vm: String,
+        guest_path: String,
+        point: Point,
+    ) -> anyhow::Result<RecoverRequest> {
         if vm.trim().is_empty() {
             bail!("no VM named: give the VM the file is on");
         }
@@ -102,7 +106,7 @@ impl RecoverRequest {
     }
 
     /// Where the restored file is written.
-    pub fn destination(&self) -> PathBuf {
+    pub(crate) fn destination(&self) -> PathBuf {
         self.out.join(&self.file_name)
     }
 }

@@ -25,7 +25,7 @@ const MAX_PAGES: usize = 50;
 const MAX_LINE: usize = 8 * 1024 * 1024;
 
 /// The `tools` of every `tools/list` page.
-pub fn list_tools(transport: &Transport, deadline: &Deadline) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn list_tools(transport: &Transport, deadline: &Deadline) -> anyhow::Result<Vec<Value>> {
     match transport {
         Transport::Stdio { command, args, env } => {
             let mut session = Stdio_::start(command, args, env)?;

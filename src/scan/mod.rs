@@ -10,9 +10,9 @@
 //! each server's configuration) so that `doctor` can report uncovered servers without
 //! starting them on every run.
 
-pub mod client;
-pub mod propose;
-pub mod servers;
+pub(crate) mod client;
+pub(crate) mod propose;
+pub(crate) mod servers;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,13 +30,13 @@ use crate::deadline::Deadline;
 use crate::lockfile;
 
 /// How long a cached tool list counts for `doctor`.
-pub const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
+pub(crate) const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Most tools kept from one server.
 const MAX_TOOLS: usize = 5000;
 
 /// What the scan found for one tool.
 #[derive(Debug, Clone, Serialize)]
-pub struct ToolReport {
+pub(crate) struct ToolReport {
     pub name: String,
     /// The deciding entry's class, or `None` when no catalog lists the tool.
     pub class: Option<ToolClass>,
@@ -51,7 +51,7 @@ pub struct ToolReport {
 
 /// What the scan found for one server.
 #[derive(Debug, Clone, Serialize)]
-pub struct ServerReport {
+pub(crate) struct ServerReport {
     pub name: String,
     pub origin: String,
     pub transport: String,
@@ -61,7 +61,7 @@ pub struct ServerReport {
 
 impl ServerReport {
     /// Tools no catalog lists.
-    pub fn uncovered(&self) -> Vec<&ToolReport> {
+    pub(crate) fn uncovered(&self) -> Vec<&ToolReport> {
         self.tools
             .as_ref()
             .map(|tools| tools.iter().filter(|t| t.class.is_none()).collect())
@@ -71,7 +71,7 @@ impl ServerReport {
 
 /// Where a scan gets each server's tools.
 #[derive(Debug, Clone, Copy)]
-pub enum Source {
+pub(crate) enum Source {
     /// Start (or connect to) every server, each within this time; the cache is refreshed.
     Servers(Duration),
     /// Only the cache, when no older than this: nothing is started (`doctor` runs in any
@@ -80,7 +80,7 @@ pub enum Source {
 }
 
 /// Lists each server's tools (from the servers or the cache) and classifies them.
-pub fn scan(
+pub(crate) fn scan(
     servers: &[Server],
     catalog: &Catalog,
     source: Source,
@@ -184,7 +184,7 @@ fn classify(catalog: &Catalog, server: &str, tool: &Value) -> ToolReport {
 /// The proposals worth writing, as catalog text: a class is known (flagged ones are
 /// written as mutating, with the reason in a comment). Tools a human must decide are left
 /// out; they stay unlisted, so the hook asks.
-pub fn proposals_toml(reports: &[ServerReport], stamp: &str) -> String {
+pub(crate) fn proposals_toml(reports: &[ServerReport], stamp: &str) -> String {
     let mut text = String::new();
     for server in reports {
         for tool in server.uncovered() {

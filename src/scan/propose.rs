@@ -14,7 +14,7 @@ use crate::catalog::ToolClass;
 
 /// What `catalog scan` proposes for one tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     /// The class to record, or `None` when a human must decide.
     pub class: Option<ToolClass>,
     /// Arguments that look like they name the VM, in schema order.
@@ -188,7 +188,7 @@ fn words(name: &str) -> Vec<String> {
 }
 
 /// Proposes an entry for one tool of a `tools/list` answer.
-pub fn propose(tool: &Value) -> Proposal {
+pub(crate) fn propose(tool: &Value) -> Proposal {
     let name = tool["name"].as_str().unwrap_or_default();
     let properties: Vec<&str> = tool["inputSchema"]["properties"]
         .as_object()

@@ -80,7 +80,7 @@ pub struct Server {
 /// The servers configured for Claude Code for a project in `project_dir`: the user's, that
 /// project's in `~/.claude.json`, and the project's `.mcp.json`. A later one with the same
 /// name replaces an earlier one (project settings win).
-pub fn claude_code(home: Option<&Path>, project_dir: &Path) -> anyhow::Result<Vec<Server>> {
+pub(crate) fn claude_code(home: Option<&Path>, project_dir: &Path) -> anyhow::Result<Vec<Server>> {
     let mut servers: Vec<Server> = Vec::new();
     let mut add = |found: Vec<Server>| {
         for server in found {
@@ -110,7 +110,7 @@ pub fn claude_code(home: Option<&Path>, project_dir: &Path) -> anyhow::Result<Ve
 }
 
 /// The servers in one file shaped like `.mcp.json` (`{"mcpServers": {...}}`).
-pub fn from_file(path: &Path) -> anyhow::Result<Vec<Server>> {
+pub(crate) fn from_file(path: &Path) -> anyhow::Result<Vec<Server>> {
     let json = read_json(path)?.with_context(|| format!("{} does not exist", path.display()))?;
     parse_map(&json["mcpServers"], &path.display().to_string())
 }

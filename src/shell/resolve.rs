@@ -304,11 +304,11 @@ fn load_inventory(path: &Path, until: Instant) -> Result<Inventory, String> {
                 .is_some_and(|l| l.ends_with(':') && !l.starts_with('['));
         let is_script = text.starts_with("#!");
         if !is_script {
-            return Ok(if yaml {
-                parse_yaml(&text)
+            return if yaml {
+                parse_yaml(&text).map_err(|e| format!("the inventory {} {e}", path.display()))
             } else {
-                parse_ini(&text)
-            });
+                Ok(parse_ini(&text))
+            };
         }
     }
     let mut command = Command::new("ansible-inventory");
@@ -367,55 +367,60 @@ fn parse_ini(text: &str) -> Inventory {
     inventory
 }
 
-/// The YAML inventory layout (`group: {hosts: {h: {ansible_host: …}}, children: {…}}`),
-/// read by indentation: enough for inventories, not a YAML parser.
-fn parse_yaml(text: &str) -> Inventory {
+/// The YAML inventory layout: top-level groups, each with `hosts` (a host and its
+/// variables, `ansible_host` among them) and `children` (groups defined in place or
+/// elsewhere). Text that is not YAML is an error naming where it stops being YAML, never
+/// quoting it (an inventory may hold passwords).
+fn parse_yaml(text: &str) -> Result<Inventory, String> {
+    let value: yaml_serde::Value = yaml_serde::from_str(text).map_err(|e| match e.location() {
+        Some(at) => format!("is not YAML (line {}, column {})", at.line(), at.column()),
+        None => String::from("is not YAML"),
+    })?;
     let mut inventory = Inventory::default();
-    // (indent, key) of the enclosing keys.
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    for line in text.lines() {
-        let trimmed = line.trim_end();
-        let content = trimmed.trim_start();
-        if content.is_empty() || content.starts_with('#') || content.starts_with("---") {
-            continue;
-        }
-        let indent = trimmed.len() - content.len();
-        let Some((key, value)) = content.split_once(':') else {
-            continue;
-        };
-        let key = key.trim().trim_matches(['"', '\'']).to_owned();
-        let value = value.trim().trim_matches(['"', '\'']);
-        while stack.last().is_some_and(|(i, _)| *i >= indent) {
-            stack.pop();
-        }
-        let parent = stack.last().map(|(_, k)| k.as_str());
-        let grandparent = stack.len().checked_sub(2).map(|i| stack[i].1.as_str());
-        match (grandparent, parent) {
-            (Some(group), Some("hosts")) => inventory.add_host(group, &key, None),
-            (Some(group), Some("children")) => {
-                inventory
-                    .groups
-                    .entry(group.to_owned())
-                    .or_default()
-                    .children
-                    .insert(key.clone());
-                inventory.groups.entry(key.clone()).or_default();
+    if let Some(groups) = value.as_mapping() {
+        for (name, group) in groups {
+            if let Some(name) = scalar(name) {
+                read_yaml_group(&mut inventory, &name, group);
             }
-            (None, None) => {
-                inventory.groups.entry(key.clone()).or_default();
-            }
-            _ => {}
         }
-        if key == "ansible_host"
-            && stack.len() >= 2
-            && stack[stack.len() - 2].1 == "hosts"
-            && let Some((_, host)) = stack.last()
-        {
-            inventory.hosts.insert(host.clone(), Some(value.to_owned()));
-        }
-        stack.push((indent, key));
     }
-    inventory
+    Ok(inventory)
+}
+
+/// One group of a YAML inventory: its hosts, and its children read the same way.
+fn read_yaml_group(inventory: &mut Inventory, name: &str, group: &yaml_serde::Value) {
+    inventory.groups.entry(name.to_owned()).or_default();
+    let hosts = group.get("hosts").and_then(yaml_serde::Value::as_mapping);
+    for (host, vars) in hosts.into_iter().flatten() {
+        if let Some(host) = scalar(host) {
+            let address = vars.get("ansible_host").and_then(scalar);
+            inventory.add_host(name, &host, address);
+        }
+    }
+    let children = group
+        .get("children")
+        .and_then(yaml_serde::Value::as_mapping);
+    for (child, definition) in children.into_iter().flatten() {
+        if let Some(child) = scalar(child) {
+            inventory
+                .groups
+                .entry(name.to_owned())
+                .or_default()
+                .children
+                .insert(child.clone());
+            read_yaml_group(inventory, &child, definition);
+        }
+    }
+}
+
+/// A YAML scalar as text (a host may be written as a number); anything else is not a name.
+fn scalar(value: &yaml_serde::Value) -> Option<String> {
+    match value {
+        yaml_serde::Value::String(text) => Some(text.clone()),
+        yaml_serde::Value::Number(number) => Some(number.to_string()),
+        yaml_serde::Value::Bool(flag) => Some(flag.to_string()),
+        _ => None,
+    }
 }
 
 fn parse_json(text: &str) -> Option<Inventory> {
@@ -535,12 +540,49 @@ mod tests {
     fn yaml_inventories_expand_the_same_way() {
         let inventory = parse_yaml(
             "all:\n  hosts:\n    web00:\n  children:\n    web:\n      hosts:\n        web01:\n          ansible_host: 10.0.0.11\n        web02:\n    db:\n      hosts:\n        db01: {}\n",
-        );
+        )
+        .expect("YAML");
         assert_eq!(
             inventory.expand("web").into_iter().collect::<Vec<_>>(),
             ["web01", "web02"]
         );
         assert_eq!(inventory.hosts["web01"].as_deref(), Some("10.0.0.11"));
         assert_eq!(inventory.expand("all").len(), 4, "{inventory:?}");
+    }
+
+    #[test]
+    fn yaml_inventories_are_read_as_yaml_not_by_indentation() {
+        // Flow style, quoting, comments, vars and a group defined at the top and named as
+        // a child elsewhere.
+        let inventory = parse_yaml(concat!(
+            "# prod\n",
+            "---\n",
+            "all:\n",
+            "  children:\n",
+            "    prod: {children: {web: null}}\n",
+            "web:\n",
+            "  vars: {ansible_user: deploy}\n",
+            "  hosts:\n",
+            "    \"web01\": {ansible_host: '10.0.0.11'}  # the first\n",
+            "    web02:\n",
+            "      ansible_host: >-\n",
+            "        10.0.0.12\n",
+        ))
+        .expect("YAML");
+        assert_eq!(
+            inventory.expand("prod").into_iter().collect::<Vec<_>>(),
+            ["web01", "web02"]
+        );
+        assert_eq!(inventory.hosts["web01"].as_deref(), Some("10.0.0.11"));
+        assert_eq!(inventory.hosts["web02"].as_deref(), Some("10.0.0.12"));
+        assert!(
+            !inventory.hosts.contains_key("ansible_user"),
+            "{inventory:?}"
+        );
+
+        let err = parse_yaml("all:\n  hosts:\n    web01: {ansible_password: S3CR3T\n")
+            .expect_err("not YAML");
+        assert!(err.starts_with("is not YAML (line "), "{err}");
+        assert!(!err.contains("S3CR3T"), "{err}");
     }
 }

@@ -441,7 +441,8 @@ fn inventory(scenario: &Scenario) -> String {
 
 fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
     let url = sim.url();
-    let password = sim.password().replace('\'', r"'\''");
+    // A password shlex cannot quote (a NUL) cannot be exported either.
+    let password = shlex::try_quote(sim.password()).unwrap_or_default();
     format!(
         "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
          Trust (ca_cert): {}\n\
@@ -455,7 +456,7 @@ fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
          {}\n\
          The password, in the environment of rewind and of the agent host:\n\
          \n\
-         \x20 export REWIND_ZVM_PASSWORD='{password}'\n\
+         \x20 export REWIND_ZVM_PASSWORD={password}\n\
          \n\
          Press Ctrl-C to stop.",
         sim.ca_cert_path().display(),

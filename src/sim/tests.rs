@@ -871,5 +871,13 @@ fn the_banners_config_block_pastes_as_a_valid_config() {
         .expect("a config block");
     assert!(!block.contains("export"), "{block}");
     crate::config::Config::parse(block, std::path::Path::new("pasted.toml")).expect("valid");
-    assert!(text.contains("export REWIND_ZVM_PASSWORD="), "{text}");
+    let export = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("export "))
+        .expect("an export line");
+    assert_eq!(
+        shlex::split(export),
+        Some(vec![format!("REWIND_ZVM_PASSWORD={}", lab.sim.password())]),
+        "{text}"
+    );
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 use super::error::ZvmError;
-use super::http::{AuthHeader, Call, CallBody, Http, error_message, read_text};
+use super::http::{AuthHeader, Call, CallBody, Http, Method, error_message, read_text};
 use crate::config::{AuthMode, SecretSource, SessionMethod, ZvmConfig};
 use crate::deadline::Deadline;
 use crate::lockfile;
@@ -262,7 +262,7 @@ impl Auth {
         let mut form = vec![("client_id", self.client_id.as_str())];
         form.extend_from_slice(grant);
         let call = Call {
-            method: "POST",
+            method: Method::Post,
             path: TOKEN_PATH.to_owned(),
             query: Vec::new(),
             body: CallBody::Form(form),
@@ -314,7 +314,7 @@ impl Auth {
         // checks the credentials against its host's Windows accounts only.
         let method = serde_json::json!({ "AuthenticationMethod": self.session_method.number() });
         let call = Call {
-            method: "POST",
+            method: Method::Post,
             path: SESSION_PATH.to_owned(),
             query: Vec::new(),
             body: CallBody::Json(&method),

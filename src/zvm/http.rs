@@ -6,7 +6,7 @@ use std::io::{self, Read as _};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use ureq::http::Response;
+use ureq::http::{Response, Uri};
 use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector as _, TcpConnector};
 use ureq::{Agent, Body};
@@ -22,9 +22,28 @@ const BODY_LIMIT: u64 = 64 * 1024 * 1024;
 /// Longest any single connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The HTTP methods the ZVM's API is called with; each is sent as itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+    Delete,
+}
+
+impl Method {
+    /// The method's name on the wire and in messages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
 /// A request to the ZVM, before authentication is added.
 pub(crate) struct Call<'a> {
-    pub method: &'static str,
+    pub method: Method,
     pub path: String,
     pub query: Vec<(&'a str, String)>,
     pub body: CallBody<'a>,
@@ -82,23 +101,24 @@ impl Http {
     /// A path under the configured base's own path is taken relative to it.
     pub(crate) fn download_path(&self, url: &str) -> Option<String> {
         let url = url.trim();
-        let path = if url.contains("://") {
-            let (_, _, _, path) = split_url(url)?;
-            path.to_owned()
+        let given: Uri = if url.contains("://") {
+            let uri: Uri = url.parse().ok()?;
+            let scheme = uri.scheme_str()?;
+            if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+                return None;
+            }
+            uri
         } else if url.is_empty() || url.contains(':') && !url.starts_with('/') {
             // `file:…`, `javascript:…`: not a place on the ZVM.
             return None;
         } else if url.starts_with('/') {
-            url.to_owned()
+            url.parse().ok()?
         } else {
-            format!("/{url}")
+            format!("/{url}").parse().ok()?
         };
-        let (_, _, _, base_path) = split_url(&self.base)?;
-        let prefix = base_path.trim_end_matches('/');
-        Some(match path.strip_prefix(prefix) {
-            Some(rest) if !prefix.is_empty() && rest.starts_with(['/', '?']) => rest.to_owned(),
-            _ => path,
-        })
+        let path = given.path_and_query().map_or("/", |p| p.as_str());
+        let base: Uri = self.base.parse().ok()?;
+        Some(under_prefix(path, base.path()).unwrap_or(path).to_owned())
     }
 
     /// The full URL of a path (for messages; never carries credentials).
@@ -117,7 +137,7 @@ impl Http {
         let remaining = deadline.remaining();
         if remaining.is_zero() {
             return Err(ZvmError::TimedOut {
-                method: call.method,
+                method: call.method.as_str(),
                 url,
             });
         }
@@ -131,20 +151,37 @@ impl Http {
                 .collect();
             format!("{url}?{}", pairs.join("&"))
         };
-        let result = match &call.body {
-            CallBody::None => match call.method {
-                "GET" => prepare(self.agent.get(&target), auth, remaining).call(),
-                "DELETE" => prepare(self.agent.delete(&target), auth, remaining).call(),
-                _ => prepare(self.agent.post(&target), auth, remaining).send_empty(),
-            },
-            CallBody::Json(value) => {
-                prepare(self.agent.post(&target), auth, remaining).send_json(value)
+        let result = match (call.method, &call.body) {
+            (Method::Get, CallBody::None) => {
+                prepare(self.agent.get(&target), auth, remaining).call()
             }
-            CallBody::Form(pairs) => {
-                prepare(self.agent.post(&target), auth, remaining).send_form(pairs.iter().copied())
+            (Method::Delete, CallBody::None) => {
+                prepare(self.agent.delete(&target), auth, remaining).call()
+            }
+            (Method::Get | Method::Delete, body) => {
+                let builder = match call.method {
+                    Method::Get => self.agent.get(&target),
+                    _ => self.agent.delete(&target),
+                };
+                send_body(prepare(builder.force_send_body(), auth, remaining), body)
+            }
+            (Method::Post, body) => {
+                send_body(prepare(self.agent.post(&target), auth, remaining), body)
             }
         };
-        result.map_err(|e| transport_error(call.method, url, &e))
+        result.map_err(|e| transport_error(call.method.as_str(), url, &e))
+    }
+}
+
+/// Sends a request that may carry a body: empty, JSON or a form.
+fn send_body(
+    builder: ureq::RequestBuilder<ureq::typestate::WithBody>,
+    body: &CallBody<'_>,
+) -> Result<Response<Body>, ureq::Error> {
+    match body {
+        CallBody::None => builder.send_empty(),
+        CallBody::Json(value) => builder.send_json(value),
+        CallBody::Form(pairs) => builder.send_form(pairs.iter().copied()),
     }
 }
 
@@ -327,24 +364,16 @@ fn speaks_tls(error: &str) -> bool {
         .any(|needle| error.contains(needle))
 }
 
-/// `scheme://host[:port]/path` into its parts, the port made explicit.
-fn split_url(url: &str) -> Option<(&str, &str, u16, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let default = match scheme.to_ascii_lowercase().as_str() {
-        "https" => 443,
-        "http" => 80,
-        _ => return None,
-    };
-    // An IPv6 literal (`[::1]`) has colons of its own; a port follows its `]`.
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !authority.ends_with(']') => (host, port.parse().ok()?),
-        _ => (authority, default),
-    };
-    Some((scheme, host, port, path))
+/// The rest of `path` (a path with its query) below `prefix`, when `prefix` is a whole
+/// number of its segments: `/zvm` takes `/zvm/a` to `/a` and `/zvm?x` to `?x`, but not
+/// `/zvmX/a`. An empty or `/` prefix takes nothing away.
+fn under_prefix<'a>(path: &'a str, prefix: &str) -> Option<&'a str> {
+    let prefix = prefix.trim_end_matches('/');
+    if prefix.is_empty() {
+        return None;
+    }
+    let rest = path.strip_prefix(prefix)?;
+    rest.starts_with(['/', '?']).then_some(rest)
 }
 
 /// What a query value keeps unescaped: RFC 3986's unreserved characters.
@@ -404,6 +433,40 @@ mod tests {
                     "only the configured ZVM is asked: {url}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_base_path_is_taken_away_only_on_a_segment_boundary() {
+        assert_eq!(
+            under_prefix("/v1/downloads/x.zip", "/v1/downloads"),
+            Some("/x.zip")
+        );
+        assert_eq!(
+            under_prefix("/v1/downloads?f=1", "/v1/downloads/"),
+            Some("?f=1")
+        );
+        assert_eq!(under_prefix("/v1/downloadsX/x.zip", "/v1/downloads"), None);
+        assert_eq!(under_prefix("/v1/downloads", "/v1/downloads"), None);
+        assert_eq!(under_prefix("/files/a", "/"), None);
+
+        let config = crate::config::Config::parse(
+            "[zvm]\nurl = \"https://zvm.example/zvm\"\npassword_env = \"P\"\n",
+            std::path::Path::new("c.toml"),
+        )
+        .expect("config");
+        let http = Http::new(config.zvm.as_ref().expect("zvm")).expect("http");
+        for (url, expected) in [
+            ("https://zvm.example/zvm/v1/downloads/x", "/v1/downloads/x"),
+            ("/zvm/v1/downloads/x?t=2", "/v1/downloads/x?t=2"),
+            (
+                "https://zvm.example/zvmX/v1/downloads/x",
+                "/zvmX/v1/downloads/x",
+            ),
+            ("zvmX/v1/downloads/x", "/zvmX/v1/downloads/x"),
+            ("v1/downloads/x", "/v1/downloads/x"),
+        ] {
+            assert_eq!(http.download_path(url).as_deref(), Some(expected), "{url}");
         }
     }
 

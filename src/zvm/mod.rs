@@ -21,7 +21,7 @@ use ureq::Body;
 use ureq::http::Response;
 
 pub use self::error::ZvmError;
-use self::http::{Call, CallBody, Http, error_message, parse_json, read_text};
+use self::http::{Call, CallBody, Http, Method, error_message, parse_json, read_text};
 pub use self::model::{
     Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
 };
@@ -359,14 +359,15 @@ impl Client {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .note_url_form(url, &self.http.url(""));
         }
-        let response = self.authorized("GET", &path, Vec::new(), &CallBody::None, deadline)?;
+        let response =
+            self.authorized(Method::Get, &path, Vec::new(), &CallBody::None, deadline)?;
         http::copy_body("GET", &self.http.url(&path), response, out)
     }
 
     /// `DELETE /v1/flrs/{id}`: unmounts; returns the unmount task id.
     pub fn flr_unmount(&self, session_id: &str, deadline: &Deadline) -> Result<String, ZvmError> {
         self.send(
-            "DELETE",
+            Method::Delete,
             &format!("/v1/flrs/{}", segment(session_id)),
             Vec::new(),
             &CallBody::None,
@@ -383,7 +384,7 @@ impl Client {
         convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
         self.send(
-            "POST",
+            Method::Post,
             path,
             Vec::new(),
             &CallBody::Json(body),
@@ -399,7 +400,7 @@ impl Client {
         deadline: &Deadline,
         convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
-        self.send("GET", path, query, &CallBody::None, deadline, convert)
+        self.send(Method::Get, path, query, &CallBody::None, deadline, convert)
     }
 
     /// Sends an authenticated call, checks the status, parses the JSON answer as the wire
@@ -407,7 +408,7 @@ impl Client {
     /// convert is [`ZvmError::Decode`] naming the call and what was wrong.
     fn send<W: DeserializeOwned, T>(
         &self,
-        method: &'static str,
+        method: Method,
         path: &str,
         query: Vec<(&str, String)>,
         body: &CallBody<'_>,
@@ -415,6 +416,7 @@ impl Client {
         convert: impl FnOnce(W) -> Result<T, String>,
     ) -> Result<T, ZvmError> {
         let mut response = self.authorized(method, path, query, body, deadline)?;
+        let method = method.as_str();
         let url = self.http.url(path);
         let text = read_text(method, &url, &mut response)?;
         self.keep_shape(method, path, &text);
@@ -430,7 +432,7 @@ impl Client {
     /// answers become [`ZvmError::Status`] with Zerto's message.
     fn authorized(
         &self,
-        method: &'static str,
+        method: Method,
         path: &str,
         query: Vec<(&str, String)>,
         body: &CallBody<'_>,
@@ -445,7 +447,7 @@ impl Client {
         let mut token = self.auth.token(&self.http, deadline)?;
         let mut renewed = false;
         loop {
-            self.wait_until_allowed(method, path, deadline)?;
+            self.wait_until_allowed(method.as_str(), path, deadline)?;
             let mut response = self
                 .http
                 .send(&call, &token.header(self.auth.mode), deadline)?;
@@ -475,9 +477,9 @@ impl Client {
                 return Ok(response);
             }
             let url = self.http.url(path);
-            let text = read_text(method, &url, &mut response).unwrap_or_default();
+            let text = read_text(method.as_str(), &url, &mut response).unwrap_or_default();
             return Err(ZvmError::Status {
-                method,
+                method: method.as_str(),
                 url,
                 status,
                 message: error_message(&text),

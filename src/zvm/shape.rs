@@ -29,13 +29,11 @@ impl Shapes {
     pub(crate) fn note_url_form(&mut self, url: &str, base: &str) {
         let form = if url.contains("://") {
             let origin = |u: &str| {
-                let rest = u.split_once("://").map_or(u, |(_, r)| r);
-                rest.split('/')
-                    .next()
-                    .unwrap_or_default()
-                    .to_ascii_lowercase()
+                u.parse::<ureq::http::Uri>()
+                    .ok()
+                    .and_then(|u| u.authority().map(|a| a.as_str().to_ascii_lowercase()))
             };
-            if origin(url) == origin(base) {
+            if origin(url).is_some_and(|o| Some(o) == origin(base)) {
                 "absolute URL on the configured address"
             } else {
                 "absolute URL on another address"

@@ -31,7 +31,7 @@ use rustls::{
     ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
     StreamOwned,
 };
-use sha2::{Digest as _, Sha256};
+
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
     TransportAdapter,
@@ -40,78 +40,8 @@ use ureq::unversioned::transport::{
 use super::error::ZvmError;
 use crate::config::ZvmConfig;
 
-/// The SHA-256 of a certificate's DER bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint([u8; 32]);
-
-impl Fingerprint {
-    /// The fingerprint of `der`.
-    pub fn of(der: &[u8]) -> Fingerprint {
-        Fingerprint(Sha256::digest(der).into())
-    }
-
-    /// Reads `sha256:` followed by 64 hex digits, with or without colons, in either case
-    /// (so `openssl x509 -noout -fingerprint -sha256` output pastes after `sha256:`). The
-    /// error says what is wrong without quoting the text: it came from a config file, where
-    /// a secret pasted under the wrong key must not be printed back.
-    pub fn parse(text: &str) -> Result<Fingerprint, String> {
-        const HOW: &str =
-            "it must be sha256: followed by the 64 hex digits `rewind trust <url>` prints";
-        let text = text.trim();
-        // OpenSSL's own line: `sha256 Fingerprint=AB:CD:…`.
-        let split = match text.split_once(" Fingerprint=") {
-            Some(parts) => Some(parts),
-            None => text.split_once(':'),
-        };
-        let Some((algorithm, hex)) = split else {
-            return Err(format!("this is not a fingerprint: {HOW}"));
-        };
-        if !algorithm.eq_ignore_ascii_case("sha256") {
-            return Err(format!(
-                "only SHA-256 fingerprints are supported, and this one does not start with sha256: ({HOW})"
-            ));
-        }
-        let digits: Vec<u8> = hex.bytes().filter(|b| *b != b':').collect();
-        if digits.len() != 64 {
-            return Err(format!(
-                "a sha256 fingerprint has 64 hex digits, this one has {} ({HOW})",
-                digits.len()
-            ));
-        }
-        if let Some(n) = digits.iter().position(|b| !b.is_ascii_hexdigit()) {
-            return Err(format!(
-                "hex digit {} of 64 is not one of 0-9 and A-F ({HOW})",
-                n + 1
-            ));
-        }
-        let mut bytes = [0_u8; 32];
-        for (byte, pair) in bytes.iter_mut().zip(digits.chunks(2)) {
-            let pair = std::str::from_utf8(pair).unwrap_or("00");
-            *byte = u8::from_str_radix(pair, 16).unwrap_or_default();
-        }
-        Ok(Fingerprint(bytes))
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    /// `sha256:AB:CD:…`, the spelling OpenSSL prints.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("sha256:")?;
-        for (i, b) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(":")?;
-            }
-            write!(f, "{b:02X}")?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
+// A certificate's fingerprint is a configuration value (`tls_fingerprint`) first.
+pub use crate::config::Fingerprint;
 
 /// How the ZVM's certificate is judged.
 #[derive(Debug, Clone)]
