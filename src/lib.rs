@@ -90,7 +90,10 @@ pub fn run(cli: Cli) -> ExitCode {
             Some(brokered) => broker::commands::find(&brokered, &args),
             None => commands::zerto::find(config, &args),
         }),
-        Command::Vms(args) => report(commands::zerto::vms(config, &args)),
+        Command::Vms(args) => report(match broker::commands::brokered(config) {
+            Some(brokered) => broker::commands::vms(&brokered, &args),
+            None => commands::zerto::vms(config, &args),
+        }),
         Command::Checkpoints(args) => report(commands::zerto::checkpoints(config, &args)),
         Command::Guard(args) => report(commands::zerto::guard(config, &args)),
         Command::Mcp(args) => report(commands::mcp::run_server(config, &args)),

@@ -190,6 +190,44 @@ pub(crate) fn flr(config: &Config, command: &FlrCommand) -> anyhow::Result<()> {
 /// The time a lookup through the broker may take.
 const LOOKUP_BUDGET: Duration = Duration::from_secs(60);
 
+/// `rewind vms` through the broker.
+pub(crate) fn vms(config: &Config, args: &crate::cli::VmsArgs) -> anyhow::Result<()> {
+    let answer = client::call(
+        &config.broker,
+        Op::Vms,
+        &Deadline::after(LOOKUP_BUDGET),
+        &mut |_| {},
+    )?;
+    let vms: Vec<WireVm> = serde_json::from_value(answer["vms"].clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "the broker at {}: its vms answer is not its protocol ({e})",
+            config
+                .broker
+                .socket
+                .as_deref()
+                .unwrap_or(std::path::Path::new("?"))
+                .display()
+        )
+    })?;
+    let vms = vms
+        .into_iter()
+        .map(|vm| crate::zvm::Vm {
+            id: vm.id,
+            name: vm.name,
+            vpgs: vm
+                .vpgs
+                .into_iter()
+                .map(|v| crate::zvm::VpgRef {
+                    id: v.id,
+                    name: v.name,
+                })
+                .collect(),
+            ips: vm.ips,
+        })
+        .collect();
+    crate::commands::zerto::show_vms(vms, args)
+}
+
 /// `rewind find` through the broker.
 pub(crate) fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result<()> {
     let answer = client::call(

@@ -61,6 +61,11 @@ pub(crate) fn serve(
                 },
             )
         }
+        Op::Vms => {
+            let client = client(config)?;
+            let vms = client.vms(None, deadline)?;
+            Ok(json!({"vms": vms.iter().map(vm_json).collect::<Vec<_>>()}))
+        }
         Op::Checkpoints { vm, since_secs } => {
             let client = client(config)?;
             let since = since_secs.map(Duration::from_secs);

@@ -38,6 +38,8 @@ pub(crate) struct Request {
 pub(crate) enum Op {
     /// Which protected VMs these references are, with their VPGs.
     Resolve { vms: Vec<String> },
+    /// Every VM Zerto protects, with its guest IPs and VPGs (`rewind vms`).
+    Vms,
     /// The checkpoints of one VM's VPGs (those since `since_secs` ago, or all), with each
     /// VPG's state: a [`VmCheckpoints`].
     Checkpoints {
@@ -71,6 +73,7 @@ impl Op {
     pub(crate) fn name(&self) -> &'static str {
         match self {
             Self::Resolve { .. } => "resolve",
+            Self::Vms => "vms",
             Self::Checkpoints { .. } => "checkpoints",
             Self::Plan(_) => "plan",
             Self::Guard(_) => "guard",

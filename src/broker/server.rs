@@ -81,7 +81,7 @@ enum Role {
     /// Status: every local user (it says what works, and nothing of the ZVM's address or
     /// credentials).
     Anyone,
-    /// Resolve, checkpoints, plan, guard, record: the agents' users (nothing is mounted or
+    /// Resolve, VMs, checkpoints, plan, guard, record: the agents' users (nothing is mounted or
     /// read from a guest).
     Guard,
     /// Log, FLR, recover: root, the broker's account and `[broker] operator_*`.
@@ -91,6 +91,7 @@ enum Role {
 fn role(op: &Op) -> Role {
     match op {
         Op::Resolve { .. }
+        | Op::Vms
         | Op::Checkpoints { .. }
         | Op::Plan(_)
         | Op::Guard(_)

@@ -124,7 +124,11 @@ pub fn vms(config_path: Option<&Path>, args: &crate::cli::VmsArgs) -> anyhow::Re
     warn_config(&config);
     let client = client(&config)?;
     let deadline = Deadline::after(LOOKUP_BUDGET);
-    let mut vms = client.vms(None, &deadline)?;
+    show_vms(client.vms(None, &deadline)?, args)
+}
+
+/// Prints the protected VMs, by name (`rewind vms`, here or through the broker).
+pub(crate) fn show_vms(mut vms: Vec<Vm>, args: &crate::cli::VmsArgs) -> anyhow::Result<()> {
     vms.sort_by_key(|vm| vm.name.to_lowercase());
     if args.json {
         return super::print_json(&json!({

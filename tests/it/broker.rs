@@ -1127,6 +1127,34 @@ fn rewind_mcp_as_an_operator_restores_a_file_through_the_broker() {
 /// `rewind guard` as the agent's user with only `[broker] socket`: the broker tags it with
 /// the user the kernel names, each run gets its own change id, and the broker's trail
 /// records it; a user the broker's `guard_users` leaves out is refused, and nothing inserted.
+/// `rewind vms` as the agents' user, with only `[broker] socket` in its configuration, lists
+/// what the broker's ZVM protects, the same list the operator sees with the credentials.
+#[test]
+fn rewind_vms_as_another_user_goes_through_the_broker() {
+    if !can_switch_users("rewind_vms_as_another_user_goes_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let through = support::run(d.rewind_as_hook_user(&["vms", "--json"]), b"");
+    through.success();
+    let direct = support::run(d.env.command(&["vms", "--json"]), b"");
+    direct.success();
+    assert!(
+        through.json()["vms"]
+            .as_array()
+            .is_some_and(|vms| !vms.is_empty()),
+        "{through:#?}"
+    );
+    assert_eq!(through.json(), direct.json());
+    let trail = d.trail();
+    let record = trail
+        .iter()
+        .find(|r| r["op"] == "vms")
+        .unwrap_or_else(|| panic!("the broker recorded the request: {trail:#?}"));
+    assert_eq!(record["peer"]["uid"], 65534, "{record}");
+}
+
 #[test]
 fn rewind_guard_as_another_user_goes_through_the_broker() {
     if !can_switch_users("rewind_guard_as_another_user_goes_through_the_broker") {
