@@ -1237,3 +1237,75 @@ fn typing_into_a_running_shell_that_names_a_machine_asks() {
         );
     }
 }
+
+/// `rewind-hook`, what `install` writes, decides exactly as `rewind hook` does, guard
+/// included; given another command line it refuses the call (exit 2, one line) rather than
+/// letting a mistyped host entry run it unguarded.
+#[test]
+fn the_hook_binary_decides_as_rewind_hook_and_refuses_another_command_line() {
+    let env = TestEnv::start();
+    // The environment and directory `rewind` gets, given to `rewind-hook`.
+    let hook_binary = |args: &[&str]| {
+        let base = env.command(args);
+        let mut lean = std::process::Command::new(env!("CARGO_BIN_EXE_rewind-hook"));
+        lean.env_clear()
+            .envs(
+                base.get_envs()
+                    .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+            )
+            .current_dir(base.get_current_dir().expect("a directory"))
+            .args(args);
+        lean
+    };
+    for (tool, input, id) in [
+        (
+            "mcp__ssh__read_file",
+            json!({"host": "jp-ubuntu", "path": "/etc/hosts"}),
+            "toolu_ro",
+        ),
+        (
+            "mcp__vmware__power_off",
+            json!({"vm": "jp-ubuntu"}),
+            "toolu_mut",
+        ),
+        (
+            "mcp__weather__forecast",
+            json!({"city": "Oslo"}),
+            "toolu_unlisted",
+        ),
+        (
+            "mcp__vmware__power_off",
+            json!({"vm": "nowhere-01"}),
+            "toolu_unknown",
+        ),
+    ] {
+        let call = hook_input(tool, &input, id);
+        let lean = crate::support::run(hook_binary(&["hook", "--host", "claude-code"]), &call);
+        let whole = crate::support::run(env.command(&["hook", "--host", "claude-code"]), &call);
+        assert_eq!(lean.code, 0, "{lean:#?}");
+        assert_eq!(
+            lean.decision(),
+            whole.decision(),
+            "{tool}: {lean:#?} {whole:#?}"
+        );
+    }
+    for args in [
+        &["--host", "claude-code"][..],
+        &["hook", "--host", "vscode"],
+        &["hook", "--help"],
+    ] {
+        let call = hook_input(
+            "mcp__vmware__power_off",
+            &json!({"vm": "jp-ubuntu"}),
+            "toolu_x",
+        );
+        let refused = crate::support::run(hook_binary(args), &call);
+        assert_eq!(refused.code, 2, "{args:?}: {refused:#?}");
+        assert!(refused.stdout.is_empty(), "{refused:#?}");
+        assert_eq!(refused.stderr.lines().count(), 1, "{refused:#?}");
+        assert!(
+            refused.stderr.contains("usage: rewind-hook"),
+            "{refused:#?}"
+        );
+    }
+}
