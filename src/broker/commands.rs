@@ -7,7 +7,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use base64::Engine as _;
 use serde_json::Value;
 
 use super::client;
@@ -72,16 +71,8 @@ pub(crate) fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()>
     )?;
     let recovered: Recovered =
         serde_json::from_value(answer).context("the broker's answer is not a recovered file")?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&recovered.content)
-        .context("the broker's file content is not base64")?;
-    let sha256 = crate::audit::line_hash(&bytes);
-    if sha256 != recovered.sha256 {
-        bail!(
-            "the file the broker sent does not hash to what it read (sha256 {sha256}, not {}); nothing was written",
-            recovered.sha256
-        );
-    }
+    let bytes = recovered.verified_bytes()?;
+    let sha256 = &recovered.sha256;
     write(&destination, &bytes, args.force)?;
     say(format!(
         "restored:    {} from VM {} VPG {} checkpoint {} ({} bytes, sha256 {sha256})",

@@ -335,6 +335,25 @@ pub(crate) struct Recovered {
     pub unmount_task: Option<String>,
 }
 
+impl Recovered {
+    /// The file's bytes, once they hash to what the broker read; never written otherwise.
+    pub(crate) fn verified_bytes(&self) -> anyhow::Result<Vec<u8>> {
+        use anyhow::Context as _;
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.content)
+            .context("the broker's file content is not base64")?;
+        let sha256 = crate::audit::line_hash(&bytes);
+        if sha256 != self.sha256 {
+            anyhow::bail!(
+                "the file the broker sent does not hash to what it read (sha256 {sha256}, not {}); nothing was written",
+                self.sha256
+            );
+        }
+        Ok(bytes)
+    }
+}
+
 /// One check of a `status` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct StatusCheck {

@@ -698,7 +698,6 @@ fn restore_through_broker(
     deadline: &Deadline,
     call: &Call<'_>,
 ) -> anyhow::Result<recover::Restored> {
-    use base64::Engine as _;
     let request = protocol::RecoverRequest {
         vm: plan.vm.id.clone(),
         path: plan.guest_path.clone(),
@@ -710,16 +709,8 @@ fn restore_through_broker(
     };
     (call.progress)(String::from("asking the rewind broker to restore the file"));
     let recovered: protocol::Recovered = ask_broker(config, Op::Recover(request), deadline, call)?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&recovered.content)
-        .context("the broker's file content is not base64")?;
-    let sha256 = crate::audit::line_hash(&bytes);
-    if sha256 != recovered.sha256 {
-        bail!(
-            "the file the broker sent does not hash to what it read (sha256 {sha256}, not {}); nothing was written",
-            recovered.sha256
-        );
-    }
+    let bytes = recovered.verified_bytes()?;
+    let sha256 = recovered.sha256.clone();
     crate::broker::commands::write(&plan.destination, &bytes, false)?;
     Ok(recover::Restored {
         session: recovered.session.unwrap_or_default(),
