@@ -200,22 +200,7 @@ pub(crate) fn vms(config: &Config, args: &crate::cli::VmsArgs) -> anyhow::Result
                 .display()
         )
     })?;
-    let vms = vms
-        .into_iter()
-        .map(|vm| crate::zvm::Vm {
-            id: vm.id,
-            name: vm.name,
-            vpgs: vm
-                .vpgs
-                .into_iter()
-                .map(|v| crate::zvm::VpgRef {
-                    id: v.id,
-                    name: v.name,
-                })
-                .collect(),
-            ips: vm.ips,
-        })
-        .collect();
+    let vms = vms.into_iter().map(crate::zvm::Vm::from).collect();
     crate::commands::zerto::show_vms(vms, args)
 }
 

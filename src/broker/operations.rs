@@ -18,7 +18,7 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::guard::{Caller, Change};
 use crate::recover::Point;
-use crate::zvm::{Client, Vm, ZvmError};
+use crate::zvm::{Client, ZvmError};
 
 /// Longest field the broker takes into a tag (the tag itself is sanitised and bounded).
 const FIELD_MAX: usize = 512;
@@ -47,7 +47,7 @@ pub(crate) fn serve(
                     &config.vm_aliases,
                     deadline,
                 )? {
-                    Ok(found) => json!({"vms": found.iter().map(vm_json).collect::<Vec<_>>()}),
+                    Ok(found) => json!({"vms": found.iter().map(WireVm::from).collect::<Vec<_>>()}),
                     Err(crate::zvm::resolve::Unresolved::Unknown { references, .. }) => {
                         json!({"unknown": references})
                     }
@@ -56,7 +56,7 @@ pub(crate) fn serve(
                         candidates,
                     }) => json!({"ambiguous": {
                         "reference": reference,
-                        "candidates": candidates.iter().map(vm_json).collect::<Vec<_>>(),
+                        "candidates": candidates.iter().map(WireVm::from).collect::<Vec<_>>(),
                     }}),
                 },
             )
@@ -64,7 +64,7 @@ pub(crate) fn serve(
         Op::Vms => {
             let client = client(config)?;
             let vms = client.vms(None, deadline)?;
-            Ok(json!({"vms": vms.iter().map(vm_json).collect::<Vec<_>>()}))
+            Ok(json!({"vms": vms.iter().map(WireVm::from).collect::<Vec<_>>()}))
         }
         Op::Checkpoints { vm, since_secs } => {
             let client = client(config)?;
@@ -248,15 +248,6 @@ fn without_address(e: &ZvmError) -> String {
         }
     };
     format!("{what}; run `rewind doctor` as the broker's account for the details")
-}
-
-fn vm_json(vm: &Vm) -> Value {
-    json!({
-        "name": vm.name,
-        "id": vm.id,
-        "ips": vm.ips,
-        "vpgs": vm.vpgs.iter().map(|v| json!({"name": v.name, "id": v.id})).collect::<Vec<_>>(),
-    })
 }
 
 /// The restore a request names, its file written under `out`.

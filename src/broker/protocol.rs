@@ -264,6 +264,42 @@ pub(crate) struct WireVm {
     pub vpgs: Vec<WireVpg>,
 }
 
+impl From<&crate::zvm::Vm> for WireVm {
+    fn from(vm: &crate::zvm::Vm) -> WireVm {
+        WireVm {
+            name: vm.name.clone(),
+            id: vm.id.clone(),
+            ips: vm.ips.clone(),
+            vpgs: vm
+                .vpgs
+                .iter()
+                .map(|v| WireVpg {
+                    name: v.name.clone(),
+                    id: v.id.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<WireVm> for crate::zvm::Vm {
+    fn from(vm: WireVm) -> crate::zvm::Vm {
+        crate::zvm::Vm {
+            id: vm.id,
+            name: vm.name,
+            vpgs: vm
+                .vpgs
+                .into_iter()
+                .map(|v| crate::zvm::VpgRef {
+                    id: v.id,
+                    name: v.name,
+                })
+                .collect(),
+            ips: vm.ips,
+        }
+    }
+}
+
 /// A VPG by name and id.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct WireVpg {

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{client, say, warn_config};
 use crate::audit;
 use crate::broker::protocol::{
-    Op, VmCheckpoints, VpgCheckpoints, VpgState, WireCheckpoint, WireVm, WireVpg,
+    Op, VmCheckpoints, VpgCheckpoints, VpgState, WireCheckpoint, WireVm,
 };
 use crate::cli::{CheckpointsArgs, GuardArgs, VmArgs};
 use crate::config::Config;
@@ -248,19 +248,7 @@ pub(crate) fn vm_checkpoints(
         });
     }
     Ok(VmCheckpoints {
-        vm: WireVm {
-            name: vm.name.clone(),
-            id: vm.id.clone(),
-            ips: vm.ips.clone(),
-            vpgs: vm
-                .vpgs
-                .iter()
-                .map(|v| WireVpg {
-                    name: v.name.clone(),
-                    id: v.id.clone(),
-                })
-                .collect(),
-        },
+        vm: WireVm::from(&vm),
         vpgs,
     })
 }
