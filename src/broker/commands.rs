@@ -2,7 +2,6 @@
 //! `rewind flr list|end` and `rewind find` ask the broker, which refuses anyone but its operators, and read
 //! no credentials here.
 
-use std::io::IsTerminal as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -53,7 +52,7 @@ pub(crate) fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()>
     say(format!("checkpoint:  {point}"));
     say(format!("destination: {}", destination.display()));
     say("through:     the rewind broker");
-    confirm(args.yes)?;
+    crate::recover::confirm(args.yes)?;
     let request = RecoverRequest {
         vm: args.vm.clone(),
         path: args.path.clone(),
@@ -83,25 +82,6 @@ pub(crate) fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()>
         bytes.len()
     ));
     Ok(())
-}
-
-fn confirm(yes: bool) -> anyhow::Result<()> {
-    if yes {
-        return Ok(());
-    }
-    if !std::io::stdin().is_terminal() {
-        bail!(
-            "nothing was mounted or written: no terminal to confirm on; pass --yes to restore without asking"
-        );
-    }
-    crate::console::prompt("Restore this file? [y/N] ");
-    let mut answer = String::new();
-    std::io::stdin().read_line(&mut answer)?;
-    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-        Ok(())
-    } else {
-        bail!("not confirmed; nothing was mounted or written")
-    }
 }
 
 /// Writes `bytes` beside `destination` and renames it into place (refusing to replace an

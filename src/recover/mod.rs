@@ -526,7 +526,7 @@ pub(crate) fn guest_file_name(path: &str) -> Option<&str> {
 }
 
 /// Asks for a yes, or refuses where nobody can answer.
-fn confirm(yes: bool) -> anyhow::Result<()> {
+pub(crate) fn confirm(yes: bool) -> anyhow::Result<()> {
     if yes {
         return Ok(());
     }
