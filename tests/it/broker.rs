@@ -166,6 +166,17 @@ impl Deployment {
         )
     }
 
+    /// The first line of the broker's trail that `matches`; fails the test with `what` and
+    /// the whole trail when there is none.
+    fn recorded(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let trail = self.trail();
+        trail
+            .iter()
+            .find(|r| matches(r))
+            .cloned()
+            .unwrap_or_else(|| panic!("{what}: {trail:#?}"))
+    }
+
     /// The broker's audit trail, line by line.
     fn trail(&self) -> Vec<Value> {
         std::fs::read_to_string(self.env.path("state/audit.jsonl"))
@@ -217,11 +228,9 @@ fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() 
     );
     assert!(inserts[0].listed_at.is_some(), "listed before the answer");
 
-    let trail = d.trail();
-    let guard = trail
-        .iter()
-        .find(|r| r["op"] == "guard" && r["change"] == "toolu_brk1")
-        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    let guard = d.recorded("the broker recorded the guard", |r| {
+        r["op"] == "guard" && r["change"] == "toolu_brk1"
+    });
     assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
     assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
     assert_eq!(guard["user"], HOOK_USER, "{guard}");
@@ -235,11 +244,9 @@ fn the_hook_as_another_user_guards_through_the_broker_and_reads_no_credential() 
         "toolu_ro",
     ));
     assert_eq!(read_only.code, 0, "{read_only:#?}");
-    let trail = d.trail();
-    let record = trail
-        .iter()
-        .find(|r| r["op"] == "record" && r["change"] == "toolu_ro")
-        .unwrap_or_else(|| panic!("the hook's decision reached the broker's trail: {trail:#?}"));
+    let record = d.recorded("the hook's decision reached the broker's trail", |r| {
+        r["op"] == "record" && r["change"] == "toolu_ro"
+    });
     assert_eq!(record["peer"]["uid"], 65534, "{record}");
 
     // Nothing of the broker's can be read by the hook's user: configuration, token cache,
@@ -503,11 +510,7 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
         assert!(run.stderr.contains("may not"), "{other:?}: {run:#?}");
     }
     assert!(d.env.sim.flr_sessions().is_empty(), "nothing was mounted");
-    let trail = d.trail();
-    let refusal = trail
-        .iter()
-        .find(|r| r["op"] == "recover")
-        .unwrap_or_else(|| panic!("the refused recover is recorded: {trail:#?}"));
+    let refusal = d.recorded("the refused recover is recorded", |r| r["op"] == "recover");
     assert_eq!(refusal["peer"]["uid"], 65534, "{refusal}");
     assert_eq!(refusal["decision"], "refused", "{refusal}");
 
@@ -528,11 +531,9 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
     eventually("every FLR session to be gone", || {
         d.env.sim.flr_sessions().is_empty()
     });
-    let trail = d.trail();
-    let done = trail
-        .iter()
-        .find(|r| r["op"] == "recover" && r["peer"]["uid"] == 0)
-        .unwrap_or_else(|| panic!("the operator's recover is recorded: {trail:#?}"));
+    let done = d.recorded("the operator's recover is recorded", |r| {
+        r["op"] == "recover" && r["peer"]["uid"] == 0
+    });
     assert_eq!(done["decision"], "ok", "{done}");
 
     // The operator reads the trail through the broker, and its chain holds.
@@ -718,11 +719,9 @@ fn doctor_as_the_agents_user_checks_the_zvm_through_the_broker() {
             .contains(&format!("ok    broker zvm api: {vms}\n")),
         "{vms:?} in {doctor:#?}"
     );
-    let trail = d.trail();
-    let asked = trail
-        .iter()
-        .find(|r| r["op"] == "status")
-        .unwrap_or_else(|| panic!("the broker recorded the status request: {trail:#?}"));
+    let asked = d.recorded("the broker recorded the status request", |r| {
+        r["op"] == "status"
+    });
     assert_eq!(asked["peer"]["uid"], 65534, "{asked}");
 
     // The ZVM refuses the broker's login: the step fails, in words without the address.
@@ -821,11 +820,9 @@ fn the_broker_serves_the_socket_systemd_passes_it() {
         inserts[0].tag.starts_with("ai:toolu_sock1 | "),
         "{inserts:?}"
     );
-    let trail = d.trail();
-    let guard = trail
-        .iter()
-        .find(|r| r["op"] == "guard" && r["change"] == "toolu_sock1")
-        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    let guard = d.recorded("the broker recorded the guard", |r| {
+        r["op"] == "guard" && r["change"] == "toolu_sock1"
+    });
     assert_eq!(guard["peer"]["pid"], json!(pid), "{guard}");
 
     let mut broker = d.broker.take().expect("the broker");
@@ -947,11 +944,9 @@ fn claude_code_with_its_hook_in_broker_mode_runs_the_change_only_after_its_tag_i
         "{}",
         run.describe()
     );
-    let trail = d.trail();
-    let guard = trail
-        .iter()
-        .find(|r| r["op"] == "guard" && r["change"] == CALL)
-        .unwrap_or_else(|| panic!("{trail:#?}"));
+    let guard = d.recorded("the broker recorded it", |r| {
+        r["op"] == "guard" && r["change"] == CALL
+    });
     assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
 }
 
@@ -988,11 +983,9 @@ fn rewind_mcp_as_the_agents_user_checkpoints_through_the_broker() {
         inserts[0].tag.starts_with(&format!("ai:{change} |")),
         "{inserts:#?}"
     );
-    let trail = d.trail();
-    let guard = trail
-        .iter()
-        .find(|r| r["op"] == "guard" && r["change"] == json!(change))
-        .unwrap_or_else(|| panic!("{trail:#?}"));
+    let guard = d.recorded("the broker recorded it", |r| {
+        r["op"] == "guard" && r["change"] == json!(change)
+    });
     assert_eq!(guard["peer"]["uid"], 65534, "{guard}");
     assert_eq!(guard["host"], "mcp/mcp-test", "{guard}");
 
@@ -1147,11 +1140,7 @@ fn rewind_vms_as_another_user_goes_through_the_broker() {
         "{through:#?}"
     );
     assert_eq!(through.json(), direct.json());
-    let trail = d.trail();
-    let record = trail
-        .iter()
-        .find(|r| r["op"] == "vms")
-        .unwrap_or_else(|| panic!("the broker recorded the request: {trail:#?}"));
+    let record = d.recorded("the broker recorded the request", |r| r["op"] == "vms");
     assert_eq!(record["peer"]["uid"], 65534, "{record}");
 }
 
@@ -1196,11 +1185,9 @@ fn rewind_guard_as_another_user_goes_through_the_broker() {
         inserts.iter().all(|i| i.listed_at.is_some()),
         "{inserts:#?}"
     );
-    let trail = d.trail();
-    let record = trail
-        .iter()
-        .find(|r| r["op"] == "guard" && r["change"] == changes[0].as_str())
-        .unwrap_or_else(|| panic!("the broker recorded the guard: {trail:#?}"));
+    let record = d.recorded("the broker recorded the guard", |r| {
+        r["op"] == "guard" && r["change"] == changes[0].as_str()
+    });
     assert_eq!(record["peer"]["uid"], 65534, "{record}");
     assert_eq!(record["tool"], "rewind guard", "{record}");
     assert_eq!(record["decision"], "context", "{record}");
