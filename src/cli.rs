@@ -70,6 +70,16 @@ pub enum Command {
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
+    /// The guard of `rewind-hook`: one guard request on stdin (a socket), its answer there.
+    #[command(hide = true)]
+    HookGuard(HookGuardArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HookGuardArgs {
+    /// The configuration is a managed hook entry's (root's alone).
+    #[arg(long)]
+    pub managed: bool,
 }
 
 #[derive(Debug, Args)]

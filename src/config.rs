@@ -25,6 +25,8 @@ pub const DEFAULT_MAX_VMS: usize = 16;
 pub struct Config {
     /// The file this came from; `None` when no file was found and defaults apply.
     pub origin: Option<PathBuf>,
+    /// Read for a managed hook entry: only the file it pins, which only root can change.
+    pub managed: bool,
     pub zvm: Option<ZvmConfig>,
     pub hook: HookConfig,
     pub shell: ShellConfig,
@@ -502,7 +504,8 @@ impl Config {
                 path.display()
             )
         })?;
-        let config = Self::load(path)?;
+        let mut config = Self::load(path)?;
+        config.managed = true;
         for catalog in config.hook.catalogs.iter().chain(&config.shell.catalogs) {
             if catalog.exists() {
                 crate::lockfile::only_root_can_change(catalog).map_err(|why| {
@@ -521,6 +524,7 @@ impl Config {
     pub fn defaults() -> Config {
         Config {
             origin: None,
+            managed: false,
             zvm: None,
             hook: HookConfig::default(),
             shell: ShellConfig::default(),
@@ -604,6 +608,7 @@ impl Config {
 
         Ok(Config {
             origin: origin.map(Path::to_path_buf),
+            managed: false,
             zvm,
             hook,
             shell,

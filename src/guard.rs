@@ -25,8 +25,11 @@ use crate::lockfile;
 use crate::tag::Tag;
 use crate::zvm::{Checkpoint, Client, TaskState, Vm, Vpg, VpgRef, ZvmError};
 
+mod helper;
 mod protect;
-pub(crate) use protect::{Caller, Change, Protection, VpgProtection, protect};
+pub(crate) use helper::serve;
+pub use protect::Direct;
+pub(crate) use protect::{Caller, Change, Protection, VpgProtection, for_request, protect};
 
 /// How far back to look for the checkpoints that show a VPG's cadence.
 const HISTORY_WINDOW: Duration = Duration::from_secs(30 * 60);
@@ -83,6 +86,18 @@ pub(crate) trait Watch: Sync {
     /// A progress line of the broker's guard: by default said like a [`Watch::step`].
     fn relayed(&self, text: &str) {
         self.step(text);
+    }
+}
+
+/// A watch that hands each step's words on, as the broker's progress lines (the phases
+/// stay with the guard).
+pub(crate) struct Relay<'a>(pub(crate) &'a (dyn Fn(&str) + Sync));
+
+impl Watch for Relay<'_> {
+    fn progress(&self, _event: &Progress<'_>) {}
+
+    fn step(&self, text: &str) {
+        (self.0)(text);
     }
 }
 

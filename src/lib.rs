@@ -80,11 +80,15 @@ use cli::{CatalogCommand, Cli, Command};
 pub fn run(cli: Cli) -> ExitCode {
     let config = cli.global.config.as_deref();
     match cli.command {
-        Command::Hook(args) => hook::run(&hook::HookArgs {
-            config: config.map(std::path::Path::to_path_buf),
-            host: args.host,
-            managed: args.managed,
-        }),
+        Command::Hook(args) => hook::run(
+            &hook::HookArgs {
+                config: config.map(std::path::Path::to_path_buf),
+                host: args.host,
+                managed: args.managed,
+            },
+            hook::Direct::HERE,
+        ),
+        Command::HookGuard(args) => report(guard::serve(config, args.managed)),
         Command::Check(args) => report(commands::catalog::check(config, &args)),
         Command::Find(args) => report(match broker::commands::brokered(config) {
             Some(brokered) => broker::commands::find(&brokered, &args),

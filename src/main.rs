@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     // `rewind hook` without building the whole command line: it runs on every tool call.
     if let Some(hook) = rewind::hook::HookArgs::parse(&args) {
-        return rewind::hook::run(&hook);
+        return rewind::hook::run(&hook, rewind::hook::Direct::HERE);
     }
     rewind::run(rewind::cli::Cli::parse_from(args))
 }

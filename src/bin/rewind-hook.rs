@@ -9,7 +9,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     match rewind::hook::HookArgs::parse(&args) {
-        Some(hook) => rewind::hook::run(&hook),
+        Some(hook) => rewind::hook::run(&hook, rewind::hook::Direct::BESIDE),
         None => rewind::hook::usage_error("rewind-hook"),
     }
 }

@@ -130,7 +130,9 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
     Ok(stream)
 }
 
-fn exchange(
+/// One request and its answer on a connected stream (the broker's socket, or the socket pair
+/// `rewind-hook` shares with `rewind`), within `deadline`.
+pub(crate) fn exchange(
     stream: &UnixStream,
     op: Op,
     deadline: &Deadline,
@@ -183,7 +185,7 @@ fn exchange(
             }
             Ok(0) => {
                 return Err(String::from(
-                    "the connection closed before an answer (the broker stopped or was killed)",
+                    "the connection closed before an answer (it stopped or was killed)",
                 ));
             }
             Ok(_) if bytes.len() > ANSWER_MAX => {
@@ -191,7 +193,7 @@ fn exchange(
             }
             Ok(_) if !bytes.ends_with(b"\n") => {
                 return Err(String::from(
-                    "the connection closed in the middle of an answer (the broker stopped or was killed)",
+                    "the connection closed in the middle of an answer (it stopped or was killed)",
                 ));
             }
             Ok(_) => {}

@@ -353,18 +353,16 @@ pub(crate) fn guard(
     deadline: &Deadline,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<(GuardResult, Record), String> {
-    let (on_checkpoint, on_zvm_error) = super::server::policy(request)?;
+    request.policy()?;
     let change = Change::from_request(request, peer_user)?;
     check_request(config, request)?;
-    let mut config = config.clone();
-    config.hook.on_checkpoint = on_checkpoint;
-    config.hook.on_zvm_error = on_zvm_error;
-    let references: Vec<&str> = request.vms.iter().map(String::as_str).collect();
-    let watch = Relay(progress);
-    let protected = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::guard::protect(&config, &references, &change, deadline, &watch)
-    }))
-    .map_err(|_| String::from("internal error: the guard panicked"))?;
+    let protected = crate::guard::for_request(
+        config,
+        request,
+        peer_user,
+        deadline,
+        &crate::guard::Relay(progress),
+    )?;
     let result = protected.to_wire().ok_or_else(|| {
         format!(
             "internal error: the guard decided {}",
@@ -412,17 +410,6 @@ pub(crate) fn guard(
         args,
     };
     Ok((result, record))
-}
-
-/// A guard's steps, sent on to the caller as progress lines.
-struct Relay<'a>(&'a (dyn Fn(&str) + Sync));
-
-impl crate::guard::Watch for Relay<'_> {
-    fn progress(&self, _event: &crate::guard::Progress<'_>) {}
-
-    fn step(&self, text: &str) {
-        (self.0)(text);
-    }
 }
 
 /// Refuses a guard request naming no VM, too many, no change id, or an oversized field.

@@ -9,10 +9,15 @@
 //! ← {"v":1,"type":"done","result":{"decision":{"kind":"context","text":"…"},"vms":["web01"],…}}
 //! ```
 
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::audit::{AuditCheckpoint, Record};
+use crate::config::{OnCheckpoint, OnZvmError};
 use crate::decision::Decision;
 
 /// The protocol's version; a broker answers a request of another version with `refused`.
@@ -108,9 +113,25 @@ pub(crate) struct GuardRequest {
     pub on_zvm_error: String,
 }
 
+impl GuardRequest {
+    /// The decision table's policy the request names.
+    pub(crate) fn policy(&self) -> Result<(OnCheckpoint, OnZvmError), String> {
+        let on_checkpoint = match self.on_checkpoint.as_str() {
+            "context" => OnCheckpoint::Context,
+            "allow" => OnCheckpoint::Allow,
+            other => return Err(format!("on_checkpoint {other:?} is not context or allow")),
+        };
+        let on_zvm_error = match self.on_zvm_error.as_str() {
+            "deny" => OnZvmError::Deny,
+            "ask" => OnZvmError::Ask,
+            other => return Err(format!("on_zvm_error {other:?} is not deny or ask")),
+        };
+        Ok((on_checkpoint, on_zvm_error))
+    }
+}
+
 /// The words a guard request carries for `[hook] on_checkpoint` and `on_zvm_error`.
 pub(crate) fn policy_words(hook: &crate::config::HookConfig) -> (String, String) {
-    use crate::config::{OnCheckpoint, OnZvmError};
     let on_checkpoint = match hook.on_checkpoint {
         OnCheckpoint::Context => "context",
         OnCheckpoint::Allow => "allow",
@@ -407,6 +428,39 @@ pub(crate) struct Status {
     #[serde(default)]
     pub user: Option<String>,
     pub checks: Vec<StatusCheck>,
+}
+
+/// Writes one answer line.
+pub(crate) fn write_answer(mut stream: &UnixStream, answer: &Answer) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(&AnswerLine {
+        v: VERSION,
+        answer: answer.clone(),
+    })?;
+    line.push(b'\n');
+    stream.write_all(&line)
+}
+
+/// Reads the request line, waiting at most `wait` for it and reading no more than
+/// [`REQUEST_MAX`]; `None` when the client sent nothing.
+pub(crate) fn read_request(stream: &UnixStream, wait: Duration) -> Option<Result<Request, String>> {
+    let _ = stream.set_read_timeout(Some(wait));
+    let mut bytes = Vec::new();
+    let read = BufReader::new(stream)
+        .take(REQUEST_MAX as u64 + 1)
+        .read_until(b'\n', &mut bytes);
+    Some(match read {
+        Ok(0) => return None,
+        Ok(_) if bytes.len() > REQUEST_MAX => Err(String::from("request too long")),
+        Ok(_) => match serde_json::from_slice::<Request>(&bytes) {
+            Ok(request) if request.v == VERSION => Ok(request),
+            Ok(request) => Err(format!(
+                "protocol version {} is not served here (this broker speaks {VERSION})",
+                request.v
+            )),
+            Err(e) => Err(format!("not a request of protocol version {VERSION}: {e}")),
+        },
+        Err(e) => Err(format!("cannot read the request: {e}")),
+    })
 }
 
 #[cfg(test)]

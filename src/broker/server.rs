@@ -4,7 +4,6 @@
 //! `[broker]`, answered within the caller's deadline, and recorded with the caller's uid, gid
 //! and pid.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -15,9 +14,9 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
-use super::protocol::{Answer, AnswerLine, GuardRequest, Op, REQUEST_MAX, Request, VERSION};
+use super::protocol::{self, Answer, GuardRequest, Op, VERSION};
 use crate::audit::{self, Ending, Record};
-use crate::config::{self, Config, OnCheckpoint, OnZvmError};
+use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::platform::{self, Peer};
 
@@ -225,7 +224,7 @@ pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result
         let Ok(stream) = stream else { continue };
         if active.fetch_add(1, Ordering::SeqCst) >= CONNECTIONS_MAX {
             active.fetch_sub(1, Ordering::SeqCst);
-            let _ = write_line(
+            let _ = protocol::write_answer(
                 &stream,
                 &Answer::Refused {
                     error: format!("busy: {CONNECTIONS_MAX} requests are being served"),
@@ -346,41 +345,10 @@ fn adopt(
     Ok(listener)
 }
 
-fn write_line(mut stream: &UnixStream, answer: &Answer) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(&AnswerLine {
-        v: VERSION,
-        answer: answer.clone(),
-    })?;
-    line.push(b'\n');
-    stream.write_all(&line)
-}
-
 /// What a request came to, for the trail.
 struct Ended {
     outcome: Ending,
     reason: Option<String>,
-}
-
-/// The request line, bounded in size and time; `None` when the client sent nothing.
-fn read_request(stream: &UnixStream) -> Option<Result<Request, String>> {
-    let _ = stream.set_read_timeout(Some(REQUEST_WAIT));
-    let mut bytes = Vec::new();
-    let read = BufReader::new(stream)
-        .take(REQUEST_MAX as u64 + 1)
-        .read_until(b'\n', &mut bytes);
-    Some(match read {
-        Ok(0) => return None,
-        Ok(_) if bytes.len() > REQUEST_MAX => Err(String::from("request too long")),
-        Ok(_) => match serde_json::from_slice::<Request>(&bytes) {
-            Ok(request) if request.v == VERSION => Ok(request),
-            Ok(request) => Err(format!(
-                "protocol version {} is not served here (this broker speaks {VERSION})",
-                request.v
-            )),
-            Err(e) => Err(format!("not a request of protocol version {VERSION}: {e}")),
-        },
-        Err(e) => Err(format!("cannot read the request: {e}")),
-    })
 }
 
 /// One connection: one request, its answer, its record.
@@ -389,11 +357,11 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     let Ok(peer) = platform::peer(stream) else {
         return;
     };
-    let request = match read_request(stream) {
+    let request = match protocol::read_request(stream, REQUEST_WAIT) {
         None => return,
         Some(Ok(request)) => request,
         Some(Err(error)) => {
-            let _ = write_line(
+            let _ = protocol::write_answer(
                 stream,
                 &Answer::Refused {
                     error: error.clone(),
@@ -415,7 +383,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                 peer.uid
             ),
         };
-        let _ = write_line(
+        let _ = protocol::write_answer(
             stream,
             &Answer::Refused {
                 error: error.clone(),
@@ -432,12 +400,12 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     if let Op::Record { record } = &request.op {
         let outcome = match broker.append(record, "record", &peer) {
             Ok(()) => {
-                let _ = write_line(stream, &Answer::Done { result: json!({}) });
+                let _ = protocol::write_answer(stream, &Answer::Done { result: json!({}) });
                 return;
             }
             Err(e) => format!("{e:#}"),
         };
-        let _ = write_line(stream, &Answer::Refused { error: outcome });
+        let _ = protocol::write_answer(stream, &Answer::Refused { error: outcome });
         return;
     }
     let answered = catch_unwind(AssertUnwindSafe(|| {
@@ -471,7 +439,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     };
     // Recorded before the answer, as a guard is.
     broker.audit_request(&peer, name, Some(&request.op), started, &outcome);
-    let _ = write_line(stream, &answer);
+    let _ = protocol::write_answer(stream, &answer);
 }
 
 fn refused(error: String) -> Ended {
@@ -547,7 +515,7 @@ impl Broker {
         let user = platform::user_name(peer.uid).unwrap_or_else(|| format!("uid{}", peer.uid));
         let evaluated = super::operations::guard(&self.config, request, &user, deadline, &|text| {
             // A client gone does not stop the guard: its checkpoint may still serve.
-            let _ = write_line(
+            let _ = protocol::write_answer(
                 stream,
                 &Answer::Progress {
                     text: text.to_owned(),
@@ -580,23 +548,8 @@ impl Broker {
         };
         // Recorded before the answer: the change never runs ahead of its record.
         let _ = self.append(&record, "guard", peer);
-        let _ = write_line(stream, &answer);
+        let _ = protocol::write_answer(stream, &answer);
     }
-}
-
-/// The policy a guard request names.
-pub(crate) fn policy(request: &GuardRequest) -> Result<(OnCheckpoint, OnZvmError), String> {
-    let on_checkpoint = match request.on_checkpoint.as_str() {
-        "context" => OnCheckpoint::Context,
-        "allow" => OnCheckpoint::Allow,
-        other => return Err(format!("on_checkpoint {other:?} is not context or allow")),
-    };
-    let on_zvm_error = match request.on_zvm_error.as_str() {
-        "deny" => OnZvmError::Deny,
-        "ask" => OnZvmError::Ask,
-        other => return Err(format!("on_zvm_error {other:?} is not deny or ask")),
-    };
-    Ok((on_checkpoint, on_zvm_error))
 }
 
 #[cfg(test)]

@@ -392,7 +392,14 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
     }
     let started = SystemTime::now();
     let watch = crate::progress::Operator::for_stderr(deadline.started(), &INTERRUPTED);
-    let protected = guard::protect(&config, &[&args.vm], &change, &deadline, &watch);
+    let protected = guard::protect(
+        guard::Direct::HERE,
+        &config,
+        &[&args.vm],
+        &change,
+        &deadline,
+        &watch,
+    );
     watch.finish();
     let change = change.id;
     let (Some(vm), Some(vm_id), Some(first)) = (

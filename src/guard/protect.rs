@@ -67,7 +67,7 @@ impl Caller {
 impl Change {
     /// How a decision names the call: the hook's tool, the `checkpoint_vm` step, the
     /// operator's change.
-    fn step(&self) -> String {
+    pub(super) fn step(&self) -> String {
         match &self.caller {
             Caller::Mcp(_) => format!("the step {:?}", self.action),
             Caller::Operator { .. } => format!("the change {:?}", self.action),
@@ -76,7 +76,7 @@ impl Change {
     }
 
     /// The caller as a guard request names it (`host`, `session`).
-    fn wire_caller(&self) -> (String, Option<String>) {
+    pub(super) fn wire_caller(&self) -> (String, Option<String>) {
         match &self.caller {
             Caller::Hook { host, session } => (host.name().to_owned(), session.clone()),
             Caller::Mcp(agent) => (agent.clone(), None),
@@ -239,7 +239,7 @@ impl VpgProtection {
 
 impl Protection {
     /// No guard ran: `decision` says why.
-    fn unguarded(references: &[&str], decision: Decision) -> Protection {
+    pub(super) fn unguarded(references: &[&str], decision: Decision) -> Protection {
         Protection {
             decision,
             vms: references.iter().map(|r| (*r).to_owned()).collect(),
@@ -308,7 +308,9 @@ impl Protection {
         })
     }
 
-    fn from_wire(result: GuardResult) -> Result<Protection, String> {
+    /// The guard's outcome as `rewind` answered it, by the broker (`brokered`: which then
+    /// recorded the call) or for `rewind-hook`.
+    pub(super) fn from_wire(result: GuardResult, brokered: bool) -> Result<Protection, String> {
         Ok(Protection {
             decision: result.decision.into_decision(),
             vms: result.vms,
@@ -319,14 +321,14 @@ impl Protection {
                 .into_iter()
                 .map(VpgProtection::from_wire)
                 .collect::<Result<_, _>>()?,
-            brokered: true,
+            brokered,
             stopped: false,
         })
     }
 }
 
 /// The decision table's settings from `[hook]`.
-fn policy(config: &Config) -> Policy {
+pub(super) fn policy(config: &Config) -> Policy {
     Policy {
         on_checkpoint: config.hook.on_checkpoint,
         on_zvm_error: config.hook.on_zvm_error,
@@ -338,6 +340,7 @@ fn policy(config: &Config) -> Policy {
 /// what it does; decides by the table with `[hook]`'s policy. With `[broker] socket`, the
 /// broker does all of it and this reads no ZVM credential.
 pub(crate) fn protect(
+    direct: Direct,
     config: &Config,
     references: &[&str],
     change: &Change,
@@ -346,8 +349,47 @@ pub(crate) fn protect(
 ) -> Protection {
     match &config.broker.socket {
         Some(socket) => through_broker(config, socket, references, change, deadline, watch),
-        None => locally(config, references, change, deadline, watch),
+        None => (direct.0)(config, references, change, deadline, watch),
     }
+}
+
+/// Where a guard that asks the ZVM itself (no `[broker] socket`) runs, chosen by the binary:
+/// `rewind` and `rewind-mcp` run it in their own process; `rewind-hook` has `rewind` beside it
+/// run it ([`super::helper`]), so that the hook's binary, which starts on every tool call,
+/// links no ZVM client, HTTP or TLS code.
+#[derive(Clone, Copy)]
+pub struct Direct(DirectGuard);
+
+type DirectGuard = fn(&Config, &[&str], &Change, &Deadline, &dyn Watch) -> Protection;
+
+impl Direct {
+    /// In this process.
+    pub const HERE: Direct = Direct(locally);
+    /// In `rewind` beside this process's binary.
+    pub const BESIDE: Direct = Direct(super::helper::through);
+}
+
+/// The guard a request asks for ([`GuardRequest`], as the broker and `rewind`'s guard for
+/// `rewind-hook` receive it), run here: the tag made from the request's fields
+/// (`peer_user`, who the kernel says is asking, names the operator of a `rewind guard`), the
+/// decision made by the caller's policy.
+pub(crate) fn for_request(
+    config: &Config,
+    request: &GuardRequest,
+    peer_user: &str,
+    deadline: &Deadline,
+    watch: &dyn Watch,
+) -> Result<Protection, String> {
+    let (on_checkpoint, on_zvm_error) = request.policy()?;
+    let change = Change::from_request(request, peer_user)?;
+    let mut config = config.clone();
+    config.hook.on_checkpoint = on_checkpoint;
+    config.hook.on_zvm_error = on_zvm_error;
+    let references: Vec<&str> = request.vms.iter().map(String::as_str).collect();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        protect(Direct::HERE, &config, &references, &change, deadline, watch)
+    }))
+    .map_err(|_| String::from("internal error: the guard panicked"))
 }
 
 fn locally(
@@ -446,7 +488,7 @@ fn through_broker(
     .and_then(|value| {
         serde_json::from_value::<GuardResult>(value)
             .map_err(|e| e.to_string())
-            .and_then(Protection::from_wire)
+            .and_then(|result| Protection::from_wire(result, true))
             .map_err(|e| format!("the broker at {at}: its guard answer is not its protocol ({e})"))
     });
     answer.unwrap_or_else(|error| {

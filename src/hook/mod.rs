@@ -32,6 +32,7 @@ mod args;
 mod local;
 mod record;
 
+pub use crate::guard::Direct;
 pub use args::HookArgs;
 
 use std::io::Read;
@@ -104,15 +105,16 @@ pub(crate) struct Evaluation {
     pub(crate) facts: AuditFacts,
 }
 
-/// Runs the hook as a process: stdin to decision. Nothing in here may panic out.
-pub fn run(args: &HookArgs) -> ExitCode {
+/// Runs the hook as a process: stdin to decision, a guard (when the call needs one and no
+/// broker is configured) run where `direct` says. Nothing in here may panic out.
+pub fn run(args: &HookArgs, direct: Direct) -> ExitCode {
     let (host, config_path, managed) = (args.host, args.config.as_deref(), args.managed);
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
     // The dialect, once known, so that even a panic is answered in the host's words.
     let dialect = std::cell::Cell::new(host);
     let answered = catch_unwind(AssertUnwindSafe(|| {
-        answer(host, config_path, managed, started, &dialect)
+        answer(host, config_path, managed, started, &dialect, direct)
     }));
     let rendered = match answered {
         Ok(rendered) => rendered,
@@ -153,6 +155,7 @@ fn answer(
     managed: bool,
     started: Instant,
     dialect: &std::cell::Cell<Option<Host>>,
+    direct: Direct,
 ) -> host::Rendered {
     let loaded = if managed {
         Config::load_managed(config_path)
@@ -203,7 +206,7 @@ fn answer(
                         facts: AuditFacts::default(),
                     }
                 } else {
-                    evaluate_call(call, &config, config_error.as_deref(), &deadline)
+                    evaluate_call(call, &config, config_error.as_deref(), &deadline, direct)
                 };
                 (dialect.get(), evaluation)
             }
@@ -299,6 +302,7 @@ fn evaluate_call(
     config: &Config,
     config_error: Option<&str>,
     deadline: &Deadline,
+    direct: Direct,
 ) -> Evaluation {
     let unnamed = match config_error {
         None => name_server(&mut call, config),
@@ -331,7 +335,7 @@ fn evaluate_call(
     let decision = match plan {
         Plan::Decided(decision) => decision,
         Plan::Guard(targets) => {
-            let (decision, worker_facts) = watch_guard(&call, targets, config, deadline);
+            let (decision, worker_facts) = watch_guard(&call, targets, config, deadline, direct);
             if let Some(worker_facts) = worker_facts {
                 facts = AuditFacts {
                     class: facts.class,
@@ -373,6 +377,7 @@ fn watch_guard(
     targets: Vec<VmRef>,
     config: &Config,
     deadline: &Deadline,
+    direct: Direct,
 ) -> (Decision, Option<AuditFacts>) {
     let status = WorkerStatus::starting("starting the guard");
     let worker_call = call.clone();
@@ -383,6 +388,7 @@ fn watch_guard(
     let guarded = supervise(&watchdog, &status, move || {
         let mut facts = AuditFacts::default();
         let decision = guard_targets(
+            direct,
             &worker_call,
             &targets,
             &worker_config,
@@ -400,7 +406,8 @@ fn watch_guard(
 
 /// The mutating path ([`guard::protect`]): find every VM in Zerto (or ask the broker to),
 /// guard them all, decide from what the ZVM said.
-pub(crate) fn guard_targets(
+fn guard_targets(
+    direct: Direct,
     call: &ToolCall,
     targets: &[VmRef],
     config: &Config,
@@ -414,7 +421,7 @@ pub(crate) fn guard_targets(
         id: call.change_id(),
         action: call.tool.clone(),
     };
-    let protected = guard::protect(config, &references, &change, deadline, progress);
+    let protected = guard::protect(direct, config, &references, &change, deadline, progress);
     facts.checkpoints = protected.audit_checkpoints();
     facts.vpgs = protected.vpg_names();
     facts.vms = protected.vms;

@@ -388,6 +388,7 @@ fn checkpoint_vm(
     facts.change = Some(change.to_owned());
     let refs: Vec<&str> = references.iter().map(String::as_str).collect();
     let protected = guard::protect(
+        guard::Direct::HERE,
         &config,
         &refs,
         &guard::Change {

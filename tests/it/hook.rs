@@ -1264,8 +1264,8 @@ fn the_hook_binary_decides_as_rewind_hook_and_refuses_another_command_line() {
             "toolu_ro",
         ),
         (
-            "mcp__vmware__power_off",
-            json!({"vm": "jp-ubuntu"}),
+            "mcp__ssh__exec",
+            json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
             "toolu_mut",
         ),
         (
@@ -1288,6 +1288,39 @@ fn the_hook_binary_decides_as_rewind_hook_and_refuses_another_command_line() {
             whole.decision(),
             "{tool}: {lean:#?} {whole:#?}"
         );
+        // The two records agree on everything but when, how long and which checkpoint
+        // (`rewind-hook` has `rewind` beside it take the checkpoints).
+        let trail = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audited");
+        let records: Vec<Value> = trail
+            .lines()
+            .rev()
+            .take(2)
+            .map(|line| serde_json::from_str(line).expect("json"))
+            .collect();
+        let comparable = |record: &Value| {
+            let mut record = record.clone();
+            let fields = record.as_object_mut().expect("an object");
+            for varying in ["time", "duration_ms", "prev"] {
+                fields.remove(varying);
+            }
+            if let Some(Value::Array(points)) = fields.get_mut("checkpoints") {
+                for point in points {
+                    let point = point.as_object_mut().expect("an object");
+                    for varying in ["id", "time", "fallback"] {
+                        point.remove(varying);
+                    }
+                }
+            }
+            if let Some(Value::String(reason)) = fields.get_mut("reason") {
+                *reason = reason.lines().next().unwrap_or_default().to_owned();
+            }
+            record
+        };
+        assert_eq!(
+            comparable(&records[0]),
+            comparable(&records[1]),
+            "{tool}: {records:#?}"
+        );
     }
     for args in [
         &["--host", "claude-code"][..],
@@ -1308,4 +1341,49 @@ fn the_hook_binary_decides_as_rewind_hook_and_refuses_another_command_line() {
             "{refused:#?}"
         );
     }
+}
+
+/// `rewind-hook` has `rewind` beside it take the checkpoints: without it, a call that needs
+/// one is denied (naming the binary it could not run), and calls that need none are
+/// answered as ever.
+#[test]
+fn the_hook_binary_without_rewind_beside_it_denies_what_needs_a_checkpoint() {
+    let env = TestEnv::start();
+    let alone = tempfile::tempdir().expect("tempdir");
+    let lean = alone.path().join("rewind-hook");
+    std::fs::copy(env!("CARGO_BIN_EXE_rewind-hook"), &lean).expect("copied");
+    let hook = |tool: &str, input: &Value, id: &str| {
+        let base = env.command(&["hook", "--host", "claude-code"]);
+        let mut command = std::process::Command::new(&lean);
+        command
+            .env_clear()
+            .envs(
+                base.get_envs()
+                    .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+            )
+            .current_dir(base.get_current_dir().expect("a directory"))
+            .args(["hook", "--host", "claude-code"]);
+        crate::support::run(command, &hook_input(tool, input, id))
+    };
+    let mutating = hook(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
+        "toolu_alone",
+    );
+    assert_eq!(mutating.code, 0, "{mutating:#?}");
+    assert_eq!(mutating.decision(), "deny", "{mutating:#?}");
+    let missing = alone.path().join("rewind").display().to_string();
+    assert!(
+        mutating
+            .reason()
+            .contains(&format!("the guard in {missing} cannot start")),
+        "{mutating:#?}"
+    );
+    let read_only = hook(
+        "mcp__ssh__read_file",
+        &json!({"host": "jp-ubuntu", "path": "/etc/hosts"}),
+        "toolu_alone_ro",
+    );
+    assert_eq!(read_only.code, 0, "{read_only:#?}");
+    assert_eq!(read_only.decision(), "none", "{read_only:#?}");
 }
