@@ -355,7 +355,7 @@ pub(crate) fn protect(
 
 /// Where a guard that asks the ZVM itself (no `[broker] socket`) runs, chosen by the binary:
 /// `rewind` and `rewind-mcp` run it in their own process; `rewind-hook` has `rewind` beside it
-/// run it ([`super::helper`]), so that the hook's binary, which starts on every tool call,
+/// run it (`rewind hook-guard`), so that the hook's binary, which starts on every tool call,
 /// links no ZVM client, HTTP or TLS code.
 #[derive(Clone, Copy)]
 pub struct Direct(DirectGuard);
