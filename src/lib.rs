@@ -5,7 +5,9 @@
 //! - [`hook`]: `rewind hook`, the host's pre-tool-use call: stdin in, one decision out, always
 //!   in time (exit 0 with JSON, or exit 2 with one stderr line; never anything else). It is
 //!   also the whole of the `rewind-hook` binary, which links nothing else and is what
-//!   `install` writes into the hosts' settings.
+//!   `install` writes into the hosts' settings; when a call needs checkpoints and no broker is
+//!   configured, `rewind-hook` has `rewind` beside it take them (`guard::Direct`), so no ZVM
+//!   client, HTTP or TLS code starts with every tool call.
 //! - [`host`]: each agent host's dialect: its stdin as one neutral `ToolCall`, one neutral
 //!   decision back in its words. Nothing past it knows which host is calling.
 //! - `classify`: a neutral call, the configuration and the catalogs to a plan (the answer, or

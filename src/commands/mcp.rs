@@ -28,7 +28,7 @@ fn server_path() -> anyhow::Result<PathBuf> {
         Some(path) => Ok(path),
         None => bail!(
             "`rewind mcp` runs the {SERVER} binary, which is installed beside rewind \
-             (`cargo install --path .` installs both); there is none at {} nor on PATH",
+             (`cargo install --path .` installs rewind, rewind-hook and rewind-mcp); there is none at {} nor on PATH",
             beside.display()
         ),
     }

@@ -14,7 +14,9 @@
 //!    VM, a pattern that cannot be known, …).
 //! 4. Only a call that reaches exact VMs needs the ZVM: then a worker thread runs the guard
 //!    under `catch_unwind` while the main thread is a watchdog that denies when the budget is
-//!    spent.
+//!    spent. The guard runs where the binary says ([`Direct`]): in this process for
+//!    `rewind hook`, in `rewind` beside it for `rewind-hook` (which links no ZVM client), or
+//!    in the broker when one is configured.
 //! 5. Every decision is audited, the watchdog's too: its record (built in `record`) is
 //!    appended on the main thread, waiting for another writer's turn only briefly
 //!    (`append_record`). Then it is rendered in the host's dialect.
