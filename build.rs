@@ -2,7 +2,8 @@
 //! `$OUT_DIR/catalogs/<name>.json`, the same document as JSON (which the hook reads several
 //! times faster than TOML on every tool call), and `<name>.servers`, the server names and
 //! patterns it spells out, one a line (to tell which files a call's server needs without
-//! reading any). The TOML files stay the source, shown and linted as they are; a test holds
+//! reading any), and `<name>.entries`, an index of its entries by server pattern (see
+//! `entry_index`). The TOML files stay the source, shown and linted as they are; a test holds
 //! each compiled file equal to its source.
 
 use std::path::Path;
@@ -47,5 +48,40 @@ fn main() {
         };
         write("json", &json);
         write("servers", &servers);
+        write("entries", &entry_index(&document));
     }
+}
+
+/// `<name>.entries`: each `[[mutating]]` then each `[[read_only]]` entry on a line of its own,
+/// as `<section>\t<server pattern>\t<the entry as JSON>`, so that the hook deserializes only
+/// the entries whose server pattern matches a call's server. A file the index cannot stand
+/// for line by line (a `[[server]]` binding, which may read a file, or a server that is not a
+/// plain word) is the single line `whole`: the hook then reads that file whole.
+fn entry_index(document: &toml::Table) -> String {
+    const WHOLE: &str = "whole\n";
+    if document.contains_key("server") {
+        return String::from(WHOLE);
+    }
+    let mut index = String::new();
+    for section in ["mutating", "read_only"] {
+        let Some(value) = document.get(section) else {
+            continue;
+        };
+        let Some(entries) = value.as_array() else {
+            return String::from(WHOLE);
+        };
+        for entry in entries {
+            let Some(server) = entry.get("server").and_then(toml::Value::as_str) else {
+                return String::from(WHOLE);
+            };
+            if server.is_empty() || server.contains(char::is_whitespace) {
+                return String::from(WHOLE);
+            }
+            let json = serde_json::to_string(entry).expect("a TOML value is JSON");
+            for part in [section, "\t", server, "\t", &json, "\n"] {
+                index.push_str(part);
+            }
+        }
+    }
+    index
 }

@@ -18,6 +18,7 @@
 //! no process started. An ordinary command is turned away by a substring test before it is
 //! parsed, so the common call costs what a read-only one does.
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -102,18 +103,34 @@ impl Act {
     }
 }
 
-/// Everything the check protects, gathered once per call from the configuration and the
-/// environment.
+/// Everything the check protects, from the configuration and the environment. The files and
+/// directories (which take the binary's path, the home directory and every host's settings
+/// files to gather) are gathered the first time a call needs them, once: most calls (an MCP
+/// tool's, given no path of this machine to write) never do.
 #[derive(Debug, Clone)]
 pub(crate) struct Protected {
-    spots: Vec<Spot>,
-    home: Option<String>,
+    /// What the configuration names, for [`file_spots`].
+    named: Named,
+    spots: OnceCell<Vec<Spot>>,
+    home: OnceCell<Option<String>>,
     /// The ZVM's host (and `host:port`), lower-case.
     zvm: Vec<String>,
     /// Environment variables that hold the ZVM's secrets.
     secrets: Vec<String>,
     /// Cheap substrings: a command holding none of them is not parsed at all.
-    needles: Vec<String>,
+    needles: OnceCell<Vec<String>>,
+}
+
+/// The files the configuration puts under protection, as it names them.
+#[derive(Debug, Clone, Default)]
+struct Named {
+    /// The configuration file in use.
+    origin: Option<PathBuf>,
+    /// The configured catalogs (the hook's, then the shell's).
+    catalogs: Vec<PathBuf>,
+    audit: Option<PathBuf>,
+    /// The ZVM's certificate.
+    ca_cert: Option<PathBuf>,
 }
 
 /// Settings files of every host's hooks, wherever the project or the home directory is.
@@ -171,23 +188,76 @@ const ANCESTORS: &[&str] = &[
 
 impl Protected {
     /// What `config` (and the environment this process runs in) puts under protection.
+    /// Nothing is read yet but the configuration: see [`Protected::spots`].
     pub(crate) fn new(config: &Config) -> Protected {
-        let home = crate::config::home_dir().map(|h| norm_path(&h.display().to_string(), None));
-        let mut spots = file_spots(config, home.as_deref());
-        spots.extend(dir_spots(home.as_deref()));
         let (zvm, secrets) = zvm_facts(config);
-        Protected::from_parts(spots, home, zvm, secrets)
+        Protected {
+            named: Named {
+                origin: config.origin.clone(),
+                catalogs: config
+                    .hook
+                    .catalogs
+                    .iter()
+                    .chain(&config.shell.catalogs)
+                    .cloned()
+                    .collect(),
+                // `audit_path` without its error, which reads the environment.
+                audit: config.hook.audit_log.clone(),
+                ca_cert: config.zvm.as_ref().and_then(|zvm| zvm.ca_cert.clone()),
+            },
+            spots: OnceCell::new(),
+            home: OnceCell::new(),
+            zvm,
+            secrets,
+            needles: OnceCell::new(),
+        }
     }
 
-    /// What is protected, given its parts; the needles follow from them.
+    /// What is protected, given its parts (nothing left to gather).
+    #[cfg(test)]
     fn from_parts(
         spots: Vec<Spot>,
         home: Option<String>,
         zvm: Vec<String>,
         secrets: Vec<String>,
     ) -> Protected {
+        Protected {
+            named: Named::default(),
+            spots: OnceCell::from(spots),
+            home: OnceCell::from(home),
+            zvm,
+            secrets,
+            needles: OnceCell::new(),
+        }
+    }
+
+    /// The home directory, normalised.
+    fn home(&self) -> Option<&str> {
+        self.home
+            .get_or_init(|| {
+                crate::config::home_dir().map(|h| norm_path(&h.display().to_string(), None))
+            })
+            .as_deref()
+    }
+
+    /// Every protected file and directory, gathered on first use.
+    fn spots(&self) -> &[Spot] {
+        self.spots.get_or_init(|| {
+            let home = self.home();
+            let mut spots = file_spots(&self.named, home);
+            spots.extend(dir_spots(home));
+            spots
+        })
+    }
+
+    /// The substrings a command must hold to be parsed at all, from the spots.
+    fn needles(&self) -> &[String] {
+        self.needles.get_or_init(|| self.gather_needles())
+    }
+
+    fn gather_needles(&self) -> Vec<String> {
         let mut needles: Vec<String> = NEEDLES.iter().map(|n| (*n).to_owned()).collect();
-        for spot in &spots {
+        for spot in self.spots() {
             let text = match &spot.place {
                 Place::File(p) | Place::Under(p) => p.rsplit('/').next().unwrap_or(p),
                 Place::Tail(t) => t.rsplit('/').next().unwrap_or(t),
@@ -198,29 +268,23 @@ impl Protected {
         }
         // Directories above protected files: removing one removes them.
         needles.extend(ANCESTORS.iter().map(|n| (*n).to_owned()));
-        needles.extend(home.iter().cloned());
-        needles.extend(zvm.iter().cloned());
-        needles.extend(secrets.iter().map(|s| s.to_ascii_lowercase()));
-        Protected {
-            spots,
-            home,
-            zvm,
-            secrets,
-            needles,
-        }
+        needles.extend(self.home().map(str::to_owned));
+        needles.extend(self.zvm.iter().cloned());
+        needles.extend(self.secrets.iter().map(|s| s.to_ascii_lowercase()));
+        needles
     }
 
     /// The protected thing a path names, if any. `destructive`: a directory above a
     /// protected file counts too (`rm -rf ~/.claude`).
     fn find(&self, word: &str, destructive: bool) -> Option<(What, String)> {
-        let path = norm_path(word, self.home.as_deref());
+        let path = norm_path(word, self.home());
         if path.is_empty() {
             return None;
         }
         let shown = word.to_owned();
         // A glob is compared by the part before its first wildcard.
         let glob = path.find(['*', '?', '[']);
-        for spot in &self.spots {
+        for spot in self.spots() {
             let hit = match (&spot.place, glob) {
                 (Place::File(file), None) => {
                     path == *file || (destructive && is_under(file, &path))
@@ -257,11 +321,11 @@ impl Protected {
     /// The protected file directly inside the directory `word` names, if any (a copy into
     /// that directory may replace it).
     fn parent_of(&self, word: &str) -> Option<(What, String)> {
-        let dir = norm_path(word, self.home.as_deref());
+        let dir = norm_path(word, self.home());
         if dir.is_empty() {
             return None;
         }
-        self.spots.iter().find_map(|spot| {
+        self.spots().iter().find_map(|spot| {
             let hit = match &spot.place {
                 Place::File(file) => file
                     .rsplit_once('/')
@@ -286,8 +350,8 @@ impl Protected {
 
     /// As [`Protected::mentions`], among the things `wanted` selects.
     fn mentions_of(&self, text: &str, wanted: impl Fn(What) -> bool) -> Option<(What, String)> {
-        let normal = norm_text(text, self.home.as_deref());
-        self.spots
+        let normal = norm_text(text, self.home());
+        self.spots()
             .iter()
             .filter(|spot| wanted(spot.what))
             .find_map(|spot| {
@@ -307,7 +371,7 @@ impl Protected {
             .collect();
         let slashed = lower.replace('\\', "/");
         !self
-            .needles
+            .needles()
             .iter()
             .any(|n| dequoted.contains(n.as_str()) || slashed.contains(n.as_str()))
     }
@@ -315,7 +379,7 @@ impl Protected {
 
 /// The single files under protection: the configuration in use, the catalogs, the audit
 /// trail, the ZVM's certificate, this binary and every host's user and administrator files.
-fn file_spots(config: &Config, home: Option<&str>) -> Vec<Spot> {
+fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
     let mut spots = Vec::new();
     let mut file = |path: &Path, what| {
         spots.push(Spot {
@@ -324,28 +388,24 @@ fn file_spots(config: &Config, home: Option<&str>) -> Vec<Spot> {
             shown: path.display().to_string(),
         });
     };
-    if let Some(origin) = &config.origin {
+    if let Some(origin) = &named.origin {
         file(origin, What::Config);
     }
     if let Some(path) = std::env::var_os("REWIND_CONFIG").filter(|p| !p.is_empty()) {
         file(Path::new(&path), What::Config);
     }
-    for catalog in config
-        .hook
+    for catalog in named
         .catalogs
         .iter()
-        .chain(&config.shell.catalogs)
         .cloned()
         .chain(crate::config::default_user_catalog())
     {
         file(&catalog, What::Catalog);
     }
-    if let Ok(audit) = config.hook.audit_path() {
+    if let Some(audit) = &named.audit {
         file(audit, What::Audit);
     }
-    if let Some(zvm) = &config.zvm
-        && let Some(ca) = &zvm.ca_cert
-    {
+    if let Some(ca) = &named.ca_cert {
         file(ca, What::Certificate);
     }
     if let Ok(exe) = std::env::current_exe() {
@@ -1221,6 +1281,131 @@ mod tests {
         let p = protected();
         assert!(file_tool(&serde_json::json!({"input": patch}), &p).is_some());
         assert!(file_tool(&serde_json::json!({"file_path": "/home/ann/src/a.rs"}), &p).is_none());
+    }
+
+    /// What is protected is gathered only when a call needs it, and the decisions are those
+    /// of having gathered it all first: for file tools, shell commands in both dialects and
+    /// MCP tools, over paths spelled every way the check reads them (home spellings, quotes,
+    /// `..`, `.`, `//`, case, `\`) and paths that name nothing protected. An MCP tool's call
+    /// that gives no path to a file tool gathers nothing.
+    #[test]
+    fn gathering_on_first_use_decides_as_gathering_everything_first() {
+        let config = Config::parse(
+            "[hook]\ncatalogs = [\"/srv/policy/vm-tools.toml\"]\naudit_log = \"/var/log/rewind/audit.jsonl\"\n\
+             [zvm]\nurl = \"https://zvm.example\"\npassword_env = \"REWIND_ZVM_PASSWORD\"\nca_cert = \"/srv/zvm-ca.pem\"\n",
+            Path::new("/srv/rewind/config.toml"),
+        )
+        .expect("valid");
+        let paths = [
+            "~/.config/rewind/../rewind/config.toml",
+            "~/.config/rewind/../nvim/init.lua",
+            "$HOME/.claude/settings.json",
+            "${HOME}/.claude/settings.local.json",
+            "\"$HOME\"/.claude/settings.json",
+            "'~/.codex/config.toml'",
+            "~/.CLAUDE/Settings.JSON",
+            r"$env:USERPROFILE\.claude\settings.json",
+            r"C:\Users\Ann\.gemini\settings.json",
+            "//srv//policy/./vm-tools.toml",
+            "/srv/policy/../policy/VM-TOOLS.toml",
+            "/srv/rewind/config.toml",
+            "./.rewind.toml",
+            "proj/.github/hooks/x.json",
+            "/var/log/rewind/audit.jsonl",
+            "/var/log/rewind",
+            "/srv/zvm-ca.pem",
+            "~/.cache/rewind/tokens/a.json",
+            "~/.local/state/rewind",
+            "/etc/rewind/config.toml",
+            "/etc/app.conf",
+            "notes.txt",
+            "~/.claude/",
+            "~/.claude/*.json",
+            "/",
+            "",
+        ];
+        let mut calls: Vec<(&str, Value)> = Vec::new();
+        for path in paths {
+            for tool in ["Edit", "Write", "Read"] {
+                calls.push((tool, serde_json::json!({"file_path": path})));
+            }
+            for command in [
+                format!("echo x > {path}"),
+                format!("rm -rf {path}"),
+                format!("cat {path}"),
+                format!("cp x.json {path}"),
+                format!("sed -i s/a/b/ {path}"),
+                format!("python3 -c \"open('{path}','w')\""),
+                format!("bash -c 'tee {path} < x'"),
+            ] {
+                calls.push(("Bash", serde_json::json!({ "command": command })));
+            }
+            calls.push((
+                "PowerShell",
+                serde_json::json!({ "command": format!("Set-Content -Path {path} -Value x") }),
+            ));
+            calls.push(("mcp__fs__write_file", serde_json::json!({"path": path})));
+            calls.push((
+                "mcp__ssh__read_file",
+                serde_json::json!({"host": "web01", "path": path}),
+            ));
+        }
+        for (tool, input) in [
+            (
+                "mcp__ssh__exec",
+                serde_json::json!({"host": "web01", "command": "uptime"}),
+            ),
+            (
+                "mcp__http__get",
+                serde_json::json!({"url": "https://zvm.example:443/v1/vpgs"}),
+            ),
+            (
+                "mcp__http__get",
+                serde_json::json!({"url": "https://zvm.example.org/"}),
+            ),
+            ("mcp__rewind__recover_file", serde_json::json!({})),
+            ("mcp__rewind__flr_end", serde_json::json!({})),
+            (
+                "Bash",
+                serde_json::json!({"command": "printenv REWIND_ZVM_PASSWORD"}),
+            ),
+            ("Bash", serde_json::json!({"command": "rewind uninstall"})),
+            ("Bash", serde_json::json!({"command": "ls -la"})),
+            (
+                "Bash",
+                serde_json::json!({"command": "curl https://zvm.example/v1/vms"}),
+            ),
+        ] {
+            calls.push((tool, input));
+        }
+        let everything = Protected::new(&config);
+        everything.needles();
+        for (tool, input) in calls {
+            let call = ToolCall {
+                host: Host::ClaudeCode,
+                session: None,
+                change: None,
+                tool: tool.to_owned(),
+                server: None,
+                input,
+                event: crate::host::Event::BeforeTool,
+                cwd: None,
+                server_hint: None,
+            };
+            let on_first_use = Protected::new(&config);
+            assert_eq!(
+                check_call(&call, &on_first_use),
+                check_call(&call, &everything),
+                "{tool} {}",
+                call.input
+            );
+            if tool.starts_with("mcp__") {
+                assert!(
+                    on_first_use.spots.get().is_none() && on_first_use.home.get().is_none(),
+                    "{tool} gathered what it does not need"
+                );
+            }
+        }
     }
 
     #[test]

@@ -88,6 +88,43 @@ pub(super) fn parse_compiled(
     checked(raw, origin)
 }
 
+/// Reads, of a shipped catalog's compiled index (`<name>.entries`, see `build.rs`), the
+/// entries whose server pattern `wanted` accepts, in the order [`parse_compiled`] gives them;
+/// `None` when the file is not indexed line by line (it binds servers), so that it must be
+/// read whole. The entries are not checked again: the shipped catalogs are checked where they
+/// are built and tested (each compiled file equal to its source, every shipped file valid), and
+/// the text is compiled in, so a check here could only ever pass.
+pub(super) fn indexed_entries(
+    index: &str,
+    origin: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<anyhow::Result<Vec<Entry>>> {
+    let mut entries = Vec::new();
+    for line in index.lines() {
+        let mut fields = line.splitn(3, '\t');
+        let (Some(section), Some(server), Some(json)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        let class = match section {
+            "mutating" => ToolClass::Mutating,
+            "read_only" => ToolClass::ReadOnly,
+            _ => return None,
+        };
+        if !wanted(server) {
+            continue;
+        }
+        match serde_json::from_str::<RawEntry>(json) {
+            Ok(raw) => entries.push(into_entry(raw, class, origin)),
+            Err(e) => {
+                return Some(Err(anyhow::anyhow!("catalog {origin} (as compiled): {e}")));
+            }
+        }
+    }
+    Some(Ok(entries))
+}
+
 /// A catalog's entries and bindings, checked one by one and against each other.
 fn checked(raw: RawCatalog, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
     let mut entries = Vec::new();
@@ -303,7 +340,12 @@ fn check(
             bail!("{name}: vm_arg {key:?} is not a JSON pointer to a field");
         }
     }
-    Ok(Entry {
+    Ok(into_entry(raw, class, origin))
+}
+
+/// A checked entry's raw form as an [`Entry`], its defaults filled in.
+fn into_entry(raw: RawEntry, class: ToolClass, origin: &str) -> Entry {
+    Entry {
         class,
         server: raw.server,
         tool: raw.tool,
@@ -318,7 +360,7 @@ fn check(
         ask: raw.ask.filter(|a| !a.trim().is_empty()),
         origin: origin.to_owned(),
         file: 0,
-    })
+    }
 }
 
 /// `shell_arg` (and its `shell`) stands alone: the command names the targets.

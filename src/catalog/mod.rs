@@ -29,6 +29,8 @@ pub struct Shipped {
     pub toml: &'static str,
     json: &'static str,
     servers: &'static str,
+    /// Its entries one a line with their server patterns, or `whole` (see `build.rs`).
+    entries: &'static str,
 }
 
 impl Shipped {
@@ -41,6 +43,18 @@ impl Shipped {
     fn load(&self) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
         load::parse_compiled(self.json, self.origin)
     }
+
+    /// What classifying a call to `server` needs of it: the entries whose server pattern
+    /// matches `server`, read from the build's index, in [`Shipped::load`]'s order; the whole
+    /// file when it binds servers. Any other entry could never match the call.
+    fn load_matching(&self, server: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
+        match load::indexed_entries(self.entries, self.origin, |pattern| {
+            server_match(pattern, server)
+        }) {
+            Some(entries) => Ok((entries?, Vec::new())),
+            None => self.load(),
+        }
+    }
 }
 
 /// A shipped catalog by its file stem: the source and the build's compiled forms of it.
@@ -51,6 +65,7 @@ macro_rules! shipped_catalog {
             toml: include_str!(concat!("../../catalogs/", $stem, ".toml")),
             json: include_str!(concat!(env!("OUT_DIR"), "/catalogs/", $stem, ".json")),
             servers: include_str!(concat!(env!("OUT_DIR"), "/catalogs/", $stem, ".servers")),
+            entries: include_str!(concat!(env!("OUT_DIR"), "/catalogs/", $stem, ".entries")),
         }
     };
 }
@@ -301,9 +316,11 @@ impl Catalog {
 
     /// Loads what classifying one call needs: every user file (a broken one is an error
     /// whatever the call), and of the shipped catalogs only those naming a server pattern
-    /// that matches `server` (none for a host tool, `server` = `None`). The hook starts once
-    /// per call, and most calls touch one server: the other shipped files are not parsed.
-    /// Entries keep the file positions [`Catalog::load`] gives them, so precedence is the same.
+    /// that matches `server` (none for a host tool, `server` = `None`), and of those only the
+    /// entries whose server pattern matches (the build indexes them). The hook starts once
+    /// per call, and most calls touch one server: nothing else shipped is deserialized.
+    /// Entries keep the file positions and order [`Catalog::load`] gives them, so precedence
+    /// is the same; the result serves calls to `server` only.
     pub fn load_for(
         server: Option<&str>,
         builtin: bool,
@@ -312,12 +329,12 @@ impl Catalog {
         let mut catalog = Catalog::default();
         if builtin {
             for shipped in BUILTIN {
-                if server.is_some_and(|server| {
+                if let Some(server) = server.filter(|server| {
                     shipped
                         .servers()
                         .any(|pattern| server_match(pattern, server))
                 }) {
-                    catalog.append(shipped.load()?);
+                    catalog.append(shipped.load_matching(server)?);
                 } else {
                     catalog.files += 1;
                 }
@@ -1044,5 +1061,115 @@ mod tests {
             host.entries().is_empty(),
             "a host tool parses no shipped file"
         );
+    }
+
+    /// The build's index of each shipped catalog holds every entry of the compiled file, in
+    /// its order, with the server pattern the entry has; a file it cannot stand for is read
+    /// whole (one that binds servers).
+    #[test]
+    fn each_index_holds_its_catalogs_entries_in_order() {
+        for shipped in BUILTIN {
+            let (entries, servers) = shipped.load().expect("compiled catalog loads");
+            let Some(indexed) = load::indexed_entries(shipped.entries, shipped.origin, |_| true)
+            else {
+                assert!(!servers.is_empty(), "{} is read whole", shipped.origin);
+                continue;
+            };
+            let indexed = indexed.expect("every indexed entry reads");
+            assert_eq!(
+                format!("{indexed:?}"),
+                format!("{entries:?}"),
+                "{}",
+                shipped.origin
+            );
+            for (line, entry) in shipped.entries.lines().zip(&entries) {
+                assert_eq!(line.split('\t').nth(1), Some(entry.server.as_str()));
+            }
+        }
+    }
+
+    /// Under user files (which load after the shipped ones and win), loading for one server
+    /// classifies, binds and opens sessions exactly as loading everything does, for every tool
+    /// every catalog names, under several spellings of each server (case, `_` for `-`) and for
+    /// tools and servers no catalog names.
+    #[test]
+    fn loading_for_one_server_under_user_files_decides_as_loading_all() {
+        let dir = std::env::temp_dir().join(format!("rewind-load-for-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let user = dir.join("user.toml");
+        std::fs::write(
+            &user,
+            "[[read_only]]\nserver = \"ssh*\"\ntool = \"exec\"\n\n\
+             [[mutating]]\nserver = \"ssh\"\ntool = \"read_file\"\nvm_arg = [\"host\"]\n\n\
+             [[mutating]]\nserver = \"ssh-mcp\"\ntool = \"open\"\nvm_arg = [\"host\"]\nopens_session = \"name\"\n\n\
+             [[server]]\nname = \"SSH_Manager\"\nvm = \"db01\"\n",
+        )
+        .expect("user catalog");
+        let files = [&user];
+        let all = Catalog::load(true, &files).expect("all");
+        let mut calls: Vec<(String, String)> = Vec::new();
+        for entry in all.entries() {
+            let server = entry.server.replace(['*', '?'], "x");
+            let tool = entry.tool.replace(['*', '?'], "x");
+            for spelling in [
+                server.clone(),
+                server.to_ascii_uppercase(),
+                server.replace('-', "_"),
+                format!("{server}2"),
+            ] {
+                calls.push((spelling, tool.clone()));
+                calls.push((server.clone(), format!("{tool}_other")));
+            }
+        }
+        for server in [
+            "ssh",
+            "SSH",
+            "ssh_manager",
+            "weather",
+            "x",
+            "rewind",
+            "shell",
+        ] {
+            for tool in ["exec", "read_file", "open", "forecast", "run_command"] {
+                calls.push((server.to_owned(), tool.to_owned()));
+            }
+        }
+        let inputs = [
+            json!({"host": "web01", "hosts": ["a", "b"], "command": "uptime", "name": "s1"}),
+            json!({"sessionName": "s1", "command": "ls"}),
+            json!({}),
+        ];
+        for (server, tool) in calls {
+            let name = ToolName::Mcp {
+                server: server.clone(),
+                tool: tool.clone(),
+            };
+            let some = Catalog::load_for(Some(&server), true, &files).expect("some");
+            for input in &inputs {
+                let (from_some, from_all) =
+                    (some.classify(&name, input), all.classify(&name, input));
+                assert_eq!(
+                    format!("{from_some:?}"),
+                    format!("{from_all:?}"),
+                    "{server} {tool} {input}"
+                );
+                if let Classification::Mutating { entry, .. } | Classification::ReadOnly(entry) =
+                    &from_all
+                {
+                    let recall = |_: &str| Some(String::from("remembered"));
+                    assert_eq!(
+                        some.bound_target(&server, entry, input, &recall),
+                        all.bound_target(&server, entry, input, &recall),
+                        "{server} {tool} {input}"
+                    );
+                    assert_eq!(
+                        some.session_opened(&server, entry, input),
+                        all.session_opened(&server, entry, input),
+                        "{server} {tool} {input}"
+                    );
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).expect("temp dir removed");
     }
 }
