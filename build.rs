@@ -3,7 +3,8 @@
 //! times faster than TOML on every tool call), and `<name>.servers`, the server names and
 //! patterns it spells out, one a line (to tell which files a call's server needs without
 //! reading any). The TOML files stay the source, shown and linted as they are; a test holds
-//! each compiled file equal to its source.
+//! each compiled file equal to its source. The shell catalog also gets `shell.names.rs`, its
+//! program names (see [`shell_names`]).
 
 use std::path::Path;
 
@@ -47,5 +48,35 @@ fn main() {
         };
         write("json", &json);
         write("servers", &servers);
+        if stem == "shell" {
+            write("names.rs", &shell_names(&document));
+        }
     }
+}
+
+/// The shell catalog's program names as a Rust slice of `(key, lower, dialect)`, sorted by
+/// `key` (the name ASCII-lower-cased, as a command is matched to it; `lower` is the name
+/// lower-cased, as a text is searched for it; `dialect` is the one the program is kept to):
+/// the hook tells whether a word or a text can name a built-in program without reading the
+/// catalog. Anything the catalog's own checks would refuse is kept as it is, to be met by
+/// those checks when the catalog is read; a dialect this file does not know counts as none.
+fn shell_names(document: &toml::Table) -> String {
+    let programs = document.get("program").and_then(toml::Value::as_array);
+    let mut names: Vec<(String, String, &str)> = Vec::new();
+    for program in programs.into_iter().flatten() {
+        let dialect = match program.get("dialect").and_then(toml::Value::as_str) {
+            Some("posix") => "Some(Dialect::Posix)",
+            Some("powershell") => "Some(Dialect::PowerShell)",
+            _ => "None",
+        };
+        let listed = program.get("names").and_then(toml::Value::as_array);
+        for name in listed.into_iter().flatten().filter_map(toml::Value::as_str) {
+            names.push((name.to_ascii_lowercase(), name.to_lowercase(), dialect));
+        }
+    }
+    names.sort();
+    let entries = names
+        .iter()
+        .map(|(key, lower, dialect)| format!("    ({key:?}, {lower:?}, {dialect}),\n"));
+    format!("&[\n{}]\n", entries.collect::<String>())
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
@@ -149,16 +150,44 @@ pub(crate) struct RemoteRule {
 
 /// The checked shell catalog: built-in entries first, then user files (a later program with
 /// the same name replaces the earlier one).
-#[derive(Debug, Clone, Default)]
+///
+/// The built-in part is read and checked on first use: a command that names none of its
+/// programs (told from the names the build lists) never pays for it. User files are read and
+/// checked when the catalog is loaded. A built-in catalog met broken at first use makes every
+/// lookup find nothing, and `builtin_error` gives its error.
+#[derive(Clone, Default)]
 pub struct ShellCatalog {
+    /// The built-in entries, when loaded at all, less what the user files replace.
+    builtin: Option<Lazy>,
+    /// The user files' entries, checked.
+    user: Entries,
+    /// The names of the user files' programs not kept to a dialect, lower-cased: with the
+    /// built-in ones, the names the fast "no remote program" test looks for.
+    user_mentions: Vec<String>,
+}
+
+/// The built-in catalog, read on first use.
+#[derive(Clone)]
+struct Lazy {
+    /// The compiled catalog (JSON, see `build.rs`), whose names [`BUILTIN_NAMES`] lists.
+    json: &'static str,
+    entries: OnceLock<Result<Entries, String>>,
+}
+
+/// The built-in programs' names, as `(ASCII-lower-cased, lower-cased, dialect)`, sorted by the
+/// first: which words and texts can name a built-in program, without reading the catalog.
+const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>)] =
+    include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
+
+/// The checked entries of one or more files, in load order.
+#[derive(Debug, Clone, Default)]
+struct Entries {
     programs: Vec<Program>,
     /// Remote commands that only read, with no conditions.
-    pub(crate) remote_read_only: BTreeSet<String>,
-    pub(crate) remote_rules: Vec<RemoteRule>,
+    remote_read_only: BTreeSet<String>,
+    remote_rules: Vec<RemoteRule>,
     /// Windows commands and cmdlets that only read (globs, case-insensitive).
-    pub(crate) windows_read_only: Vec<String>,
-    /// Every name of a remote program, lower-cased, for the fast "no remote program" test.
-    mentions: Vec<String>,
+    windows_read_only: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -248,14 +277,16 @@ struct RawWindows {
 }
 
 impl ShellCatalog {
-    /// The built-in catalog (when `builtin`) and then `files`, in order.
+    /// The built-in catalog (when `builtin`) and then `files`, in order. The built-in part is
+    /// read when first needed; the files are read and checked now.
     pub(crate) fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
-        let mut catalog = ShellCatalog::default();
-        if builtin {
-            let raw = serde_json::from_str(BUILTIN_JSON)
-                .map_err(|e| anyhow::anyhow!("shell catalog {} (as compiled): {e}", BUILTIN.0))?;
-            catalog.add(raw, BUILTIN.0)?;
-        }
+        let mut catalog = ShellCatalog {
+            builtin: builtin.then(|| Lazy {
+                json: BUILTIN_JSON,
+                entries: OnceLock::new(),
+            }),
+            ..ShellCatalog::default()
+        };
         for file in files {
             let path = file.as_ref();
             // Read on the hook's main thread, before any watchdog: never a blocking read.
@@ -266,9 +297,12 @@ impl ShellCatalog {
         Ok(catalog)
     }
 
-    /// The built-in catalog alone.
+    /// The built-in catalog alone, read and checked now.
     pub fn builtin() -> anyhow::Result<ShellCatalog> {
-        Self::load(true, &[] as &[&Path])
+        let catalog = Self::load(true, &[] as &[&Path])?;
+        catalog.builtin_entries();
+        catalog.builtin_error()?;
+        Ok(catalog)
     }
 
     /// Parses one catalog's text on its own, for the tests of its checks.
@@ -283,9 +317,237 @@ impl ShellCatalog {
     pub(crate) fn extend(&mut self, text: &str, origin: &str) -> anyhow::Result<()> {
         let raw: RawShellCatalog = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("shell catalog {origin}: {}", e.to_string().trim_end()))?;
-        self.add(raw, origin)
+        self.user.add(raw, origin)?;
+        self.user_mentions = self
+            .user
+            .programs
+            .iter()
+            .filter(|p| p.dialect.is_none())
+            .flat_map(|p| p.names.iter())
+            .map(|n| n.to_lowercase())
+            .collect();
+        // Built-in entries read already lose what this file replaces.
+        if let Some(Ok(builtin)) = self.builtin.as_mut().and_then(|b| b.entries.get_mut()) {
+            builtin.replaced_by(&self.user);
+        }
+        Ok(())
     }
 
+    /// The built-in entries, less what the user files replace, read and checked on the first
+    /// call; `None` when the built-in catalog is not loaded, or is broken (see
+    /// [`Self::builtin_error`]).
+    fn builtin_entries(&self) -> Option<&Entries> {
+        let lazy = self.builtin.as_ref()?;
+        let entries = lazy.entries.get_or_init(|| {
+            let raw = serde_json::from_str(lazy.json)
+                .map_err(|e| format!("shell catalog {} (as compiled): {e}", BUILTIN.0))?;
+            let mut entries = Entries::default();
+            entries.add(raw, BUILTIN.0).map_err(|e| format!("{e:#}"))?;
+            entries.replaced_by(&self.user);
+            Ok(entries)
+        });
+        entries.as_ref().ok()
+    }
+
+    /// The error of a built-in catalog that was read and found broken (it never is: a test
+    /// holds the compiled catalog valid). Lookups meet it as "nothing found", so whoever judges
+    /// a command with the catalog asks this before trusting the answer.
+    pub(crate) fn builtin_error(&self) -> anyhow::Result<()> {
+        match self.builtin.as_ref().and_then(|b| b.entries.get()) {
+            Some(Err(e)) => Err(anyhow::anyhow!("{e}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the built-in entries have been read (tests of what reads them).
+    #[cfg(test)]
+    fn builtin_is_read(&self) -> bool {
+        self.builtin
+            .as_ref()
+            .is_some_and(|b| b.entries.get().is_some())
+    }
+
+    /// Whether a built-in program not kept to another dialect may be named `key` (a command
+    /// name ASCII-lower-cased): only then are the built-in entries read to find it.
+    fn builtin_may_name(&self, key: &str, dialect: Option<Dialect>) -> bool {
+        if self.builtin.is_none() {
+            return false;
+        }
+        let first = BUILTIN_NAMES.partition_point(|(k, _, _)| *k < key);
+        BUILTIN_NAMES[first..]
+            .iter()
+            .take_while(|(k, _, _)| *k == key)
+            .any(|(_, _, d)| d.is_none() || *d == dialect)
+    }
+
+    /// Every program, in load order.
+    pub(crate) fn programs(&self) -> Vec<&Program> {
+        let builtin = self.builtin_entries().map(|e| e.programs.as_slice());
+        builtin
+            .unwrap_or_default()
+            .iter()
+            .chain(&self.user.programs)
+            .collect()
+    }
+
+    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
+    /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
+    pub(crate) fn program(&self, command: &str) -> Option<&Program> {
+        self.program_in(command, None)
+    }
+
+    /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
+    pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
+        let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
+        let lower = base.to_ascii_lowercase();
+        let stem = [".exe", ".com", ".cmd", ".bat"]
+            .iter()
+            .find_map(|ext| lower.strip_suffix(ext))
+            .unwrap_or(&lower);
+        let runs = |p: &&Program| {
+            (p.dialect.is_none() || p.dialect == dialect)
+                && p.names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
+        };
+        // A user file's program comes after (and replaces) the built-in ones.
+        if let Some(program) = self.user.programs.iter().rev().find(runs) {
+            return Some(program);
+        }
+        if !(self.builtin_may_name(&lower, dialect) || self.builtin_may_name(stem, dialect)) {
+            return None;
+        }
+        self.builtin_entries()?.programs.iter().rev().find(runs)
+    }
+
+    /// Whether a remote command only reads, whatever its arguments (`[remote] read_only`).
+    pub(crate) fn remote_read_only(&self, command: &str) -> bool {
+        self.user.remote_read_only.contains(command)
+            || self
+                .builtin_entries()
+                .is_some_and(|b| b.remote_read_only.contains(command))
+    }
+
+    /// The rule under which a remote command is read-only (`[[remote.rule]]`), if any.
+    pub(crate) fn remote_rule(&self, command: &str) -> Option<&RemoteRule> {
+        // A user file's rule replaces the built-in one for the same command.
+        fn find<'a>(rules: &'a [RemoteRule], command: &str) -> Option<&'a RemoteRule> {
+            rules.iter().find(|r| r.command == command)
+        }
+        find(&self.user.remote_rules, command)
+            .or_else(|| find(&self.builtin_entries()?.remote_rules, command))
+    }
+
+    /// Every name of a remote program not kept to a dialect, lower-cased: what the fast "no
+    /// remote program" tests look for.
+    fn mentions(&self) -> impl Iterator<Item = &str> {
+        let builtin = if self.builtin.is_some() {
+            BUILTIN_NAMES
+        } else {
+            &[]
+        };
+        builtin
+            .iter()
+            .filter(|(key, _, dialect)| dialect.is_none() && !self.user.lists(key))
+            .map(|(_, lower, _)| *lower)
+            .chain(self.user_mentions.iter().map(String::as_str))
+    }
+
+    /// The first word of `text` that names a remote program as a command would (`ssh`,
+    /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
+    pub(crate) fn names_a_program(&self, text: &str) -> Option<&str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
+            .filter(|word| !word.is_empty())
+            .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
+    }
+
+    /// Whether `text` could name a remote program at all: the fast path for local commands.
+    /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
+    pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
+        let folded: String = text
+            .chars()
+            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.mentions().any(|name| folded.contains(name))
+    }
+
+    /// Whether `text` could run a remote program whose name is split by what the shell takes
+    /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
+    /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
+    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
+    pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
+        // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
+        if text.contains("$'") && text.contains('\\') {
+            return true;
+        }
+        let folded = without_expansions(text);
+        self.mentions().any(|name| folded.contains(name))
+    }
+
+    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
+    pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
+        let folded: String = text
+            .chars()
+            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        self.mentions()
+            .filter_map(|name| folded.find(name).map(|at| (at, name)))
+            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+            .map(|(_, name)| name)
+    }
+
+    /// Whether a Windows command or cmdlet only reads.
+    pub(crate) fn windows_read_only(&self, name: &str) -> bool {
+        let lower = name.to_lowercase();
+        let any = |list: &[String]| list.iter().any(|p| glob_match(&p.to_lowercase(), &lower));
+        any(&self.user.windows_read_only)
+            || self
+                .builtin_entries()
+                .is_some_and(|b| any(&b.windows_read_only))
+    }
+}
+
+#[expect(
+    clippy::missing_fields_in_debug,
+    reason = "shows the catalog the fields make together, not how it is kept"
+)]
+impl std::fmt::Debug for ShellCatalog {
+    /// The catalog as loaded, built-in entries (read for this) and user files' together.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let builtin = self.builtin_entries();
+        let both = builtin.into_iter().chain([&self.user]);
+        let remote_read_only: BTreeSet<&String> =
+            both.clone().flat_map(|e| &e.remote_read_only).collect();
+        let mut debug = f.debug_struct("ShellCatalog");
+        debug
+            .field("programs", &self.programs())
+            .field("remote_read_only", &remote_read_only)
+            .field(
+                "remote_rules",
+                &both
+                    .clone()
+                    .flat_map(|e| &e.remote_rules)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "windows_read_only",
+                &both.flat_map(|e| &e.windows_read_only).collect::<Vec<_>>(),
+            )
+            .field("mentions", &{
+                let mut names: Vec<&str> = self.mentions().collect();
+                names.sort_unstable();
+                names
+            });
+        if let Err(e) = self.builtin_error() {
+            debug.field("builtin_error", &format!("{e:#}"));
+        }
+        debug.finish()
+    }
+}
+
+impl Entries {
     /// Adds one file's entries, read, after those already loaded.
     fn add(&mut self, raw: RawShellCatalog, origin: &str) -> anyhow::Result<()> {
         let mut seen = BTreeSet::new();
@@ -367,99 +629,25 @@ impl ShellCatalog {
                 self.windows_read_only.push(name);
             }
         }
-        self.mentions = self
-            .programs
-            .iter()
-            .filter(|p| p.dialect.is_none())
-            .flat_map(|p| p.names.iter())
-            .map(|n| n.to_lowercase())
-            .collect();
         Ok(())
     }
 
-    /// Every program, in load order.
-    pub(crate) fn programs(&self) -> &[Program] {
-        &self.programs
-    }
-
-    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
-    /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
-    pub(crate) fn program(&self, command: &str) -> Option<&Program> {
-        self.program_in(command, None)
-    }
-
-    /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
-    pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
-        let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-        let lower = base.to_ascii_lowercase();
-        let stem = [".exe", ".com", ".cmd", ".bat"]
-            .iter()
-            .find_map(|ext| lower.strip_suffix(ext))
-            .unwrap_or(&lower);
-        self.programs.iter().rev().find(|p| {
-            (p.dialect.is_none() || p.dialect == dialect)
-                && p.names
-                    .iter()
-                    .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
-        })
-    }
-
-    /// The first word of `text` that names a remote program as a command would (`ssh`,
-    /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
-    pub(crate) fn names_a_program(&self, text: &str) -> Option<&str> {
-        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
-            .filter(|word| !word.is_empty())
-            .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
-    }
-
-    /// Whether `text` could name a remote program at all: the fast path for local commands.
-    /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
-    pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions
-            .iter()
-            .any(|name| folded.contains(name.as_str()))
-    }
-
-    /// Whether `text` could run a remote program whose name is split by what the shell takes
-    /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
-    /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
-    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
-    pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
-        // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
-        if text.contains("$'") && text.contains('\\') {
-            return true;
+    /// Drops what `user` (the user files' entries) replaces: the names its programs list
+    /// (a program left with none goes) and the remote rules for its rules' commands.
+    fn replaced_by(&mut self, user: &Entries) {
+        for program in &mut self.programs {
+            program.names.retain(|n| !user.lists(n));
         }
-        let folded = without_expansions(text);
-        self.mentions
-            .iter()
-            .any(|name| folded.contains(name.as_str()))
+        self.programs.retain(|p| !p.names.is_empty());
+        self.remote_rules
+            .retain(|r| !user.remote_rules.iter().any(|u| u.command == r.command));
     }
 
-    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
-    pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions
+    /// Whether one of these programs lists `name` (ASCII case ignored).
+    fn lists(&self, name: &str) -> bool {
+        self.programs
             .iter()
-            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name)))
-            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
-            .map(|(_, name)| name.as_str())
-    }
-
-    /// Whether a Windows command or cmdlet only reads.
-    pub(crate) fn windows_read_only(&self, name: &str) -> bool {
-        let lower = name.to_lowercase();
-        self.windows_read_only
-            .iter()
-            .any(|p| glob_match(&p.to_lowercase(), &lower))
+            .any(|p| p.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
     }
 }
 
@@ -743,5 +931,167 @@ mod tests {
         assert!(catalog.mentions_a_program("s\\sh web01 reboot"));
         assert!(catalog.mentions_a_program("'s'\"s\"h web01 reboot"));
         assert!(catalog.mentions_a_program("INVOKE-COMMAND -cn a {x}"));
+    }
+
+    /// The build's list of built-in program names is the catalog's: what tells a word that
+    /// may name a built-in program from one that cannot, without reading the catalog.
+    #[test]
+    fn the_compiled_names_are_the_catalogs() {
+        let catalog = ShellCatalog::builtin().expect("shipped");
+        let mut names: Vec<(String, String, Option<Dialect>)> = catalog
+            .programs()
+            .iter()
+            .flat_map(|p| {
+                p.names
+                    .iter()
+                    .map(|n| (n.to_ascii_lowercase(), n.to_lowercase(), p.dialect))
+            })
+            .collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let compiled: Vec<(String, String, Option<Dialect>)> = BUILTIN_NAMES
+            .iter()
+            .map(|(key, lower, dialect)| ((*key).to_owned(), (*lower).to_owned(), *dialect))
+            .collect();
+        assert_eq!(compiled, names);
+    }
+
+    /// A command that names no built-in program is judged without reading the built-in
+    /// catalog; one that names a built-in program (or runs a remote command) reads it.
+    #[test]
+    fn only_a_command_naming_a_builtin_program_reads_the_builtin_catalog() {
+        use crate::inventory::Inventory;
+        use crate::shell::{Verdict, analyse};
+        let local: &[(Dialect, &str)] = &[
+            (
+                Dialect::Posix,
+                "cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat",
+            ),
+            (Dialect::Posix, "make -j2 && ./run.sh --fast > out.log"),
+            (
+                Dialect::PowerShell,
+                "Get-ChildItem -Recurse | Select-Object -First 5",
+            ),
+        ];
+        for (dialect, command) in local {
+            let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+            let analysis = analyse(command, *dialect, &catalog, &Inventory::default(), None);
+            assert_eq!(analysis.verdict, Verdict::Local, "{command}");
+            assert!(
+                !catalog.builtin_is_read(),
+                "{command} read the built-in catalog"
+            );
+        }
+        let remote: &[(Dialect, &str, Verdict)] = &[
+            (Dialect::Posix, "ssh web01 uptime", Verdict::ReadOnly),
+            (
+                Dialect::Posix,
+                "cd /src && /usr/bin/SSH.exe web01 uptime",
+                Verdict::ReadOnly,
+            ),
+            (
+                Dialect::PowerShell,
+                "icm web01 { Get-Process }",
+                Verdict::ReadOnly,
+            ),
+        ];
+        for (dialect, command, verdict) in remote {
+            let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+            let analysis = analyse(command, *dialect, &catalog, &Inventory::default(), None);
+            assert_eq!(&analysis.verdict, verdict, "{command}");
+            assert!(catalog.builtin_is_read(), "{command}");
+        }
+        let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let analysis = analyse(
+            "ssh web01 reboot",
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        );
+        assert!(
+            matches!(&analysis.verdict, Verdict::Mutating(t) if t.iter().map(|t| t.name.as_str()).eq(["web01"])),
+            "{:?}",
+            analysis.verdict
+        );
+        // `cp` is a built-in program in PowerShell text only: a POSIX `cp` does not read it.
+        let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        assert!(catalog.program("cp").is_none());
+        assert!(!catalog.builtin_is_read());
+        assert!(
+            catalog
+                .program_in("cp", Some(Dialect::PowerShell))
+                .is_some()
+        );
+        assert!(catalog.builtin_is_read());
+    }
+
+    /// User files over a built-in catalog read later are the same catalog as all of them read
+    /// in order at once: replaced names and rules, added lists, the fast path's names.
+    #[test]
+    fn user_files_over_the_lazy_builtin_catalog_are_the_catalog_read_at_once() {
+        let files = [
+            (
+                "a.toml",
+                "[[program]]\nnames = [\"SSH\", \"mssh\"]\ngrammar = \"ssh\"\ndialect = \"powershell\"\n\n[[program]]\nnames = [\"deployer\"]\ngrammar = \"ssh\"\n\n[remote]\nread_only = [\"mytool\"]\n\n[[remote.rule]]\ncommand = \"date\"\noperands_max = 0\n\n[windows]\nread_only = [\"Get-Mine\"]\n",
+            ),
+            (
+                "b.toml",
+                "[[program]]\nnames = [\"mssh\"]\ngrammar = \"session\"\n",
+            ),
+        ];
+        let mut at_once = ShellCatalog::parse(BUILTIN.1, BUILTIN.0).expect("shell.toml");
+        let mut before = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let mut after = ShellCatalog::builtin().expect("shipped");
+        for (origin, text) in files {
+            at_once.extend(text, origin).expect("user file");
+            before.extend(text, origin).expect("user file");
+            after.extend(text, origin).expect("user file");
+        }
+        // Asked before the built-in catalog is read.
+        assert!(!before.mentions_a_program("ssh web01 reboot"));
+        assert!(before.mentions_a_program("mssh web01"));
+        assert!(before.program("mssh").is_some());
+        assert_eq!(
+            before.remote_rule("date").map(|r| r.operands_max),
+            Some(Some(0))
+        );
+        assert!(!before.builtin_is_read());
+        // `ssh` is now a PowerShell program alone: POSIX text names none.
+        assert!(before.program("ssh").is_none());
+        assert!(
+            before
+                .program_in("ssh", Some(Dialect::PowerShell))
+                .is_some()
+        );
+        assert_eq!(format!("{before:?}"), format!("{at_once:?}"));
+        assert_eq!(format!("{after:?}"), format!("{at_once:?}"));
+        assert!(before.program("autossh").is_some());
+        assert!(before.remote_read_only("mytool") && before.remote_read_only("cat"));
+        assert!(before.windows_read_only("get-mine") && before.windows_read_only("Get-Process"));
+    }
+
+    /// A compiled built-in catalog met broken on first use (it never is, see above) panics
+    /// nowhere: lookups find nothing and the error is the one loading it gave before.
+    #[test]
+    fn a_broken_builtin_catalog_is_an_error_not_a_panic() {
+        let catalog = ShellCatalog {
+            builtin: Some(Lazy {
+                json: "{\"program\": [{\"names\": [\"ssh\"]}]}",
+                entries: OnceLock::new(),
+            }),
+            ..ShellCatalog::default()
+        };
+        assert!(catalog.builtin_error().is_ok(), "not read yet");
+        assert!(catalog.program("git").is_none());
+        assert!(
+            catalog.builtin_error().is_ok(),
+            "`git` names no built-in program"
+        );
+        assert!(catalog.program("ssh").is_none());
+        assert!(!catalog.remote_read_only("cat"));
+        assert!(catalog.remote_rule("date").is_none());
+        assert!(!catalog.windows_read_only("Get-Process"));
+        let error = catalog.builtin_error().expect_err("read and broken");
+        insta::assert_snapshot!(format!("{error:#}"), @"shell catalog builtin:shell.toml (as compiled): missing field `grammar` at line 1 column 31");
     }
 }
