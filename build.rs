@@ -54,9 +54,10 @@ fn main() {
     }
 }
 
-/// The shell catalog's program names as a Rust slice of `(key, lower, dialect)`, sorted by
-/// `key` (the name ASCII-lower-cased, as a command is matched to it; `lower` is the name
-/// lower-cased, as a text is searched for it; `dialect` is the one the program is kept to):
+/// The shell catalog's program names as Rust: `BUILTIN_NAMES`, `(key, lower, dialect)` sorted
+/// by `key` (the name ASCII-lower-cased, as a command is matched to it; `lower` is the name
+/// lower-cased, as a text is searched for it; `dialect` is the one its program is kept to),
+/// and `BUILTIN_MENTIONS`, `(lower, key)` of the names kept to no dialect, sorted by `lower`:
 /// the hook tells whether a word or a text can name a built-in program without reading the
 /// catalog. Anything the catalog's own checks would refuse is kept as it is, to be met by
 /// those checks when the catalog is read; a dialect this file does not know counts as none.
@@ -75,8 +76,22 @@ fn shell_names(document: &toml::Table) -> String {
         }
     }
     names.sort();
-    let entries = names
+    let mut mentions: Vec<(&String, &String)> = names
+        .iter()
+        .filter(|(_, _, dialect)| *dialect == "None")
+        .map(|(key, lower, _)| (lower, key))
+        .collect();
+    mentions.sort();
+    let names = names
         .iter()
         .map(|(key, lower, dialect)| format!("    ({key:?}, {lower:?}, {dialect}),\n"));
-    format!("&[\n{}]\n", entries.collect::<String>())
+    let mentions = mentions
+        .iter()
+        .map(|(lower, key)| format!("    ({lower:?}, {key:?}),\n"));
+    format!(
+        "const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>)] = &[\n{}];\n\
+         const BUILTIN_MENTIONS: &[(&str, &str)] = &[\n{}];\n",
+        names.collect::<String>(),
+        mentions.collect::<String>()
+    )
 }

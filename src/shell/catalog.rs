@@ -174,10 +174,12 @@ struct Lazy {
     entries: OnceLock<Result<Entries, String>>,
 }
 
-/// The built-in programs' names, as `(ASCII-lower-cased, lower-cased, dialect)`, sorted by the
-/// first: which words and texts can name a built-in program, without reading the catalog.
-const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>)] =
-    include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
+// The built-in programs' names, which tell the words and texts that can name a built-in
+// program without reading the catalog (see `build.rs`): `BUILTIN_NAMES`, each name
+// ASCII-lower-cased, lower-cased and the dialect its program is kept to, sorted by the first;
+// `BUILTIN_MENTIONS`, the names kept to no dialect, lower-cased and ASCII-lower-cased, sorted
+// by the first.
+include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
 
 /// The checked entries of one or more files, in load order.
 #[derive(Debug, Clone, Default)]
@@ -367,16 +369,17 @@ impl ShellCatalog {
             .is_some_and(|b| b.entries.get().is_some())
     }
 
-    /// Whether a built-in program not kept to another dialect may be named `key` (a command
-    /// name ASCII-lower-cased): only then are the built-in entries read to find it.
-    fn builtin_may_name(&self, key: &str, dialect: Option<Dialect>) -> bool {
+    /// Whether a built-in program not kept to another dialect may be named `word` (ASCII case
+    /// ignored): only then are the built-in entries read to find it.
+    fn builtin_may_name(&self, word: &str, dialect: Option<Dialect>) -> bool {
         if self.builtin.is_none() {
             return false;
         }
-        let first = BUILTIN_NAMES.partition_point(|(k, _, _)| *k < key);
+        let folded = || word.bytes().map(|b| b.to_ascii_lowercase());
+        let first = BUILTIN_NAMES.partition_point(|(key, _, _)| key.bytes().lt(folded()));
         BUILTIN_NAMES[first..]
             .iter()
-            .take_while(|(k, _, _)| *k == key)
+            .take_while(|(key, _, _)| key.eq_ignore_ascii_case(word))
             .any(|(_, _, d)| d.is_none() || *d == dialect)
     }
 
@@ -399,11 +402,16 @@ impl ShellCatalog {
     /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
     pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
         let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-        let lower = base.to_ascii_lowercase();
         let stem = [".exe", ".com", ".cmd", ".bat"]
             .iter()
-            .find_map(|ext| lower.strip_suffix(ext))
-            .unwrap_or(&lower);
+            .find_map(|ext| {
+                let at = base.len().checked_sub(ext.len())?;
+                let tail = base.as_bytes().get(at..)?;
+                tail.eq_ignore_ascii_case(ext.as_bytes())
+                    .then(|| base.get(..at))
+                    .flatten()
+            })
+            .unwrap_or(base);
         let runs = |p: &&Program| {
             (p.dialect.is_none() || p.dialect == dialect)
                 && p.names
@@ -414,7 +422,7 @@ impl ShellCatalog {
         if let Some(program) = self.user.programs.iter().rev().find(runs) {
             return Some(program);
         }
-        if !(self.builtin_may_name(&lower, dialect) || self.builtin_may_name(stem, dialect)) {
+        if !(self.builtin_may_name(base, dialect) || self.builtin_may_name(stem, dialect)) {
             return None;
         }
         self.builtin_entries()?.programs.iter().rev().find(runs)
@@ -464,12 +472,7 @@ impl ShellCatalog {
     /// Whether `text` could name a remote program at all: the fast path for local commands.
     /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
     pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions().any(|name| folded.contains(name))
+        self.first_in(&folded(text)).is_some()
     }
 
     /// Whether `text` could run a remote program whose name is split by what the shell takes
@@ -481,21 +484,54 @@ impl ShellCatalog {
         if text.contains("$'") && text.contains('\\') {
             return true;
         }
-        let folded = without_expansions(text);
-        self.mentions().any(|name| folded.contains(name))
+        self.first_in(&without_expansions(text)).is_some()
     }
 
     /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
     pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions()
-            .filter_map(|name| folded.find(name).map(|at| (at, name)))
+        self.first_in(&folded(text))
+    }
+
+    /// The name (not kept to a dialect, lower-cased) that `folded` holds first, the longest of
+    /// those starting there.
+    fn first_in(&self, folded: &str) -> Option<&str> {
+        let user = self
+            .user_mentions
+            .iter()
+            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name.as_str())));
+        let builtin = self
+            .builtin
+            .is_some()
+            .then(|| self.builtin_first_in(folded));
+        user.chain(builtin.flatten())
             .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
             .map(|(_, name)| name)
+    }
+
+    /// Where `folded` first holds a built-in name (one a user file does not replace), and the
+    /// longest one there: the names starting with each byte of the text are looked up in
+    /// [`BUILTIN_MENTIONS`], sorted, rather than every name searched for in the whole text.
+    fn builtin_first_in(&self, folded: &str) -> Option<(usize, &'static str)> {
+        let kept = |key: &str| !self.user.lists(key);
+        // An empty name (the catalog's checks refuse it) is held by every text.
+        if let Some((name, key)) = BUILTIN_MENTIONS.first()
+            && name.is_empty()
+            && kept(key)
+        {
+            return Some((0, name));
+        }
+        let bytes = folded.as_bytes();
+        (0..bytes.len()).find_map(|at| {
+            let rest = &bytes[at..];
+            let first = BUILTIN_MENTIONS.partition_point(|(name, _)| name.as_bytes() < &rest[..1]);
+            BUILTIN_MENTIONS[first..]
+                .iter()
+                .take_while(|(name, _)| name.as_bytes().first() == rest.first())
+                .filter(|(name, key)| rest.starts_with(name.as_bytes()) && kept(key))
+                .map(|(name, _)| *name)
+                .max_by_key(|name| name.len())
+                .map(|name| (at, name))
+        })
     }
 
     /// Whether a Windows command or cmdlet only reads.
@@ -649,6 +685,14 @@ impl Entries {
             .iter()
             .any(|p| p.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
     }
+}
+
+/// `text` lowercased with quotes, backslashes, `$` and backticks taken away.
+fn folded(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// `text` lowercased with expansions (`$(…)`, `${…}`, `` `…` ``, `$name`, `$@`), quotes,
@@ -1093,5 +1137,66 @@ mod tests {
         assert!(!catalog.windows_read_only("Get-Process"));
         let error = catalog.builtin_error().expect_err("read and broken");
         insta::assert_snapshot!(format!("{error:#}"), @"shell catalog builtin:shell.toml (as compiled): missing field `grammar` at line 1 column 31");
+    }
+
+    /// The fast path's look-up of names by the text's bytes finds what searching the text for
+    /// every name finds: whether there is one, and the first (longest where several start
+    /// at the same place), with and without a user file's names.
+    #[test]
+    fn the_fast_path_finds_what_a_search_for_every_name_finds() {
+        let shipped = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let mut with_user = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        with_user
+            .extend(
+                "[[program]]\nnames = [\"pssh\", \"ssh\"]\ngrammar = \"ssh\"\ndialect = \"powershell\"\n\n[[program]]\nnames = [\"Über-Tool\"]\ngrammar = \"ssh\"\n",
+                "u.toml",
+            )
+            .expect("user file");
+        let texts = [
+            "",
+            "cd /src && cargo test --workspace",
+            "echo parallel-ssh; pssh -h hosts uptime",
+            "x=1; ÜBER-TOOL web01 && s\\sh web01",
+            "ls ~/.ssh && dbclient web01",
+            "CURL https://web01/ | AWS ec2 reboot-instances",
+            "ss$(true)h web01 reboot",
+            "é€ssh",
+        ];
+        for catalog in [&shipped, &with_user] {
+            let names: Vec<&str> = catalog.mentions().collect();
+            let search = |folded: &str| {
+                names
+                    .iter()
+                    .filter_map(|name| folded.find(name).map(|at| (at, *name)))
+                    .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+                    .map(|(_, name)| name.to_owned())
+            };
+            for text in texts {
+                assert_eq!(
+                    catalog.first_mention(text).map(str::to_owned),
+                    search(&folded(text)),
+                    "{text}"
+                );
+                assert_eq!(
+                    catalog.mentions_a_program(text),
+                    search(&folded(text)).is_some()
+                );
+                assert_eq!(
+                    catalog.may_hide_a_program(text),
+                    search(&without_expansions(text)).is_some(),
+                    "{text}"
+                );
+            }
+            assert!(!catalog.builtin_is_read());
+        }
+        assert_eq!(
+            with_user.first_mention("echo parallel-ssh; pssh x"),
+            Some("parallel-ssh")
+        );
+        assert_eq!(with_user.first_mention("pssh x; ssh y"), None);
+        assert_eq!(
+            with_user.first_mention("run über-tool now"),
+            Some("über-tool")
+        );
     }
 }
