@@ -181,6 +181,33 @@ struct Lazy {
 // by the first.
 include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
 
+/// The first two bytes of the names in `BUILTIN_MENTIONS`, a bit for each pair (`a`, `b`)
+/// at bit `b % 64` of word `a * 4 + b / 64`: a place in a text whose two bytes start no name
+/// is passed over without looking names up.
+static MENTION_STARTS: [u64; 1024] = {
+    let mut table = [0u64; 1024];
+    let mut i = 0;
+    while i < BUILTIN_MENTIONS.len() {
+        if let [a, b, ..] = BUILTIN_MENTIONS[i].0.as_bytes() {
+            table[((*a as usize) << 2) | ((*b as usize) >> 6)] |= 1 << (*b % 64);
+        }
+        i += 1;
+    }
+    table
+};
+
+/// Whether a name in `BUILTIN_MENTIONS` is shorter than two bytes: then no place is passed
+/// over.
+const SHORT_MENTION: bool = {
+    let mut i = 0;
+    let mut short = false;
+    while i < BUILTIN_MENTIONS.len() {
+        short |= BUILTIN_MENTIONS[i].0.len() < 2;
+        i += 1;
+    }
+    short
+};
+
 /// The checked entries of one or more files, in load order.
 #[derive(Debug, Clone, Default)]
 struct Entries {
@@ -523,6 +550,13 @@ impl ShellCatalog {
         let bytes = folded.as_bytes();
         (0..bytes.len()).find_map(|at| {
             let rest = &bytes[at..];
+            if let [a, b, ..] = rest
+                && !SHORT_MENTION
+                && MENTION_STARTS[(usize::from(*a) << 2) | (usize::from(*b) >> 6)] & (1 << (b % 64))
+                    == 0
+            {
+                return None;
+            }
             let first = BUILTIN_MENTIONS.partition_point(|(name, _)| name.as_bytes() < &rest[..1]);
             BUILTIN_MENTIONS[first..]
                 .iter()
@@ -1161,6 +1195,8 @@ mod tests {
             "CURL https://web01/ | AWS ec2 reboot-instances",
             "ss$(true)h web01 reboot",
             "é€ssh",
+            "x sc",
+            "ssh",
         ];
         for catalog in [&shipped, &with_user] {
             let names: Vec<&str> = catalog.mentions().collect();
