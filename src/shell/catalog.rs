@@ -20,7 +20,7 @@ pub(crate) const BUILTIN: (&str, &str) = (
 );
 
 /// [`BUILTIN`] as the build compiled it for the hook: the same document as JSON (see
-/// `build.rs`), read several times faster than the TOML on every shell command.
+/// `build.rs`), read several times faster than the TOML when a shell command needs it.
 const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/catalogs/shell.json"));
 
 /// How a program's arguments are read.
@@ -786,7 +786,7 @@ fn without_expansions(text: &str) -> String {
 }
 
 /// Checks one program; `entry` (where it is) is only put into words for an error: the hook
-/// loads the shell catalog on every command it judges.
+/// loads the user shell catalogs on every command it judges, the built-in one on many.
 fn check_program(
     raw: RawProgram,
     entry: &dyn Fn() -> String,
@@ -911,7 +911,8 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
 }
 
 /// Refuses an empty word or one with white space; `at` (where it was found) is only put
-/// into words for an error: the hook loads the shell catalog on every command it judges.
+/// into words for an error: the hook loads the user shell catalogs on every command it
+/// judges, the built-in one on many.
 fn check_word(word: &str, at: impl FnOnce() -> String) -> anyhow::Result<()> {
     if word.trim().is_empty() {
         bail!("{}: an entry is empty", at());
