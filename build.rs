@@ -4,7 +4,8 @@
 //! patterns it spells out, one a line (to tell which files a call's server needs without
 //! reading any), and `<name>.entries`, an index of its entries by server pattern (see
 //! `entry_index`). The TOML files stay the source, shown and linted as they are; a test holds
-//! each compiled file equal to its source.
+//! each compiled file equal to its source. The shell catalog also gets `shell.names.rs`, its
+//! program names (see `shell_names`).
 
 use std::path::Path;
 
@@ -49,6 +50,9 @@ fn main() {
         write("json", &json);
         write("servers", &servers);
         write("entries", &entry_index(&document));
+        if stem == "shell" {
+            write("names.rs", &shell_names(&document));
+        }
     }
 }
 
@@ -84,4 +88,46 @@ fn entry_index(document: &toml::Table) -> String {
         }
     }
     index
+}
+
+/// The shell catalog's program names as Rust: `BUILTIN_NAMES`, `(key, lower, dialect)` sorted
+/// by `key` (the name ASCII-lower-cased, as a command is matched to it; `lower` is the name
+/// lower-cased, as a text is searched for it; `dialect` is the one its program is kept to),
+/// and `BUILTIN_MENTIONS`, `(lower, key)` of the names kept to no dialect, sorted by `lower`:
+/// the hook tells whether a word or a text can name a built-in program without reading the
+/// catalog. Anything the catalog's own checks would refuse is kept as it is, to be met by
+/// those checks when the catalog is read; a dialect this file does not know counts as none.
+fn shell_names(document: &toml::Table) -> String {
+    let programs = document.get("program").and_then(toml::Value::as_array);
+    let mut names: Vec<(String, String, &str)> = Vec::new();
+    for program in programs.into_iter().flatten() {
+        let dialect = match program.get("dialect").and_then(toml::Value::as_str) {
+            Some("posix") => "Some(Dialect::Posix)",
+            Some("powershell") => "Some(Dialect::PowerShell)",
+            _ => "None",
+        };
+        let listed = program.get("names").and_then(toml::Value::as_array);
+        for name in listed.into_iter().flatten().filter_map(toml::Value::as_str) {
+            names.push((name.to_ascii_lowercase(), name.to_lowercase(), dialect));
+        }
+    }
+    names.sort();
+    let mut mentions: Vec<(&String, &String)> = names
+        .iter()
+        .filter(|(_, _, dialect)| *dialect == "None")
+        .map(|(key, lower, _)| (lower, key))
+        .collect();
+    mentions.sort();
+    let names = names
+        .iter()
+        .map(|(key, lower, dialect)| format!("    ({key:?}, {lower:?}, {dialect}),\n"));
+    let mentions = mentions
+        .iter()
+        .map(|(lower, key)| format!("    ({lower:?}, {key:?}),\n"));
+    format!(
+        "const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>)] = &[\n{}];\n\
+         const BUILTIN_MENTIONS: &[(&str, &str)] = &[\n{}];\n",
+        names.collect::<String>(),
+        mentions.collect::<String>()
+    )
 }

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
@@ -19,7 +20,7 @@ pub(crate) const BUILTIN: (&str, &str) = (
 );
 
 /// [`BUILTIN`] as the build compiled it for the hook: the same document as JSON (see
-/// `build.rs`), read several times faster than the TOML on every shell command.
+/// `build.rs`), read several times faster than the TOML when a shell command needs it.
 const BUILTIN_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/catalogs/shell.json"));
 
 /// How a program's arguments are read.
@@ -149,16 +150,73 @@ pub(crate) struct RemoteRule {
 
 /// The checked shell catalog: built-in entries first, then user files (a later program with
 /// the same name replaces the earlier one).
-#[derive(Debug, Clone, Default)]
+///
+/// The built-in part is read and checked on first use: a command that names none of its
+/// programs (told from the names the build lists) never pays for it. User files are read and
+/// checked when the catalog is loaded. A built-in catalog met broken at first use makes every
+/// lookup find nothing, and `builtin_error` gives its error.
+#[derive(Clone, Default)]
 pub struct ShellCatalog {
+    /// The built-in entries, when loaded at all, less what the user files replace.
+    builtin: Option<Lazy>,
+    /// The user files' entries, checked.
+    user: Entries,
+    /// The names of the user files' programs not kept to a dialect, lower-cased: with the
+    /// built-in ones, the names the fast "no remote program" test looks for.
+    user_mentions: Vec<String>,
+}
+
+/// The built-in catalog, read on first use.
+#[derive(Clone)]
+struct Lazy {
+    /// The compiled catalog (JSON, see `build.rs`), whose names [`BUILTIN_NAMES`] lists.
+    json: &'static str,
+    entries: OnceLock<Result<Entries, String>>,
+}
+
+// The built-in programs' names, which tell the words and texts that can name a built-in
+// program without reading the catalog (see `build.rs`): `BUILTIN_NAMES`, each name
+// ASCII-lower-cased, lower-cased and the dialect its program is kept to, sorted by the first;
+// `BUILTIN_MENTIONS`, the names kept to no dialect, lower-cased and ASCII-lower-cased, sorted
+// by the first.
+include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
+
+/// The first two bytes of the names in `BUILTIN_MENTIONS`, a bit for each pair (`a`, `b`)
+/// at bit `b % 64` of word `a * 4 + b / 64`: a place in a text whose two bytes start no name
+/// is passed over without looking names up.
+static MENTION_STARTS: [u64; 1024] = {
+    let mut table = [0u64; 1024];
+    let mut i = 0;
+    while i < BUILTIN_MENTIONS.len() {
+        if let [a, b, ..] = BUILTIN_MENTIONS[i].0.as_bytes() {
+            table[((*a as usize) << 2) | ((*b as usize) >> 6)] |= 1 << (*b % 64);
+        }
+        i += 1;
+    }
+    table
+};
+
+/// Whether a name in `BUILTIN_MENTIONS` is shorter than two bytes: then no place is passed
+/// over.
+const SHORT_MENTION: bool = {
+    let mut i = 0;
+    let mut short = false;
+    while i < BUILTIN_MENTIONS.len() {
+        short |= BUILTIN_MENTIONS[i].0.len() < 2;
+        i += 1;
+    }
+    short
+};
+
+/// The checked entries of one or more files, in load order.
+#[derive(Debug, Clone, Default)]
+struct Entries {
     programs: Vec<Program>,
     /// Remote commands that only read, with no conditions.
-    pub(crate) remote_read_only: BTreeSet<String>,
-    pub(crate) remote_rules: Vec<RemoteRule>,
+    remote_read_only: BTreeSet<String>,
+    remote_rules: Vec<RemoteRule>,
     /// Windows commands and cmdlets that only read (globs, case-insensitive).
-    pub(crate) windows_read_only: Vec<String>,
-    /// Every name of a remote program, lower-cased, for the fast "no remote program" test.
-    mentions: Vec<String>,
+    windows_read_only: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -248,14 +306,16 @@ struct RawWindows {
 }
 
 impl ShellCatalog {
-    /// The built-in catalog (when `builtin`) and then `files`, in order.
+    /// The built-in catalog (when `builtin`) and then `files`, in order. The built-in part is
+    /// read when first needed; the files are read and checked now.
     pub(crate) fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
-        let mut catalog = ShellCatalog::default();
-        if builtin {
-            let raw = serde_json::from_str(BUILTIN_JSON)
-                .map_err(|e| anyhow::anyhow!("shell catalog {} (as compiled): {e}", BUILTIN.0))?;
-            catalog.add(raw, BUILTIN.0)?;
-        }
+        let mut catalog = ShellCatalog {
+            builtin: builtin.then(|| Lazy {
+                json: BUILTIN_JSON,
+                entries: OnceLock::new(),
+            }),
+            ..ShellCatalog::default()
+        };
         for file in files {
             let path = file.as_ref();
             // Read on the hook's main thread, before any watchdog: never a blocking read.
@@ -266,9 +326,12 @@ impl ShellCatalog {
         Ok(catalog)
     }
 
-    /// The built-in catalog alone.
+    /// The built-in catalog alone, read and checked now.
     pub fn builtin() -> anyhow::Result<ShellCatalog> {
-        Self::load(true, &[] as &[&Path])
+        let catalog = Self::load(true, &[] as &[&Path])?;
+        catalog.builtin_entries();
+        catalog.builtin_error()?;
+        Ok(catalog)
     }
 
     /// Parses one catalog's text on its own, for the tests of its checks.
@@ -283,9 +346,278 @@ impl ShellCatalog {
     pub(crate) fn extend(&mut self, text: &str, origin: &str) -> anyhow::Result<()> {
         let raw: RawShellCatalog = toml::from_str(text)
             .map_err(|e| anyhow::anyhow!("shell catalog {origin}: {}", e.to_string().trim_end()))?;
-        self.add(raw, origin)
+        self.user.add(raw, origin)?;
+        self.user_mentions = self
+            .user
+            .programs
+            .iter()
+            .filter(|p| p.dialect.is_none())
+            .flat_map(|p| p.names.iter())
+            .map(|n| n.to_lowercase())
+            .collect();
+        // Built-in entries read already lose what this file replaces.
+        if let Some(Ok(builtin)) = self.builtin.as_mut().and_then(|b| b.entries.get_mut()) {
+            builtin.replaced_by(&self.user);
+        }
+        Ok(())
     }
 
+    /// The built-in entries, less what the user files replace, read and checked on the first
+    /// call; `None` when the built-in catalog is not loaded, or is broken (see
+    /// [`Self::builtin_error`]).
+    fn builtin_entries(&self) -> Option<&Entries> {
+        let lazy = self.builtin.as_ref()?;
+        let entries = lazy.entries.get_or_init(|| {
+            let raw = serde_json::from_str(lazy.json)
+                .map_err(|e| format!("shell catalog {} (as compiled): {e}", BUILTIN.0))?;
+            let mut entries = Entries::default();
+            entries.add(raw, BUILTIN.0).map_err(|e| format!("{e:#}"))?;
+            entries.replaced_by(&self.user);
+            Ok(entries)
+        });
+        entries.as_ref().ok()
+    }
+
+    /// The error of a built-in catalog that was read and found broken (it never is: a test
+    /// holds the compiled catalog valid). Lookups meet it as "nothing found", so whoever judges
+    /// a command with the catalog asks this before trusting the answer.
+    pub(crate) fn builtin_error(&self) -> anyhow::Result<()> {
+        match self.builtin.as_ref().and_then(|b| b.entries.get()) {
+            Some(Err(e)) => Err(anyhow::anyhow!("{e}")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the built-in entries have been read (tests of what reads them).
+    #[cfg(test)]
+    fn builtin_is_read(&self) -> bool {
+        self.builtin
+            .as_ref()
+            .is_some_and(|b| b.entries.get().is_some())
+    }
+
+    /// Whether a built-in program not kept to another dialect may be named `word` (ASCII case
+    /// ignored): only then are the built-in entries read to find it.
+    fn builtin_may_name(&self, word: &str, dialect: Option<Dialect>) -> bool {
+        if self.builtin.is_none() {
+            return false;
+        }
+        let folded = || word.bytes().map(|b| b.to_ascii_lowercase());
+        let first = BUILTIN_NAMES.partition_point(|(key, _, _)| key.bytes().lt(folded()));
+        BUILTIN_NAMES[first..]
+            .iter()
+            .take_while(|(key, _, _)| key.eq_ignore_ascii_case(word))
+            .any(|(_, _, d)| d.is_none() || *d == dialect)
+    }
+
+    /// Every program, in load order.
+    pub(crate) fn programs(&self) -> Vec<&Program> {
+        let builtin = self.builtin_entries().map(|e| e.programs.as_slice());
+        builtin
+            .unwrap_or_default()
+            .iter()
+            .chain(&self.user.programs)
+            .collect()
+    }
+
+    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
+    /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
+    pub(crate) fn program(&self, command: &str) -> Option<&Program> {
+        self.program_in(command, None)
+    }
+
+    /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
+    pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
+        let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
+        let stem = [".exe", ".com", ".cmd", ".bat"]
+            .iter()
+            .find_map(|ext| {
+                let at = base.len().checked_sub(ext.len())?;
+                let tail = base.as_bytes().get(at..)?;
+                tail.eq_ignore_ascii_case(ext.as_bytes())
+                    .then(|| base.get(..at))
+                    .flatten()
+            })
+            .unwrap_or(base);
+        let runs = |p: &&Program| {
+            (p.dialect.is_none() || p.dialect == dialect)
+                && p.names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
+        };
+        // A user file's program comes after (and replaces) the built-in ones.
+        if let Some(program) = self.user.programs.iter().rev().find(runs) {
+            return Some(program);
+        }
+        if !(self.builtin_may_name(base, dialect) || self.builtin_may_name(stem, dialect)) {
+            return None;
+        }
+        self.builtin_entries()?.programs.iter().rev().find(runs)
+    }
+
+    /// Whether a remote command only reads, whatever its arguments (`[remote] read_only`).
+    pub(crate) fn remote_read_only(&self, command: &str) -> bool {
+        self.user.remote_read_only.contains(command)
+            || self
+                .builtin_entries()
+                .is_some_and(|b| b.remote_read_only.contains(command))
+    }
+
+    /// The rule under which a remote command is read-only (`[[remote.rule]]`), if any.
+    pub(crate) fn remote_rule(&self, command: &str) -> Option<&RemoteRule> {
+        // A user file's rule replaces the built-in one for the same command.
+        fn find<'a>(rules: &'a [RemoteRule], command: &str) -> Option<&'a RemoteRule> {
+            rules.iter().find(|r| r.command == command)
+        }
+        find(&self.user.remote_rules, command)
+            .or_else(|| find(&self.builtin_entries()?.remote_rules, command))
+    }
+
+    /// Every name of a remote program not kept to a dialect, lower-cased: what the fast "no
+    /// remote program" tests look for.
+    fn mentions(&self) -> impl Iterator<Item = &str> {
+        let builtin = if self.builtin.is_some() {
+            BUILTIN_NAMES
+        } else {
+            &[]
+        };
+        builtin
+            .iter()
+            .filter(|(key, _, dialect)| dialect.is_none() && !self.user.lists(key))
+            .map(|(_, lower, _)| *lower)
+            .chain(self.user_mentions.iter().map(String::as_str))
+    }
+
+    /// The first word of `text` that names a remote program as a command would (`ssh`,
+    /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
+    pub(crate) fn names_a_program(&self, text: &str) -> Option<&str> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
+            .filter(|word| !word.is_empty())
+            .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
+    }
+
+    /// Whether `text` could name a remote program at all: the fast path for local commands.
+    /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
+    pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
+        self.first_in(&folded(text)).is_some()
+    }
+
+    /// Whether `text` could run a remote program whose name is split by what the shell takes
+    /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
+    /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
+    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
+    pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
+        // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
+        if text.contains("$'") && text.contains('\\') {
+            return true;
+        }
+        self.first_in(&without_expansions(text)).is_some()
+    }
+
+    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
+    pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
+        self.first_in(&folded(text))
+    }
+
+    /// The name (not kept to a dialect, lower-cased) that `folded` holds first, the longest of
+    /// those starting there.
+    fn first_in(&self, folded: &str) -> Option<&str> {
+        let user = self
+            .user_mentions
+            .iter()
+            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name.as_str())));
+        let builtin = self
+            .builtin
+            .is_some()
+            .then(|| self.builtin_first_in(folded));
+        user.chain(builtin.flatten())
+            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+            .map(|(_, name)| name)
+    }
+
+    /// Where `folded` first holds a built-in name (one a user file does not replace), and the
+    /// longest one there: the names starting with each byte of the text are looked up in
+    /// [`BUILTIN_MENTIONS`], sorted, rather than every name searched for in the whole text.
+    fn builtin_first_in(&self, folded: &str) -> Option<(usize, &'static str)> {
+        let kept = |key: &str| !self.user.lists(key);
+        // An empty name (the catalog's checks refuse it) is held by every text.
+        if let Some((name, key)) = BUILTIN_MENTIONS.first()
+            && name.is_empty()
+            && kept(key)
+        {
+            return Some((0, name));
+        }
+        let bytes = folded.as_bytes();
+        (0..bytes.len()).find_map(|at| {
+            let rest = &bytes[at..];
+            if let [a, b, ..] = rest
+                && !SHORT_MENTION
+                && MENTION_STARTS[(usize::from(*a) << 2) | (usize::from(*b) >> 6)] & (1 << (b % 64))
+                    == 0
+            {
+                return None;
+            }
+            let first = BUILTIN_MENTIONS.partition_point(|(name, _)| name.as_bytes() < &rest[..1]);
+            BUILTIN_MENTIONS[first..]
+                .iter()
+                .take_while(|(name, _)| name.as_bytes().first() == rest.first())
+                .filter(|(name, key)| rest.starts_with(name.as_bytes()) && kept(key))
+                .map(|(name, _)| *name)
+                .max_by_key(|name| name.len())
+                .map(|name| (at, name))
+        })
+    }
+
+    /// Whether a Windows command or cmdlet only reads.
+    pub(crate) fn windows_read_only(&self, name: &str) -> bool {
+        let lower = name.to_lowercase();
+        let any = |list: &[String]| list.iter().any(|p| glob_match(&p.to_lowercase(), &lower));
+        any(&self.user.windows_read_only)
+            || self
+                .builtin_entries()
+                .is_some_and(|b| any(&b.windows_read_only))
+    }
+}
+
+#[expect(
+    clippy::missing_fields_in_debug,
+    reason = "shows the catalog the fields make together, not how it is kept"
+)]
+impl std::fmt::Debug for ShellCatalog {
+    /// The catalog as loaded, built-in entries (read for this) and user files' together.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let builtin = self.builtin_entries();
+        let both = builtin.into_iter().chain([&self.user]);
+        let remote_read_only: BTreeSet<&String> =
+            both.clone().flat_map(|e| &e.remote_read_only).collect();
+        let mut debug = f.debug_struct("ShellCatalog");
+        debug
+            .field("programs", &self.programs())
+            .field("remote_read_only", &remote_read_only)
+            .field(
+                "remote_rules",
+                &both
+                    .clone()
+                    .flat_map(|e| &e.remote_rules)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "windows_read_only",
+                &both.flat_map(|e| &e.windows_read_only).collect::<Vec<_>>(),
+            )
+            .field("mentions", &{
+                let mut names: Vec<&str> = self.mentions().collect();
+                names.sort_unstable();
+                names
+            });
+        if let Err(e) = self.builtin_error() {
+            debug.field("builtin_error", &format!("{e:#}"));
+        }
+        debug.finish()
+    }
+}
+
+impl Entries {
     /// Adds one file's entries, read, after those already loaded.
     fn add(&mut self, raw: RawShellCatalog, origin: &str) -> anyhow::Result<()> {
         let mut seen = BTreeSet::new();
@@ -367,100 +699,34 @@ impl ShellCatalog {
                 self.windows_read_only.push(name);
             }
         }
-        self.mentions = self
-            .programs
-            .iter()
-            .filter(|p| p.dialect.is_none())
-            .flat_map(|p| p.names.iter())
-            .map(|n| n.to_lowercase())
-            .collect();
         Ok(())
     }
 
-    /// Every program, in load order.
-    pub(crate) fn programs(&self) -> &[Program] {
-        &self.programs
-    }
-
-    /// The program a command name (`ssh`, `/usr/bin/ssh`, `INVOKE-COMMAND`, `ssh.exe`) runs,
-    /// if any. Windows finds `ssh.exe` when `ssh` is typed and runs it when `ssh.exe` is.
-    pub(crate) fn program(&self, command: &str) -> Option<&Program> {
-        self.program_in(command, None)
-    }
-
-    /// As [`Self::program`], also finding the entries kept to `dialect`'s text.
-    pub(crate) fn program_in(&self, command: &str, dialect: Option<Dialect>) -> Option<&Program> {
-        let base = command.rsplit(['/', '\\']).next().unwrap_or(command);
-        let lower = base.to_ascii_lowercase();
-        let stem = [".exe", ".com", ".cmd", ".bat"]
-            .iter()
-            .find_map(|ext| lower.strip_suffix(ext))
-            .unwrap_or(&lower);
-        self.programs.iter().rev().find(|p| {
-            (p.dialect.is_none() || p.dialect == dialect)
-                && p.names
-                    .iter()
-                    .any(|n| n.eq_ignore_ascii_case(base) || n.eq_ignore_ascii_case(stem))
-        })
-    }
-
-    /// The first word of `text` that names a remote program as a command would (`ssh`,
-    /// `/usr/bin/ssh`, `'ssh'` in a list), unlike a name inside another word (`~/.ssh`).
-    pub(crate) fn names_a_program(&self, text: &str) -> Option<&str> {
-        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_' || c == '.'))
-            .filter(|word| !word.is_empty())
-            .find_map(|word| self.program(word).map(|p| p.names[0].as_str()))
-    }
-
-    /// Whether `text` could name a remote program at all: the fast path for local commands.
-    /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
-    pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions
-            .iter()
-            .any(|name| folded.contains(name.as_str()))
-    }
-
-    /// Whether `text` could run a remote program whose name is split by what the shell takes
-    /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
-    /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
-    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
-    pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
-        // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
-        if text.contains("$'") && text.contains('\\') {
-            return true;
+    /// Drops what `user` (the user files' entries) replaces: the names its programs list
+    /// (a program left with none goes) and the remote rules for its rules' commands.
+    fn replaced_by(&mut self, user: &Entries) {
+        for program in &mut self.programs {
+            program.names.retain(|n| !user.lists(n));
         }
-        let folded = without_expansions(text);
-        self.mentions
-            .iter()
-            .any(|name| folded.contains(name.as_str()))
+        self.programs.retain(|p| !p.names.is_empty());
+        self.remote_rules
+            .retain(|r| !user.remote_rules.iter().any(|u| u.command == r.command));
     }
 
-    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
-    pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
-        let folded: String = text
-            .chars()
-            .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
-            .flat_map(char::to_lowercase)
-            .collect();
-        self.mentions
+    /// Whether one of these programs lists `name` (ASCII case ignored).
+    fn lists(&self, name: &str) -> bool {
+        self.programs
             .iter()
-            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name)))
-            .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
-            .map(|(_, name)| name.as_str())
+            .any(|p| p.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
     }
+}
 
-    /// Whether a Windows command or cmdlet only reads.
-    pub(crate) fn windows_read_only(&self, name: &str) -> bool {
-        let lower = name.to_lowercase();
-        self.windows_read_only
-            .iter()
-            .any(|p| glob_match(&p.to_lowercase(), &lower))
-    }
+/// `text` lowercased with quotes, backslashes, `$` and backticks taken away.
+fn folded(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// `text` lowercased with expansions (`$(…)`, `${…}`, `` `…` ``, `$name`, `$@`), quotes,
@@ -520,7 +786,7 @@ fn without_expansions(text: &str) -> String {
 }
 
 /// Checks one program; `entry` (where it is) is only put into words for an error: the hook
-/// loads the shell catalog on every command it judges.
+/// loads the user shell catalogs on every command it judges, the built-in one on many.
 fn check_program(
     raw: RawProgram,
     entry: &dyn Fn() -> String,
@@ -645,7 +911,8 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
 }
 
 /// Refuses an empty word or one with white space; `at` (where it was found) is only put
-/// into words for an error: the hook loads the shell catalog on every command it judges.
+/// into words for an error: the hook loads the user shell catalogs on every command it
+/// judges, the built-in one on many.
 fn check_word(word: &str, at: impl FnOnce() -> String) -> anyhow::Result<()> {
     if word.trim().is_empty() {
         bail!("{}: an entry is empty", at());
@@ -743,5 +1010,230 @@ mod tests {
         assert!(catalog.mentions_a_program("s\\sh web01 reboot"));
         assert!(catalog.mentions_a_program("'s'\"s\"h web01 reboot"));
         assert!(catalog.mentions_a_program("INVOKE-COMMAND -cn a {x}"));
+    }
+
+    /// The build's list of built-in program names is the catalog's: what tells a word that
+    /// may name a built-in program from one that cannot, without reading the catalog.
+    #[test]
+    fn the_compiled_names_are_the_catalogs() {
+        let catalog = ShellCatalog::builtin().expect("shipped");
+        let mut names: Vec<(String, String, Option<Dialect>)> = catalog
+            .programs()
+            .iter()
+            .flat_map(|p| {
+                p.names
+                    .iter()
+                    .map(|n| (n.to_ascii_lowercase(), n.to_lowercase(), p.dialect))
+            })
+            .collect();
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        let compiled: Vec<(String, String, Option<Dialect>)> = BUILTIN_NAMES
+            .iter()
+            .map(|(key, lower, dialect)| ((*key).to_owned(), (*lower).to_owned(), *dialect))
+            .collect();
+        assert_eq!(compiled, names);
+    }
+
+    /// A command that names no built-in program is judged without reading the built-in
+    /// catalog; one that names a built-in program (or runs a remote command) reads it.
+    #[test]
+    fn only_a_command_naming_a_builtin_program_reads_the_builtin_catalog() {
+        use crate::inventory::Inventory;
+        use crate::shell::{Verdict, analyse};
+        let local: &[(Dialect, &str)] = &[
+            (
+                Dialect::Posix,
+                "cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat",
+            ),
+            (Dialect::Posix, "make -j2 && ./run.sh --fast > out.log"),
+            (
+                Dialect::PowerShell,
+                "Get-ChildItem -Recurse | Select-Object -First 5",
+            ),
+        ];
+        for (dialect, command) in local {
+            let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+            let analysis = analyse(command, *dialect, &catalog, &Inventory::default(), None);
+            assert_eq!(analysis.verdict, Verdict::Local, "{command}");
+            assert!(
+                !catalog.builtin_is_read(),
+                "{command} read the built-in catalog"
+            );
+        }
+        let remote: &[(Dialect, &str, Verdict)] = &[
+            (Dialect::Posix, "ssh web01 uptime", Verdict::ReadOnly),
+            (
+                Dialect::Posix,
+                "cd /src && /usr/bin/SSH.exe web01 uptime",
+                Verdict::ReadOnly,
+            ),
+            (
+                Dialect::PowerShell,
+                "icm web01 { Get-Process }",
+                Verdict::ReadOnly,
+            ),
+        ];
+        for (dialect, command, verdict) in remote {
+            let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+            let analysis = analyse(command, *dialect, &catalog, &Inventory::default(), None);
+            assert_eq!(&analysis.verdict, verdict, "{command}");
+            assert!(catalog.builtin_is_read(), "{command}");
+        }
+        let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let analysis = analyse(
+            "ssh web01 reboot",
+            Dialect::Posix,
+            &catalog,
+            &Inventory::default(),
+            None,
+        );
+        assert!(
+            matches!(&analysis.verdict, Verdict::Mutating(t) if t.iter().map(|t| t.name.as_str()).eq(["web01"])),
+            "{:?}",
+            analysis.verdict
+        );
+        // `cp` is a built-in program in PowerShell text only: a POSIX `cp` does not read it.
+        let catalog = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        assert!(catalog.program("cp").is_none());
+        assert!(!catalog.builtin_is_read());
+        assert!(
+            catalog
+                .program_in("cp", Some(Dialect::PowerShell))
+                .is_some()
+        );
+        assert!(catalog.builtin_is_read());
+    }
+
+    /// User files over a built-in catalog read later are the same catalog as all of them read
+    /// in order at once: replaced names and rules, added lists, the fast path's names.
+    #[test]
+    fn user_files_over_the_lazy_builtin_catalog_are_the_catalog_read_at_once() {
+        let files = [
+            (
+                "a.toml",
+                "[[program]]\nnames = [\"SSH\", \"mssh\"]\ngrammar = \"ssh\"\ndialect = \"powershell\"\n\n[[program]]\nnames = [\"deployer\"]\ngrammar = \"ssh\"\n\n[remote]\nread_only = [\"mytool\"]\n\n[[remote.rule]]\ncommand = \"date\"\noperands_max = 0\n\n[windows]\nread_only = [\"Get-Mine\"]\n",
+            ),
+            (
+                "b.toml",
+                "[[program]]\nnames = [\"mssh\"]\ngrammar = \"session\"\n",
+            ),
+        ];
+        let mut at_once = ShellCatalog::parse(BUILTIN.1, BUILTIN.0).expect("shell.toml");
+        let mut before = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let mut after = ShellCatalog::builtin().expect("shipped");
+        for (origin, text) in files {
+            at_once.extend(text, origin).expect("user file");
+            before.extend(text, origin).expect("user file");
+            after.extend(text, origin).expect("user file");
+        }
+        // Asked before the built-in catalog is read.
+        assert!(!before.mentions_a_program("ssh web01 reboot"));
+        assert!(before.mentions_a_program("mssh web01"));
+        assert!(before.program("mssh").is_some());
+        assert_eq!(
+            before.remote_rule("date").map(|r| r.operands_max),
+            Some(Some(0))
+        );
+        assert!(!before.builtin_is_read());
+        // `ssh` is now a PowerShell program alone: POSIX text names none.
+        assert!(before.program("ssh").is_none());
+        assert!(
+            before
+                .program_in("ssh", Some(Dialect::PowerShell))
+                .is_some()
+        );
+        assert_eq!(format!("{before:?}"), format!("{at_once:?}"));
+        assert_eq!(format!("{after:?}"), format!("{at_once:?}"));
+        assert!(before.program("autossh").is_some());
+        assert!(before.remote_read_only("mytool") && before.remote_read_only("cat"));
+        assert!(before.windows_read_only("get-mine") && before.windows_read_only("Get-Process"));
+    }
+
+    /// A compiled built-in catalog met broken on first use (it never is, see above) panics
+    /// nowhere: lookups find nothing and the error is the one loading it gave before.
+    #[test]
+    fn a_broken_builtin_catalog_is_an_error_not_a_panic() {
+        let catalog = ShellCatalog {
+            builtin: Some(Lazy {
+                json: "{\"program\": [{\"names\": [\"ssh\"]}]}",
+                entries: OnceLock::new(),
+            }),
+            ..ShellCatalog::default()
+        };
+        assert!(catalog.builtin_error().is_ok(), "not read yet");
+        assert!(catalog.program("git").is_none());
+        assert!(
+            catalog.builtin_error().is_ok(),
+            "`git` names no built-in program"
+        );
+        assert!(catalog.program("ssh").is_none());
+        assert!(!catalog.remote_read_only("cat"));
+        assert!(catalog.remote_rule("date").is_none());
+        assert!(!catalog.windows_read_only("Get-Process"));
+        let error = catalog.builtin_error().expect_err("read and broken");
+        insta::assert_snapshot!(format!("{error:#}"), @"shell catalog builtin:shell.toml (as compiled): missing field `grammar` at line 1 column 31");
+    }
+
+    /// The fast path's look-up of names by the text's bytes finds what searching the text for
+    /// every name finds: whether there is one, and the first (longest where several start
+    /// at the same place), with and without a user file's names.
+    #[test]
+    fn the_fast_path_finds_what_a_search_for_every_name_finds() {
+        let shipped = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        let mut with_user = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        with_user
+            .extend(
+                "[[program]]\nnames = [\"pssh\", \"ssh\"]\ngrammar = \"ssh\"\ndialect = \"powershell\"\n\n[[program]]\nnames = [\"Über-Tool\"]\ngrammar = \"ssh\"\n",
+                "u.toml",
+            )
+            .expect("user file");
+        let texts = [
+            "",
+            "cd /src && cargo test --workspace",
+            "echo parallel-ssh; pssh -h hosts uptime",
+            "x=1; ÜBER-TOOL web01 && s\\sh web01",
+            "ls ~/.ssh && dbclient web01",
+            "CURL https://web01/ | AWS ec2 reboot-instances",
+            "ss$(true)h web01 reboot",
+            "é€ssh",
+            "x sc",
+            "ssh",
+        ];
+        for catalog in [&shipped, &with_user] {
+            let names: Vec<&str> = catalog.mentions().collect();
+            let search = |folded: &str| {
+                names
+                    .iter()
+                    .filter_map(|name| folded.find(name).map(|at| (at, *name)))
+                    .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
+                    .map(|(_, name)| name.to_owned())
+            };
+            for text in texts {
+                assert_eq!(
+                    catalog.first_mention(text).map(str::to_owned),
+                    search(&folded(text)),
+                    "{text}"
+                );
+                assert_eq!(
+                    catalog.mentions_a_program(text),
+                    search(&folded(text)).is_some()
+                );
+                assert_eq!(
+                    catalog.may_hide_a_program(text),
+                    search(&without_expansions(text)).is_some(),
+                    "{text}"
+                );
+            }
+            assert!(!catalog.builtin_is_read());
+        }
+        assert_eq!(
+            with_user.first_mention("echo parallel-ssh; pssh x"),
+            Some("parallel-ssh")
+        );
+        assert_eq!(with_user.first_mention("pssh x; ssh y"), None);
+        assert_eq!(
+            with_user.first_mention("run über-tool now"),
+            Some("über-tool")
+        );
     }
 }

@@ -217,6 +217,13 @@ pub(crate) fn judge(
         known.add(vm);
     }
     let analysis = analyse(command, dialect, &catalog, &known, Some(until));
+    let mentions_a_machine = catalog.names_a_program(command).is_some()
+        || command
+            .split(net::is_separator)
+            .any(|word| net::protected(word, &known).is_some());
+    // The built-in catalog is read when the command first needs it: broken (it never is),
+    // nothing it found can be trusted.
+    catalog.builtin_error()?;
     let outcome = match &analysis.verdict {
         Verdict::Local | Verdict::ReadOnly => Outcome::NoDecision,
         Verdict::Unknown { part, why } => Outcome::Ask {
@@ -247,10 +254,6 @@ pub(crate) fn judge(
             }
         }
     };
-    let mentions_a_machine = catalog.names_a_program(command).is_some()
-        || command
-            .split(net::is_separator)
-            .any(|word| net::protected(word, &known).is_some());
     Ok(Judgement {
         analysis,
         outcome,

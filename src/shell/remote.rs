@@ -144,11 +144,11 @@ fn check(
         }
     }
     let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
-    if ctx.catalog.remote_read_only.contains(base) {
+    if ctx.catalog.remote_read_only(base) {
         note(readers, base);
         return Ok(());
     }
-    match ctx.catalog.remote_rules.iter().find(|r| r.command == base) {
+    match ctx.catalog.remote_rule(base) {
         Some(rule) => {
             rule_allows(rule, &args)?;
             note(readers, base);

@@ -227,17 +227,17 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
             candidates.push(value.to_owned());
         }
     }
-    let runner = !ctx.catalog.remote_read_only.contains(base)
-        && !NOT_RUNNERS.contains(&base)
-        && !base.starts_with('%');
-    if runner {
+    // A runner: not a program known never to run its arguments. The remote read-only list
+    // (which reads the built-in catalog) is only asked once a word names a remote program.
+    if !NOT_RUNNERS.contains(&base) && !base.starts_with('%') {
         let words = &cmd.words[1..];
+        let mut run = Vec::new();
         if let Some(at) = words.iter().position(|w| {
             w.value
                 .as_deref()
                 .is_some_and(|v| ctx.catalog.program(v).is_some())
         }) {
-            candidates.push(join(&words[at..]).text().to_owned());
+            run.push(join(&words[at..]).text().to_owned());
         }
         // A PowerShell script block was walked already.
         for word in words.iter().filter(|w| !w.raw.starts_with('{')) {
@@ -248,8 +248,11 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
                     .next()
                     .is_some_and(|first| ctx.catalog.program(first).is_some())
             {
-                candidates.push(value.clone());
+                run.push(value.clone());
             }
+        }
+        if !run.is_empty() && !ctx.catalog.remote_read_only(base) {
+            candidates.extend(run);
         }
     }
     for text in candidates {
