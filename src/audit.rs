@@ -264,11 +264,13 @@ fn last_line(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         Err(e) => return Err(e),
     };
     let size = file.metadata()?.len();
-    let mut window: u64 = 64 * 1024;
+    // One page first: a record is rarely longer, and every page of the window is touched on
+    // every hook call (the window grows four times over until it holds a whole line).
+    let mut window: u64 = 4 * 1024;
     loop {
         let start = size.saturating_sub(window);
         file.seek(SeekFrom::Start(start))?;
-        let mut tail = Vec::new();
+        let mut tail = Vec::with_capacity(usize::try_from(size - start).unwrap_or(0));
         (&mut file).take(size - start).read_to_end(&mut tail)?;
         let trimmed = tail.strip_suffix(b"\n").unwrap_or(&tail);
         match trimmed.iter().rposition(|b| *b == b'\n') {
@@ -722,6 +724,26 @@ fn cut(text: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The chain links to the whole last line however long it is: shorter than the first
+    /// window read from the end, longer than it, or the only line.
+    #[test]
+    fn the_last_line_is_found_whole_at_any_length() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        assert_eq!(last_line(&path).expect("read"), None);
+        for length in [1, 100, 4095, 4096, 4097, 20_000, 70_000, 300_000] {
+            let last = "x".repeat(length);
+            for before in ["", "first\n", "first\nsecond\n"] {
+                std::fs::write(&path, format!("{before}{last}\n")).expect("written");
+                assert_eq!(
+                    last_line(&path).expect("read"),
+                    Some(last.clone().into_bytes()),
+                    "{length} after {before:?}"
+                );
+            }
+        }
+    }
 
     /// `rewind log --decision` takes exactly the words the trail holds: each outcome is
     /// written, read back and parsed from the command line as the same word.
