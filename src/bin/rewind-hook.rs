@@ -1,7 +1,8 @@
 //! `rewind-hook`: `rewind hook` alone, the binary `install` writes into the hosts' settings.
 //! The hook starts on every tool call, and this binary links only what the hook runs (no
-//! command-line parser, simulator, certificate tools or operator commands), so each start
-//! maps, relocates and touches less.
+//! command-line parser, simulator, certificate tools or operator commands, and no ZVM client,
+//! HTTP or TLS: a call that needs checkpoints has `rewind` beside this binary take them), so
+//! each start maps, relocates and touches less.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
