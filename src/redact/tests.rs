@@ -690,13 +690,15 @@ proptest::proptest! {
         piece in proptest::sample::select(PIECES),
     ) {
         // Words of the rule, run together or split, in either case (`dbPass`, `SIM_PIN`).
-        let built: String = words
-            .iter()
-            .map(|(word, sep, upper)| {
-                let word = if *upper { word.to_ascii_uppercase() } else { (*word).to_owned() };
-                format!("{word}{sep}")
-            })
-            .collect();
+        let mut built = String::new();
+        for (word, sep, upper) in &words {
+            if *upper {
+                built.push_str(&word.to_ascii_uppercase());
+            } else {
+                built.push_str(word);
+            }
+            built.push_str(sep);
+        }
         for key in [key.clone(), built.clone(), format!("{key}{piece}"), format!("{piece}_{built}")] {
             proptest::prop_assert_eq!(
                 is_secret_key(&key),
