@@ -561,6 +561,13 @@ const PIECES: &[&str] = &[
     "ñghp_0123456789abcdefghijABCD",
     "docker",
     "login",
+    "/usr/bin/MySQL",
+    "'C:\\Windows\\System32\\schtasks.exe'",
+    "(mariadb-admin",
+    "PsExec64.exe",
+    "mongorestore",
+    "./a-very-long-program-name-indeed",
+    "ＭＹＳＱＬ",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
 ];
 
@@ -665,8 +672,14 @@ fn every_token_prefix_starts_with_a_byte_the_scan_stops_at() {
 #[test]
 fn the_fast_paths_agree_with_the_full_rules_on_the_pieces() {
     use super::names::names_secret;
+    use super::words::{is_known_name, is_known_program, program_name};
     for piece in PIECES {
         assert_eq!(is_secret_key(piece), names_secret(piece), "{piece}");
+        assert_eq!(
+            is_known_program(piece),
+            is_known_name(&program_name(piece)),
+            "{piece}"
+        );
         assert_eq!(
             super::prefixed::redact_tokens(piece),
             tokens_at_every_character(piece),
@@ -713,6 +726,15 @@ proptest::proptest! {
     /// character found, and a text redacted again (from the recent texts) is redacted alike.
     #[test]
     fn the_fast_paths_redact_a_text_as_the_full_passes_do(text in pieces_text()) {
+        use super::words::{is_known_name, is_known_program, program_name};
+        for word in text.split_whitespace() {
+            proptest::prop_assert_eq!(
+                is_known_program(word),
+                is_known_name(&program_name(word)),
+                "{}",
+                word
+            );
+        }
         proptest::prop_assert_eq!(
             super::prefixed::redact_tokens(&text).into_owned(),
             tokens_at_every_character(&text)

@@ -379,13 +379,29 @@ pub(super) fn program_name(word: &str) -> String {
 }
 
 pub(super) fn is_known_program(word: &str) -> bool {
-    let name = program_name(word);
-    GLUED_P.contains(&name.as_str())
-        || LOGIN_P.contains(&name.as_str())
-        || secret_flag(&name, "-p")
-        || secret_flag(&name, "-P")
+    // [`program_name`] without its allocation: every known name is ASCII and at most
+    // `LONGEST` bytes long, so a longer or non-ASCII name is none of them.
+    const LONGEST: usize = 16;
+    let bare = word.trim_matches(['\'', '"', '(', '`']);
+    let last = bare.rsplit(['/', '\\']).next().unwrap_or(bare);
+    if last.len() > LONGEST || !last.is_ascii() {
+        return false;
+    }
+    let mut lower = [0u8; LONGEST];
+    lower[..last.len()].copy_from_slice(last.as_bytes());
+    lower[..last.len()].make_ascii_lowercase();
+    std::str::from_utf8(&lower[..last.len()]).is_ok_and(is_known_name)
+}
+
+/// Whether a program's name (as [`program_name`] gives it) is one whose words this pass
+/// knows more of.
+pub(super) fn is_known_name(name: &str) -> bool {
+    GLUED_P.contains(&name)
+        || LOGIN_P.contains(&name)
+        || secret_flag(name, "-p")
+        || secret_flag(name, "-P")
         || matches!(
-            name.as_str(),
+            name,
             "curl"
                 | "smbclient"
                 | "rpcclient"
