@@ -568,6 +568,11 @@ const PIECES: &[&str] = &[
     "mongorestore",
     "./a-very-long-program-name-indeed",
     "ＭＹＳＱＬ",
+    "''",
+    "`mysql`",
+    "\"(curl\"",
+    "é/sshpass'",
+    "vault\\é",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
 ];
 
