@@ -625,13 +625,37 @@ fn pieces_text() -> impl proptest::strategy::Strategy<Value = String> {
         1 => "[a-zA-Z_:=@/.\\-]{1,12}",
         1 => "\\PC{1,6}",
     ];
-    let gap = proptest::sample::select(&[" ", " ", " ", "  ", "\n", "\t", "", "\u{a0}"][..]);
+    let gap = proptest::sample::select(
+        &[
+            " ", " ", " ", "  ", "\n", "\t", "", "\u{a0}", "\u{3000}", "\u{85}", "\r\n",
+        ][..],
+    );
     proptest::collection::vec((piece, gap), 0..14).prop_map(|parts| {
         parts
             .into_iter()
             .map(|(piece, gap)| piece + gap)
             .collect::<String>()
     })
+}
+
+/// The words of a text as found character by character, for comparison.
+fn words_by_character(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(from)) => {
+                words.push((from, &text[from..at]));
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &text[from..]));
+    }
+    words
 }
 
 /// [`super::prefixed::redact_tokens`] as it looked at every character, for comparison.
@@ -731,7 +755,11 @@ proptest::proptest! {
     /// character found, and a text redacted again (from the recent texts) is redacted alike.
     #[test]
     fn the_fast_paths_redact_a_text_as_the_full_passes_do(text in pieces_text()) {
-        use super::words::{is_known_name, is_known_program, program_name};
+        use super::words::{is_known_name, is_known_program, program_name, words_with_offsets};
+        proptest::prop_assert_eq!(
+            words_with_offsets(&text).collect::<Vec<_>>(),
+            words_by_character(&text)
+        );
         for word in text.split_whitespace() {
             proptest::prop_assert_eq!(
                 is_known_program(word),

@@ -640,25 +640,41 @@ pub(super) fn redact_user_password(word: &str) -> Option<String> {
 /// The words of `text` (runs of non-white-space, any Unicode white space between) with their
 /// byte offsets.
 pub(super) fn words_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut rest = text.char_indices().peekable();
+    let mut at = 0;
     std::iter::from_fn(move || {
-        while let Some(&(_, c)) = rest.peek() {
-            if !c.is_whitespace() {
+        while at < text.len() {
+            let (space, len) = white_space_at(text, at);
+            if !space {
                 break;
             }
-            rest.next();
+            at += len;
         }
-        let (start, _) = *rest.peek()?;
-        let mut end = text.len();
-        while let Some(&(i, c)) = rest.peek() {
-            if c.is_whitespace() {
-                end = i;
+        if at == text.len() {
+            return None;
+        }
+        let start = at;
+        while at < text.len() {
+            let (space, len) = white_space_at(text, at);
+            if space {
                 break;
             }
-            rest.next();
+            at += len;
         }
-        Some((start, &text[start..end]))
+        Some((start, &text[start..at]))
     })
+}
+
+/// Whether the character at byte `at` (a character boundary) of `text` is white space, and
+/// its length: an ASCII byte is looked at as it is, only another character decoded.
+fn white_space_at(text: &str, at: usize) -> (bool, usize) {
+    let byte = text.as_bytes()[at];
+    if byte.is_ascii() {
+        return (char::from(byte).is_whitespace(), 1);
+    }
+    text[at..]
+        .chars()
+        .next()
+        .map_or((false, 1), |c| (c.is_whitespace(), c.len_utf8()))
 }
 
 /// [`Redactor::text`] over free text, from a fresh start.
