@@ -712,11 +712,14 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
 
 /// `text`, cut to [`VALUE_MAX`] characters with an ellipsis.
 fn cut(text: &str) -> String {
-    if text.chars().count() > VALUE_MAX {
-        let kept: String = text.chars().take(VALUE_MAX).collect();
-        format!("{kept}…")
-    } else {
-        text.to_owned()
+    // A text of no more bytes than that has no more characters either: nothing to count.
+    if text.len() <= VALUE_MAX {
+        return text.to_owned();
+    }
+    // One pass, up to the first character past the limit, if there is one.
+    match text.char_indices().nth(VALUE_MAX) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
     }
 }
 
@@ -785,6 +788,22 @@ mod tests {
                 .count()
                 <= VALUE_MAX + 1
         );
+    }
+
+    #[test]
+    fn a_value_is_cut_after_its_first_characters_whatever_their_width() {
+        for unit in ["a", "é", "日", "🦀", "a\u{301}"] {
+            for n in [0, 1, VALUE_MAX - 1, VALUE_MAX, VALUE_MAX + 1, 2 * VALUE_MAX] {
+                let text = unit.repeat(n);
+                let chars = text.chars().count();
+                let expected = if chars > VALUE_MAX {
+                    format!("{}…", text.chars().take(VALUE_MAX).collect::<String>())
+                } else {
+                    text.clone()
+                };
+                assert_eq!(cut(&text), expected, "{unit} x {n}");
+            }
+        }
     }
 
     /// What once reached `audit.jsonl` verbatim, as the hook summarises tool arguments.

@@ -31,7 +31,37 @@ pub(crate) const REDACTED: &str = "[redacted]";
 
 /// Redacts the secrets written inline in free text (a command, a script, a here-doc):
 /// everything that is not a secret is kept byte for byte, white space included.
+///
+/// One call often redacts the same text more than once (a command is quoted in the decision
+/// and summarised in the audit record): the last few texts and their redactions are kept, per
+/// thread, and a text seen again gets its redaction back without the passes.
 pub(crate) fn redact_text(text: &str) -> String {
+    /// How many recent texts are kept.
+    const RECENT: usize = 4;
+    thread_local! {
+        static RECENT_TEXTS: std::cell::RefCell<Vec<(String, String)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if let Some(known) = RECENT_TEXTS.with_borrow(|recent| {
+        recent
+            .iter()
+            .find(|(seen, _)| seen == text)
+            .map(|(_, redacted)| redacted.clone())
+    }) {
+        return known;
+    }
+    let redacted = redact_passes(text);
+    RECENT_TEXTS.with_borrow_mut(|recent| {
+        if recent.len() == RECENT {
+            recent.remove(0);
+        }
+        recent.push((text.to_owned(), redacted.clone()));
+    });
+    redacted
+}
+
+/// [`redact_text`]'s passes, in order.
+pub(super) fn redact_passes(text: &str) -> String {
     let text = prefixed::redact_private_keys(text);
     let text = prefixed::redact_tokens(&text);
     let text = stdin::redact_stdin_secrets(&text);

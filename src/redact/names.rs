@@ -11,6 +11,38 @@
 /// in a key (`key`, `api_key`, `sshkey`; not `StrictHostKeyChecking`), or when a key's or
 /// identity's content follows (`identity_file_content`, `key_data`).
 pub(crate) fn is_secret_key(key: &str) -> bool {
+    if key.is_ascii() && !may_name_secret(key.as_bytes()) {
+        return false;
+    }
+    names_secret(key)
+}
+
+/// Whether an ASCII key holds, in any case, one of the pieces that every rule of
+/// [`is_secret_key`] needs in some word of the key (`pw`, `pass`, `otp`, `secret`, `token`,
+/// `key`, `auth`, `cred`, `cookie`, `bearer`, `pin`, `identity`): a key without any says no
+/// secret, and most words of a command (`cargo`, `--locked`, `status`) are such keys. Not
+/// for other text: a non-ASCII letter may lower-case to ASCII (`K`, the Kelvin sign, is `k`).
+pub(super) fn may_name_secret(key: &[u8]) -> bool {
+    let has = |at: usize, piece: &[u8]| {
+        key.get(at..at + piece.len())
+            .is_some_and(|k| k.eq_ignore_ascii_case(piece))
+    };
+    (0..key.len()).any(|at| match key[at].to_ascii_lowercase() {
+        b'p' => has(at, b"pw") || has(at, b"pass") || has(at, b"pin"),
+        b'o' => has(at, b"otp"),
+        b's' => has(at, b"secret"),
+        b't' => has(at, b"token"),
+        b'k' => has(at, b"key"),
+        b'a' => has(at, b"auth"),
+        b'c' => has(at, b"cred") || has(at, b"cookie"),
+        b'b' => has(at, b"bearer"),
+        b'i' => has(at, b"identity"),
+        _ => false,
+    })
+}
+
+/// [`is_secret_key`]'s rule on the words of the key, without the pre-check.
+pub(super) fn names_secret(key: &str) -> bool {
     let words = key_words(key);
     let pair =
         |first: &str, second: &str| words.windows(2).any(|w| w[0] == first && w[1] == second);

@@ -39,34 +39,46 @@ pub(super) fn redact_private_keys(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The prefixes of [`redact_tokens`]'s tokens.
+pub(super) const PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xapp-",
+    "sk-ant-",
+    "sk-proj-",
+    "npm_",
+    "eyJ",
+    "b3BlbnNzaC1rZXktdjE",
+];
+
+/// The first bytes of [`PREFIXES`].
+pub(super) const TOKEN_STARTS: &[u8] = b"gxsneb";
+
 /// Tokens recognisable by their prefix wherever they stand (a URL's user, a header, an
 /// argument): GitHub's, GitLab's, Slack's, OpenAI's and Anthropic's, npm's, JSON Web Tokens,
 /// and OpenSSH private keys in their base64 form (`b3BlbnNzaC1rZXktdjE…`, no PEM armour).
 pub(super) fn redact_tokens(text: &str) -> std::borrow::Cow<'_, str> {
-    const PREFIXES: &[&str] = &[
-        "ghp_",
-        "gho_",
-        "ghu_",
-        "ghs_",
-        "ghr_",
-        "github_pat_",
-        "glpat-",
-        "xoxb-",
-        "xoxp-",
-        "xapp-",
-        "sk-ant-",
-        "sk-proj-",
-        "npm_",
-        "eyJ",
-        "b3BlbnNzaC1rZXktdjE",
-    ];
     const LEAST: usize = 16;
     let token_char =
         |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+' | '/' | '=');
     let mut out = String::new();
     let mut last = 0;
     let mut at = 0;
+    let bytes = text.as_bytes();
     while at < text.len() {
+        // Only an ASCII byte that starts a prefix may start a token: the others (a byte
+        // inside a character too) are passed over without looking back or ahead.
+        if !TOKEN_STARTS.contains(&bytes[at]) {
+            at += 1;
+            continue;
+        }
         let rest = &text[at..];
         let starts_word = text[..at]
             .chars()

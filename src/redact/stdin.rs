@@ -77,7 +77,8 @@ pub(super) fn redact_stdin_secrets(text: &str) -> std::borrow::Cow<'_, str> {
     for (start, word) in words_with_offsets(text) {
         let mut rest = word;
         let mut offset = start;
-        while let Some(at) = rest.find(['|', '<']) {
+        // Both markers are ASCII: a byte search finds them where a character search would.
+        while let Some(at) = rest.bytes().position(|b| matches!(b, b'|' | b'<')) {
             let marker = if rest[at..].starts_with("<<<") {
                 3
             } else if rest[at..].starts_with("||") {

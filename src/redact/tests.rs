@@ -485,3 +485,295 @@ fn a_vm_reference_keeps_its_host_and_loses_its_credentials() {
         assert_eq!(strip_credentials(reference), kept, "{reference}");
     }
 }
+
+/// Pieces of commands and keys as agents write them, secret or not, for the fast paths'
+/// comparisons with the full rules.
+const PIECES: &[&str] = &[
+    "--password=hunter2",
+    "--password",
+    "-p",
+    "-phunter2",
+    "mysql",
+    "sshpass",
+    "TOKEN=x1",
+    "API_KEY=\"abc def\"",
+    "MYSQL_PWD=x",
+    "https://admin:hunter2@web01/x",
+    "admin:hunter2@web01",
+    "Authorization: Bearer abc",
+    "-H",
+    "'Authorization:",
+    "Basic",
+    "dXNlcjpwYXNz==",
+    "ghp_0123456789abcdefghijABCD",
+    "xoxb-0123456789-abcdefghijkl",
+    "eyJhbGciOi.eyJzdWIi.c2lnbmF0dXJl",
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
+    "-Password",
+    "(ConvertTo-SecureString",
+    "\"hunter2\"",
+    "-AsPlainText",
+    "-Force)",
+    "$env:TOKEN",
+    "=",
+    "echo",
+    "hunter2",
+    "|",
+    "sudo",
+    "-S",
+    "<<<",
+    "&&",
+    ";",
+    "net",
+    "user",
+    "bob",
+    "curl",
+    "-u",
+    "bob:hunter2",
+    "IDENTIFIED",
+    "BY",
+    "'hunter2'",
+    "cargo",
+    "test",
+    "--locked",
+    "git",
+    "status",
+    "--short",
+    "2>&1",
+    "tail",
+    "-n",
+    "40",
+    "passage01",
+    "max_tokens",
+    "apiKey",
+    "pIn",
+    "identity_data",
+    "x-auth-token",
+    "cookie",
+    "StrictHostKeyChecking=no",
+    "mot_de_passe=é",
+    "clé=ü",
+    "\u{212A}EY=x",
+    "пароль=x",
+    "日本",
+    "sk-ant-0123456789abcdefghij",
+    "npm_0123456789abcdefghijkl",
+    "ñghp_0123456789abcdefghijABCD",
+    "docker",
+    "login",
+    "/usr/bin/MySQL",
+    "'C:\\Windows\\System32\\schtasks.exe'",
+    "(mariadb-admin",
+    "PsExec64.exe",
+    "mongorestore",
+    "./a-very-long-program-name-indeed",
+    "ＭＹＳＱＬ",
+    "''",
+    "`mysql`",
+    "\"(curl\"",
+    "é/sshpass'",
+    "vault\\é",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----",
+];
+
+/// Words the rule of [`is_secret_key`] looks for, and words near them that are not secret.
+const KEY_WORDS: &[&str] = &[
+    "pin",
+    "pw",
+    "pwd",
+    "pass",
+    "passcode",
+    "otp",
+    "totp",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "cred",
+    "credentials",
+    "cookie",
+    "bearer",
+    "identity",
+    "file",
+    "content",
+    "data",
+    "api",
+    "client",
+    "private",
+    "ssh",
+    "monkey",
+    "bypass",
+    "compass",
+    "db",
+    "max",
+    "host",
+    "Checking",
+    "x",
+    "K",
+    "value",
+    "pem",
+    "keyboard",
+    "pinned",
+    "spin",
+    "author",
+];
+
+fn pieces_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop_oneof![
+        4 => proptest::sample::select(PIECES).prop_map(str::to_owned),
+        1 => "[a-zA-Z_:=@/.\\-]{1,12}",
+        1 => "\\PC{1,6}",
+    ];
+    let gap = proptest::sample::select(
+        &[
+            " ", " ", " ", "  ", "\n", "\t", "", "\u{a0}", "\u{3000}", "\u{85}", "\r\n",
+        ][..],
+    );
+    proptest::collection::vec((piece, gap), 0..14).prop_map(|parts| {
+        parts
+            .into_iter()
+            .map(|(piece, gap)| piece + gap)
+            .collect::<String>()
+    })
+}
+
+/// The words of a text as found character by character, for comparison.
+fn words_by_character(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(from)) => {
+                words.push((from, &text[from..at]));
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &text[from..]));
+    }
+    words
+}
+
+/// [`super::prefixed::redact_tokens`] as it looked at every character, for comparison.
+fn tokens_at_every_character(text: &str) -> String {
+    use super::prefixed::PREFIXES;
+    let token_char =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+' | '/' | '=');
+    let mut out = String::new();
+    let mut last = 0;
+    let mut at = 0;
+    while at < text.len() {
+        let rest = &text[at..];
+        let starts_word = text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_ascii_alphanumeric());
+        let prefix = PREFIXES.iter().find(|p| rest.starts_with(**p));
+        if let (true, Some(prefix)) = (starts_word, prefix) {
+            let len = rest.find(|c: char| !token_char(c)).unwrap_or(rest.len());
+            let jwt = *prefix != "eyJ" || rest[..len].matches('.').count() == 2;
+            if len >= prefix.len() + 16 && jwt {
+                out.push_str(&text[last..at]);
+                out.push_str(super::REDACTED);
+                at += len;
+                last = at;
+                continue;
+            }
+        }
+        at += rest.chars().next().map_or(1, char::len_utf8);
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+#[test]
+fn every_token_prefix_starts_with_a_byte_the_scan_stops_at() {
+    use super::prefixed::{PREFIXES, TOKEN_STARTS};
+    for prefix in PREFIXES {
+        assert!(TOKEN_STARTS.contains(&prefix.as_bytes()[0]), "{prefix}");
+    }
+}
+
+#[test]
+fn the_fast_paths_agree_with_the_full_rules_on_the_pieces() {
+    use super::names::names_secret;
+    use super::words::{is_known_name, is_known_program, program_name};
+    for piece in PIECES {
+        assert_eq!(is_secret_key(piece), names_secret(piece), "{piece}");
+        assert_eq!(
+            is_known_program(piece),
+            is_known_name(&program_name(piece)),
+            "{piece}"
+        );
+        assert_eq!(
+            super::prefixed::redact_tokens(piece),
+            tokens_at_every_character(piece),
+            "{piece}"
+        );
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// The pre-check of a key's pieces never turns away a key the rule on its words says
+    /// secret.
+    #[test]
+    fn the_key_pre_check_agrees_with_the_rule_on_words(
+        key in "[a-zA-Z0-9_.:\\-]{0,16}|\\PC{0,8}",
+        words in proptest::collection::vec(
+            (proptest::sample::select(KEY_WORDS), "[_.:-]?", proptest::bool::ANY),
+            1..4,
+        ),
+        piece in proptest::sample::select(PIECES),
+    ) {
+        // Words of the rule, run together or split, in either case (`dbPass`, `SIM_PIN`).
+        let mut built = String::new();
+        for (word, sep, upper) in &words {
+            if *upper {
+                built.push_str(&word.to_ascii_uppercase());
+            } else {
+                built.push_str(word);
+            }
+            built.push_str(sep);
+        }
+        for key in [key.clone(), built.clone(), format!("{key}{piece}"), format!("{piece}_{built}")] {
+            proptest::prop_assert_eq!(
+                is_secret_key(&key),
+                super::names::names_secret(&key),
+                "{}",
+                key
+            );
+        }
+    }
+
+    /// The token scan that skips bytes no prefix starts with finds what the scan at every
+    /// character found, and a text redacted again (from the recent texts) is redacted alike.
+    #[test]
+    fn the_fast_paths_redact_a_text_as_the_full_passes_do(text in pieces_text()) {
+        use super::words::{is_known_name, is_known_program, program_name, words_with_offsets};
+        proptest::prop_assert_eq!(
+            words_with_offsets(&text).collect::<Vec<_>>(),
+            words_by_character(&text)
+        );
+        for word in text.split_whitespace() {
+            proptest::prop_assert_eq!(
+                is_known_program(word),
+                is_known_name(&program_name(word)),
+                "{}",
+                word
+            );
+        }
+        proptest::prop_assert_eq!(
+            super::prefixed::redact_tokens(&text).into_owned(),
+            tokens_at_every_character(&text)
+        );
+        let full = super::redact_passes(&text);
+        proptest::prop_assert_eq!(&redact_text(&text), &full, "{:?}", text);
+        proptest::prop_assert_eq!(&redact_text(&text), &full, "{:?}", text);
+    }
+}

@@ -379,13 +379,40 @@ pub(super) fn program_name(word: &str) -> String {
 }
 
 pub(super) fn is_known_program(word: &str) -> bool {
-    let name = program_name(word);
-    GLUED_P.contains(&name.as_str())
-        || LOGIN_P.contains(&name.as_str())
-        || secret_flag(&name, "-p")
-        || secret_flag(&name, "-P")
+    // [`program_name`] without its allocation: every known name is ASCII and at most
+    // `LONGEST` bytes long, so a longer or non-ASCII name is none of them.
+    const LONGEST: usize = 16;
+    // The marks and separators are ASCII: found by byte, as a character search would.
+    let bytes = word.as_bytes();
+    let mark = |b: &u8| matches!(b, b'\'' | b'"' | b'(' | b'`');
+    let start = bytes.iter().position(|b| !mark(b)).unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !mark(b))
+        .map_or(start, |at| at + 1);
+    let bare = &word[start..end];
+    let last = bare
+        .bytes()
+        .rposition(|b| matches!(b, b'/' | b'\\'))
+        .map_or(bare, |at| &bare[at + 1..]);
+    if last.len() > LONGEST || !last.is_ascii() {
+        return false;
+    }
+    let mut lower = [0u8; LONGEST];
+    lower[..last.len()].copy_from_slice(last.as_bytes());
+    lower[..last.len()].make_ascii_lowercase();
+    std::str::from_utf8(&lower[..last.len()]).is_ok_and(is_known_name)
+}
+
+/// Whether a program's name (as [`program_name`] gives it) is one whose words this pass
+/// knows more of.
+pub(super) fn is_known_name(name: &str) -> bool {
+    GLUED_P.contains(&name)
+        || LOGIN_P.contains(&name)
+        || secret_flag(name, "-p")
+        || secret_flag(name, "-P")
         || matches!(
-            name.as_str(),
+            name,
             "curl"
                 | "smbclient"
                 | "rpcclient"
@@ -613,25 +640,41 @@ pub(super) fn redact_user_password(word: &str) -> Option<String> {
 /// The words of `text` (runs of non-white-space, any Unicode white space between) with their
 /// byte offsets.
 pub(super) fn words_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut rest = text.char_indices().peekable();
+    let mut at = 0;
     std::iter::from_fn(move || {
-        while let Some(&(_, c)) = rest.peek() {
-            if !c.is_whitespace() {
+        while at < text.len() {
+            let (space, len) = white_space_at(text, at);
+            if !space {
                 break;
             }
-            rest.next();
+            at += len;
         }
-        let (start, _) = *rest.peek()?;
-        let mut end = text.len();
-        while let Some(&(i, c)) = rest.peek() {
-            if c.is_whitespace() {
-                end = i;
+        if at == text.len() {
+            return None;
+        }
+        let start = at;
+        while at < text.len() {
+            let (space, len) = white_space_at(text, at);
+            if space {
                 break;
             }
-            rest.next();
+            at += len;
         }
-        Some((start, &text[start..end]))
+        Some((start, &text[start..at]))
     })
+}
+
+/// Whether the character at byte `at` (a character boundary) of `text` is white space, and
+/// its length: an ASCII byte is looked at as it is, only another character decoded.
+fn white_space_at(text: &str, at: usize) -> (bool, usize) {
+    let byte = text.as_bytes()[at];
+    if byte.is_ascii() {
+        return (char::from(byte).is_whitespace(), 1);
+    }
+    text[at..]
+        .chars()
+        .next()
+        .map_or((false, 1), |c| (c.is_whitespace(), c.len_utf8()))
 }
 
 /// [`Redactor::text`] over free text, from a fresh start.
