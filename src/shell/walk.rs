@@ -84,14 +84,62 @@ impl Walk {
                 "the command nests deeper than {MAX_NESTING} levels"
             )));
         }
+        // A fresh walk's parse of a whole text depends on the text and the dialect alone (the
+        // time limit aside): the self-protection check and the analysis of one call read the
+        // same command, and the second takes the first's commands and count.
+        let fresh = self.depth == 0
+            && self.count == 0
+            && self.bindings.is_empty()
+            && self.commands.is_empty();
+        if fresh
+            && let Some((commands, count)) =
+                LAST_PARSE.with(|last| last.borrow().get(text, dialect))
+        {
+            self.count = count;
+            return Ok(commands);
+        }
         let outer = std::mem::take(&mut self.commands);
         let result = match dialect {
             Dialect::Posix => posix::walk_text(text, self),
             Dialect::PowerShell => powershell::walk_text(text, self),
         };
         let commands = std::mem::replace(&mut self.commands, outer);
+        if fresh && result.is_ok() {
+            let parsed = Parsed {
+                text: text.to_owned(),
+                dialect,
+                commands: commands.clone(),
+                count: self.count,
+            };
+            LAST_PARSE.with(|last| *last.borrow_mut() = LastParse(Some(parsed)));
+        }
         result.map(|()| commands)
     }
+}
+
+/// A whole text a fresh walk parsed, with what it found and counted.
+struct Parsed {
+    text: String,
+    dialect: Dialect,
+    commands: Vec<Cmd>,
+    count: usize,
+}
+
+/// The last whole text parsed on this thread.
+#[derive(Default)]
+struct LastParse(Option<Parsed>);
+
+impl LastParse {
+    fn get(&self, text: &str, dialect: Dialect) -> Option<(Vec<Cmd>, usize)> {
+        self.0
+            .as_ref()
+            .filter(|p| p.dialect == dialect && p.text == text)
+            .map(|p| (p.commands.clone(), p.count))
+    }
+}
+
+thread_local! {
+    static LAST_PARSE: std::cell::RefCell<LastParse> = std::cell::RefCell::default();
 }
 
 /// An upper bound on how deeply `text` nests, quotes ignored: brackets, and in POSIX text
@@ -136,4 +184,57 @@ fn nesting_depth(text: &str, dialect: Dialect) -> usize {
     }
     keyword(&mut word, &mut depth, &mut deepest);
     deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str, dialect: Dialect) -> (String, usize) {
+        let mut walk = Walk::new(None);
+        let commands = walk.parse(text, dialect).expect("parsed");
+        (format!("{commands:?}"), walk.count)
+    }
+
+    /// A whole text parsed again (the self-protection check, then the analysis) gives the
+    /// same commands and the same count as a parse of its own, and another text or dialect
+    /// is never answered with the last one's commands.
+    #[test]
+    fn a_text_parsed_again_is_what_a_parse_of_its_own_gives() {
+        let texts = [
+            (
+                "cd /src && cargo test 2>&1 | tail -n 40 && git status",
+                Dialect::Posix,
+            ),
+            ("for h in a b; do ssh $h reboot; done", Dialect::Posix),
+            ("x=ss; ${x}h web01 'uptime'", Dialect::Posix),
+            (
+                "Get-Service | Where-Object Status -eq Running",
+                Dialect::PowerShell,
+            ),
+            ("ssh web01 uptime", Dialect::Posix),
+            ("ssh web01 uptime", Dialect::PowerShell),
+        ];
+        for (text, dialect) in texts {
+            LAST_PARSE.with(|last| *last.borrow_mut() = LastParse::default());
+            let alone = parsed(text, dialect);
+            assert!(
+                LAST_PARSE.with(|last| last.borrow().get(text, dialect).is_some()),
+                "{text}"
+            );
+            assert_eq!(parsed(text, dialect), alone, "{text}");
+        }
+        // The last parse was PowerShell's: the POSIX reading of the same text is its own.
+        LAST_PARSE.with(|last| *last.borrow_mut() = LastParse::default());
+        let posix = parsed("ssh web01 uptime", Dialect::Posix);
+        parsed("ssh web01 uptime", Dialect::PowerShell);
+        assert_eq!(parsed("ssh web01 uptime", Dialect::Posix), posix);
+        // A walk already inside a text (a nested parse) never takes the last whole text's.
+        let mut inside = Walk::new(None);
+        inside.count = 1;
+        inside
+            .parse("ssh web01 uptime", Dialect::Posix)
+            .expect("parsed");
+        assert_eq!(inside.count, 1 + posix.1);
+    }
 }
