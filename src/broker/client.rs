@@ -57,7 +57,7 @@ pub(crate) fn call_watched(
     };
     let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
     let stream = connect(socket, &config.user).map_err(&fail)?;
-    exchange(&stream, op, deadline, progress, cancelled).map_err(fail)
+    exchange(&stream, op, deadline, Duration::ZERO, progress, cancelled).map_err(fail)
 }
 
 /// Connects to the broker `config` names without asking anything: who serves its socket, for
@@ -131,15 +131,20 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
 }
 
 /// One request and its answer on a connected stream (the broker's socket, or the socket pair
-/// `rewind-hook` shares with `rewind`), within `deadline`.
+/// `rewind-hook` shares with `rewind`): the request asks for an answer within `deadline`, and
+/// the answer is waited for until `grace` after it (a guard answering just past its deadline,
+/// as one in this process would, is still heard).
 pub(crate) fn exchange(
     stream: &UnixStream,
     op: Op,
     deadline: &Deadline,
+    grace: Duration,
     progress: &mut dyn FnMut(&str),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Value, String> {
     let budget = deadline.shortened_by(TRANSIT);
+    let waited = Deadline::starting_at(deadline.started(), deadline.budget() + grace);
+    let deadline = &waited;
     let request = Request {
         v: VERSION,
         deadline_ms: u64::try_from(budget.remaining().as_millis()).unwrap_or(u64::MAX),

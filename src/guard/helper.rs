@@ -26,6 +26,10 @@ use crate::zvm::ZvmError;
 /// The subcommand of `rewind` that serves one guard request on its stdin.
 pub(crate) const SUBCOMMAND: &str = "hook-guard";
 
+/// How long past the guard's deadline its answer is still waited for: a guard in this process
+/// may answer that late too (the hook's watchdog allows its worker half a second).
+const ANSWER_GRACE: Duration = Duration::from_millis(400);
+
 /// How long `rewind hook-guard` waits for the request line once started.
 const REQUEST_WAIT: Duration = Duration::from_secs(5);
 
@@ -114,6 +118,7 @@ fn ask(
         &ours,
         Op::Guard(request),
         deadline,
+        ANSWER_GRACE,
         &mut |text| watch.step(text),
         &|| watch.cancelled(),
     );
