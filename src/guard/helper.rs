@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use super::protect::{Change, Protection, policy};
 use super::{Relay, Watch};
-use crate::broker::protocol::{self, Answer, GuardRequest, GuardResult, Op};
+use crate::broker::protocol::{self, Answer, GuardResult, Op};
 use crate::config::Config;
 use crate::deadline::Deadline;
 use crate::decision::{self, Case};
@@ -103,17 +103,7 @@ fn ask(
         .map_err(|e| format!("cannot start ({e}); rewind-hook needs rewind beside it"))?;
     // Ours alone now: the answer ends when `rewind` exits or closes it.
     drop(command);
-    let (on_checkpoint, on_zvm_error) = protocol::policy_words(&config.hook);
-    let (host, session) = change.wire_caller();
-    let request = GuardRequest {
-        host,
-        session,
-        change: change.id.clone(),
-        tool: change.action.clone(),
-        vms: references.iter().map(|r| (*r).to_owned()).collect(),
-        on_checkpoint,
-        on_zvm_error,
-    };
+    let request = change.request(config, references);
     let answer = crate::broker::client::exchange(
         &ours,
         Op::Guard(request),

@@ -75,8 +75,24 @@ impl Change {
         }
     }
 
+    /// The guard request for this change on `references`, with `[hook]`'s policy: what the
+    /// broker, or `rewind` beside `rewind-hook`, is asked.
+    pub(super) fn request(&self, config: &Config, references: &[&str]) -> GuardRequest {
+        let (on_checkpoint, on_zvm_error) = protocol::policy_words(&config.hook);
+        let (host, session) = self.wire_caller();
+        GuardRequest {
+            host,
+            session,
+            change: self.id.clone(),
+            tool: self.action.clone(),
+            vms: references.iter().map(|r| (*r).to_owned()).collect(),
+            on_checkpoint,
+            on_zvm_error,
+        }
+    }
+
     /// The caller as a guard request names it (`host`, `session`).
-    pub(super) fn wire_caller(&self) -> (String, Option<String>) {
+    fn wire_caller(&self) -> (String, Option<String>) {
         match &self.caller {
             Caller::Hook { host, session } => (host.name().to_owned(), session.clone()),
             Caller::Mcp(agent) => (agent.clone(), None),
@@ -466,17 +482,7 @@ fn through_broker(
 ) -> Protection {
     let at = socket.display();
     watch.step(&format!("waiting for the rewind broker at {at}"));
-    let (on_checkpoint, on_zvm_error) = protocol::policy_words(&config.hook);
-    let (host, session) = change.wire_caller();
-    let request = GuardRequest {
-        host,
-        session,
-        change: change.id.clone(),
-        tool: change.action.clone(),
-        vms: references.iter().map(|r| (*r).to_owned()).collect(),
-        on_checkpoint,
-        on_zvm_error,
-    };
+    let request = change.request(config, references);
     let answer = crate::broker::client::call_watched(
         &config.broker,
         Op::Guard(request),
