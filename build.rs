@@ -1,11 +1,11 @@
 //! Compiles the shipped catalogs (`catalogs/*.toml`) for the hook: each becomes
 //! `$OUT_DIR/catalogs/<name>.json`, the same document as JSON (which the hook reads several
 //! times faster than TOML on every tool call), and `<name>.servers`, the server names and
-//! patterns it spells out, one a line (to tell which files a call's server needs without
-//! reading any), and `<name>.entries`, an index of its entries by server pattern (see
-//! `entry_index`). The TOML files stay the source, shown and linted as they are; a test holds
-//! each compiled file equal to its source. The shell catalog also gets `shell.names.rs`, its
-//! program names (see `shell_names`).
+//! patterns it spells out, each once, one a line (to tell which files a call's server needs
+//! without reading any), and `<name>.entries`, an index of its entries by server and tool
+//! pattern (see `entry_index`). The TOML files stay the source, shown and linted as they are;
+//! a test holds each compiled file equal to its source. The shell catalog also gets
+//! `shell.names.rs`, its program names (see `shell_names`).
 
 use std::path::Path;
 
@@ -37,7 +37,9 @@ fn main() {
         ] {
             let tables = document.get(section).and_then(toml::Value::as_array);
             for table in tables.into_iter().flatten() {
-                if let Some(name) = table.get(key).and_then(toml::Value::as_str) {
+                if let Some(name) = table.get(key).and_then(toml::Value::as_str)
+                    && !servers.lines().any(|listed| listed == name)
+                {
                     servers.push_str(name);
                     servers.push('\n');
                 }
@@ -57,10 +59,11 @@ fn main() {
 }
 
 /// `<name>.entries`: each `[[mutating]]` then each `[[read_only]]` entry on a line of its own,
-/// as `<section>\t<server pattern>\t<the entry as JSON>`, so that the hook deserializes only
-/// the entries whose server pattern matches a call's server. A file the index cannot stand
-/// for line by line (a `[[server]]` binding, which may read a file, or a server that is not a
-/// plain word) is the single line `whole`: the hook then reads that file whole.
+/// as `<section>\t<server pattern>\t<tool pattern>\t<the entry as JSON>`, so that the hook
+/// deserializes only the entries whose patterns match a call's server and tool. A file the
+/// index cannot stand for line by line (a `[[server]]` binding, which may read a file, or a
+/// server or tool that is not a plain word) is the single line `whole`: the hook then reads
+/// that file whole.
 fn entry_index(document: &toml::Table) -> String {
     const WHOLE: &str = "whole\n";
     if document.contains_key("server") {
@@ -75,14 +78,17 @@ fn entry_index(document: &toml::Table) -> String {
             return String::from(WHOLE);
         };
         for entry in entries {
-            let Some(server) = entry.get("server").and_then(toml::Value::as_str) else {
+            let word = |key: &str| {
+                entry
+                    .get(key)
+                    .and_then(toml::Value::as_str)
+                    .filter(|word| !word.is_empty() && !word.contains(char::is_whitespace))
+            };
+            let (Some(server), Some(tool)) = (word("server"), word("tool")) else {
                 return String::from(WHOLE);
             };
-            if server.is_empty() || server.contains(char::is_whitespace) {
-                return String::from(WHOLE);
-            }
             let json = serde_json::to_string(entry).expect("a TOML value is JSON");
-            for part in [section, "\t", server, "\t", &json, "\n"] {
+            for part in [section, "\t", server, "\t", tool, "\t", &json, "\n"] {
                 index.push_str(part);
             }
         }

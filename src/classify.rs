@@ -37,8 +37,8 @@ pub(crate) trait Lookup {
     /// What rewind protects of itself on this machine (its files, hook entries, the ZVM).
     fn protected(&self) -> crate::selfguard::Protected;
 
-    /// The catalogs that cover a call to MCP server `server` (`None`: a host tool).
-    fn catalog(&self, server: Option<&str>) -> anyhow::Result<Catalog>;
+    /// The catalogs that cover a call to the tool `name` (an MCP server's, or the host's).
+    fn catalog(&self, name: &ToolName) -> anyhow::Result<Catalog>;
 
     /// What is remembered of the session `session` of `server`, opened in the host's
     /// session `host_session`.
@@ -174,11 +174,7 @@ fn classify(
         return Plan::Decided(decide(call, &Case::SelfProtection(&why), config));
     }
     let name = ToolName::parse(&call.tool, call.server.as_deref());
-    let server = match &name {
-        ToolName::Mcp { server, .. } => Some(server.as_str()),
-        ToolName::Host(_) => None,
-    };
-    let catalog = match lookup.catalog(server) {
+    let catalog = match lookup.catalog(&name) {
         Ok(catalog) => catalog,
         Err(e) => {
             return Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config));

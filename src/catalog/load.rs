@@ -89,7 +89,7 @@ pub(super) fn parse_compiled(
 }
 
 /// Reads, of a shipped catalog's compiled index (`<name>.entries`, see `build.rs`), the
-/// entries whose server pattern `wanted` accepts, in the order [`parse_compiled`] gives them;
+/// entries whose server and tool patterns `wanted` accepts, in the order [`parse_compiled`] gives them;
 /// `None` when the file is not indexed line by line (it binds servers), so that it must be
 /// read whole. The entries are not checked again: the shipped catalogs are checked where they
 /// are built and tested (each compiled file equal to its source, every shipped file valid), and
@@ -97,13 +97,13 @@ pub(super) fn parse_compiled(
 pub(super) fn indexed_entries(
     index: &str,
     origin: &str,
-    wanted: impl Fn(&str) -> bool,
+    wanted: impl Fn(&str, &str) -> bool,
 ) -> Option<anyhow::Result<Vec<Entry>>> {
     let mut entries = Vec::new();
     for line in index.lines() {
-        let mut fields = line.splitn(3, '\t');
-        let (Some(section), Some(server), Some(json)) =
-            (fields.next(), fields.next(), fields.next())
+        let mut fields = line.splitn(4, '\t');
+        let (Some(section), Some(server), Some(tool), Some(json)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
         else {
             return None;
         };
@@ -112,7 +112,7 @@ pub(super) fn indexed_entries(
             "read_only" => ToolClass::ReadOnly,
             _ => return None,
         };
-        if !wanted(server) {
+        if !wanted(server, tool) {
             continue;
         }
         match serde_json::from_str::<RawEntry>(json) {

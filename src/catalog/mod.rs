@@ -29,7 +29,8 @@ pub struct Shipped {
     pub toml: &'static str,
     json: &'static str,
     servers: &'static str,
-    /// Its entries one a line with their server patterns, or `whole` (see `build.rs`).
+    /// Its entries one a line with their server and tool patterns, or `whole` (see
+    /// `build.rs`).
     entries: &'static str,
 }
 
@@ -44,12 +45,17 @@ impl Shipped {
         load::parse_compiled(self.json, self.origin)
     }
 
-    /// What classifying a call to `server` needs of it: the entries whose server pattern
-    /// matches `server`, read from the build's index, in [`Shipped::load`]'s order; the whole
-    /// file when it binds servers. Any other entry could never match the call.
-    fn load_matching(&self, server: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
-        match load::indexed_entries(self.entries, self.origin, |pattern| {
-            server_match(pattern, server)
+    /// What classifying a call to `tool` of `server` needs of it: the entries whose server
+    /// and tool patterns match the call, read from the build's index, in [`Shipped::load`]'s
+    /// order; the whole file when it binds servers. Any other entry could never decide the
+    /// call.
+    fn load_matching(
+        &self,
+        server: &str,
+        tool: &str,
+    ) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
+        match load::indexed_entries(self.entries, self.origin, |server_pattern, tool_pattern| {
+            server_match(server_pattern, server) && glob_match(tool_pattern, tool)
         }) {
             Some(entries) => Ok((entries?, Vec::new())),
             None => self.load(),
@@ -316,25 +322,29 @@ impl Catalog {
 
     /// Loads what classifying one call needs: every user file (a broken one is an error
     /// whatever the call), and of the shipped catalogs only those naming a server pattern
-    /// that matches `server` (none for a host tool, `server` = `None`), and of those only the
-    /// entries whose server pattern matches (the build indexes them). The hook starts once
-    /// per call, and most calls touch one server: nothing else shipped is deserialized.
-    /// Entries keep the file positions and order [`Catalog::load`] gives them, so precedence
-    /// is the same; the result serves calls to `server` only.
+    /// that matches the call's server (none for a host tool), and of those only the entries
+    /// whose server and tool patterns match the call (the build indexes them). The hook
+    /// starts once per call: nothing else shipped is deserialized. Entries keep the file
+    /// positions and order [`Catalog::load`] gives them, so precedence is the same; the
+    /// result serves this one tool only.
     pub fn load_for(
-        server: Option<&str>,
+        name: &ToolName,
         builtin: bool,
         files: &[impl AsRef<Path>],
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog::default();
         if builtin {
             for shipped in BUILTIN {
-                if let Some(server) = server.filter(|server| {
+                let call = match name {
+                    ToolName::Mcp { server, tool } => Some((server, tool)),
+                    ToolName::Host(_) => None,
+                };
+                if let Some((server, tool)) = call.filter(|(server, _)| {
                     shipped
                         .servers()
                         .any(|pattern| server_match(pattern, server))
                 }) {
-                    catalog.append(shipped.load_matching(server)?);
+                    catalog.append(shipped.load_matching(server, tool)?);
                 } else {
                     catalog.files += 1;
                 }
@@ -1023,10 +1033,10 @@ mod tests {
         }
     }
 
-    /// Loading only what a call's server needs classifies every shipped (server, tool) and
+    /// Loading only what a call needs classifies every shipped (server, tool) and
     /// some unknown ones exactly as loading everything does, precedence included.
     #[test]
-    fn loading_for_one_server_classifies_as_loading_all() {
+    fn loading_for_one_call_classifies_as_loading_all() {
         let none: &[&str] = &[];
         let all = Catalog::load(true, none).expect("all");
         let mut calls: Vec<(String, String)> = all
@@ -1049,14 +1059,15 @@ mod tests {
                 server: server.clone(),
                 tool: tool.clone(),
             };
-            let some = Catalog::load_for(Some(&server), true, none).expect("some");
+            let some = Catalog::load_for(&name, true, none).expect("some");
             assert_eq!(
                 format!("{:?}", some.classify(&name, &input)),
                 format!("{:?}", all.classify(&name, &input)),
                 "{server} {tool}"
             );
         }
-        let host = Catalog::load_for(None, true, none).expect("host tools");
+        let host =
+            Catalog::load_for(&ToolName::Host("Read".into()), true, none).expect("host tools");
         assert!(
             host.entries().is_empty(),
             "a host tool parses no shipped file"
@@ -1064,13 +1075,13 @@ mod tests {
     }
 
     /// The build's index of each shipped catalog holds every entry of the compiled file, in
-    /// its order, with the server pattern the entry has; a file it cannot stand for is read
+    /// its order, with the server and tool patterns the entry has; a file it cannot stand for is read
     /// whole (one that binds servers).
     #[test]
     fn each_index_holds_its_catalogs_entries_in_order() {
         for shipped in BUILTIN {
             let (entries, servers) = shipped.load().expect("compiled catalog loads");
-            let Some(indexed) = load::indexed_entries(shipped.entries, shipped.origin, |_| true)
+            let Some(indexed) = load::indexed_entries(shipped.entries, shipped.origin, |_, _| true)
             else {
                 assert!(!servers.is_empty(), "{} is read whole", shipped.origin);
                 continue;
@@ -1083,17 +1094,18 @@ mod tests {
                 shipped.origin
             );
             for (line, entry) in shipped.entries.lines().zip(&entries) {
-                assert_eq!(line.split('\t').nth(1), Some(entry.server.as_str()));
+                let fields: Vec<&str> = line.splitn(4, '\t').collect();
+                assert_eq!(fields[1..3], [entry.server.as_str(), entry.tool.as_str()]);
             }
         }
     }
 
-    /// Under user files (which load after the shipped ones and win), loading for one server
+    /// Under user files (which load after the shipped ones and win), loading for one call
     /// classifies, binds and opens sessions exactly as loading everything does, for every tool
     /// every catalog names, under several spellings of each server (case, `_` for `-`) and for
     /// tools and servers no catalog names.
     #[test]
-    fn loading_for_one_server_under_user_files_decides_as_loading_all() {
+    fn loading_for_one_call_under_user_files_decides_as_loading_all() {
         let dir = std::env::temp_dir().join(format!("rewind-load-for-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let user = dir.join("user.toml");
@@ -1144,7 +1156,7 @@ mod tests {
                 server: server.clone(),
                 tool: tool.clone(),
             };
-            let some = Catalog::load_for(Some(&server), true, &files).expect("some");
+            let some = Catalog::load_for(&name, true, &files).expect("some");
             for input in &inputs {
                 let (from_some, from_all) =
                     (some.classify(&name, input), all.classify(&name, input));

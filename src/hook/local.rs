@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ToolName};
 use crate::classify::{Lookup, Remember};
 use crate::config::{self, Config};
 use crate::sessions::{Recalled, Sessions};
@@ -34,9 +34,9 @@ impl Lookup for LocalFiles<'_> {
         crate::selfguard::Protected::new(self.config)
     }
 
-    fn catalog(&self, server: Option<&str>) -> anyhow::Result<Catalog> {
+    fn catalog(&self, name: &ToolName) -> anyhow::Result<Catalog> {
         Catalog::load_for(
-            server,
+            name,
             self.config.hook.builtin_catalogs,
             &self.config.hook.catalogs,
         )
