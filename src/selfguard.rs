@@ -235,7 +235,7 @@ impl Protected {
     fn home(&self) -> Option<&str> {
         self.home
             .get_or_init(|| {
-                crate::config::home_dir().map(|h| norm_path(&h.display().to_string(), None))
+                crate::config::home_dir().map(|h| norm_path(&h.to_string_lossy(), None))
             })
             .as_deref()
     }
@@ -382,10 +382,11 @@ impl Protected {
 fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
     let mut spots = Vec::new();
     let mut file = |path: &Path, what| {
+        let shown = path.to_string_lossy().into_owned();
         spots.push(Spot {
-            place: Place::File(norm_path(&path.display().to_string(), home)),
+            place: Place::File(norm_path(&shown, home)),
             what,
-            shown: path.display().to_string(),
+            shown,
         });
     };
     if let Some(origin) = &named.origin {
@@ -436,10 +437,11 @@ fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
 fn dir_spots(home: Option<&str>) -> Vec<Spot> {
     let mut spots = Vec::new();
     let mut under = |path: PathBuf, what| {
+        let shown = path.to_string_lossy().into_owned();
         spots.push(Spot {
-            place: Place::Under(norm_path(&path.display().to_string(), home)),
+            place: Place::Under(norm_path(&shown, home)),
             what,
-            shown: path.display().to_string(),
+            shown,
         });
     };
     if let Some(home_dir) = crate::config::home_dir() {
@@ -1024,17 +1026,15 @@ fn norm_path(word: &str, home: Option<&str>) -> String {
 /// Text with home-directory spellings replaced, quotes dropped and `\` read as `/`,
 /// lower-case.
 fn norm_text(text: &str, home: Option<&str>) -> String {
-    let mut text: String = text
-        .chars()
-        .filter(|c| !matches!(c, '\'' | '"' | '`'))
-        .map(|c| {
-            if c == '\\' {
-                '/'
-            } else {
-                c.to_ascii_lowercase()
-            }
-        })
-        .collect();
+    let mut text = if text.contains(['\'', '"', '`']) {
+        text.replace(['\'', '"', '`'], "")
+    } else {
+        text.to_owned()
+    };
+    text.make_ascii_lowercase();
+    if text.contains('\\') {
+        text = text.replace('\\', "/");
+    }
     // Every home spelling below holds `$`, `%` or `~`; most texts hold none of them, and
     // this runs for every protected path on every call.
     if let Some(home) = home.filter(|_| text.contains(['$', '%', '~'])) {
@@ -1066,12 +1066,22 @@ fn is_under(path: &str, dir: &str) -> bool {
 
 /// Whether `path` ends with the components of `tail`.
 fn ends_with_components(path: &str, tail: &str) -> bool {
-    path == tail || path.ends_with(&format!("/{tail}"))
+    path.strip_suffix(tail)
+        .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
 /// Whether `path` is inside a directory that `tail` names (`.github/hooks/x.json`).
 fn is_under_tail(path: &str, tail: &str) -> bool {
-    path.starts_with(&format!("{tail}/")) || path.contains(&format!("/{tail}/"))
+    // Every place `tail` starts, overlapping ones too, without building `/{tail}/`.
+    let mut from = 0;
+    while let Some(found) = path.get(from..).and_then(|rest| rest.find(tail)) {
+        let at = from + found;
+        if (at == 0 || path[..at].ends_with('/')) && path[at + tail.len()..].starts_with('/') {
+            return true;
+        }
+        from = at + path[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
 }
 
 /// The directory part of a tail (`.claude` of `.claude/settings.json`).
@@ -1082,6 +1092,54 @@ fn tail_dir(tail: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The path helpers, written to allocate nothing, answer as their plain definitions do
+    /// (kept here as the reference), on paths built from the pieces that matter: separators,
+    /// repeats that overlap, upper case, quotes, backslashes, non-ASCII.
+    #[test]
+    fn the_path_helpers_answer_as_their_definitions() {
+        let pieces = [
+            "", "/", "a", "a/a", ".github", "hooks", "A", "'", "\\", "é", "~", "$HOME",
+        ];
+        let (mut texts, mut tails): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        for a in pieces {
+            for b in pieces {
+                tails.push(format!("{a}{b}"));
+                tails.push(format!("{a}/{b}"));
+                for c in pieces {
+                    texts.push(format!("{a}{b}{c}"));
+                    texts.push(format!("{a}/{b}/{c}"));
+                }
+            }
+        }
+        for path in &texts {
+            for tail in &tails {
+                assert_eq!(
+                    ends_with_components(path, tail),
+                    path == tail || path.ends_with(&format!("/{tail}")),
+                    "{path:?} {tail:?}"
+                );
+                assert_eq!(
+                    is_under_tail(path, tail),
+                    path.starts_with(&format!("{tail}/")) || path.contains(&format!("/{tail}/")),
+                    "{path:?} {tail:?}"
+                );
+            }
+            // Before any home spelling is replaced (that part is unchanged).
+            let plain: String = path
+                .chars()
+                .filter(|c| !matches!(c, '\'' | '"' | '`'))
+                .map(|c| {
+                    if c == '\\' {
+                        '/'
+                    } else {
+                        c.to_ascii_lowercase()
+                    }
+                })
+                .collect();
+            assert_eq!(norm_text(path, None), plain, "{path:?}");
+        }
+    }
 
     /// A path already normal comes back as it is; one with empty, `.` or `..` parts is
     /// rebuilt, at the root as well as relative.
