@@ -363,6 +363,8 @@ impl Protected {
             })
     }
 
+    /// Whether `text` can name nothing protected, so that it need not be parsed: it holds no
+    /// needle, and no word of it is an absolute path above a protected file or directory.
     fn quick_miss(&self, text: &str) -> bool {
         let lower = text.to_ascii_lowercase();
         let dequoted: String = lower
@@ -370,10 +372,29 @@ impl Protected {
             .filter(|c| !matches!(c, '\'' | '"' | '\\' | '`'))
             .collect();
         let slashed = lower.replace('\\', "/");
-        !self
+        let needle = self
             .needles()
             .iter()
-            .any(|n| dequoted.contains(n.as_str()) || slashed.contains(n.as_str()))
+            .any(|n| dequoted.contains(n.as_str()) || slashed.contains(n.as_str()));
+        !needle && !self.names_an_ancestor(&dequoted) && !self.names_an_ancestor(&slashed)
+    }
+
+    /// Whether a word of `text` is an absolute path at or above a protected file or directory,
+    /// or a glob whose fixed part is (`rm -rf /`, `rm -rf /home`, `rm -rf /home/*`): no needle
+    /// is in such a word, and removing it removes what is under it.
+    fn names_an_ancestor(&self, text: &str) -> bool {
+        text.split(|c: char| {
+            c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '=')
+        })
+        .filter(|word| word.starts_with('/'))
+        .any(|word| {
+            let path = norm_path(word, None);
+            let fixed = &path[..path.find(['*', '?', '[']).unwrap_or(path.len())];
+            self.spots().iter().any(|spot| match &spot.place {
+                Place::File(place) | Place::Under(place) => place.starts_with(fixed),
+                Place::Tail(_) => false,
+            })
+        })
     }
 }
 
@@ -1258,6 +1279,14 @@ mod tests {
             ),
             ("rm -rf ~/.config", true),
             ("rm -rf ~/.config/nvim", false),
+            // A directory above them all, named by no needle.
+            ("rm -rf /", true),
+            ("rm -rf /home", true),
+            ("rm -rf /srv/*", true),
+            ("cd /tmp && rm -rf /srv", true),
+            ("rm -rf /var", false),
+            ("rm -rf /tmp/build", false),
+            ("ls /", false),
             ("rm -f ~/.claude/*.json", true),
             ("rm .github/hooks/*", true),
             ("mv proj/.gemini proj/.gemini.off", true),
