@@ -11,8 +11,9 @@
 //! median over rounds; the ratio is the median of each round's case/floor CPU ratio. One `sh`
 //! for the whole loop, so a shell's own start-up does not hide the difference. Peak
 //! resident memory comes from GNU time's `%M` (max over runs), minor page faults from its `%R`
-//! (median), beside the floor's: unlike times, neither depends on the machine's load, which
-//! is printed too.
+//! (median), beside the floor's, and with valgrind installed the instructions of one run
+//! under callgrind: unlike times, none of these depends on the machine's load, which is
+//! printed too.
 //!
 //! `cargo bench --bench hook`. Environment: `ROUNDS`, `LOOP`; `BEFORE=<path to another
 //! rewind or rewind-hook binary>` measures that binary's hook too, in the same rounds, for
@@ -108,6 +109,7 @@ fn main() {
         );
     }
     peak_memory(&floor, &cases, home.path(), &config);
+    instructions(&floor, &cases, home.path(), &config);
 }
 
 /// The measured cases, their payloads written under `home`: the hook as the hosts run it,
@@ -298,4 +300,47 @@ fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
             case.name
         );
     }
+}
+
+/// Instructions of one run of each, under callgrind, when valgrind is installed: the count
+/// that moves only with the code, where the times above move with the machine's load too.
+fn instructions(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!("instructions not counted: valgrind is not installed");
+        return;
+    }
+    let count = |program: &Path, args: &[&str], input: &Path| -> u64 {
+        let mut cmd = Command::new("valgrind");
+        cmd.arg("--tool=callgrind")
+            .arg(format!(
+                "--callgrind-out-file={}",
+                home.join("callgrind.out").display()
+            ))
+            .arg(program)
+            .args(args)
+            .stdin(std::fs::File::open(input).expect("stdin"))
+            .stdout(std::fs::File::create(home.join("stdout")).expect("stdout file"));
+        private(&mut cmd, home, config);
+        let out = cmd.output().expect("valgrind runs");
+        // `==123== Collected : 574586`
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|line| line.split_once("Collected :"))
+            .and_then(|(_, n)| n.trim().parse().ok())
+            .expect("callgrind printed its count")
+    };
+    let base = count(floor, &[], &cases[0].stdin);
+    println!("instructions of one run (valgrind --tool=callgrind)");
+    println!("  {:<36} {:>7.2} M", "floor", millions(base));
+    for case in cases {
+        let n = count(&case.program, &case.args, &case.stdin);
+        #[expect(clippy::cast_precision_loss, reason = "instruction counts are small")]
+        let ratio = n as f64 / base as f64;
+        println!("  {:<36} {:>7.2} M x{ratio:.2}", case.name, millions(n));
+    }
+}
+
+#[expect(clippy::cast_precision_loss, reason = "instruction counts are small")]
+fn millions(n: u64) -> f64 {
+    n as f64 / 1e6
 }
