@@ -371,30 +371,20 @@ pub(crate) fn redact_args<'a>(
 
 /// The program a word names: its last path component, lowercase.
 pub(super) fn program_name(word: &str) -> String {
+    program_part(word).to_ascii_lowercase()
+}
+
+/// The program a word names as written: marks around it dropped, its last path component.
+fn program_part(word: &str) -> &str {
     let bare = word.trim_matches(['\'', '"', '(', '`']);
-    bare.rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(bare)
-        .to_ascii_lowercase()
+    bare.rsplit(['/', '\\']).next().unwrap_or(bare)
 }
 
 pub(super) fn is_known_program(word: &str) -> bool {
     // [`program_name`] without its allocation: every known name is ASCII and at most
     // `LONGEST` bytes long, so a longer or non-ASCII name is none of them.
     const LONGEST: usize = 16;
-    // The marks and separators are ASCII: found by byte, as a character search would.
-    let bytes = word.as_bytes();
-    let mark = |b: &u8| matches!(b, b'\'' | b'"' | b'(' | b'`');
-    let start = bytes.iter().position(|b| !mark(b)).unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !mark(b))
-        .map_or(start, |at| at + 1);
-    let bare = &word[start..end];
-    let last = bare
-        .bytes()
-        .rposition(|b| matches!(b, b'/' | b'\\'))
-        .map_or(bare, |at| &bare[at + 1..]);
+    let last = program_part(word);
     if last.len() > LONGEST || !last.is_ascii() {
         return false;
     }
