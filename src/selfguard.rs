@@ -379,22 +379,15 @@ impl Protected {
         !needle && !self.names_an_ancestor(&dequoted) && !self.names_an_ancestor(&slashed)
     }
 
-    /// Whether a word of `text` is an absolute path at or above a protected file or directory,
-    /// or a glob whose fixed part is (`rm -rf /`, `rm -rf /home`, `rm -rf /home/*`): no needle
-    /// is in such a word, and removing it removes what is under it.
+    /// Whether a word of `text` is an absolute path that [`Protected::find`] reads as naming,
+    /// or lying above, something protected (`rm -rf /`, `rm -rf /home`, `rm -rf /home/*`): no
+    /// needle is in such a word, and removing it removes what is under it.
     fn names_an_ancestor(&self, text: &str) -> bool {
         text.split(|c: char| {
             c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '=')
         })
         .filter(|word| word.starts_with('/'))
-        .any(|word| {
-            let path = norm_path(word, None);
-            let fixed = &path[..path.find(['*', '?', '[']).unwrap_or(path.len())];
-            self.spots().iter().any(|spot| match &spot.place {
-                Place::File(place) | Place::Under(place) => place.starts_with(fixed),
-                Place::Tail(_) => false,
-            })
-        })
+        .any(|word| self.find(word, true).is_some())
     }
 }
 
