@@ -333,12 +333,12 @@ impl Catalog {
         files: &[impl AsRef<Path>],
     ) -> anyhow::Result<Catalog> {
         let mut catalog = Catalog::default();
+        let call = match name {
+            ToolName::Mcp { server, tool } => Some((server, tool)),
+            ToolName::Host(_) => None,
+        };
         if builtin {
             for shipped in BUILTIN {
-                let call = match name {
-                    ToolName::Mcp { server, tool } => Some((server, tool)),
-                    ToolName::Host(_) => None,
-                };
                 if let Some((server, tool)) = call.filter(|(server, _)| {
                     shipped
                         .servers()
@@ -1075,8 +1075,8 @@ mod tests {
     }
 
     /// The build's index of each shipped catalog holds every entry of the compiled file, in
-    /// its order, with the server and tool patterns the entry has; a file it cannot stand for is read
-    /// whole (one that binds servers).
+    /// its order, with the server and tool patterns the entry has; a file it cannot stand for
+    /// is read whole (one that binds servers).
     #[test]
     fn each_index_holds_its_catalogs_entries_in_order() {
         for shipped in BUILTIN {
