@@ -263,13 +263,8 @@ fn peak_memory(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
     }
     let measure = |program: &Path, args: &[&str], input: &Path| -> (u64, u64) {
         let mut cmd = Command::new(gnu_time);
-        cmd.args(["-f", "%M %R"])
-            .arg(program)
-            .args(args)
-            .stdin(std::fs::File::open(input).expect("stdin"))
-            .stdout(std::fs::File::create(home.join("stdout")).expect("stdout file"));
-        private(&mut cmd, home, config);
-        let out = cmd.output().expect("time runs");
+        cmd.args(["-f", "%M %R"]);
+        let out = run_under(cmd, program, args, input, home, config);
         let text = String::from_utf8_lossy(&out.stderr);
         let mut numbers = text
             .lines()
@@ -311,17 +306,11 @@ fn instructions(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
     }
     let count = |program: &Path, args: &[&str], input: &Path| -> u64 {
         let mut cmd = Command::new("valgrind");
-        cmd.arg("--tool=callgrind")
-            .arg(format!(
-                "--callgrind-out-file={}",
-                home.join("callgrind.out").display()
-            ))
-            .arg(program)
-            .args(args)
-            .stdin(std::fs::File::open(input).expect("stdin"))
-            .stdout(std::fs::File::create(home.join("stdout")).expect("stdout file"));
-        private(&mut cmd, home, config);
-        let out = cmd.output().expect("valgrind runs");
+        cmd.arg("--tool=callgrind").arg(format!(
+            "--callgrind-out-file={}",
+            home.join("callgrind.out").display()
+        ));
+        let out = run_under(cmd, program, args, input, home, config);
         // `==123== Collected : 574586`
         String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -338,6 +327,24 @@ fn instructions(floor: &Path, cases: &[Case], home: &Path, config: &Path) {
         let ratio = n as f64 / base as f64;
         println!("  {:<36} {:>7.2} M x{ratio:.2}", case.name, millions(n));
     }
+}
+
+/// One run of `program` under `tool` (GNU time, valgrind), as the loops run it: `input` on
+/// stdin, stdout a file, in the bench's own home and configuration; the tool's output.
+fn run_under(
+    mut tool: Command,
+    program: &Path,
+    args: &[&str],
+    input: &Path,
+    home: &Path,
+    config: &Path,
+) -> std::process::Output {
+    tool.arg(program)
+        .args(args)
+        .stdin(std::fs::File::open(input).expect("stdin"))
+        .stdout(std::fs::File::create(home.join("stdout")).expect("stdout file"));
+    private(&mut tool, home, config);
+    tool.output().expect("the measuring tool runs")
 }
 
 #[expect(clippy::cast_precision_loss, reason = "instruction counts are small")]
