@@ -249,30 +249,26 @@ fn symbols(binary: &Path) -> Result<Vec<(String, u64)>, String> {
 /// of those the runs executed (the instances of a generic function, whose legacy names differ
 /// only in their hash) goes last, so as not to spread the others.
 fn script(functions: &[String], symbols: &[(String, u64)]) -> String {
-    let mut close: Vec<String> = Vec::new();
-    let mut spread: Vec<String> = Vec::new();
+    // Each pattern once, first met first, with the size of the executed functions it covers.
+    let mut patterns: Vec<(String, u64)> = Vec::new();
     for name in functions {
         let Some(pattern) = pattern(name) else {
             continue;
         };
-        if close.contains(&pattern) || spread.contains(&pattern) {
-            continue;
-        }
-        let matched = matching_size(&pattern, symbols);
-        let executed: u64 = functions
-            .iter()
-            .filter(|f| self::pattern(f).as_ref() == Some(&pattern))
-            .filter_map(|f| symbols.binary_search_by(|(s, _)| s.as_str().cmp(f)).ok())
-            .map(|i| symbols[i].1)
-            .sum();
-        if matched > 2 * executed.max(1024) {
-            spread.push(pattern);
-        } else {
-            close.push(pattern);
+        let size = symbols
+            .binary_search_by(|(symbol, _)| symbol.as_str().cmp(name))
+            .map_or(0, |at| symbols[at].1);
+        match patterns.iter_mut().find(|(known, _)| *known == pattern) {
+            Some((_, executed)) => *executed += size,
+            None => patterns.push((pattern, size)),
         }
     }
+    let (close, spread): (Vec<_>, Vec<_>) = patterns
+        .iter()
+        .map(|(pattern, executed)| (pattern, matching_size(pattern, symbols), *executed))
+        .partition(|(_, matched, executed)| *matched <= 2 * (*executed).max(1024));
     let mut lines = String::new();
-    for pattern in close.iter().chain(&spread) {
+    for (pattern, _, _) in close.iter().chain(&spread) {
         let _ = writeln!(lines, "    *(.text.{pattern} .text.unlikely.{pattern})");
     }
     format!(
@@ -423,6 +419,32 @@ mod tests {
             "_ZN4core3ptr5write17h0123456789abcdefE"
         ));
         assert_eq!(pattern("main").as_deref(), Some("main"));
+    }
+
+    /// A pattern that matches far more code than the runs executed (the other instances of
+    /// a generic function) goes after the others, which keep their order.
+    #[test]
+    fn a_pattern_that_matches_much_more_than_ran_goes_last() {
+        let functions = [
+            "_ZN1x1f17h0000000000000000E",
+            "_ZN1x1g17h0000000000000000E",
+            "_ZN1x1h17h0000000000000000E",
+        ]
+        .map(String::from);
+        let mut symbols = vec![
+            (functions[0].clone(), 2000),
+            (String::from("_ZN1x1f17h1111111111111111E"), 50_000),
+            (functions[1].clone(), 3000),
+            (functions[2].clone(), 100),
+            (String::from("_ZN1x1h17h1111111111111111E"), 100),
+        ];
+        symbols.sort();
+        let lines: Vec<String> = script(&functions, &symbols)
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("*(.text._ZN1x1"))
+            .map(|rest| rest[..1].to_owned())
+            .collect();
+        assert_eq!(lines, ["g", "h", "f"]);
     }
 
     #[test]
