@@ -401,6 +401,9 @@ fn heredoc_arg(doc: &ast::IoHereDocument, walk: &mut Walk) -> Result<Arg, Unknow
 /// A raw word as written into an [`Arg`]: its literal value when it has no expansion, and
 /// every command substitution inside it walked as commands of its own.
 pub(super) fn to_arg(raw: &str, walk: &mut Walk) -> Result<Arg, Unknown> {
+    if is_plain(raw) {
+        return Ok(Arg::literal(raw.to_owned()));
+    }
     let mut value = Some(String::new());
     for piece in pieces(raw)? {
         substitutions(&piece.piece, walk)?;
@@ -410,6 +413,21 @@ pub(super) fn to_arg(raw: &str, walk: &mut Walk) -> Result<Arg, Unknown> {
         raw: raw.to_owned(),
         value,
     })
+}
+
+/// Whether a word is plain text to the shell: none of its characters starts an expansion,
+/// a quote, an escape, a pattern or a tilde, so it is its own value and runs nothing. Most
+/// words of a command are (`cargo`, `--locked`, `/home/dev`, `user@host:8080`), and the word
+/// parser costs thousands of instructions a word.
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty()
+        && raw.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'-' | b'_' | b'.' | b'/' | b':' | b'=' | b',' | b'+' | b'%' | b'@'
+                )
+        })
 }
 
 fn pieces(raw: &str) -> Result<Vec<WordPieceWithSource>, Unknown> {
@@ -576,4 +594,59 @@ pub(super) fn expands_when_run(raw: &str) -> bool {
         }
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the word parser makes of a word, as `to_arg` read every word before it knew
+    /// plain ones.
+    fn parsed(raw: &str) -> Option<String> {
+        let mut value = Some(String::new());
+        for piece in pieces(raw).expect("a plain word parses") {
+            literal_into(&piece.piece, &mut value);
+        }
+        value
+    }
+
+    #[test]
+    fn a_plain_word_is_what_the_word_parser_reads() {
+        let alphabet: Vec<char> = ('a'..='c')
+            .chain(['Z', '0', '9'])
+            .chain("-_./:=,+%@".chars())
+            .collect();
+        let mut words: Vec<String> = alphabet.iter().map(char::to_string).collect();
+        for a in &alphabet {
+            for b in &alphabet {
+                for c in &alphabet {
+                    words.push(format!("{a}{b}{c}"));
+                }
+            }
+        }
+        words.extend(
+            [
+                "--test-threads=2",
+                "RUST_BACKTRACE=1",
+                "deploy@jp-ubuntu:/srv/app",
+                "/home/dev/src/rewind",
+                "a=b=c",
+                "100%",
+                "x+y",
+                "-o=ConnectTimeout=5",
+            ]
+            .map(String::from),
+        );
+        for word in &words {
+            assert!(is_plain(word), "{word}");
+            assert_eq!(parsed(word).as_deref(), Some(word.as_str()), "{word}");
+        }
+        // Anything that may expand, quote, escape or glob goes to the parser.
+        for word in [
+            "", "~", "~/x", "a~", "$x", "a$", "`x`", "'x'", "\"x\"", "a\\b", "*", "a?", "[a]",
+            "{a,b}", "!x", "a b", "a;b", "a&b", "a|b", "(a)", "<a", "a>", "#x", "é",
+        ] {
+            assert!(!is_plain(word), "{word}");
+        }
+    }
 }
