@@ -1012,10 +1012,12 @@ fn norm_path(word: &str, home: Option<&str>) -> String {
     let text = norm_text(word.trim(), home);
     let absolute = text.starts_with('/');
     // Most paths are already normal (no empty, `.` or `..` part): nothing to rebuild.
+    // Split as bytes: `str::split` on a char searches for each part anew.
     if text
-        .split('/')
+        .as_bytes()
+        .split(|&b| b == b'/')
         .skip(usize::from(absolute))
-        .all(|part| !matches!(part, "" | "." | ".."))
+        .all(|part| !matches!(part, b"" | b"." | b".."))
     {
         return text;
     }
@@ -1040,18 +1042,20 @@ fn norm_path(word: &str, home: Option<&str>) -> String {
 /// Text with home-directory spellings replaced, quotes dropped and `\` read as `/`,
 /// lower-case.
 fn norm_text(text: &str, home: Option<&str>) -> String {
-    let mut text = if text.contains(['\'', '"', '`']) {
+    // Byte tests, not `contains` of a char set (a char at a time): this runs for every
+    // protected path on every call that needs them, and most texts hold none of these.
+    let holds = |text: &str, set: &[u8]| text.bytes().any(|b| set.contains(&b));
+    let mut text = if holds(text, b"'\"`") {
         text.replace(['\'', '"', '`'], "")
     } else {
         text.to_owned()
     };
     text.make_ascii_lowercase();
-    if text.contains('\\') {
+    if holds(&text, b"\\") {
         text = text.replace('\\', "/");
     }
-    // Every home spelling below holds `$`, `%` or `~`; most texts hold none of them, and
-    // this runs for every protected path on every call.
-    if let Some(home) = home.filter(|_| text.contains(['$', '%', '~'])) {
+    // Every home spelling below holds `$`, `%` or `~`.
+    if let Some(home) = home.filter(|_| holds(&text, b"$%~")) {
         for spelling in [
             "${home}",
             "$home",
