@@ -83,8 +83,9 @@ fn hook_layout() {
 }
 
 /// `<name>.entries`: each `[[mutating]]` then each `[[read_only]]` entry on a line of its own,
-/// as `<section>\t<server pattern>\t<tool pattern>\t<the entry as JSON>`, so that the hook
-/// deserializes only the entries whose patterns match a call's server and tool. A file the
+/// as `<section>\t<server pattern>\t<tool pattern>\t<length>\t<the entry as JSON>`, so that
+/// the hook deserializes only the entries whose patterns match a call's server and tool, and
+/// steps over the others' JSON by its length (in bytes) instead of reading it. A file the
 /// index cannot stand for line by line (a `[[server]]` binding, which may read a file, or a
 /// server or tool that is not a plain word) is the single line `whole`: the hook then reads
 /// that file whole.
@@ -112,7 +113,10 @@ fn entry_index(document: &toml::Table) -> String {
                 return String::from(WHOLE);
             };
             let json = serde_json::to_string(entry).expect("a TOML value is JSON");
-            for part in [section, "\t", server, "\t", tool, "\t", &json, "\n"] {
+            let length = json.len().to_string();
+            for part in [
+                section, "\t", server, "\t", tool, "\t", &length, "\t", &json, "\n",
+            ] {
                 index.push_str(part);
             }
         }

@@ -89,7 +89,7 @@ pub(super) fn parse_compiled(
 }
 
 /// Reads, of a shipped catalog's compiled index (`<name>.entries`, see `build.rs`), the
-/// entries whose server and tool patterns `wanted` accepts, in the order [`parse_compiled`]
+/// entries whose server pattern `server_wanted` and tool pattern `tool_wanted` accept, in the order [`parse_compiled`]
 /// gives them; `None` when the file is not indexed line by line (it binds servers), so that it
 /// must be read whole. The entries are not checked again: the shipped catalogs are checked where they
 /// are built and tested (each compiled file equal to its source, every shipped file valid), and
@@ -97,22 +97,34 @@ pub(super) fn parse_compiled(
 pub(super) fn indexed_entries(
     index: &str,
     origin: &str,
-    wanted: impl Fn(&str, &str) -> bool,
+    server_wanted: impl Fn(&str) -> bool,
+    tool_wanted: impl Fn(&str) -> bool,
 ) -> Option<anyhow::Result<Vec<Entry>>> {
     let mut entries = Vec::new();
-    for line in index.lines() {
-        let mut fields = line.splitn(4, '\t');
-        let (Some(section), Some(server), Some(tool), Some(json)) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            return None;
-        };
+    let mut rest = index;
+    // The entries of one server pattern are written together: its match is asked once.
+    let mut last_server: Option<(&str, bool)> = None;
+    while !rest.is_empty() {
+        let (section, after) = split_tab(rest)?;
+        let (server, after) = split_tab(after)?;
+        let (tool, after) = split_tab(after)?;
+        let (length, after) = split_tab(after)?;
+        let json = after.get(..length.parse().ok()?)?;
+        rest = after[json.len()..].strip_prefix('\n')?;
         let class = match section {
             "mutating" => ToolClass::Mutating,
             "read_only" => ToolClass::ReadOnly,
             _ => return None,
         };
-        if !wanted(server, tool) {
+        let server_matches = match last_server {
+            Some((pattern, answer)) if pattern == server => answer,
+            _ => {
+                let answer = server_wanted(server);
+                last_server = Some((server, answer));
+                answer
+            }
+        };
+        if !server_matches || !tool_wanted(tool) {
             continue;
         }
         match serde_json::from_str::<RawEntry>(json) {
@@ -123,6 +135,13 @@ pub(super) fn indexed_entries(
         }
     }
     Some(Ok(entries))
+}
+
+/// `text` before and after its first tab. A byte loop: the fields are a few bytes long, and
+/// `split_once('\t')` sets up a search of the whole rest of the index for each.
+fn split_tab(text: &str) -> Option<(&str, &str)> {
+    let at = text.bytes().position(|b| b == b'\t')?;
+    Some((&text[..at], &text[at + 1..]))
 }
 
 /// A catalog's entries and bindings, checked one by one and against each other.

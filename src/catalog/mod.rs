@@ -54,9 +54,12 @@ impl Shipped {
         server: &str,
         tool: &str,
     ) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
-        match load::indexed_entries(self.entries, self.origin, |server_pattern, tool_pattern| {
-            server_match(server_pattern, server) && glob_match(tool_pattern, tool)
-        }) {
+        match load::indexed_entries(
+            self.entries,
+            self.origin,
+            |pattern| server_match(pattern, server),
+            |pattern| glob_match(pattern, tool),
+        ) {
             Some(entries) => Ok((entries?, Vec::new())),
             None => self.load(),
         }
@@ -1081,7 +1084,8 @@ mod tests {
     fn each_index_holds_its_catalogs_entries_in_order() {
         for shipped in BUILTIN {
             let (entries, servers) = shipped.load().expect("compiled catalog loads");
-            let Some(indexed) = load::indexed_entries(shipped.entries, shipped.origin, |_, _| true)
+            let Some(indexed) =
+                load::indexed_entries(shipped.entries, shipped.origin, |_| true, |_| true)
             else {
                 assert!(!servers.is_empty(), "{} is read whole", shipped.origin);
                 continue;
@@ -1094,8 +1098,9 @@ mod tests {
                 shipped.origin
             );
             for (line, entry) in shipped.entries.lines().zip(&entries) {
-                let fields: Vec<&str> = line.splitn(4, '\t').collect();
+                let fields: Vec<&str> = line.splitn(5, '\t').collect();
                 assert_eq!(fields[1..3], [entry.server.as_str(), entry.tool.as_str()]);
+                assert_eq!(fields[3], fields[4].len().to_string(), "{line}");
             }
         }
     }
