@@ -20,7 +20,8 @@
 //! - `fingerprint(&serde_json::Map<String, Value>) -> bool`: whether a parsed payload is
 //!   unmistakably this host's (used by `detect` when `--host` is absent). Look at fields
 //!   only that host sends; never at the event name alone, since a wrong event must still
-//!   reach the dialect that can refuse it.
+//!   reach the dialect that can refuse it. It sees the top level only: each key, with its
+//!   value when that is a string and `null` when it is anything else.
 //! - `read(&[u8]) -> Result<ToolCall, Unreadable>`: the payload as a call. Read only the exact
 //!   event names the host documents; any other event that names a tool becomes
 //!   `Event::Unknown` (the decision table denies it), a payload with no tool is
@@ -143,7 +144,7 @@ pub(crate) fn detect(stdin: &[u8]) -> Option<Host> {
         // Too large to parse; only a Claude Code after-the-call payload is worth naming.
         return claude_code::protocol::is_after_the_call(stdin).then_some(Host::ClaudeCode);
     }
-    let Ok(Value::Object(payload)) = serde_json::from_slice::<Value>(stdin) else {
+    let Ok(Top(payload)) = serde_json::from_slice::<Top>(stdin) else {
         return None;
     };
     // Most specific first: Cursor and Copilot may run hooks configured for Claude Code.
@@ -156,6 +157,82 @@ pub(crate) fn detect(stdin: &[u8]) -> Option<Host> {
     ]
     .into_iter()
     .find(|host| host.fingerprint(&payload))
+}
+
+/// A JSON object's top level as fingerprints see it: every key (the last of repeated ones
+/// wins, as in a `Value`), a string value kept and any other value `null`. What is below
+/// the top level is stepped over, not built: the dialect reads the payload again in full.
+struct Top(serde_json::Map<String, Value>);
+
+/// A top-level value as [`Top`] keeps it.
+struct Shallow(Value);
+
+impl<'de> serde::Deserialize<'de> for Top {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Top;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
+                let mut top = serde_json::Map::new();
+                while let Some((key, Shallow(value))) = map.next_entry::<String, Shallow>()? {
+                    top.insert(key, value);
+                }
+                Ok(Top(top))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Shallow {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Shallow;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Shallow, E> {
+                Ok(Shallow(Value::String(text.to_owned())))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Shallow, E> {
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Shallow, E> {
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Shallow, E> {
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Shallow, E> {
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_unit<E>(self) -> Result<Shallow, E> {
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Shallow, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Shallow(Value::Null))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Shallow, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Shallow(Value::Null))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// When the host calls the hook.
@@ -500,6 +577,7 @@ impl Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn each_host_is_detected_from_its_own_fields() {
@@ -596,6 +674,69 @@ mod tests {
             assert_eq!(call.host, host);
             assert_eq!(call.tool, "mcp__ssh__exec", "{payload}");
             assert_eq!(call.event, Event::BeforeTool, "{payload}");
+        }
+    }
+
+    /// Detection from the top level (`Top`) names the host a full parse names, for every
+    /// payload recorded from a host or written for the hook's tests, and for variants of
+    /// them whose values change type or whose keys repeat.
+    #[test]
+    fn detection_from_the_top_level_names_the_host_a_full_parse_names() {
+        let full = |bytes: &[u8]| {
+            let Ok(Value::Object(payload)) = serde_json::from_slice::<Value>(bytes) else {
+                return None;
+            };
+            [
+                Host::Cursor,
+                Host::Copilot,
+                Host::Codex,
+                Host::Gemini,
+                Host::ClaudeCode,
+            ]
+            .into_iter()
+            .find(|host| host.fingerprint(&payload))
+        };
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut payloads: Vec<Vec<u8>> = Vec::new();
+        for dir in ["hosts", "hook"] {
+            for entry in std::fs::read_dir(fixtures.join(dir)).expect("fixtures") {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|e| e == "json") {
+                    payloads.push(std::fs::read(&path).expect("fixture"));
+                }
+            }
+        }
+        let mut variants = Vec::new();
+        for payload in &payloads {
+            let Ok(Value::Object(map)) = serde_json::from_slice::<Value>(payload) else {
+                continue;
+            };
+            for key in map.keys() {
+                for value in [
+                    json!(null),
+                    json!(1),
+                    json!([]),
+                    json!({}),
+                    json!("toolu_x"),
+                ] {
+                    let mut changed = map.clone();
+                    changed.insert(key.clone(), value);
+                    variants.push(Value::Object(changed).to_string().into_bytes());
+                }
+                // The key again, last, with another value.
+                let text = Value::Object(map.clone()).to_string();
+                let repeated = format!("{},{}:\"toolu_y\"}}", &text[..text.len() - 1], json!(key));
+                variants.push(repeated.into_bytes());
+            }
+        }
+        assert!(payloads.len() > 20, "the fixtures are found");
+        for payload in payloads.iter().chain(&variants) {
+            assert_eq!(
+                detect(payload),
+                full(payload),
+                "{}",
+                String::from_utf8_lossy(payload)
+            );
         }
     }
 
