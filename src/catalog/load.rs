@@ -102,7 +102,8 @@ pub(super) fn indexed_entries(
 ) -> Option<anyhow::Result<Vec<Entry>>> {
     let mut entries = Vec::new();
     let mut rest = index;
-    // The entries of one server pattern are written together: its match is asked once.
+    // A catalog's entries mostly name one server pattern: a run of entries with the same
+    // pattern asks its match once.
     let mut last_server: Option<(&str, bool)> = None;
     while !rest.is_empty() {
         let (section, after) = split_tab(rest)?;
