@@ -5,9 +5,11 @@
 //! without reading any), and `<name>.entries`, an index of its entries by server and tool
 //! pattern (see `entry_index`). The TOML files stay the source, shown and linted as they are;
 //! a test holds each compiled file equal to its source. The shell catalog also gets
-//! `shell.names.rs`, its program names (see `shell_names`). An optimised build for Linux links
+//! `shell.parts.rs`, its program names and each part a lookup reads on its own (see
+//! `shell_parts`). An optimised build for Linux links
 //! `rewind-hook` with its code layout (see `hook_layout`).
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
@@ -55,7 +57,7 @@ fn main() {
         write("servers", &servers);
         write("entries", &entry_index(&document));
         if stem == "shell" {
-            write("names.rs", &shell_names(&document));
+            write("parts.rs", &shell_parts(&document));
         }
     }
 }
@@ -124,17 +126,43 @@ fn entry_index(document: &toml::Table) -> String {
     index
 }
 
-/// The shell catalog's program names as Rust: `BUILTIN_NAMES`, `(key, lower, dialect)` sorted
-/// by `key` (the name ASCII-lower-cased, as a command is matched to it; `lower` is the name
-/// lower-cased, as a text is searched for it; `dialect` is the one its program is kept to),
-/// and `BUILTIN_MENTIONS`, `(lower, key)` of the names kept to no dialect, sorted by `lower`:
-/// the hook tells whether a word or a text can name a built-in program without reading the
-/// catalog. Anything the catalog's own checks would refuse is kept as it is, to be met by
-/// those checks when the catalog is read; a dialect this file does not know counts as none.
-fn shell_names(document: &toml::Table) -> String {
-    let programs = document.get("program").and_then(toml::Value::as_array);
-    let mut names: Vec<(String, String, &str)> = Vec::new();
-    for program in programs.into_iter().flatten() {
+/// The shell catalog's parts as Rust, so that the hook reads of it only what a command needs:
+///
+/// - `BUILTIN_NAMES`, `(key, lower, dialect, program)` sorted by `key` (the name
+///   ASCII-lower-cased, as a command is matched to it; `lower` is the name lower-cased, as a
+///   text is searched for it; `dialect` is the one its program is kept to; `program` is its
+///   program's place in the file), and `BUILTIN_MENTIONS`, `(lower, key)` of the names kept
+///   to no dialect, sorted by `lower`: whether a word or a text can name a built-in program is
+///   told without reading any;
+/// - `BUILTIN_PROGRAMS`, each `[[program]]` as JSON, one a line, and `BUILTIN_PROGRAM_AT`, where
+///   each starts (and, last, where the text ends);
+/// - `BUILTIN_RULES`, each `[[remote.rule]]` as `<command>\t<length>\t<JSON>` a line, and
+///   `BUILTIN_RULE_COUNT`;
+/// - `BUILTIN_REMOTE_READ_ONLY` and `BUILTIN_WINDOWS_READ_ONLY`, those lists one word a line.
+///
+/// The texts and offsets hold no pointers, so the loader relocates nothing in them. Anything
+/// the catalog's own checks would refuse is kept as it is, to be met by those checks when the
+/// part is read (a word with white space, which cannot stand on a line of its own, stops the
+/// build); a dialect this file does not know counts as none.
+fn shell_parts(document: &toml::Table) -> String {
+    let array = |table: &toml::Table, key: &str| -> Vec<toml::Value> {
+        table
+            .get(key)
+            .and_then(toml::Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let one_word = |word: &str, what: &str| -> String {
+        assert!(
+            !word.contains(char::is_whitespace),
+            "catalogs/shell.toml: {what} {word:?} holds white space"
+        );
+        word.to_owned()
+    };
+    let mut names: Vec<(String, String, &str, usize)> = Vec::new();
+    let mut programs = String::new();
+    let mut program_at = Vec::new();
+    for (index, program) in array(document, "program").iter().enumerate() {
         let dialect = match program.get("dialect").and_then(toml::Value::as_str) {
             Some("posix") => "Some(Dialect::Posix)",
             Some("powershell") => "Some(Dialect::PowerShell)",
@@ -142,26 +170,73 @@ fn shell_names(document: &toml::Table) -> String {
         };
         let listed = program.get("names").and_then(toml::Value::as_array);
         for name in listed.into_iter().flatten().filter_map(toml::Value::as_str) {
-            names.push((name.to_ascii_lowercase(), name.to_lowercase(), dialect));
+            names.push((
+                name.to_ascii_lowercase(),
+                name.to_lowercase(),
+                dialect,
+                index,
+            ));
         }
+        program_at.push(programs.len());
+        programs.push_str(&serde_json::to_string(program).expect("a TOML value is JSON"));
+        programs.push('\n');
     }
+    program_at.push(programs.len());
     names.sort();
     let mut mentions: Vec<(&String, &String)> = names
         .iter()
-        .filter(|(_, _, dialect)| *dialect == "None")
-        .map(|(key, lower, _)| (lower, key))
+        .filter(|(_, _, dialect, _)| *dialect == "None")
+        .map(|(key, lower, _, _)| (lower, key))
         .collect();
     mentions.sort();
-    let names = names
-        .iter()
-        .map(|(key, lower, dialect)| format!("    ({key:?}, {lower:?}, {dialect}),\n"));
-    let mentions = mentions
-        .iter()
-        .map(|(lower, key)| format!("    ({lower:?}, {key:?}),\n"));
+    let remote = document.get("remote").and_then(toml::Value::as_table);
+    let mut rules = String::new();
+    let mut rule_count = 0usize;
+    let mut remote_read_only = String::new();
+    if let Some(remote) = remote {
+        for rule in array(remote, "rule") {
+            let command = rule
+                .get("command")
+                .and_then(toml::Value::as_str)
+                .unwrap_or("");
+            let json = serde_json::to_string(&rule).expect("a TOML value is JSON");
+            let command = one_word(command, "[[remote.rule]] command");
+            writeln!(rules, "{command}\t{}\t{json}", json.len()).expect("a String takes text");
+            rule_count += 1;
+        }
+        for word in array(remote, "read_only") {
+            let word = one_word(word.as_str().unwrap_or(""), "[remote] read_only");
+            remote_read_only.push_str(&word);
+            remote_read_only.push('\n');
+        }
+    }
+    let mut windows_read_only = String::new();
+    if let Some(windows) = document.get("windows").and_then(toml::Value::as_table) {
+        for word in array(windows, "read_only") {
+            let word = one_word(word.as_str().unwrap_or(""), "[windows] read_only");
+            windows_read_only.push_str(&word);
+            windows_read_only.push('\n');
+        }
+    }
+    let mut out = String::new();
+    for (key, lower, dialect, index) in &names {
+        writeln!(out, "    ({key:?}, {lower:?}, {dialect}, {index}),")
+            .expect("a String takes text");
+    }
+    let names = std::mem::take(&mut out);
+    for (lower, key) in &mentions {
+        writeln!(out, "    ({lower:?}, {key:?}),").expect("a String takes text");
+    }
+    let mentions = out;
     format!(
-        "const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>)] = &[\n{}];\n\
-         const BUILTIN_MENTIONS: &[(&str, &str)] = &[\n{}];\n",
-        names.collect::<String>(),
-        mentions.collect::<String>()
+        "const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>, usize)] = &[\n{names}];\n\
+         const BUILTIN_MENTIONS: &[(&str, &str)] = &[\n{mentions}];\n\
+         const BUILTIN_PROGRAMS: &str = {programs:?};\n\
+         const BUILTIN_PROGRAM_AT: [usize; {}] = {program_at:?};\n\
+         const BUILTIN_RULES: &str = {rules:?};\n\
+         const BUILTIN_RULE_COUNT: usize = {rule_count};\n\
+         const BUILTIN_REMOTE_READ_ONLY: &str = {remote_read_only:?};\n\
+         const BUILTIN_WINDOWS_READ_ONLY: &str = {windows_read_only:?};\n",
+        program_at.len(),
     )
 }

@@ -151,10 +151,11 @@ pub(crate) struct RemoteRule {
 /// The checked shell catalog: built-in entries first, then user files (a later program with
 /// the same name replaces the earlier one).
 ///
-/// The built-in part is read and checked on first use: a command that names none of its
-/// programs (told from the names the build lists) never pays for it. User files are read and
-/// checked when the catalog is loaded. A built-in catalog met broken at first use makes every
-/// lookup find nothing, and `builtin_error` gives its error.
+/// The built-in part is read and checked as lookups need it: a command that names none of its
+/// programs (told from the names the build lists) never pays for any, one that names `ssh`
+/// reads and checks that program alone, and a remote command reads the rule for its name
+/// alone. User files are read and checked when the catalog is loaded. A built-in part met
+/// broken makes its lookups find nothing, and `builtin_error` gives its error.
 #[derive(Clone, Default)]
 pub struct ShellCatalog {
     /// The built-in entries, when loaded at all, less what the user files replace.
@@ -166,20 +167,176 @@ pub struct ShellCatalog {
     user_mentions: Vec<String>,
 }
 
-/// The built-in catalog, read on first use.
+/// The built-in catalog, each part read on first use.
 #[derive(Clone)]
 struct Lazy {
-    /// The compiled catalog (JSON, see `build.rs`), whose names [`BUILTIN_NAMES`] lists.
-    json: &'static str,
-    entries: OnceLock<Result<Entries, String>>,
+    compiled: Compiled,
+    /// The whole catalog, for what lists every program (`rewind catalog list`, the tests).
+    whole: OnceLock<Result<Entries, String>>,
+    /// Each program by its place in the file; `None` once user files list all its names.
+    programs: Box<[OnceLock<Option<Program>>]>,
+    /// Each remote rule by its place in the file; `None` once a user file has its command's.
+    rules: Box<[OnceLock<Option<RemoteRule>>]>,
+    /// The first error a part gave when read.
+    error: OnceLock<String>,
 }
 
-// The built-in programs' names, which tell the words and texts that can name a built-in
-// program without reading the catalog (see `build.rs`): `BUILTIN_NAMES`, each name
-// ASCII-lower-cased, lower-cased and the dialect its program is kept to, sorted by the first;
-// `BUILTIN_MENTIONS`, the names kept to no dialect, lower-cased and ASCII-lower-cased, sorted
-// by the first.
-include!(concat!(env!("OUT_DIR"), "/catalogs/shell.names.rs"));
+/// What the build compiled of the built-in catalog (see `build.rs`).
+#[derive(Clone, Copy)]
+struct Compiled {
+    /// The whole catalog as JSON, whose names [`BUILTIN_NAMES`] lists.
+    json: &'static str,
+    /// Each program as JSON, one a line, and where each starts (then where the text ends).
+    programs: &'static str,
+    program_at: &'static [usize],
+    /// Each remote rule as `<command>\t<length>\t<JSON>`, one a line.
+    rules: &'static str,
+    rule_count: usize,
+    /// `[remote] read_only` and `[windows] read_only`, one word a line.
+    remote_read_only: &'static str,
+    windows_read_only: &'static str,
+}
+
+// What the build made of the built-in catalog (see `build.rs`): `BUILTIN_NAMES`, each
+// program name ASCII-lower-cased, lower-cased, the dialect its program is kept to and its
+// program's place, sorted by the first; `BUILTIN_MENTIONS`, the names kept to no dialect,
+// lower-cased and ASCII-lower-cased, sorted by the first; and each part's text.
+include!(concat!(env!("OUT_DIR"), "/catalogs/shell.parts.rs"));
+
+const COMPILED: Compiled = Compiled {
+    json: BUILTIN_JSON,
+    programs: BUILTIN_PROGRAMS,
+    program_at: &BUILTIN_PROGRAM_AT,
+    rules: BUILTIN_RULES,
+    rule_count: BUILTIN_RULE_COUNT,
+    remote_read_only: BUILTIN_REMOTE_READ_ONLY,
+    windows_read_only: BUILTIN_WINDOWS_READ_ONLY,
+};
+
+impl Lazy {
+    fn new(compiled: Compiled) -> Lazy {
+        Lazy {
+            compiled,
+            whole: OnceLock::new(),
+            programs: (1..compiled.program_at.len().max(1))
+                .map(|_| OnceLock::new())
+                .collect(),
+            rules: (0..compiled.rule_count).map(|_| OnceLock::new()).collect(),
+            error: OnceLock::new(),
+        }
+    }
+
+    /// Notes a part's error (the first one met is the one told).
+    fn broken(&self, error: String) {
+        let _ = self.error.set(error);
+    }
+
+    /// The program at `index` in the file, read and checked on first use, less the names
+    /// `user` lists.
+    fn program(&self, index: usize, user: &Entries) -> Option<&Program> {
+        let slot = self.programs.get(index)?;
+        slot.get_or_init(|| {
+            let at = || format!("shell catalog {}: [[program]] #{}", BUILTIN.0, index + 1);
+            let read = || -> anyhow::Result<Program> {
+                let (start, end) = (
+                    self.compiled.program_at.get(index),
+                    self.compiled.program_at.get(index + 1),
+                );
+                let json = start
+                    .zip(end)
+                    .and_then(|(start, end)| self.compiled.programs.get(*start..*end))
+                    .ok_or_else(|| anyhow::anyhow!("{} is not in the compiled catalog", at()))?;
+                let raw: RawProgram = serde_json::from_str(json)
+                    .map_err(|e| anyhow::anyhow!("{} (as compiled): {e}", at()))?;
+                check_program(raw, &at, BUILTIN.0)
+            };
+            match read() {
+                Ok(mut program) => {
+                    program.names.retain(|n| !user.lists(n));
+                    (!program.names.is_empty()).then_some(program)
+                }
+                Err(e) => {
+                    self.broken(format!("{e:#}"));
+                    None
+                }
+            }
+        })
+        .as_ref()
+    }
+
+    /// The remote rule for `command`, read and checked on first use, unless a user file has
+    /// its own.
+    fn rule(&self, command: &str, user: &Entries) -> Option<&RemoteRule> {
+        let mut rest = self.compiled.rules;
+        let mut index = 0;
+        while !rest.is_empty() {
+            let (name, after) = rest.split_once('\t')?;
+            let (length, after) = after.split_once('\t')?;
+            let json = after.get(..length.parse().ok()?)?;
+            rest = after[json.len()..].strip_prefix('\n')?;
+            if name == command {
+                return self
+                    .rules
+                    .get(index)?
+                    .get_or_init(|| {
+                        let at = || {
+                            format!(
+                                "shell catalog {}: [[remote.rule]] #{}",
+                                BUILTIN.0,
+                                index + 1
+                            )
+                        };
+                        let read = serde_json::from_str::<RawRule>(json)
+                            .map_err(|e| anyhow::anyhow!("{} (as compiled): {e}", at()))
+                            .and_then(|raw| check_rule(raw, &at));
+                        match read {
+                            Ok(rule) => {
+                                (!user.remote_rules.iter().any(|u| u.command == rule.command))
+                                    .then_some(rule)
+                            }
+                            Err(e) => {
+                                self.broken(format!("{e:#}"));
+                                None
+                            }
+                        }
+                    })
+                    .as_ref();
+            }
+            index += 1;
+        }
+        None
+    }
+
+    /// Drops from the parts read so far what `user` replaces (see [`Entries::replaced_by`]).
+    fn replaced_by(&mut self, user: &Entries) {
+        if let Some(Ok(whole)) = self.whole.get_mut() {
+            whole.replaced_by(user);
+        }
+        for slot in &mut self.programs {
+            if let Some(Some(program)) = slot.get_mut() {
+                program.names.retain(|n| !user.lists(n));
+                if program.names.is_empty() {
+                    *slot = OnceLock::from(None);
+                }
+            }
+        }
+        for slot in &mut self.rules {
+            if let Some(Some(rule)) = slot.get_mut()
+                && user.remote_rules.iter().any(|u| u.command == rule.command)
+            {
+                *slot = OnceLock::from(None);
+            }
+        }
+    }
+
+    /// Whether any part has been read (tests of what reads them).
+    #[cfg(test)]
+    fn is_read(&self) -> bool {
+        self.whole.get().is_some()
+            || self.programs.iter().any(|p| p.get().is_some())
+            || self.rules.iter().any(|r| r.get().is_some())
+    }
+}
 
 /// The first two bytes of the names in `BUILTIN_MENTIONS`, a bit for each pair (`a`, `b`)
 /// at bit `b % 64` of word `a * 4 + b / 64`: a place in a text whose two bytes start no name
@@ -310,10 +467,7 @@ impl ShellCatalog {
     /// read when first needed; the files are read and checked now.
     pub(crate) fn load(builtin: bool, files: &[impl AsRef<Path>]) -> anyhow::Result<ShellCatalog> {
         let mut catalog = ShellCatalog {
-            builtin: builtin.then(|| Lazy {
-                json: BUILTIN_JSON,
-                entries: OnceLock::new(),
-            }),
+            builtin: builtin.then(|| Lazy::new(COMPILED)),
             ..ShellCatalog::default()
         };
         for file in files {
@@ -355,8 +509,8 @@ impl ShellCatalog {
             .flat_map(|p| p.names.iter())
             .map(|n| n.to_lowercase())
             .collect();
-        // Built-in entries read already lose what this file replaces.
-        if let Some(Ok(builtin)) = self.builtin.as_mut().and_then(|b| b.entries.get_mut()) {
+        // Built-in parts read already lose what this file replaces.
+        if let Some(builtin) = self.builtin.as_mut() {
             builtin.replaced_by(&self.user);
         }
         Ok(())
@@ -367,8 +521,8 @@ impl ShellCatalog {
     /// [`Self::builtin_error`]).
     fn builtin_entries(&self) -> Option<&Entries> {
         let lazy = self.builtin.as_ref()?;
-        let entries = lazy.entries.get_or_init(|| {
-            let raw = serde_json::from_str(lazy.json)
+        let entries = lazy.whole.get_or_init(|| {
+            let raw = serde_json::from_str(lazy.compiled.json)
                 .map_err(|e| format!("shell catalog {} (as compiled): {e}", BUILTIN.0))?;
             let mut entries = Entries::default();
             entries.add(raw, BUILTIN.0).map_err(|e| format!("{e:#}"))?;
@@ -382,32 +536,31 @@ impl ShellCatalog {
     /// holds the compiled catalog valid). Lookups meet it as "nothing found", so whoever judges
     /// a command with the catalog asks this before trusting the answer.
     pub(crate) fn builtin_error(&self) -> anyhow::Result<()> {
-        match self.builtin.as_ref().and_then(|b| b.entries.get()) {
-            Some(Err(e)) => Err(anyhow::anyhow!("{e}")),
+        let Some(lazy) = self.builtin.as_ref() else {
+            return Ok(());
+        };
+        match (lazy.whole.get(), lazy.error.get()) {
+            (Some(Err(e)), _) | (_, Some(e)) => Err(anyhow::anyhow!("{e}")),
             _ => Ok(()),
         }
     }
 
-    /// Whether the built-in entries have been read (tests of what reads them).
+    /// Whether any built-in part has been read (tests of what reads them).
     #[cfg(test)]
     fn builtin_is_read(&self) -> bool {
-        self.builtin
-            .as_ref()
-            .is_some_and(|b| b.entries.get().is_some())
+        self.builtin.as_ref().is_some_and(Lazy::is_read)
     }
 
-    /// Whether a built-in program not kept to another dialect may be named `word` (ASCII case
-    /// ignored): only then are the built-in entries read to find it.
-    fn builtin_may_name(&self, word: &str, dialect: Option<Dialect>) -> bool {
-        if self.builtin.is_none() {
-            return false;
-        }
+    /// The places in the file of the built-in programs not kept to another dialect that list
+    /// `word` (ASCII case ignored), told from the names the build lists.
+    fn builtin_places(word: &str, dialect: Option<Dialect>) -> impl Iterator<Item = usize> {
         let folded = || word.bytes().map(|b| b.to_ascii_lowercase());
-        let first = BUILTIN_NAMES.partition_point(|(key, _, _)| key.bytes().lt(folded()));
+        let first = BUILTIN_NAMES.partition_point(|(key, ..)| key.bytes().lt(folded()));
         BUILTIN_NAMES[first..]
             .iter()
-            .take_while(|(key, _, _)| key.eq_ignore_ascii_case(word))
-            .any(|(_, _, d)| d.is_none() || *d == dialect)
+            .take_while(move |(key, ..)| key.eq_ignore_ascii_case(word))
+            .filter(move |(_, _, d, _)| d.is_none() || *d == dialect)
+            .map(|(.., place)| *place)
     }
 
     /// Every program, in load order.
@@ -449,18 +602,27 @@ impl ShellCatalog {
         if let Some(program) = self.user.programs.iter().rev().find(runs) {
             return Some(program);
         }
-        if !(self.builtin_may_name(base, dialect) || self.builtin_may_name(stem, dialect)) {
-            return None;
-        }
-        self.builtin_entries()?.programs.iter().rev().find(runs)
+        // The last program in the file that runs (a later one replaces an earlier one).
+        let lazy = self.builtin.as_ref()?;
+        let mut places: Vec<usize> = Self::builtin_places(base, dialect)
+            .chain(Self::builtin_places(stem, dialect))
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        places
+            .into_iter()
+            .rev()
+            .filter_map(|place| lazy.program(place, &self.user))
+            .find(runs)
     }
 
     /// Whether a remote command only reads, whatever its arguments (`[remote] read_only`).
     pub(crate) fn remote_read_only(&self, command: &str) -> bool {
         self.user.remote_read_only.contains(command)
             || self
-                .builtin_entries()
-                .is_some_and(|b| b.remote_read_only.contains(command))
+                .builtin
+                .as_ref()
+                .is_some_and(|b| b.compiled.remote_read_only.lines().any(|w| w == command))
     }
 
     /// The rule under which a remote command is read-only (`[[remote.rule]]`), if any.
@@ -470,7 +632,7 @@ impl ShellCatalog {
             rules.iter().find(|r| r.command == command)
         }
         find(&self.user.remote_rules, command)
-            .or_else(|| find(&self.builtin_entries()?.remote_rules, command))
+            .or_else(|| self.builtin.as_ref()?.rule(command, &self.user))
     }
 
     /// Every name of a remote program not kept to a dialect, lower-cased: what the fast "no
@@ -483,8 +645,8 @@ impl ShellCatalog {
         };
         builtin
             .iter()
-            .filter(|(key, _, dialect)| dialect.is_none() && !self.user.lists(key))
-            .map(|(_, lower, _)| *lower)
+            .filter(|(key, _, dialect, _)| dialect.is_none() && !self.user.lists(key))
+            .map(|(_, lower, ..)| *lower)
             .chain(self.user_mentions.iter().map(String::as_str))
     }
 
@@ -573,9 +735,12 @@ impl ShellCatalog {
         let lower = name.to_lowercase();
         let any = |list: &[String]| list.iter().any(|p| glob_match(&p.to_lowercase(), &lower));
         any(&self.user.windows_read_only)
-            || self
-                .builtin_entries()
-                .is_some_and(|b| any(&b.windows_read_only))
+            || self.builtin.as_ref().is_some_and(|b| {
+                b.compiled
+                    .windows_read_only
+                    .lines()
+                    .any(|p| glob_match(&p.to_lowercase(), &lower))
+            })
     }
 }
 
@@ -653,42 +818,9 @@ impl Entries {
             }
             for (index, rule) in remote.rule.into_iter().enumerate() {
                 let at = || format!("shell catalog {origin}: [[remote.rule]] #{}", index + 1);
-                check_word(&rule.command, || format!("{}: command", at()))?;
-                if rule.subcommands.is_empty()
-                    && rule.unless.is_empty()
-                    && rule.unless_short.is_empty()
-                    && rule.unless_text.is_empty()
-                    && rule.operands_max.is_none()
-                    && rule.only_options.is_none()
-                    && rule.action_at.is_none()
-                {
-                    bail!(
-                        "{} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only",
-                        at(),
-                        rule.command
-                    );
-                }
-                if rule.action_at.is_some() == rule.actions.is_empty() {
-                    bail!(
-                        "{} (command {:?}): action_at and actions go together",
-                        at(),
-                        rule.command
-                    );
-                }
+                let rule = check_rule(rule, &at)?;
                 self.remote_rules.retain(|r| r.command != rule.command);
-                self.remote_rules.push(RemoteRule {
-                    command: rule.command,
-                    subcommands: rule.subcommands,
-                    unless: rule.unless,
-                    unless_short: rule.unless_short,
-                    unless_text: rule.unless_text,
-                    operands_max: rule.operands_max,
-                    value_options: rule.value_options,
-                    only_options: rule.only_options,
-                    global_options: rule.global_options,
-                    action_at: rule.action_at,
-                    actions: rule.actions,
-                });
+                self.remote_rules.push(rule);
             }
         }
         if let Some(windows) = raw.windows {
@@ -881,6 +1013,45 @@ fn check_program(
     })
 }
 
+/// Checks one remote rule; `at` (where it is) is only put into words for an error.
+fn check_rule(rule: RawRule, at: &dyn Fn() -> String) -> anyhow::Result<RemoteRule> {
+    check_word(&rule.command, || format!("{}: command", at()))?;
+    if rule.subcommands.is_empty()
+        && rule.unless.is_empty()
+        && rule.unless_short.is_empty()
+        && rule.unless_text.is_empty()
+        && rule.operands_max.is_none()
+        && rule.only_options.is_none()
+        && rule.action_at.is_none()
+    {
+        bail!(
+            "{} (command {:?}): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only",
+            at(),
+            rule.command
+        );
+    }
+    if rule.action_at.is_some() == rule.actions.is_empty() {
+        bail!(
+            "{} (command {:?}): action_at and actions go together",
+            at(),
+            rule.command
+        );
+    }
+    Ok(RemoteRule {
+        command: rule.command,
+        subcommands: rule.subcommands,
+        unless: rule.unless,
+        unless_short: rule.unless_short,
+        unless_text: rule.unless_text,
+        operands_max: rule.operands_max,
+        value_options: rule.value_options,
+        only_options: rule.only_options,
+        global_options: rule.global_options,
+        action_at: rule.action_at,
+        actions: rule.actions,
+    })
+}
+
 /// The keys only the fleet and unc-write grammars read, refused elsewhere.
 fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow::Result<()> {
     if !fleet
@@ -1029,9 +1200,47 @@ mod tests {
         names.sort_by(|a, b| a.0.cmp(&b.0));
         let compiled: Vec<(String, String, Option<Dialect>)> = BUILTIN_NAMES
             .iter()
-            .map(|(key, lower, dialect)| ((*key).to_owned(), (*lower).to_owned(), *dialect))
+            .map(|(key, lower, dialect, _)| ((*key).to_owned(), (*lower).to_owned(), *dialect))
             .collect();
         assert_eq!(compiled, names);
+    }
+
+    /// Each part the build compiled is the whole catalog's: every name leads to its own
+    /// program, each program and rule read alone is the one read with the rest, and the
+    /// remote and Windows lists are the catalog's.
+    #[test]
+    fn each_compiled_part_is_the_whole_catalogs() {
+        let whole = ShellCatalog::builtin().expect("shipped");
+        let entries = whole.builtin_entries().expect("read");
+        let parts = Lazy::new(COMPILED);
+        let none = Entries::default();
+        assert_eq!(parts.programs.len(), entries.programs.len());
+        for (place, program) in entries.programs.iter().enumerate() {
+            assert_eq!(parts.program(place, &none), Some(program));
+        }
+        for (key, _, _, place) in BUILTIN_NAMES {
+            assert!(
+                entries.programs[*place]
+                    .names
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(key)),
+                "{key}"
+            );
+        }
+        assert_eq!(parts.rules.len(), entries.remote_rules.len());
+        for rule in &entries.remote_rules {
+            assert_eq!(parts.rule(&rule.command, &none), Some(rule));
+        }
+        assert!(parts.rule("no-such-command", &none).is_none());
+        let remote: BTreeSet<String> = COMPILED
+            .remote_read_only
+            .lines()
+            .map(String::from)
+            .collect();
+        assert_eq!(remote, entries.remote_read_only);
+        let windows: Vec<&str> = COMPILED.windows_read_only.lines().collect();
+        assert_eq!(windows, entries.windows_read_only);
+        assert!(parts.error.get().is_none());
     }
 
     /// A command that names no built-in program is judged without reading the built-in
@@ -1147,17 +1356,76 @@ mod tests {
         assert!(before.program("autossh").is_some());
         assert!(before.remote_read_only("mytool") && before.remote_read_only("cat"));
         assert!(before.windows_read_only("get-mine") && before.windows_read_only("Get-Process"));
+        // Every lookup through the parts finds what the catalog read at once finds, whether
+        // the parts were read before the user files came or after.
+        let mut words: Vec<String> = BUILTIN_NAMES
+            .iter()
+            .map(|(key, ..)| (*key).to_owned())
+            .collect();
+        words.extend(at_once.user.remote_rules.iter().map(|r| r.command.clone()));
+        words.extend(at_once.user.remote_read_only.iter().cloned());
+        words.extend(at_once.user.windows_read_only.iter().cloned());
+        words.extend(["SSH", "ssh.exe", "/usr/bin/SSH.EXE", "mssh", "nothing"].map(String::from));
+        let dialects = [None, Some(Dialect::Posix), Some(Dialect::PowerShell)];
+        let mut read_first = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        for word in &words {
+            for dialect in dialects {
+                read_first.program_in(word, dialect);
+            }
+            read_first.remote_rule(word);
+        }
+        let mut fresh = ShellCatalog::load(true, &[] as &[&Path]).expect("loads");
+        for (origin, text) in files {
+            read_first.extend(text, origin).expect("user file");
+            fresh.extend(text, origin).expect("user file");
+        }
+        for (lazy, word) in [&read_first, &fresh]
+            .into_iter()
+            .flat_map(|lazy| words.iter().map(move |word| (lazy, word)))
+        {
+            for dialect in dialects {
+                assert_eq!(
+                    format!("{:?}", lazy.program_in(word, dialect)),
+                    format!("{:?}", at_once.program_in(word, dialect)),
+                    "{word} {dialect:?}"
+                );
+            }
+            assert_eq!(lazy.remote_rule(word), at_once.remote_rule(word), "{word}");
+            assert_eq!(
+                lazy.remote_read_only(word),
+                at_once.remote_read_only(word),
+                "{word}"
+            );
+            assert_eq!(
+                lazy.windows_read_only(word),
+                at_once.windows_read_only(word),
+                "{word}"
+            );
+            assert!(lazy.builtin_error().is_ok());
+        }
     }
 
     /// A compiled built-in catalog met broken on first use (it never is, see above) panics
     /// nowhere: lookups find nothing and the error is the one loading it gave before.
     #[test]
     fn a_broken_builtin_catalog_is_an_error_not_a_panic() {
+        // Every program and rule the build compiled, read as one without a grammar or
+        // conditions.
+        let program = "{\"names\": [\"ssh\"]}\n";
+        let places = BUILTIN_PROGRAM_AT.len() - 1;
+        let program_at: Vec<usize> = (0..=places).map(|i| i * program.len()).collect();
+        let rule = "{\"command\": \"date\"}";
+        let broken = Compiled {
+            json: "{\"program\": [{\"names\": [\"ssh\"]}]}",
+            programs: program.repeat(places).leak(),
+            program_at: program_at.leak(),
+            rules: format!("date\t{}\t{rule}\n", rule.len()).leak(),
+            rule_count: 1,
+            remote_read_only: "",
+            windows_read_only: "",
+        };
         let catalog = ShellCatalog {
-            builtin: Some(Lazy {
-                json: "{\"program\": [{\"names\": [\"ssh\"]}]}",
-                entries: OnceLock::new(),
-            }),
+            builtin: Some(Lazy::new(broken)),
             ..ShellCatalog::default()
         };
         assert!(catalog.builtin_error().is_ok(), "not read yet");
@@ -1167,9 +1435,18 @@ mod tests {
             "`git` names no built-in program"
         );
         assert!(catalog.program("ssh").is_none());
+        let error = catalog.builtin_error().expect_err("read and broken");
+        insta::assert_snapshot!(format!("{error:#}"), @"shell catalog builtin:shell.toml: [[program]] #1 (as compiled): missing field `grammar` at line 1 column 18");
         assert!(!catalog.remote_read_only("cat"));
-        assert!(catalog.remote_rule("date").is_none());
         assert!(!catalog.windows_read_only("Get-Process"));
+        let catalog = ShellCatalog {
+            builtin: Some(Lazy::new(broken)),
+            ..ShellCatalog::default()
+        };
+        assert!(catalog.remote_rule("date").is_none());
+        let error = catalog.builtin_error().expect_err("read and broken");
+        insta::assert_snapshot!(format!("{error:#}"), @r#"shell catalog builtin:shell.toml: [[remote.rule]] #1 (command "date"): a rule needs subcommands, unless, unless_short, unless_text, operands_max, only_options or action_at; list a command without conditions in [remote] read_only"#);
+        assert!(catalog.programs().is_empty());
         let error = catalog.builtin_error().expect_err("read and broken");
         insta::assert_snapshot!(format!("{error:#}"), @"shell catalog builtin:shell.toml (as compiled): missing field `grammar` at line 1 column 31");
     }
