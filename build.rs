@@ -133,7 +133,8 @@ fn entry_index(document: &toml::Table) -> String {
 ///   text is searched for it; `dialect` is the one its program is kept to; `program` is its
 ///   program's place in the file), and `BUILTIN_MENTIONS`, `(lower, key)` of the names kept
 ///   to no dialect, sorted by `lower`: whether a word or a text can name a built-in program is
-///   told without reading any;
+///   told without reading any. The names are `Span`s of `NAME_TEXT`, which holds each text
+///   once, so the tables hold no pointers;
 /// - `BUILTIN_PROGRAMS`, each `[[program]]` as JSON, one a line, and `BUILTIN_PROGRAM_AT`, where
 ///   each starts (and, last, where the text ends);
 /// - `BUILTIN_RULES`, each `[[remote.rule]]` as `<command>\t<length>\t<JSON>` a line, and
@@ -145,24 +146,10 @@ fn entry_index(document: &toml::Table) -> String {
 /// part is read (a word with white space, which cannot stand on a line of its own, stops the
 /// build); a dialect this file does not know counts as none.
 fn shell_parts(document: &toml::Table) -> String {
-    let array = |table: &toml::Table, key: &str| -> Vec<toml::Value> {
-        table
-            .get(key)
-            .and_then(toml::Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let one_word = |word: &str, what: &str| -> String {
-        assert!(
-            !word.contains(char::is_whitespace),
-            "catalogs/shell.toml: {what} {word:?} holds white space"
-        );
-        word.to_owned()
-    };
     let mut names: Vec<(String, String, &str, usize)> = Vec::new();
     let mut programs = String::new();
     let mut program_at = Vec::new();
-    for (index, program) in array(document, "program").iter().enumerate() {
+    for (index, program) in toml_array(document, "program").iter().enumerate() {
         let dialect = match program.get("dialect").and_then(toml::Value::as_str) {
             Some("posix") => "Some(Dialect::Posix)",
             Some("powershell") => "Some(Dialect::PowerShell)",
@@ -182,19 +169,11 @@ fn shell_parts(document: &toml::Table) -> String {
         programs.push('\n');
     }
     program_at.push(programs.len());
-    names.sort();
-    let mut mentions: Vec<(&String, &String)> = names
-        .iter()
-        .filter(|(_, _, dialect, _)| *dialect == "None")
-        .map(|(key, lower, _, _)| (lower, key))
-        .collect();
-    mentions.sort();
-    let remote = document.get("remote").and_then(toml::Value::as_table);
     let mut rules = String::new();
     let mut rule_count = 0usize;
     let mut remote_read_only = String::new();
-    if let Some(remote) = remote {
-        for rule in array(remote, "rule") {
+    if let Some(remote) = document.get("remote").and_then(toml::Value::as_table) {
+        for rule in toml_array(remote, "rule") {
             let command = rule
                 .get("command")
                 .and_then(toml::Value::as_str)
@@ -204,39 +183,91 @@ fn shell_parts(document: &toml::Table) -> String {
             writeln!(rules, "{command}\t{}\t{json}", json.len()).expect("a String takes text");
             rule_count += 1;
         }
-        for word in array(remote, "read_only") {
-            let word = one_word(word.as_str().unwrap_or(""), "[remote] read_only");
-            remote_read_only.push_str(&word);
-            remote_read_only.push('\n');
-        }
+        remote_read_only = word_lines(remote, "[remote] read_only");
     }
-    let mut windows_read_only = String::new();
-    if let Some(windows) = document.get("windows").and_then(toml::Value::as_table) {
-        for word in array(windows, "read_only") {
-            let word = one_word(word.as_str().unwrap_or(""), "[windows] read_only");
-            windows_read_only.push_str(&word);
-            windows_read_only.push('\n');
-        }
-    }
-    let mut out = String::new();
-    for (key, lower, dialect, index) in &names {
-        writeln!(out, "    ({key:?}, {lower:?}, {dialect}, {index}),")
-            .expect("a String takes text");
-    }
-    let names = std::mem::take(&mut out);
-    for (lower, key) in &mentions {
-        writeln!(out, "    ({lower:?}, {key:?}),").expect("a String takes text");
-    }
-    let mentions = out;
+    let windows_read_only = document
+        .get("windows")
+        .and_then(toml::Value::as_table)
+        .map(|windows| word_lines(windows, "[windows] read_only"))
+        .unwrap_or_default();
     format!(
-        "const BUILTIN_NAMES: &[(&str, &str, Option<Dialect>, usize)] = &[\n{names}];\n\
-         const BUILTIN_MENTIONS: &[(&str, &str)] = &[\n{mentions}];\n\
+        "{}\
          const BUILTIN_PROGRAMS: &str = {programs:?};\n\
          const BUILTIN_PROGRAM_AT: [usize; {}] = {program_at:?};\n\
          const BUILTIN_RULES: &str = {rules:?};\n\
          const BUILTIN_RULE_COUNT: usize = {rule_count};\n\
          const BUILTIN_REMOTE_READ_ONLY: &str = {remote_read_only:?};\n\
          const BUILTIN_WINDOWS_READ_ONLY: &str = {windows_read_only:?};\n",
+        name_tables(names),
         program_at.len(),
     )
+}
+
+/// `NAME_TEXT`, `BUILTIN_NAMES` and `BUILTIN_MENTIONS` (see `shell_parts`) from each name's
+/// `(key, lower, dialect, program)`.
+fn name_tables(mut names: Vec<(String, String, &str, usize)>) -> String {
+    names.sort();
+    let mut mentions: Vec<(&String, &String)> = names
+        .iter()
+        .filter(|(_, _, dialect, _)| *dialect == "None")
+        .map(|(key, lower, _, _)| (lower, key))
+        .collect();
+    mentions.sort();
+    let mut name_text = String::new();
+    let mut spans: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let mut span = |text: &str| -> String {
+        spans
+            .entry(text.to_owned())
+            .or_insert_with(|| {
+                let start = name_text.len();
+                name_text.push_str(text);
+                format!("Span({start}, {})", name_text.len())
+            })
+            .clone()
+    };
+    let mut out = String::new();
+    for (key, lower, dialect, index) in &names {
+        let (key, lower) = (span(key), span(lower));
+        writeln!(out, "    ({key}, {lower}, {dialect}, {index}),").expect("a String takes text");
+    }
+    let names_out = std::mem::take(&mut out);
+    for (lower, key) in &mentions {
+        let (lower, key) = (span(lower), span(key));
+        writeln!(out, "    ({lower}, {key}),").expect("a String takes text");
+    }
+    format!(
+        "const NAME_TEXT: &str = {name_text:?};\n\
+         const BUILTIN_NAMES: [(Span, Span, Option<Dialect>, usize); {}] = [\n{names_out}];\n\
+         const BUILTIN_MENTIONS: [(Span, Span); {}] = [\n{out}];\n",
+        names.len(),
+        mentions.len(),
+    )
+}
+
+/// A table's array, or none.
+fn toml_array(table: &toml::Table, key: &str) -> Vec<toml::Value> {
+    table
+        .get(key)
+        .and_then(toml::Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A word the compiled text puts on a line of its own: one with white space stops the build.
+fn one_word(word: &str, what: &str) -> String {
+    assert!(
+        !word.contains(char::is_whitespace),
+        "catalogs/shell.toml: {what} {word:?} holds white space"
+    );
+    word.to_owned()
+}
+
+/// The words of `table`'s `read_only` list, one a line.
+fn word_lines(table: &toml::Table, what: &str) -> String {
+    let mut lines = String::new();
+    for word in toml_array(table, "read_only") {
+        lines.push_str(&one_word(word.as_str().unwrap_or(""), what));
+        lines.push('\n');
+    }
+    lines
 }

@@ -200,8 +200,36 @@ struct Compiled {
 // What the build made of the built-in catalog (see `build.rs`): `BUILTIN_NAMES`, each
 // program name ASCII-lower-cased, lower-cased, the dialect its program is kept to and its
 // program's place, sorted by the first; `BUILTIN_MENTIONS`, the names kept to no dialect,
-// lower-cased and ASCII-lower-cased, sorted by the first; and each part's text.
+// lower-cased and ASCII-lower-cased, sorted by the first; `NAME_TEXT`, which the names are
+// spans of; and each part's text.
 include!(concat!(env!("OUT_DIR"), "/catalogs/shell.parts.rs"));
+
+/// Where a name lies in `NAME_TEXT`. The name tables hold spans, not `&str`s: the loader
+/// writes every pointer of a position-independent binary at each start, and the tables of
+/// `&str`s were 7 of the 17 pages it wrote, each a page fault and a copy.
+#[derive(Clone, Copy)]
+struct Span(usize, usize);
+
+impl Span {
+    fn text(self) -> &'static str {
+        NAME_TEXT.get(self.0..self.1).unwrap_or_default()
+    }
+
+    /// [`Span::text`]'s bytes, for comparisons (no test of char boundaries).
+    fn bytes(self) -> &'static [u8] {
+        NAME_TEXT.as_bytes().get(self.0..self.1).unwrap_or_default()
+    }
+
+    /// The name's first two bytes, if it has two (for tables built at compile time).
+    const fn first_two(self) -> Option<(u8, u8)> {
+        let bytes = NAME_TEXT.as_bytes();
+        if self.1 >= self.0 + 2 && self.0 + 1 < bytes.len() {
+            Some((bytes[self.0], bytes[self.0 + 1]))
+        } else {
+            None
+        }
+    }
+}
 
 const COMPILED: Compiled = Compiled {
     json: BUILTIN_JSON,
@@ -345,8 +373,8 @@ static MENTION_STARTS: [u64; 1024] = {
     let mut table = [0u64; 1024];
     let mut i = 0;
     while i < BUILTIN_MENTIONS.len() {
-        if let [a, b, ..] = BUILTIN_MENTIONS[i].0.as_bytes() {
-            table[((*a as usize) << 2) | ((*b as usize) >> 6)] |= 1 << (*b % 64);
+        if let Some((a, b)) = BUILTIN_MENTIONS[i].0.first_two() {
+            table[((a as usize) << 2) | ((b as usize) >> 6)] |= 1 << (b % 64);
         }
         i += 1;
     }
@@ -359,7 +387,7 @@ const SHORT_MENTION: bool = {
     let mut i = 0;
     let mut short = false;
     while i < BUILTIN_MENTIONS.len() {
-        short |= BUILTIN_MENTIONS[i].0.len() < 2;
+        short |= BUILTIN_MENTIONS[i].0.first_two().is_none();
         i += 1;
     }
     short
@@ -555,10 +583,11 @@ impl ShellCatalog {
     /// `word` (ASCII case ignored), told from the names the build lists.
     fn builtin_places(word: &str, dialect: Option<Dialect>) -> impl Iterator<Item = usize> {
         let folded = || word.bytes().map(|b| b.to_ascii_lowercase());
-        let first = BUILTIN_NAMES.partition_point(|(key, ..)| key.bytes().lt(folded()));
+        let first =
+            BUILTIN_NAMES.partition_point(|(key, ..)| key.bytes().iter().copied().lt(folded()));
         BUILTIN_NAMES[first..]
             .iter()
-            .take_while(move |(key, ..)| key.eq_ignore_ascii_case(word))
+            .take_while(move |(key, ..)| key.text().eq_ignore_ascii_case(word))
             .filter(move |(_, _, d, _)| d.is_none() || *d == dialect)
             .map(|(.., place)| *place)
     }
@@ -638,15 +667,15 @@ impl ShellCatalog {
     /// Every name of a remote program not kept to a dialect, lower-cased: what the fast "no
     /// remote program" tests look for.
     fn mentions(&self) -> impl Iterator<Item = &str> {
-        let builtin = if self.builtin.is_some() {
-            BUILTIN_NAMES
+        let builtin: &[_] = if self.builtin.is_some() {
+            &BUILTIN_NAMES
         } else {
             &[]
         };
         builtin
             .iter()
-            .filter(|(key, _, dialect, _)| dialect.is_none() && !self.user.lists(key))
-            .map(|(_, lower, ..)| *lower)
+            .filter(|(key, _, dialect, _)| dialect.is_none() && !self.user.lists(key.text()))
+            .map(|(_, lower, ..)| lower.text())
             .chain(self.user_mentions.iter().map(String::as_str))
     }
 
@@ -704,10 +733,10 @@ impl ShellCatalog {
         let kept = |key: &str| !self.user.lists(key);
         // An empty name (the catalog's checks refuse it) is held by every text.
         if let Some((name, key)) = BUILTIN_MENTIONS.first()
-            && name.is_empty()
-            && kept(key)
+            && name.text().is_empty()
+            && kept(key.text())
         {
-            return Some((0, name));
+            return Some((0, name.text()));
         }
         let bytes = folded.as_bytes();
         (0..bytes.len()).find_map(|at| {
@@ -719,12 +748,12 @@ impl ShellCatalog {
             {
                 return None;
             }
-            let first = BUILTIN_MENTIONS.partition_point(|(name, _)| name.as_bytes() < &rest[..1]);
+            let first = BUILTIN_MENTIONS.partition_point(|(name, _)| name.bytes() < &rest[..1]);
             BUILTIN_MENTIONS[first..]
                 .iter()
-                .take_while(|(name, _)| name.as_bytes().first() == rest.first())
-                .filter(|(name, key)| rest.starts_with(name.as_bytes()) && kept(key))
-                .map(|(name, _)| *name)
+                .take_while(|(name, _)| name.bytes().first() == rest.first())
+                .filter(|(name, key)| rest.starts_with(name.bytes()) && kept(key.text()))
+                .map(|(name, _)| name.text())
                 .max_by_key(|name| name.len())
                 .map(|name| (at, name))
         })
@@ -1200,7 +1229,9 @@ mod tests {
         names.sort_by(|a, b| a.0.cmp(&b.0));
         let compiled: Vec<(String, String, Option<Dialect>)> = BUILTIN_NAMES
             .iter()
-            .map(|(key, lower, dialect, _)| ((*key).to_owned(), (*lower).to_owned(), *dialect))
+            .map(|(key, lower, dialect, _)| {
+                (key.text().to_owned(), lower.text().to_owned(), *dialect)
+            })
             .collect();
         assert_eq!(compiled, names);
     }
@@ -1219,8 +1250,9 @@ mod tests {
             assert_eq!(parts.program(place, &none), Some(program));
         }
         for (key, _, _, place) in BUILTIN_NAMES {
+            let key = key.text();
             assert!(
-                entries.programs[*place]
+                entries.programs[place]
                     .names
                     .iter()
                     .any(|n| n.eq_ignore_ascii_case(key)),
@@ -1360,7 +1392,7 @@ mod tests {
         // the parts were read before the user files came or after.
         let mut words: Vec<String> = BUILTIN_NAMES
             .iter()
-            .map(|(key, ..)| (*key).to_owned())
+            .map(|(key, ..)| key.text().to_owned())
             .collect();
         words.extend(at_once.user.remote_rules.iter().map(|r| r.command.clone()));
         words.extend(at_once.user.remote_read_only.iter().cloned());
