@@ -62,7 +62,7 @@ fn main() {
     let config = home.path().join("config.toml");
     std::fs::write(&config, "[hook]\nbudget_secs = 150\n").expect("config");
     let cases = cases(home.path());
-    let floor = build_floor();
+    let floor = copied(&build_floor(), home.path(), "floor");
     let floor_case = |input: &Path| Case {
         name: String::from("floor"),
         program: floor.clone(),
@@ -129,11 +129,12 @@ fn cases(home: &Path) -> Vec<Case> {
         stdin("bash-local.json", BASH_LOCAL),
         stdin("bash-ssh-read.json", BASH_SSH_READ),
     );
-    let hook = PathBuf::from(env!("CARGO_BIN_EXE_rewind-hook"));
-    let rewind = PathBuf::from(env!("CARGO_BIN_EXE_rewind"));
+    let hook = copied(Path::new(env!("CARGO_BIN_EXE_rewind-hook")), home, "this");
+    let rewind = copied(Path::new(env!("CARGO_BIN_EXE_rewind")), home, "this");
     let mut binaries = vec![(String::new(), hook)];
     if let Some(before) = std::env::var_os("BEFORE") {
-        binaries.insert(0, (String::from("before: "), PathBuf::from(before)));
+        let before = copied(Path::new(&before), home, "before");
+        binaries.insert(0, (String::from("before: "), before));
     }
     let mut cases = vec![
         Case {
@@ -169,6 +170,19 @@ fn cases(home: &Path) -> Vec<Case> {
         }
     }
     cases
+}
+
+/// A copy of `binary` in `home/<dir>/`, under its own name; its path. Every measured binary
+/// runs from a copy made the same way: the hook just written by the linker ran a read-only
+/// call about 6 % slower than a byte-identical copy of it in the same directory (the state of
+/// the file in the page cache, not its bytes), so a build compared with an older binary
+/// copied elsewhere measured how each file was written instead of what it does.
+fn copied(binary: &Path, home: &Path, dir: &str) -> PathBuf {
+    let dir = home.join(dir);
+    std::fs::create_dir_all(&dir).expect("a directory for the copies");
+    let copy = dir.join(binary.file_name().expect("a binary has a file name"));
+    std::fs::copy(binary, &copy).unwrap_or_else(|e| panic!("{}: {e}", binary.display()));
+    copy
 }
 
 /// Builds `benches/floor` in release mode beside this target directory; its path.
