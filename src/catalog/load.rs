@@ -89,11 +89,12 @@ pub(super) fn parse_compiled(
 }
 
 /// Reads, of a shipped catalog's compiled index (`<name>.entries`, see `build.rs`), the
-/// entries whose server pattern `server_wanted` and tool pattern `tool_wanted` accept, in the order [`parse_compiled`]
-/// gives them; `None` when the file is not indexed line by line (it binds servers), so that it
-/// must be read whole. The entries are not checked again: the shipped catalogs are checked where they
-/// are built and tested (each compiled file equal to its source, every shipped file valid), and
-/// the text is compiled in, so a check here could only ever pass.
+/// entries whose server pattern `server_wanted` and tool pattern `tool_wanted` accept, in the
+/// order [`parse_compiled`] gives them; `None` when the file is not indexed line by line (it
+/// binds servers), so that it must be read whole. The entries are not checked again: the
+/// shipped catalogs are checked where they are built and tested (each compiled file equal to
+/// its source, every shipped file valid), and the text is compiled in, so a check here could
+/// only ever pass.
 pub(super) fn indexed_entries(
     index: &str,
     origin: &str,
