@@ -147,7 +147,12 @@ pub(crate) fn detect(stdin: &[u8]) -> Option<Host> {
     let Ok(Top(payload)) = serde_json::from_slice::<Top>(stdin) else {
         return None;
     };
-    // Most specific first: Cursor and Copilot may run hooks configured for Claude Code.
+    fingerprinted(&payload)
+}
+
+/// The first host whose fingerprint a parsed payload carries, most specific first: Cursor
+/// and Copilot may run hooks configured for Claude Code.
+fn fingerprinted(payload: &serde_json::Map<String, Value>) -> Option<Host> {
     [
         Host::Cursor,
         Host::Copilot,
@@ -156,7 +161,7 @@ pub(crate) fn detect(stdin: &[u8]) -> Option<Host> {
         Host::ClaudeCode,
     ]
     .into_iter()
-    .find(|host| host.fingerprint(&payload))
+    .find(|host| host.fingerprint(payload))
 }
 
 /// A JSON object's top level as fingerprints see it: every key (the last of repeated ones
@@ -682,19 +687,9 @@ mod tests {
     /// them whose values change type or whose keys repeat.
     #[test]
     fn detection_from_the_top_level_names_the_host_a_full_parse_names() {
-        let full = |bytes: &[u8]| {
-            let Ok(Value::Object(payload)) = serde_json::from_slice::<Value>(bytes) else {
-                return None;
-            };
-            [
-                Host::Cursor,
-                Host::Copilot,
-                Host::Codex,
-                Host::Gemini,
-                Host::ClaudeCode,
-            ]
-            .into_iter()
-            .find(|host| host.fingerprint(&payload))
+        let full = |bytes: &[u8]| match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Object(payload)) => fingerprinted(&payload),
+            _ => None,
         };
         let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut payloads: Vec<Vec<u8>> = Vec::new();
