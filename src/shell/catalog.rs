@@ -295,41 +295,44 @@ impl Lazy {
     /// The remote rule for `command`, read and checked on first use, unless a user file has
     /// its own.
     fn rule(&self, command: &str, user: &Entries) -> Option<&RemoteRule> {
+        let (index, json) = self.rule_text(command)?;
+        self.rules
+            .get(index)?
+            .get_or_init(|| {
+                let at = || {
+                    format!(
+                        "shell catalog {}: [[remote.rule]] #{}",
+                        BUILTIN.0,
+                        index + 1
+                    )
+                };
+                let read = serde_json::from_str::<RawRule>(json)
+                    .map_err(|e| anyhow::anyhow!("{} (as compiled): {e}", at()))
+                    .and_then(|raw| check_rule(raw, &at));
+                match read {
+                    Ok(rule) => (!user.remote_rules.iter().any(|u| u.command == rule.command))
+                        .then_some(rule),
+                    Err(e) => {
+                        self.broken(format!("{e:#}"));
+                        None
+                    }
+                }
+            })
+            .as_ref()
+    }
+
+    /// The place in the file of the remote rule for `command`, and its compiled JSON.
+    fn rule_text(&self, command: &str) -> Option<(usize, &'static str)> {
         let mut rest = self.compiled.rules;
         let mut index = 0;
         while !rest.is_empty() {
             let (name, after) = rest.split_once('\t')?;
             let (length, after) = after.split_once('\t')?;
             let json = after.get(..length.parse().ok()?)?;
-            rest = after[json.len()..].strip_prefix('\n')?;
             if name == command {
-                return self
-                    .rules
-                    .get(index)?
-                    .get_or_init(|| {
-                        let at = || {
-                            format!(
-                                "shell catalog {}: [[remote.rule]] #{}",
-                                BUILTIN.0,
-                                index + 1
-                            )
-                        };
-                        let read = serde_json::from_str::<RawRule>(json)
-                            .map_err(|e| anyhow::anyhow!("{} (as compiled): {e}", at()))
-                            .and_then(|raw| check_rule(raw, &at));
-                        match read {
-                            Ok(rule) => {
-                                (!user.remote_rules.iter().any(|u| u.command == rule.command))
-                                    .then_some(rule)
-                            }
-                            Err(e) => {
-                                self.broken(format!("{e:#}"));
-                                None
-                            }
-                        }
-                    })
-                    .as_ref();
+                return Some((index, json));
             }
+            rest = after[json.len()..].strip_prefix('\n')?;
             index += 1;
         }
         None
