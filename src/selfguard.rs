@@ -85,6 +85,18 @@ struct Spot {
     shown: String,
 }
 
+impl Spot {
+    /// Everything under the directory `dir`.
+    fn under(dir: &Path, what: What, home: Option<&str>) -> Spot {
+        let shown = dir.to_string_lossy().into_owned();
+        Spot {
+            place: Place::Under(norm_path(&shown, home)),
+            what,
+            shown,
+        }
+    }
+}
+
 /// What a call does to a protected thing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Act {
@@ -106,12 +118,16 @@ impl Act {
 /// Everything the check protects, from the configuration and the environment. The files and
 /// directories (which take the binary's path, the home directory and every host's settings
 /// files to gather) are gathered the first time a call needs them, once: most calls (an MCP
-/// tool's, given no path of this machine to write) never do.
+/// tool's, given no path of this machine to write) never do. The token cache, which every
+/// command that is not a quick miss is searched for, is gathered on its own: a command that
+/// names rewind but writes and removes nothing needs no other.
 #[derive(Debug, Clone)]
 pub(crate) struct Protected {
     /// What the configuration names, for [`file_spots`].
     named: Named,
     spots: OnceCell<Vec<Spot>>,
+    /// The token cache's directory, one of [`Protected::spots`].
+    token_cache: OnceCell<Option<Spot>>,
     home: OnceCell<Option<String>>,
     /// The ZVM's host (and `host:port`), lower-case.
     zvm: Vec<String>,
@@ -206,6 +222,7 @@ impl Protected {
                 ca_cert: config.zvm.as_ref().and_then(|zvm| zvm.ca_cert.clone()),
             },
             spots: OnceCell::new(),
+            token_cache: OnceCell::new(),
             home: OnceCell::new(),
             zvm,
             secrets,
@@ -221,8 +238,10 @@ impl Protected {
         zvm: Vec<String>,
         secrets: Vec<String>,
     ) -> Protected {
+        let token_cache = spots.iter().find(|s| s.what == What::TokenCache).cloned();
         Protected {
             named: Named::default(),
+            token_cache: OnceCell::from(token_cache),
             spots: OnceCell::from(spots),
             home: OnceCell::from(home),
             zvm,
@@ -245,9 +264,19 @@ impl Protected {
         self.spots.get_or_init(|| {
             let home = self.home();
             let mut spots = file_spots(&self.named, home);
-            spots.extend(dir_spots(home));
+            spots.extend(dir_spots(home, self.token_cache().cloned()));
             spots
         })
+    }
+
+    /// The token cache's directory, gathered alone.
+    fn token_cache(&self) -> Option<&Spot> {
+        self.token_cache
+            .get_or_init(|| {
+                let dir = crate::config::cache_dir_path().ok()?;
+                Some(Spot::under(&dir, What::TokenCache, self.home()))
+            })
+            .as_ref()
     }
 
     /// The substrings a command must hold to be parsed at all, from the spots.
@@ -277,6 +306,16 @@ impl Protected {
     /// The protected thing a path names, if any. `destructive`: a directory above a
     /// protected file counts too (`rm -rf ~/.claude`).
     fn find(&self, word: &str, destructive: bool) -> Option<(What, String)> {
+        self.find_among(word, destructive, self.spots())
+    }
+
+    /// As [`Protected::find`], among `spots`.
+    fn find_among<'s>(
+        &self,
+        word: &str,
+        destructive: bool,
+        spots: impl IntoIterator<Item = &'s Spot>,
+    ) -> Option<(What, String)> {
         let path = norm_path(word, self.home());
         if path.is_empty() {
             return None;
@@ -284,7 +323,7 @@ impl Protected {
         let shown = word.to_owned();
         // A glob is compared by the part before its first wildcard.
         let glob = path.find(['*', '?', '[']);
-        for spot in self.spots() {
+        for spot in spots {
             let hit = match (&spot.place, glob) {
                 (Place::File(file), None) => {
                     path == *file || (destructive && is_under(file, &path))
@@ -345,22 +384,22 @@ impl Protected {
 
     /// Whether `text` names a protected file anywhere in it (an interpreter's code).
     fn mentions(&self, text: &str) -> Option<(What, String)> {
-        self.mentions_of(text, |_| true)
+        self.mentions_among(text, self.spots())
     }
 
-    /// As [`Protected::mentions`], among the things `wanted` selects.
-    fn mentions_of(&self, text: &str, wanted: impl Fn(What) -> bool) -> Option<(What, String)> {
+    /// As [`Protected::mentions`], among `spots`.
+    fn mentions_among<'s>(
+        &self,
+        text: &str,
+        spots: impl IntoIterator<Item = &'s Spot>,
+    ) -> Option<(What, String)> {
         let normal = norm_text(text, self.home());
-        self.spots()
-            .iter()
-            .filter(|spot| wanted(spot.what))
-            .find_map(|spot| {
-                let needle = match &spot.place {
-                    Place::File(p) | Place::Under(p) | Place::Tail(p) => p.as_str(),
-                };
-                (!needle.is_empty() && normal.contains(needle))
-                    .then(|| (spot.what, spot.shown.clone()))
-            })
+        spots.into_iter().find_map(|spot| {
+            let needle = match &spot.place {
+                Place::File(p) | Place::Under(p) | Place::Tail(p) => p.as_str(),
+            };
+            (!needle.is_empty() && normal.contains(needle)).then(|| (spot.what, spot.shown.clone()))
+        })
     }
 
     /// Whether `text` can name nothing protected, so that it need not be parsed: it holds no
@@ -372,10 +411,12 @@ impl Protected {
             .filter(|c| !matches!(c, '\'' | '"' | '\\' | '`'))
             .collect();
         let slashed = lower.replace('\\', "/");
-        let needle = self
-            .needles()
-            .iter()
-            .any(|n| dequoted.contains(n.as_str()) || slashed.contains(n.as_str()));
+        let holds = |needle: &str| dequoted.contains(needle) || slashed.contains(needle);
+        // The fixed names first: a text holding one is parsed whatever the rest gathers.
+        if NEEDLES.iter().any(|n| holds(n)) {
+            return false;
+        }
+        let needle = self.needles().iter().any(|n| holds(n));
         !needle && !self.names_an_ancestor(&dequoted) && !self.names_an_ancestor(&slashed)
     }
 
@@ -448,26 +489,20 @@ fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
 
 /// The directories under protection (rewind's configuration, state and token cache) and the
 /// hook settings files of every host wherever the project is.
-fn dir_spots(home: Option<&str>) -> Vec<Spot> {
+fn dir_spots(home: Option<&str>, token_cache: Option<Spot>) -> Vec<Spot> {
     let mut spots = Vec::new();
-    let mut under = |path: PathBuf, what| {
-        let shown = path.to_string_lossy().into_owned();
-        spots.push(Spot {
-            place: Place::Under(norm_path(&shown, home)),
-            what,
-            shown,
-        });
-    };
     if let Some(home_dir) = crate::config::home_dir() {
-        under(home_dir.join(".config/rewind"), What::Config);
+        spots.push(Spot::under(
+            &home_dir.join(".config/rewind"),
+            What::Config,
+            home,
+        ));
     }
-    under(PathBuf::from("/etc/rewind"), What::Config);
+    spots.push(Spot::under(Path::new("/etc/rewind"), What::Config, home));
     if let Ok(dir) = crate::config::state_dir() {
-        under(dir, What::State);
+        spots.push(Spot::under(&dir, What::State, home));
     }
-    if let Ok(dir) = crate::config::cache_dir_path() {
-        under(dir, What::TokenCache);
-    }
+    spots.extend(token_cache);
     spots.push(Spot {
         place: Place::Tail(String::from(".rewind.toml")),
         what: What::Config,
@@ -524,9 +559,10 @@ fn ask_run(what: &str) -> String {
 pub(crate) fn check_call(call: &ToolCall, protected: &Protected) -> Option<String> {
     match call.tool.as_str() {
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => file_tool(&call.input, protected),
+        // Reading asks for the token cache alone, so nothing else is gathered.
         "Read" | "NotebookRead" => paths_of(&call.input).into_iter().find_map(|path| {
-            let (what, shown) = protected.find(&path, false)?;
-            (what == What::TokenCache).then(|| ask(Act::Read, what, &shown))
+            let (what, shown) = protected.find_among(&path, false, protected.token_cache())?;
+            Some(ask(Act::Read, what, &shown))
         }),
         "Bash" => command_text(&call.input).and_then(|c| command(&c, Dialect::Posix, protected)),
         "PowerShell" => {
@@ -672,7 +708,7 @@ pub(crate) fn command(text: &str, dialect: Dialect, protected: &Protected) -> Op
 }
 
 fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
-    if let Some((what, shown)) = protected.mentions_of(text, |w| w == What::TokenCache) {
+    if let Some((what, shown)) = protected.mentions_among(text, protected.token_cache()) {
         return Some(ask(Act::Read, what, &shown));
     }
     protected
@@ -1371,7 +1407,8 @@ mod tests {
     /// of having gathered it all first: for file tools, shell commands in both dialects and
     /// MCP tools, over paths spelled every way the check reads them (home spellings, quotes,
     /// `..`, `.`, `//`, case, `\`) and paths that name nothing protected. An MCP tool's call
-    /// that gives no path to a file tool gathers nothing.
+    /// that gives no path to a file tool gathers nothing, and a read gathers the token cache
+    /// alone.
     #[test]
     fn gathering_on_first_use_decides_as_gathering_everything_first() {
         let config = Config::parse(
@@ -1489,6 +1526,25 @@ mod tests {
                     "{tool} gathered what it does not need"
                 );
             }
+            if tool == "Read" {
+                assert!(
+                    on_first_use.spots.get().is_none(),
+                    "{tool} gathered more than the token cache"
+                );
+            }
+        }
+        // A command that names rewind (an everyday command in its own checkout) and writes or
+        // removes nothing is searched for the token cache alone.
+        for text in [
+            "cd ~/src/rewind && cargo test 2>&1 | tail -n 40 && git status --short",
+            "git -C /home/dev/rewind log --oneline | head",
+        ] {
+            let on_first_use = Protected::new(&config);
+            assert_eq!(command(text, Dialect::Posix, &on_first_use), None, "{text}");
+            assert!(
+                on_first_use.spots.get().is_none() && on_first_use.token_cache.get().is_some(),
+                "{text} gathered what it does not need"
+            );
         }
     }
 
