@@ -636,9 +636,11 @@ impl ShellCatalog {
         }
         // The last program in the file that runs (a later one replaces an earlier one).
         let lazy = self.builtin.as_ref()?;
-        let mut places: Vec<usize> = Self::builtin_places(base, dialect)
-            .chain(Self::builtin_places(stem, dialect))
-            .collect();
+        let mut places: Vec<usize> = Self::builtin_places(base, dialect).collect();
+        // Most names have no extension: their stem is the name itself.
+        if stem.len() < base.len() {
+            places.extend(Self::builtin_places(stem, dialect));
+        }
         places.sort_unstable();
         places.dedup();
         places

@@ -470,7 +470,7 @@ pub(super) fn unc_write(
         written.extend(operands.get(at).copied());
     }
     // `Get-ChildItem \\win01\share | Remove-Item`: the items come from the pipeline.
-    if written.is_empty() && cmd.stdin == Stdin::Pipe && ctx.names_a_machine {
+    if written.is_empty() && cmd.stdin == Stdin::Pipe && ctx.names_a_machine() {
         ctx.findings.push(unknown_finding(
             program,
             String::from("acts on items the pipeline hands it, which may be on another machine"),

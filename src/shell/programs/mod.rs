@@ -16,6 +16,8 @@
     reason = "the walk and the grammars read best top to bottom, one case after another"
 )]
 
+use std::cell::OnceCell;
+
 use super::catalog::{Grammar, Program, ShellCatalog};
 use super::dialect::Dialect;
 use super::types::{Arg, Class, Cmd, Finding, Stdin, Target, TargetKind, Unknown, clip};
@@ -42,14 +44,13 @@ pub(crate) struct Ctx<'a> {
     pub(crate) catalog: &'a ShellCatalog,
     /// The protected-VM net: a program no grammar reads that names one of these asks.
     pub(crate) known: &'a Inventory,
-    /// Whether the whole command names a remote program: a program word only known when the
-    /// command runs (`x=ssh; $x web01`, `"${argv[@]}"`) may then be that program.
-    pub(crate) named: bool,
+    /// The whole command, which [`Ctx::named`] and [`Ctx::names_a_machine`] read the first
+    /// time a rare case asks (most commands never do).
+    whole: &'a str,
+    named: OnceCell<bool>,
     /// Variables the text assigns exactly once, to a literal value (`x=ss; ${x}h …`).
     vars: Vec<(String, String)>,
-    /// Whether any word of the whole command could name another machine (a UNC path, a
-    /// protected VM): objects a pipeline hands on may then come from there.
-    pub(crate) names_a_machine: bool,
+    names_a_machine: OnceCell<bool>,
     /// Files an earlier command of the text wrote, with what it wrote when the text fixes
     /// it (`echo 'ssh web01 reboot' > /tmp/r.sh; bash /tmp/r.sh`).
     written: Vec<(String, Option<String>)>,
@@ -62,6 +63,25 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Whether the whole command names a remote program: a program word only known when the
+    /// command runs (`x=ssh; $x web01`, `"${argv[@]}"`) may then be that program.
+    pub(crate) fn named(&self) -> bool {
+        *self.named.get_or_init(|| {
+            self.catalog.names_a_program(self.whole).is_some()
+                || self.catalog.may_hide_a_program(self.whole)
+        })
+    }
+
+    /// Whether any word of the whole command could name another machine (a UNC path, a
+    /// protected VM): objects a pipeline hands on may then come from there.
+    pub(crate) fn names_a_machine(&self) -> bool {
+        *self.names_a_machine.get_or_init(|| {
+            self.whole
+                .split(net::is_separator)
+                .any(|w| w.starts_with("\\\\") || net::protected(w, self.known).is_some())
+        })
+    }
+
     /// What judging a remote command needs of this analysis.
     fn judge(&mut self) -> remote::Judge<'_> {
         remote::Judge {
@@ -92,14 +112,13 @@ pub(crate) fn analyse_text(
     let mut ctx = Ctx {
         catalog,
         known,
-        named: catalog.names_a_program(text).is_some() || catalog.may_hide_a_program(text),
+        whole: text,
+        named: OnceCell::new(),
         vars: Vec::new(),
         written: Vec::new(),
         exported: None,
         unc_location: None,
-        names_a_machine: text
-            .split(net::is_separator)
-            .any(|w| w.starts_with("\\\\") || net::protected(w, known).is_some()),
+        names_a_machine: OnceCell::new(),
         walk,
         findings,
     };
@@ -489,7 +508,7 @@ fn run_code(ctx: &mut Ctx<'_>, name: &str, codes: Vec<runners::Code>) -> Result<
     for code_run in codes {
         match code_run {
             runners::Code::Shell(text) => code(ctx, name, &text, Dialect::Posix)?,
-            runners::Code::Unread(why) if ctx.named || ctx.names_a_machine => {
+            runners::Code::Unread(why) if ctx.named() || ctx.names_a_machine() => {
                 return Err(Unknown(why));
             }
             runners::Code::Unread(_) => {}

@@ -47,7 +47,7 @@ pub(super) fn dynamic_program(
     }
     let hides_a_program = ctx.catalog.names_a_program(&first.raw).is_some()
         || ctx.catalog.may_hide_a_program(&first.raw)
-        || ctx.named;
+        || ctx.named();
     let host_after = cmd.words[1..]
         .iter()
         .find(|w| {
