@@ -752,10 +752,13 @@ proptest::proptest! {
     }
 
     /// The token scan that skips bytes no prefix starts with finds what the scan at every
-    /// character found, and a text redacted again (from the recent texts) is redacted alike.
+    /// character found, `://` is found where a substring search finds it, and a text redacted
+    /// again (from the recent texts) is redacted alike.
     #[test]
     fn the_fast_paths_redact_a_text_as_the_full_passes_do(text in pieces_text()) {
-        use super::words::{is_known_name, is_known_program, program_name, words_with_offsets};
+        use super::words::{
+            is_known_name, is_known_program, program_name, scheme_mark, words_with_offsets,
+        };
         proptest::prop_assert_eq!(
             words_with_offsets(&text).collect::<Vec<_>>(),
             words_by_character(&text)
@@ -767,6 +770,7 @@ proptest::proptest! {
                 "{}",
                 word
             );
+            proptest::prop_assert_eq!(scheme_mark(word), word.find("://"), "{}", word);
         }
         proptest::prop_assert_eq!(
             super::prefixed::redact_tokens(&text).into_owned(),

@@ -1,8 +1,19 @@
 //! The word pass: each word in its place in its command, with what the word before asked of
 //! it (a secret flag's value, an `Authorization` header's credential, a quoted SQL literal).
 
+use std::borrow::Cow;
+
 use super::REDACTED;
 use super::names::{is_secret_key, key_words};
+
+/// A word as the pass leaves it (most are kept as they are, borrowed), and the quote a
+/// secret that goes on into later words opened.
+type Word<'w> = (Cow<'w, str>, Option<char>);
+
+/// A redacted value as a [`Word`].
+fn owned<'w>((text, quote): (String, Option<char>)) -> Word<'w> {
+    (Cow::Owned(text), quote)
+}
 
 /// Programs whose `-p<secret>` (written together) is a password.
 pub(super) const GLUED_P: &[&str] = &[
@@ -233,25 +244,28 @@ impl Redactor {
             let (redacted, quote) = self.word(word, next);
             self.open_quote = quote;
             out.push_str(&redacted);
-            self.command.previous = word.to_ascii_lowercase();
+            // The word's buffer is reused: this runs for every word of every text.
+            self.command.previous.clear();
+            self.command.previous.push_str(word);
+            self.command.previous.make_ascii_lowercase();
         }
         out.push_str(&text[last..]);
         out
     }
 
     /// One word in its place; `next` is the word after it, if any.
-    fn word(&mut self, word: &str, next: Option<&str>) -> (String, Option<char>) {
+    fn word<'w>(&mut self, word: &'w str, next: Option<&str>) -> Word<'w> {
         match std::mem::take(&mut self.pending) {
             Pending::Assignment if word == "=" => {
                 self.pending = Pending::Secret;
-                return (word.to_owned(), None);
+                return (word.into(), None);
             }
             // PowerShell names the parameter: `ConvertTo-SecureString -String "x"`.
             Pending::Secret if word.eq_ignore_ascii_case("-String") => {
                 self.pending = Pending::Secret;
-                return (word.to_owned(), None);
+                return (word.into(), None);
             }
-            Pending::Secret => return redact_value(word),
+            Pending::Secret => return owned(redact_value(word)),
             Pending::Credential => {
                 let bare = word.trim_start_matches(['\'', '"']);
                 // `Authorization: Bearer x`: the scheme stays when a credential follows it in
@@ -261,26 +275,26 @@ impl Redactor {
                     && next.is_some_and(|n| !separates_commands(n))
                 {
                     self.pending = Pending::Secret;
-                    return (word.to_owned(), None);
+                    return (word.into(), None);
                 }
-                return redact_value(word);
+                return owned(redact_value(word));
             }
             Pending::AfterSeparator(sep) => {
                 return match word.split_once(sep) {
                     Some((user, rest)) if !rest.is_empty() => {
                         let (value, quote) = redact_value(rest);
-                        (format!("{user}{sep}{value}"), quote)
+                        (format!("{user}{sep}{value}").into(), quote)
                     }
-                    _ => (word.to_owned(), None),
+                    _ => (word.into(), None),
                 };
             }
-            Pending::Literal if word.starts_with(['\'', '"']) => return redact_value(word),
-            Pending::OptionValue => return (word.to_owned(), None),
+            Pending::Literal if word.starts_with(['\'', '"']) => return owned(redact_value(word)),
+            Pending::OptionValue => return (word.into(), None),
             Pending::None | Pending::Assignment | Pending::Literal => {}
         }
         if separates_commands(word) {
             self.command = Command::default();
-            return (word.to_owned(), None);
+            return (word.into(), None);
         }
         let starts = self.command.program.is_empty() && !word.starts_with('-');
         if starts || is_known_program(word) {
@@ -304,31 +318,31 @@ impl Redactor {
     }
 
     /// An argument of the current command: its redacted form and what it asks of the next.
-    fn argument(&mut self, word: &str) -> ((String, Option<char>), Pending) {
-        let program = self.command.program.clone();
-        let ((redacted, quote), mut pending) = redact_word(word, &program);
+    fn argument<'w>(&mut self, word: &'w str) -> (Word<'w>, Pending) {
+        let ((redacted, quote), mut pending) = redact_word(word, &self.command.program);
         if redacted != word || !matches!(pending, Pending::None | Pending::Assignment) {
             return ((redacted, quote), pending);
         }
         let lower = word.to_ascii_lowercase();
+        let program = self.command.program.as_str();
         if self.command.is_option(word) {
             if self.vector && program.is_empty() && word == "-p" {
                 return ((redacted, quote), Pending::Secret);
             }
-            let login = self.command.login && LOGIN_P.contains(&program.as_str());
+            let login = self.command.login && LOGIN_P.contains(&program);
             if login && word == "-p" {
                 return ((redacted, quote), Pending::Secret);
             }
             if login && word.len() > 2 && word.starts_with("-p") && !word.starts_with("--") {
-                return ((format!("-p{REDACTED}"), None), Pending::None);
+                return ((format!("-p{REDACTED}").into(), None), Pending::None);
             }
             pending = self.command.option(word);
             return ((redacted, quote), pending);
         }
         if self.command.positional_secret(word) {
-            return (redact_value(word), Pending::None);
+            return (owned(redact_value(word)), Pending::None);
         }
-        if lower == "login" && LOGIN_P.contains(&program.as_str()) {
+        if lower == "login" && LOGIN_P.contains(&program) {
             self.command.login = true;
         }
         // SQL: `IDENTIFIED BY 'x'`, `PASSWORD 'x'`.
@@ -429,20 +443,20 @@ pub(super) fn is_known_name(name: &str) -> bool {
 
 /// One word, seen on its own: its redacted form (and an open quote if the secret goes on
 /// into later words), and what it asks of the next word.
-pub(super) fn redact_word(word: &str, program: &str) -> ((String, Option<char>), Pending) {
-    let keep = |word: &str| (word.to_owned(), None);
+pub(super) fn redact_word<'w>(word: &'w str, program: &str) -> (Word<'w>, Pending) {
+    let keep = |word: &'w str| (Cow::Borrowed(word), None);
     // A URL with a password: `scheme://user:secret@host`.
     if let Some(redacted) = redact_url_password(word) {
-        return ((redacted, None), Pending::None);
+        return ((redacted.into(), None), Pending::None);
     }
     // `user:secret@host` without a scheme (`ssh admin:x@web01`, a VM reference).
     if let Some(redacted) = redact_user_password(word) {
-        return ((redacted, None), Pending::None);
+        return ((redacted.into(), None), Pending::None);
     }
     // OpenSSL's `pass:secret` (`-passin pass:x`).
     if let Some(secret) = word.strip_prefix("pass:").filter(|s| !s.is_empty()) {
         let (value, quote) = redact_value(secret);
-        return ((format!("pass:{value}"), quote), Pending::None);
+        return ((format!("pass:{value}").into(), quote), Pending::None);
     }
     // `KEY=value`, `--password=value`, `{"pw":"x"}` glued, `$env:TOKEN="x"`.
     if let Some((key, value)) = word.split_once('=') {
@@ -452,12 +466,12 @@ pub(super) fn redact_word(word: &str, program: &str) -> ((String, Option<char>),
                 return (keep(word), Pending::Secret);
             }
             let (value, quote) = redact_value(value);
-            return ((format!("{key}={value}"), quote), Pending::None);
+            return ((format!("{key}={value}").into(), quote), Pending::None);
         }
         // An option list or a nested assignment: `-o user=u,password=x`,
         // `--from-literal=password=x`, `user=u&password=x`.
         if let Some(redacted) = redact_listed(value) {
-            return ((format!("{key}={redacted}"), None), Pending::None);
+            return ((format!("{key}={redacted}").into(), None), Pending::None);
         }
     }
     // `"pw": "x"`, `password: x` (JSON, YAML, HTTP headers).
@@ -488,7 +502,7 @@ pub(super) fn redact_word(word: &str, program: &str) -> ((String, Option<char>),
             .filter(|k| k.eq_ignore_ascii_case("p") || is_secret_key(k));
         if switch.is_some() || (key.starts_with(['"', '{', '\'']) && is_secret_key(key)) {
             let (value, quote) = redact_value(value);
-            return ((format!("{key}:{value}"), quote), Pending::None);
+            return ((format!("{key}:{value}").into(), quote), Pending::None);
         }
     }
     if let Some(flag) = word.strip_prefix('-') {
@@ -505,7 +519,10 @@ pub(super) fn redact_word(word: &str, program: &str) -> ((String, Option<char>),
             && let Some((user, secret)) = word.split_once(sep)
             && !secret.is_empty()
         {
-            return ((format!("{user}{sep}{REDACTED}"), None), Pending::None);
+            return (
+                (format!("{user}{sep}{REDACTED}").into(), None),
+                Pending::None,
+            );
         }
         if secret_flag(program, word) {
             return (keep(word), Pending::Secret);
@@ -516,7 +533,7 @@ pub(super) fn redact_word(word: &str, program: &str) -> ((String, Option<char>),
             && !secret.is_empty()
         {
             let (secret, quote) = redact_value(secret);
-            return ((format!("-p{secret}"), quote), Pending::None);
+            return ((format!("-p{secret}").into(), quote), Pending::None);
         }
         // `--password-stdin` and the like take no value.
         if !flag_name.is_empty() && is_secret_key(flag_name) && !flag_name.ends_with("stdin") {
@@ -588,9 +605,17 @@ pub(super) fn redact_value(value: &str) -> (String, Option<char>) {
     }
 }
 
+/// Where `word` first holds `://`. Searched from each `:`: a substring searcher costs more to
+/// set up than most words are long, and every word is asked.
+pub(super) fn scheme_mark(word: &str) -> Option<usize> {
+    word.match_indices(':')
+        .map(|(at, _)| at)
+        .find(|&at| word[at + 1..].starts_with("//"))
+}
+
 /// `scheme://user:secret@host/…` → `scheme://user:[redacted]@host/…`.
 pub(super) fn redact_url_password(word: &str) -> Option<String> {
-    let scheme_end = word.find("://")? + 3;
+    let scheme_end = scheme_mark(word)? + 3;
     let rest = &word[scheme_end..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..authority_end];
@@ -611,7 +636,7 @@ pub(super) fn redact_url_password(word: &str) -> Option<String> {
 pub(super) fn redact_user_password(word: &str) -> Option<String> {
     let lead = word.len() - word.trim_start_matches(['\'', '"', '(']).len();
     let body = &word[lead..];
-    if body.contains("://") {
+    if scheme_mark(body).is_some() {
         return None;
     }
     let at = body.rfind('@')?;
