@@ -203,7 +203,7 @@ fn classify(
             if let Some(why) = command
                 .as_deref()
                 .filter(|_| entry.is_some())
-                .and_then(|c| crate::selfguard::command(c, dialect, &protected))
+                .and_then(|c| crate::selfguard::command(c, dialect, None, &protected))
             {
                 noted.class = "self-protection";
                 return Plan::Decided(decide(call, &Case::SelfProtection(&why), config));

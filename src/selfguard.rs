@@ -97,6 +97,75 @@ impl Spot {
     }
 }
 
+/// The directories a command's relative paths may be read from: the one the call runs in
+/// (when the host says) and every one a `cd` of the command changes to, all of them, since a
+/// subshell's `cd` ends with it. After a `cd` to a place only known when the command runs, a
+/// relative path may be anywhere: it is read as naming every protected place whose path it
+/// could end.
+#[derive(Debug, Clone, Default)]
+struct Dirs {
+    /// Absolute, normalised.
+    known: Vec<String>,
+    unknown: bool,
+}
+
+impl Dirs {
+    /// Most directories followed; past them a relative path may be anywhere.
+    const MOST: usize = 16;
+
+    /// The directory the call runs in, normalised, if the host says.
+    fn at(cwd: Option<&Path>, home: Option<&str>) -> Dirs {
+        Dirs {
+            known: cwd
+                .map(|c| norm_path(&c.to_string_lossy(), home))
+                .filter(|c| c.starts_with('/'))
+                .into_iter()
+                .collect(),
+            unknown: false,
+        }
+    }
+
+    /// After a `cd` to `target`.
+    fn change_to(&mut self, target: &CdTo<'_>, home: Option<&str>) {
+        let target = match target {
+            CdTo::Home => home,
+            CdTo::Unseen | CdTo::Dir("-") => None,
+            CdTo::Dir(word) => Some(*word),
+        };
+        let added: Vec<String> = match target.map(|word| (word, norm_path(word, home))) {
+            Some((_, dir)) if dir.starts_with('/') => vec![dir],
+            // Joined as written: a relative path's `..` normalise away on their own.
+            Some((word, _)) if !self.known.is_empty() => self
+                .known
+                .iter()
+                .map(|base| norm_path(&format!("{base}/{word}"), home))
+                .collect(),
+            _ => {
+                self.unknown = true;
+                return;
+            }
+        };
+        for dir in added {
+            if !self.known.contains(&dir) {
+                self.known.push(dir);
+            }
+        }
+        if self.known.len() > Self::MOST {
+            self.unknown = true;
+        }
+    }
+}
+
+/// Where a command that changes the directory goes.
+enum CdTo<'a> {
+    /// `cd` alone.
+    Home,
+    /// A place known only when the command runs (`cd "$D"`).
+    Unseen,
+    /// The directory as written (`-` for the last one).
+    Dir(&'a str),
+}
+
 /// What a call does to a protected thing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Act {
@@ -376,6 +445,73 @@ impl Protected {
         })
     }
 
+    /// As [`Protected::find`], a relative path also read from each of `dirs` (and shown as
+    /// the call wrote it).
+    fn find_from(&self, word: &str, destructive: bool, dirs: &Dirs) -> Option<(What, String)> {
+        self.find(word, destructive)
+            .or_else(|| {
+                relative(word, self.home()).then(|| {
+                    dirs.known.iter().find_map(|dir| {
+                        let (what, _) = self.find(&format!("{dir}/{word}"), destructive)?;
+                        Some((what, word.to_owned()))
+                    })
+                })?
+            })
+            .or_else(|| {
+                (dirs.unknown && relative(word, self.home()))
+                    .then(|| self.find_anywhere(word, destructive))?
+            })
+    }
+
+    /// As [`Protected::parent_of`], a relative path also read from each of `dirs`.
+    fn parent_from(&self, word: &str, dirs: &Dirs) -> Option<(What, String)> {
+        self.parent_of(word).or_else(|| {
+            relative(word, self.home()).then(|| {
+                dirs.known.iter().find_map(|dir| {
+                    let (what, _) = self.parent_of(&format!("{dir}/{word}"))?;
+                    Some((what, word.to_owned()))
+                })
+            })?
+        })
+    }
+
+    /// The protected thing a relative path could name from a directory not known: a file
+    /// whose path ends in it, a protected directory it ends or goes into, and, `destructive`,
+    /// a directory above either (a pattern counts from before its first wildcard: `rm -rf *`
+    /// could be anywhere).
+    fn find_anywhere(&self, word: &str, destructive: bool) -> Option<(What, String)> {
+        let path = norm_path(word, self.home());
+        let fixed = match path.find(['*', '?', '[']) {
+            Some(at) => path[..at].rsplit_once('/').map_or("", |(head, _)| head),
+            None => &path,
+        };
+        let mut rel = fixed.trim_end_matches('/');
+        while let Some(rest) = rel.strip_prefix("../") {
+            rel = rest;
+        }
+        if rel == ".." {
+            rel = "";
+        }
+        self.spots().iter().find_map(|spot| {
+            let hit = match &spot.place {
+                _ if rel.is_empty() => destructive,
+                Place::File(file) => {
+                    ends_with_components(file, rel) || (destructive && is_under_tail(file, rel))
+                }
+                Place::Under(dir) => {
+                    let mut prefixes = rel
+                        .match_indices('/')
+                        .map(|(at, _)| &rel[..at])
+                        .chain(std::iter::once(rel));
+                    prefixes.any(|p| ends_with_components(dir, p))
+                        || (destructive && is_under_tail(dir, rel))
+                }
+                Place::Tail(_) => false,
+            };
+            hit.then(|| (spot.what, word.to_owned()))
+        })
+    }
+
     /// Whether `text` (code, a URL, an argument) names the ZVM's own address.
     fn names_zvm(&self, text: &str) -> bool {
         let text = text.to_ascii_lowercase();
@@ -417,7 +553,10 @@ impl Protected {
             return false;
         }
         let needle = self.needles().iter().any(|n| holds(n));
-        !needle && !self.names_an_ancestor(&dequoted) && !self.names_an_ancestor(&slashed)
+        !needle
+            && !self.names_an_ancestor(&dequoted)
+            && !self.names_an_ancestor(&slashed)
+            && !changes_directory_unseen(&lower)
     }
 
     /// Whether a word of `text` is an absolute path that [`Protected::find`] reads as naming,
@@ -558,16 +697,24 @@ fn ask_run(what: &str) -> String {
 /// catalogs: a host's file tool or shell tool needs none.
 pub(crate) fn check_call(call: &ToolCall, protected: &Protected) -> Option<String> {
     match call.tool.as_str() {
-        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => file_tool(&call.input, protected),
+        "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
+            file_tool(&call.input, call.cwd.as_deref(), protected)
+        }
         // Reading asks for the token cache alone, so nothing else is gathered.
         "Read" | "NotebookRead" => paths_of(&call.input).into_iter().find_map(|path| {
-            let (what, shown) = protected.find_among(&path, false, protected.token_cache())?;
-            Some(ask(Act::Read, what, &shown))
+            let cwd = call.cwd.as_deref().map(Path::to_string_lossy);
+            let from_cwd = cwd
+                .filter(|_| relative(&path, protected.home()))
+                .map(|cwd| format!("{cwd}/{path}"));
+            std::iter::once(path).chain(from_cwd).find_map(|path| {
+                let (what, shown) = protected.find_among(&path, false, protected.token_cache())?;
+                Some(ask(Act::Read, what, &shown))
+            })
         }),
-        "Bash" => command_text(&call.input).and_then(|c| command(&c, Dialect::Posix, protected)),
-        "PowerShell" => {
-            command_text(&call.input).and_then(|c| command(&c, Dialect::PowerShell, protected))
-        }
+        "Bash" => command_text(&call.input)
+            .and_then(|c| command(&c, Dialect::Posix, call.cwd.as_deref(), protected)),
+        "PowerShell" => command_text(&call.input)
+            .and_then(|c| command(&c, Dialect::PowerShell, call.cwd.as_deref(), protected)),
         _ => mcp_tool(call, protected),
     }
 }
@@ -688,23 +835,35 @@ fn patch_paths(patch: &str) -> Vec<String> {
         .collect()
 }
 
-fn file_tool(input: &Value, protected: &Protected) -> Option<String> {
+/// The ask for a file tool's edit of a protected file, its relative paths read from `cwd`.
+fn file_tool(input: &Value, cwd: Option<&Path>, protected: &Protected) -> Option<String> {
+    let dirs = Dirs::at(cwd, protected.home());
     paths_of(input).into_iter().find_map(|path| {
-        let (what, shown) = protected.find(&path, false)?;
+        let (what, shown) = protected.find_from(&path, false, &dirs)?;
         Some(ask(Act::Edit, what, &shown))
     })
 }
 
-/// The ask for a shell command that would undo the safety net, if it is one.
-pub(crate) fn command(text: &str, dialect: Dialect, protected: &Protected) -> Option<String> {
-    if protected.quick_miss(text) {
+/// The ask for a shell command that would undo the safety net, if it is one. `cwd`: the
+/// directory it runs in, when the caller knows.
+pub(crate) fn command(
+    text: &str,
+    dialect: Dialect,
+    cwd: Option<&Path>,
+    protected: &Protected,
+) -> Option<String> {
+    // The directory must miss too: a relative path from a protected directory or one above
+    // it (`rm config.toml` in `~/.config/rewind`, `rm -rf home` in `/`) may hold no needle.
+    let cwd_misses = || cwd.is_none_or(|c| protected.quick_miss(&c.to_string_lossy()));
+    if protected.quick_miss(text) && cwd_misses() {
         return None;
     }
     // The token cache and the ZVM's secrets: by any means at all.
     if let Some(found) = reads_secrets(text, protected) {
         return Some(found);
     }
-    commands(text, dialect, protected, 0)
+    let mut dirs = Dirs::at(cwd, protected.home());
+    commands(text, dialect, protected, &mut dirs, 0)
 }
 
 fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
@@ -722,7 +881,13 @@ fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
         })
 }
 
-fn commands(text: &str, dialect: Dialect, protected: &Protected, depth: usize) -> Option<String> {
+fn commands(
+    text: &str,
+    dialect: Dialect,
+    protected: &Protected,
+    dirs: &mut Dirs,
+    depth: usize,
+) -> Option<String> {
     if depth > MAX_DEPTH {
         return None;
     }
@@ -732,9 +897,35 @@ fn commands(text: &str, dialect: Dialect, protected: &Protected, depth: usize) -
             .mentions(text)
             .map(|(what, shown)| ask(Act::Edit, what, &shown));
     };
-    parsed
-        .iter()
-        .find_map(|cmd| simple(cmd, dialect, protected, depth))
+    parsed.iter().find_map(|cmd| {
+        if let Some(target) = cd_target(cmd) {
+            dirs.change_to(&target, protected.home());
+            return None;
+        }
+        simple(cmd, dialect, protected, dirs, depth)
+    })
+}
+
+/// Where a command that changes the directory (`cd`, `pushd`, `Set-Location`) goes; `None`
+/// for any other command.
+fn cd_target(cmd: &Cmd) -> Option<CdTo<'_>> {
+    let (first, args) = cmd.words.split_first()?;
+    let program = program_name(first.text());
+    if !matches!(
+        program.as_str(),
+        "cd" | "pushd" | "chdir" | "set-location" | "sl" | "push-location"
+    ) {
+        return None;
+    }
+    let mut operands = args.iter().filter(|a| {
+        let text = a.text();
+        !(text.starts_with('-') && text.len() > 1) || text.eq_ignore_ascii_case("-")
+    });
+    Some(match operands.next() {
+        None if args.iter().any(|a| a.value.is_none()) => CdTo::Unseen,
+        None => CdTo::Home,
+        Some(arg) => arg.value.as_deref().map_or(CdTo::Unseen, CdTo::Dir),
+    })
 }
 
 /// Wrappers that run the rest of their words as the command.
@@ -799,9 +990,15 @@ fn program_name(word: &str) -> String {
     name.strip_suffix(".exe").map(str::to_owned).unwrap_or(name)
 }
 
-fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> Option<String> {
+fn simple(
+    cmd: &Cmd,
+    dialect: Dialect,
+    protected: &Protected,
+    dirs: &mut Dirs,
+    depth: usize,
+) -> Option<String> {
     if let Some(target) = &cmd.writes
-        && let Some((what, shown)) = protected.find(target, false)
+        && let Some((what, shown)) = protected.find_from(target, false, dirs)
     {
         return Some(ask(Act::Edit, what, &shown));
     }
@@ -818,7 +1015,7 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
     }
     // Shells given a script: the script is judged as a command of its own.
     if let Some((script, dialect)) = script_of(&program, args) {
-        return commands(&script, dialect, protected, depth + 1);
+        return commands(&script, dialect, protected, &mut dirs.clone(), depth + 1);
     }
     if program == "eval" || (program == "invoke-expression" || program == "iex") {
         let script = args.join(" ");
@@ -827,7 +1024,7 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
         } else {
             Dialect::PowerShell
         };
-        return commands(&script, dialect, protected, depth + 1);
+        return commands(&script, dialect, protected, dirs, depth + 1);
     }
     if (is_http_client(&program) || is_interpreter(&program))
         && let Some(text) = args
@@ -850,16 +1047,9 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
     {
         return Some(ask(Act::Edit, what, &shown));
     }
-    let options_end = args.iter().position(|a| a == "--");
-    let operands = || {
-        args.iter()
-            .enumerate()
-            .filter(move |(i, a)| options_end.is_some_and(|end| *i > end) || !a.starts_with('-'))
-            .map(|(_, a)| a.as_str())
-    };
     let found = |list: &mut dyn Iterator<Item = &str>, act: Act| -> Option<String> {
         for a in list {
-            if let Some((what, shown)) = protected.find(a, act == Act::Remove) {
+            if let Some((what, shown)) = protected.find_from(a, act == Act::Remove, dirs) {
                 return Some(ask(act, what, &shown));
             }
         }
@@ -877,18 +1067,14 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
             found(&mut args.iter().map(String::as_str), Act::Edit)
         }
         "cp" | "install" | "ln" | "rsync" | "scp" | "copy" | "copy-item" | "cpi" => {
-            // The destination: `-t DIR`, `-Destination X`, or the last operand.
-            let named = args.iter().enumerate().find_map(|(i, a)| {
-                let a = a.to_ascii_lowercase();
-                (a == "-t" || a == "--target-directory" || a.starts_with("-destination"))
-                    .then(|| args.get(i + 1))
-                    .flatten()
-            });
-            let dest = named.map(String::as_str).or_else(|| operands().next_back());
-            // A directory above a protected file counts: `cp x.json ~/.claude/` may replace
-            // ~/.claude/x.json's neighbour of the same name.
-            dest.and_then(|d| protected.find(d, false).or_else(|| protected.parent_of(d)))
-                .map(|(what, shown)| ask(Act::Edit, what, &shown))
+            copy_destination(args).and_then(|d| {
+                // A directory above a protected file counts: `cp x.json ~/.claude/` may
+                // replace ~/.claude/x.json's neighbour of the same name.
+                let (what, shown) = protected
+                    .find_from(d, false, dirs)
+                    .or_else(|| protected.parent_from(d, dirs))?;
+                Some(ask(Act::Edit, what, &shown))
+            })
         }
         "dd" => found(
             &mut args.iter().filter_map(|a| a.strip_prefix("of=")),
@@ -902,6 +1088,23 @@ fn simple(cmd: &Cmd, dialect: Dialect, protected: &Protected, depth: usize) -> O
         }
         _ => None,
     }
+}
+
+/// Where a copy goes: `-t DIR`, `-Destination X`, or the last operand.
+fn copy_destination(args: &[String]) -> Option<&str> {
+    let named = args.iter().enumerate().find_map(|(i, a)| {
+        let a = a.to_ascii_lowercase();
+        (a == "-t" || a == "--target-directory" || a.starts_with("-destination"))
+            .then(|| args.get(i + 1))
+            .flatten()
+    });
+    let options_end = args.iter().position(|a| a == "--");
+    let mut operands = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| options_end.is_some_and(|end| *i > end) || !a.starts_with('-'))
+        .map(|(_, a)| a.as_str());
+    named.map(String::as_str).or_else(|| operands.next_back())
 }
 
 fn is_in_place(arg: &str) -> bool {
@@ -1109,6 +1312,50 @@ fn norm_text(text: &str, home: Option<&str>) -> String {
         text = text.replace("(~/", &format!("({home}/"));
     }
     text
+}
+
+/// Whether `text` (lower-case) changes to a directory its words do not name: `cd` alone (the
+/// home directory), `cd -`, or a target that expands (`cd "$D"`). Relative paths after it
+/// need no needle to reach something protected; after a `cd` to a named directory they do,
+/// or the directory's own name is one.
+fn changes_directory_unseen(text: &str) -> bool {
+    // A command's end is a word of its own: `cd && …` goes home.
+    let mut spaced = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, ';' | '&' | '|' | '(' | ')' | '\n') {
+            spaced.push_str(" ; ");
+        } else {
+            spaced.push(c);
+        }
+    }
+    let mut words = spaced.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        let name = word.rsplit(['/', '\\']).next().unwrap_or(word);
+        if !matches!(
+            name,
+            "cd" | "pushd" | "chdir" | "set-location" | "sl" | "push-location"
+        ) {
+            continue;
+        }
+        // Past its options (`cd -P`, `Set-Location -Path`).
+        let target = loop {
+            match words.peek() {
+                Some(w) if w.starts_with('-') && *w != "-" => {
+                    words.next();
+                }
+                other => break other.copied(),
+            }
+        };
+        if target.is_none_or(|t| t == "-" || t == ";" || t.contains(['$', '`'])) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `word` is a relative path (not empty, not from `/`, `~` or a home spelling).
+fn relative(word: &str, home: Option<&str>) -> bool {
+    !word.trim().is_empty() && !norm_path(word, home).starts_with('/')
 }
 
 /// Whether `path` is strictly inside `dir`.
@@ -1388,7 +1635,57 @@ mod tests {
     }
 
     fn command_ask(text: &str, dialect: Dialect, p: &Protected) -> Option<String> {
-        command(text, dialect, p)
+        command(text, dialect, None, p)
+    }
+
+    /// Relative paths are read from the directory the call runs in and from every directory
+    /// a `cd` of the command goes to, literal or not: a `cd` cannot take a path out of sight.
+    #[test]
+    fn relative_paths_are_read_from_where_the_command_runs() {
+        let p = protected();
+        let cases: &[(&str, Option<&str>, bool)] = &[
+            ("rm settings.json", Some("/home/ann/.claude"), true),
+            ("rm settings.json", Some("/home/ann/src/app"), false),
+            ("echo '{}' > settings.json", Some("/home/ann/.claude"), true),
+            ("rm -rf *", Some("/home/ann/.config/rewind"), true),
+            ("rm -rf .", Some("/home/ann/.local/state/rewind"), true),
+            ("rm -rf home", Some("/"), true),
+            ("rm -rf build", Some("/home/ann/src/app"), false),
+            ("cd ~/.claude && rm settings.json", None, true),
+            ("cd /home/ann && rm -rf .cache", None, true),
+            ("cd / && rm -rf home", None, true),
+            ("cd .. && rm -rf ann", Some("/home/ann/src"), false),
+            ("cd ../.. && rm -rf ann", Some("/home/ann/src"), true),
+            ("(cd /tmp && make) && rm -rf ann", Some("/home"), true),
+            ("cd && cd .config && rm -rf rewind", None, true),
+            ("pushd ~/.config/rewind; tee config.toml < x", None, true),
+            ("cd /tmp && rm -rf build settings.json", None, false),
+            ("cd src && rm -rf build", Some("/home/ann/app"), false),
+            // A directory known only when the command runs: a path that could end or enter
+            // a protected one asks, others do not.
+            ("cd \"$D\" && rm -rf *", None, true),
+            ("cd \"$D\" && rm -rf rewind", None, true),
+            ("cd \"$D\" && tee rewind/config.toml < x", None, true),
+            ("cd \"$D\" && rm settings.json", None, true),
+            ("cd \"$D\" && rm -rf build notes.txt", None, false),
+            // `~/.local/state` may be where `cd -` goes back to.
+            ("cd - && rm -rf state", None, true),
+            ("cd - && rm -rf build", None, false),
+            ("cd && rm -rf *", None, true),
+        ];
+        for (text, cwd, asks) in cases {
+            assert_eq!(
+                command(text, Dialect::Posix, cwd.map(Path::new), &p).is_some(),
+                *asks,
+                "{text} in {cwd:?}"
+            );
+        }
+        let powershell = "Set-Location ~/.claude; Remove-Item settings.json";
+        assert!(command(powershell, Dialect::PowerShell, None, &p).is_some());
+        // The file tools read a relative path from the call's directory too.
+        let relative = serde_json::json!({"file_path": "settings.json"});
+        assert!(file_tool(&relative, Some(Path::new("/home/ann/.claude")), &p).is_some());
+        assert!(file_tool(&relative, Some(Path::new("/home/ann/app")), &p).is_none());
     }
 
     #[test]
@@ -1399,8 +1696,9 @@ mod tests {
             ["src/a.rs", "x.json", ".codex/hooks.json"]
         );
         let p = protected();
-        assert!(file_tool(&serde_json::json!({"input": patch}), &p).is_some());
-        assert!(file_tool(&serde_json::json!({"file_path": "/home/ann/src/a.rs"}), &p).is_none());
+        assert!(file_tool(&serde_json::json!({"input": patch}), None, &p).is_some());
+        let in_src = serde_json::json!({"file_path": "/home/ann/src/a.rs"});
+        assert!(file_tool(&in_src, None, &p).is_none());
     }
 
     /// What is protected is gathered only when a call needs it, and the decisions are those
@@ -1540,7 +1838,11 @@ mod tests {
             "git -C /home/dev/rewind log --oneline | head",
         ] {
             let on_first_use = Protected::new(&config);
-            assert_eq!(command(text, Dialect::Posix, &on_first_use), None, "{text}");
+            assert_eq!(
+                command(text, Dialect::Posix, None, &on_first_use),
+                None,
+                "{text}"
+            );
             assert!(
                 on_first_use.spots.get().is_none() && on_first_use.token_cache.get().is_some(),
                 "{text} gathered what it does not need"

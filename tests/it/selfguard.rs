@@ -121,6 +121,13 @@ fn cases(env: &TestEnv) -> Vec<Case> {
             true,
         ),
         bash("rm_rf_claude_dir", "cd /tmp && rm -rf ~/.claude", true),
+        // A relative path read from where a `cd` went: home (`cd` alone), a named directory.
+        bash("cd_home_rm_rf_everything", "cd && rm -rf *", true),
+        bash(
+            "cd_claude_dir_rm_settings",
+            "cd ~/.claude && rm -f settings.json",
+            true,
+        ),
         bash(
             "truncate_audit_trail",
             &format!("truncate -s 0 {tmp}/state/audit.jsonl"),
@@ -242,6 +249,7 @@ fn cases(env: &TestEnv) -> Vec<Case> {
         bash("ordinary_sed_print_config", "sed -n 1,5p ~/.config/rewind/config.toml", false),
         bash("ordinary_redirect", "echo hi > notes.txt && git commit -am fix", false),
         bash("ordinary_rewind_log", "rewind log --since 1h", false),
+        bash("ordinary_cd_rm_build", "cd ~/src/app && rm -rf build", false),
         bash(
             "ordinary_rewind_check",
             "rewind check --command 'ssh web01 uptime'",
