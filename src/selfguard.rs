@@ -547,7 +547,9 @@ impl Protected {
             .filter(|c| !matches!(c, '\'' | '"' | '\\' | '`'))
             .collect();
         let slashed = lower.replace('\\', "/");
-        let holds = |needle: &str| dequoted.contains(needle) || slashed.contains(needle);
+        // Most texts hold no quote or backslash: one spelling to search.
+        let same = slashed == dequoted;
+        let holds = |needle: &str| dequoted.contains(needle) || (!same && slashed.contains(needle));
         // The fixed names first: a text holding one is parsed whatever the rest gathers.
         if NEEDLES.iter().any(|n| holds(n)) {
             return false;
@@ -555,7 +557,7 @@ impl Protected {
         let needle = self.needles().iter().any(|n| holds(n));
         !needle
             && !self.names_an_ancestor(&dequoted)
-            && !self.names_an_ancestor(&slashed)
+            && (same || !self.names_an_ancestor(&slashed))
             && !changes_directory_unseen(&lower)
     }
 
@@ -1373,16 +1375,13 @@ fn ends_with_components(path: &str, tail: &str) -> bool {
 
 /// Whether `path` is inside a directory that `tail` names (`.github/hooks/x.json`).
 fn is_under_tail(path: &str, tail: &str) -> bool {
-    // Every place `tail` starts, overlapping ones too, without building `/{tail}/`.
-    let mut from = 0;
-    while let Some(found) = path.get(from..).and_then(|rest| rest.find(tail)) {
-        let at = from + found;
-        if (at == 0 || path[..at].ends_with('/')) && path[at + tail.len()..].starts_with('/') {
-            return true;
-        }
-        from = at + path[at..].chars().next().map_or(1, char::len_utf8);
-    }
-    false
+    // At the start of each component, without building `/{tail}/` or a substring searcher
+    // (which costs more to set up than a path is long).
+    let starts = std::iter::once(0).chain(path.match_indices('/').map(|(at, _)| at + 1));
+    starts.filter_map(|at| path.get(at..)).any(|rest| {
+        rest.strip_prefix(tail)
+            .is_some_and(|after| after.starts_with('/'))
+    })
 }
 
 /// The directory part of a tail (`.claude` of `.claude/settings.json`).
