@@ -41,6 +41,8 @@ enum What {
     Certificate,
     Binary,
     Hooks(&'static str),
+    /// A relative path after a `cd` to a place known only when the command runs.
+    Unseen,
 }
 
 impl What {
@@ -48,6 +50,9 @@ impl What {
         match self {
             What::Config => String::from(
                 "rewind's configuration, which says which ZVM guards the VMs and how the hook answers",
+            ),
+            What::Unseen => String::from(
+                "a path in a directory known only when the command runs, which may be one of rewind's",
             ),
             What::Catalog => String::from("rewind's catalog, which decides what is checkpointed"),
             What::Audit => String::from("rewind's audit trail, the record of every decision"),
@@ -118,7 +123,7 @@ impl Dirs {
         Dirs {
             known: cwd
                 .map(|c| norm_path(&c.to_string_lossy(), home))
-                .filter(|c| c.starts_with('/'))
+                .filter(|c| absolute(c))
                 .into_iter()
                 .collect(),
             unknown: false,
@@ -133,13 +138,16 @@ impl Dirs {
             CdTo::Dir(word) => Some(*word),
         };
         let added: Vec<String> = match target.map(|word| (word, norm_path(word, home))) {
-            Some((_, dir)) if dir.starts_with('/') => vec![dir],
+            Some((_, dir)) if absolute(&dir) => vec![dir],
             // Joined as written: a relative path's `..` normalise away on their own.
             Some((word, _)) if !self.known.is_empty() => self
                 .known
                 .iter()
                 .map(|base| norm_path(&format!("{base}/{word}"), home))
                 .collect(),
+            // No directory to start from (the host did not say): relative paths are read as
+            // written, before a relative `cd` as after it.
+            Some(_) => return,
             _ => {
                 self.unknown = true;
                 return;
@@ -406,9 +414,18 @@ impl Protected {
                         || (destructive
                             && tail_dir(tail).is_some_and(|d| ends_with_components(&path, d)))
                 }
-                (Place::File(full) | Place::Under(full), Some(at)) => {
+                (Place::File(full), Some(at)) => {
                     let prefix = &path[..at];
                     prefix.contains('/') && full.starts_with(prefix)
+                }
+                // Above the directory, or inside it (`rm -rf ~/.config/rewind/*`).
+                (Place::Under(dir), Some(at)) => {
+                    let prefix = &path[..at];
+                    prefix.contains('/')
+                        && (dir.starts_with(prefix)
+                            || prefix
+                                .strip_prefix(dir.as_str())
+                                .is_some_and(|inside| inside.starts_with('/')))
                 }
                 (Place::Tail(tail), Some(at)) => {
                     let prefix = &path[..at];
@@ -448,6 +465,12 @@ impl Protected {
     /// As [`Protected::find`], a relative path also read from each of `dirs` (and shown as
     /// the call wrote it).
     fn find_from(&self, word: &str, destructive: bool, dirs: &Dirs) -> Option<(What, String)> {
+        // `$PWD/x` and `$(pwd)/x` are `./x`.
+        if let Some(rest) = in_working_directory(word) {
+            return self
+                .find_from(&format!(".{rest}"), destructive, dirs)
+                .map(|(what, _)| (what, word.to_owned()));
+        }
         self.find(word, destructive)
             .or_else(|| {
                 relative(word, self.home()).then(|| {
@@ -457,9 +480,10 @@ impl Protected {
                     })
                 })?
             })
+            // From a directory not known, a relative path may be anything of rewind's.
             .or_else(|| {
                 (dirs.unknown && relative(word, self.home()))
-                    .then(|| self.find_anywhere(word, destructive))?
+                    .then(|| (What::Unseen, word.to_owned()))
             })
     }
 
@@ -472,43 +496,6 @@ impl Protected {
                     Some((what, word.to_owned()))
                 })
             })?
-        })
-    }
-
-    /// The protected thing a relative path could name from a directory not known: a file
-    /// whose path ends in it, a protected directory it ends or goes into, and, `destructive`,
-    /// a directory above either (a pattern counts from before its first wildcard: `rm -rf *`
-    /// could be anywhere).
-    fn find_anywhere(&self, word: &str, destructive: bool) -> Option<(What, String)> {
-        let path = norm_path(word, self.home());
-        let fixed = match path.find(['*', '?', '[']) {
-            Some(at) => path[..at].rsplit_once('/').map_or("", |(head, _)| head),
-            None => &path,
-        };
-        let mut rel = fixed.trim_end_matches('/');
-        while let Some(rest) = rel.strip_prefix("../") {
-            rel = rest;
-        }
-        if rel == ".." {
-            rel = "";
-        }
-        self.spots().iter().find_map(|spot| {
-            let hit = match &spot.place {
-                _ if rel.is_empty() => destructive,
-                Place::File(file) => {
-                    ends_with_components(file, rel) || (destructive && is_under_tail(file, rel))
-                }
-                Place::Under(dir) => {
-                    let mut prefixes = rel
-                        .match_indices('/')
-                        .map(|(at, _)| &rel[..at])
-                        .chain(std::iter::once(rel));
-                    prefixes.any(|p| ends_with_components(dir, p))
-                        || (destructive && is_under_tail(dir, rel))
-                }
-                Place::Tail(_) => false,
-            };
-            hit.then(|| (spot.what, word.to_owned()))
         })
     }
 
@@ -856,7 +843,9 @@ pub(crate) fn command(
 ) -> Option<String> {
     // The directory must miss too: a relative path from a protected directory or one above
     // it (`rm config.toml` in `~/.config/rewind`, `rm -rf home` in `/`) may hold no needle.
-    let cwd_misses = || cwd.is_none_or(|c| protected.quick_miss(&c.to_string_lossy()));
+    // `..` climbs from the directory to where a needle-free word names an ancestor.
+    let cwd_misses =
+        || cwd.is_none_or(|c| protected.quick_miss(&c.to_string_lossy()) && !text.contains(".."));
     if protected.quick_miss(text) && cwd_misses() {
         return None;
     }
@@ -900,7 +889,7 @@ fn commands(
             .map(|(what, shown)| ask(Act::Edit, what, &shown));
     };
     parsed.iter().find_map(|cmd| {
-        if let Some(target) = cd_target(cmd) {
+        if let Some(target) = cd_target(cmd, protected.home()) {
             dirs.change_to(&target, protected.home());
             return None;
         }
@@ -910,8 +899,12 @@ fn commands(
 
 /// Where a command that changes the directory (`cd`, `pushd`, `Set-Location`) goes; `None`
 /// for any other command.
-fn cd_target(cmd: &Cmd) -> Option<CdTo<'_>> {
-    let (first, args) = cmd.words.split_first()?;
+fn cd_target<'c>(cmd: &'c Cmd, home: Option<&str>) -> Option<CdTo<'c>> {
+    let words = match cmd.words.first().map(|w| program_name(w.text())).as_deref() {
+        Some("builtin" | "command") => &cmd.words[1..],
+        _ => &cmd.words[..],
+    };
+    let (first, args) = words.split_first()?;
     let program = program_name(first.text());
     if !matches!(
         program.as_str(),
@@ -926,7 +919,16 @@ fn cd_target(cmd: &Cmd) -> Option<CdTo<'_>> {
     Some(match operands.next() {
         None if args.iter().any(|a| a.value.is_none()) => CdTo::Unseen,
         None => CdTo::Home,
-        Some(arg) => arg.value.as_deref().map_or(CdTo::Unseen, CdTo::Dir),
+        Some(arg) => match arg.value.as_deref() {
+            Some(value) => CdTo::Dir(value),
+            // `"$HOME"/.claude`: a home spelling is known.
+            None if absolute(&norm_path(&arg.raw, home))
+                && !norm_path(&arg.raw, home).contains(['$', '`']) =>
+            {
+                CdTo::Dir(&arg.raw)
+            }
+            None => CdTo::Unseen,
+        },
     })
 }
 
@@ -1357,7 +1359,30 @@ fn changes_directory_unseen(text: &str) -> bool {
 
 /// Whether `word` is a relative path (not empty, not from `/`, `~` or a home spelling).
 fn relative(word: &str, home: Option<&str>) -> bool {
-    !word.trim().is_empty() && !norm_path(word, home).starts_with('/')
+    !word.trim().is_empty() && !word.starts_with('-') && !absolute(&norm_path(word, home))
+}
+
+/// Whether a normalised path is absolute: from `/`, or from a drive (`c:/users`).
+fn absolute(path: &str) -> bool {
+    match path.as_bytes() {
+        [b'/', ..] => true,
+        [drive, b':', b'/', ..] => drive.is_ascii_alphabetic(),
+        _ => false,
+    }
+}
+
+/// What follows the working directory's own name in `word` (`$PWD/x`, `"${PWD}"/x`,
+/// `$(pwd)/x`), if it starts with one.
+fn in_working_directory(word: &str) -> Option<&str> {
+    let bare = word.trim_start_matches(['"', '\'']);
+    ["$pwd", "${pwd}", "$(pwd)", "$env:pwd", "$pwd.path"]
+        .iter()
+        .find_map(|name| {
+            let head = bare.get(..name.len())?;
+            head.eq_ignore_ascii_case(name)
+                .then(|| bare[name.len()..].trim_start_matches(['"', '\'']))
+                .filter(|rest| rest.is_empty() || rest.starts_with(['/', '\\']))
+        })
 }
 
 /// Whether `path` is strictly inside `dir`.
@@ -1567,6 +1592,8 @@ mod tests {
             ("rm -rf /tmp/build", false),
             ("ls /", false),
             ("rm -f ~/.claude/*.json", true),
+            ("rm -rf ~/.local/state/rewind/*", true),
+            ("rm -rf ~/.local/state/rewind-old/*", false),
             ("rm .github/hooks/*", true),
             ("mv proj/.gemini proj/.gemini.off", true),
             ("perl -pi -e s/rewind/true/ ~/.codex/config.toml", true),
@@ -1660,17 +1687,27 @@ mod tests {
             ("pushd ~/.config/rewind; tee config.toml < x", None, true),
             ("cd /tmp && rm -rf build settings.json", None, false),
             ("cd src && rm -rf build", Some("/home/ann/app"), false),
-            // A directory known only when the command runs: a path that could end or enter
-            // a protected one asks, others do not.
-            ("cd \"$D\" && rm -rf *", None, true),
-            ("cd \"$D\" && rm -rf rewind", None, true),
-            ("cd \"$D\" && tee rewind/config.toml < x", None, true),
-            ("cd \"$D\" && rm settings.json", None, true),
-            ("cd \"$D\" && rm -rf build notes.txt", None, false),
-            // `~/.local/state` may be where `cd -` goes back to.
-            ("cd - && rm -rf state", None, true),
-            ("cd - && rm -rf build", None, false),
             ("cd && rm -rf *", None, true),
+            (
+                "cd \"$HOME\"/.claude && rm -f settings.local.json",
+                None,
+                true,
+            ),
+            ("builtin cd ~/.claude && rm settings.json", None, true),
+            ("cd ~/.claude && rm -f \"$PWD/settings.json\"", None, true),
+            ("rm -rf ../home", Some("/tmp"), true),
+            (
+                "cat x | tee -a /tmp/log",
+                Some("/home/ann/.local/state/rewind"),
+                false,
+            ),
+            // No directory to start from: relative paths are read as written.
+            ("cd sub && rm -rf build", None, false),
+            // A directory known only when the command runs: any relative path written or
+            // removed there may be rewind's.
+            ("cd \"$D\" && rm -rf build", None, true),
+            ("cd - && rm -f notes.txt", None, true),
+            ("cd \"$D\" && ls -la build", None, false),
         ];
         for (text, cwd, asks) in cases {
             assert_eq!(
@@ -1681,6 +1718,16 @@ mod tests {
         }
         let powershell = "Set-Location ~/.claude; Remove-Item settings.json";
         assert!(command(powershell, Dialect::PowerShell, None, &p).is_some());
+        let windows = Some(Path::new(r"C:\Users\ann\.claude"));
+        assert!(
+            command(
+                "Remove-Item settings.json",
+                Dialect::PowerShell,
+                windows,
+                &p
+            )
+            .is_some()
+        );
         // The file tools read a relative path from the call's directory too.
         let relative = serde_json::json!({"file_path": "settings.json"});
         assert!(file_tool(&relative, Some(Path::new("/home/ann/.claude")), &p).is_some());
