@@ -105,12 +105,12 @@ impl Spot {
 /// The directories a command's relative paths may be read from: the one the call runs in
 /// (when the host says) and every one a `cd` of the command changes to, all of them, since a
 /// subshell's `cd` ends with it. After a `cd` to a place only known when the command runs, a
-/// relative path may be anywhere: it is read as naming every protected place whose path it
-/// could end.
+/// relative path may be anywhere: writing or removing one asks.
 #[derive(Debug, Clone, Default)]
 struct Dirs {
     /// Absolute, normalised.
     known: Vec<String>,
+    /// A `cd` went to a place known only when the command runs (or past [`Dirs::MOST`]).
     unknown: bool,
 }
 
