@@ -893,8 +893,40 @@ fn commands(
             dirs.change_to(&target, protected.home());
             return None;
         }
+        // `env -C dir rm x`, `sudo -D dir rm x`: that one command runs there.
+        if let Some(target) = wrapper_dir(cmd) {
+            let mut there = dirs.clone();
+            there.change_to(&target, protected.home());
+            return simple(cmd, dialect, protected, &mut there, depth);
+        }
         simple(cmd, dialect, protected, dirs, depth)
     })
+}
+
+/// The directory `env` or `sudo` runs its command in (`-C`/`-D dir`, `--chdir[=]dir`), if
+/// the command names one.
+fn wrapper_dir(cmd: &Cmd) -> Option<CdTo<'_>> {
+    let (first, args) = cmd.words.split_first()?;
+    let short = match program_name(first.text()).as_str() {
+        "env" => "-C",
+        "sudo" => "-D",
+        _ => return None,
+    };
+    let options = args
+        .iter()
+        .enumerate()
+        .take_while(|(_, a)| a.text().starts_with('-'));
+    for (i, word) in options {
+        let text = word.text();
+        if let Some(dir) = text.strip_prefix("--chdir=") {
+            return Some(word.value.as_ref().map_or(CdTo::Unseen, |_| CdTo::Dir(dir)));
+        }
+        if text == short || text == "--chdir" {
+            let dir = args.get(i + 1)?;
+            return Some(dir.value.as_deref().map_or(CdTo::Unseen, CdTo::Dir));
+        }
+    }
+    None
 }
 
 /// Where a command that changes the directory (`cd`, `pushd`, `Set-Location`) goes; `None`
@@ -960,10 +992,12 @@ fn strip_wrappers(words: &[String]) -> &[String] {
         let skipped = match name.as_str() {
             "sudo" | "doas" => skip_options(
                 tail,
-                &["-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D"],
+                &[
+                    "-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D", "--chdir",
+                ],
             ),
             "env" => {
-                let mut i = skip_options(tail, &["-u", "-C", "-S"]);
+                let mut i = skip_options(tail, &["-u", "-C", "-S", "--chdir"]);
                 while tail
                     .get(i)
                     .is_some_and(|w| w.contains('=') && !w.starts_with('-'))
@@ -1694,6 +1728,10 @@ mod tests {
                 true,
             ),
             ("builtin cd ~/.claude && rm settings.json", None, true),
+            ("env -C ~/.claude rm settings.json", None, true),
+            ("sudo -D ~/.claude rm -f settings.json", None, true),
+            ("env --chdir=/tmp rm -f settings.json", None, false),
+            ("env --chdir ~/.claude rm -f settings.json", None, true),
             ("cd ~/.claude && rm -f \"$PWD/settings.json\"", None, true),
             ("rm -rf ../home", Some("/tmp"), true),
             (
