@@ -164,6 +164,16 @@ impl Dirs {
     }
 }
 
+/// The programs that change the shell's directory (`cd`, `pushd`, `Set-Location`).
+const DIRECTORY_CHANGERS: &[&str] = &[
+    "cd",
+    "pushd",
+    "chdir",
+    "set-location",
+    "sl",
+    "push-location",
+];
+
 /// Where a command that changes the directory goes.
 enum CdTo<'a> {
     /// `cd` alone.
@@ -462,8 +472,7 @@ impl Protected {
         })
     }
 
-    /// As [`Protected::find`], a relative path also read from each of `dirs` (and shown as
-    /// the call wrote it).
+    /// As [`Protected::find`], a relative path also read from each of `dirs`.
     fn find_from(&self, word: &str, destructive: bool, dirs: &Dirs) -> Option<(What, String)> {
         // `$PWD/x` and `$(pwd)/x` are `./x`.
         if let Some(rest) = in_working_directory(word) {
@@ -471,31 +480,35 @@ impl Protected {
                 .find_from(&format!(".{rest}"), destructive, dirs)
                 .map(|(what, _)| (what, word.to_owned()));
         }
-        self.find(word, destructive)
-            .or_else(|| {
-                relative(word, self.home()).then(|| {
-                    dirs.known.iter().find_map(|dir| {
-                        let (what, _) = self.find(&format!("{dir}/{word}"), destructive)?;
-                        Some((what, word.to_owned()))
-                    })
-                })?
-            })
-            // From a directory not known, a relative path may be anything of rewind's.
-            .or_else(|| {
-                (dirs.unknown && relative(word, self.home()))
-                    .then(|| (What::Unseen, word.to_owned()))
-            })
+        self.read_in_dirs(word, dirs, |path| self.find(path, destructive))
     }
 
     /// As [`Protected::parent_of`], a relative path also read from each of `dirs`.
     fn parent_from(&self, word: &str, dirs: &Dirs) -> Option<(What, String)> {
-        self.parent_of(word).or_else(|| {
-            relative(word, self.home()).then(|| {
-                dirs.known.iter().find_map(|dir| {
-                    let (what, _) = self.parent_of(&format!("{dir}/{word}"))?;
-                    Some((what, word.to_owned()))
-                })
-            })?
+        self.read_in_dirs(word, dirs, |path| self.parent_of(path))
+    }
+
+    /// What `look` finds at `word`, or, for a relative path, at `word` read from each of
+    /// `dirs` (shown as the call wrote it); from a directory not known, a relative path may
+    /// be anything of rewind's.
+    fn read_in_dirs(
+        &self,
+        word: &str,
+        dirs: &Dirs,
+        look: impl Fn(&str) -> Option<(What, String)>,
+    ) -> Option<(What, String)> {
+        look(word).or_else(|| {
+            if !relative(word, self.home()) {
+                return None;
+            }
+            let found = dirs
+                .known
+                .iter()
+                .find_map(|dir| look(&format!("{dir}/{word}")))
+                .map(|(what, _)| what);
+            found
+                .or(dirs.unknown.then_some(What::Unseen))
+                .map(|what| (what, word.to_owned()))
         })
     }
 
@@ -690,16 +703,15 @@ pub(crate) fn check_call(call: &ToolCall, protected: &Protected) -> Option<Strin
             file_tool(&call.input, call.cwd.as_deref(), protected)
         }
         // Reading asks for the token cache alone, so nothing else is gathered.
-        "Read" | "NotebookRead" => paths_of(&call.input).into_iter().find_map(|path| {
-            let cwd = call.cwd.as_deref().map(Path::to_string_lossy);
-            let from_cwd = cwd
-                .filter(|_| relative(&path, protected.home()))
-                .map(|cwd| format!("{cwd}/{path}"));
-            std::iter::once(path).chain(from_cwd).find_map(|path| {
-                let (what, shown) = protected.find_among(&path, false, protected.token_cache())?;
+        "Read" | "NotebookRead" => {
+            let dirs = Dirs::at(call.cwd.as_deref(), protected.home());
+            let token_cache =
+                |path: &str| protected.find_among(path, false, protected.token_cache());
+            paths_of(&call.input).into_iter().find_map(|path| {
+                let (what, shown) = protected.read_in_dirs(&path, &dirs, token_cache)?;
                 Some(ask(Act::Read, what, &shown))
             })
-        }),
+        }
         "Bash" => command_text(&call.input)
             .and_then(|c| command(&c, Dialect::Posix, call.cwd.as_deref(), protected)),
         "PowerShell" => command_text(&call.input)
@@ -937,11 +949,7 @@ fn cd_target<'c>(cmd: &'c Cmd, home: Option<&str>) -> Option<CdTo<'c>> {
         _ => &cmd.words[..],
     };
     let (first, args) = words.split_first()?;
-    let program = program_name(first.text());
-    if !matches!(
-        program.as_str(),
-        "cd" | "pushd" | "chdir" | "set-location" | "sl" | "push-location"
-    ) {
+    if !DIRECTORY_CHANGERS.contains(&program_name(first.text()).as_str()) {
         return None;
     }
     let mut operands = args.iter().filter(|a| {
@@ -951,16 +959,18 @@ fn cd_target<'c>(cmd: &'c Cmd, home: Option<&str>) -> Option<CdTo<'c>> {
     Some(match operands.next() {
         None if args.iter().any(|a| a.value.is_none()) => CdTo::Unseen,
         None => CdTo::Home,
-        Some(arg) => match arg.value.as_deref() {
-            Some(value) => CdTo::Dir(value),
-            // `"$HOME"/.claude`: a home spelling is known.
-            None if absolute(&norm_path(&arg.raw, home))
-                && !norm_path(&arg.raw, home).contains(['$', '`']) =>
-            {
-                CdTo::Dir(&arg.raw)
+        Some(arg) => {
+            if let Some(value) = arg.value.as_deref() {
+                return Some(CdTo::Dir(value));
             }
-            None => CdTo::Unseen,
-        },
+            // `"$HOME"/.claude`: a home spelling is known.
+            let dir = norm_path(&arg.raw, home);
+            if absolute(&dir) && !dir.contains(['$', '`']) {
+                CdTo::Dir(&arg.raw)
+            } else {
+                CdTo::Unseen
+            }
+        }
     })
 }
 
@@ -1369,10 +1379,7 @@ fn changes_directory_unseen(text: &str) -> bool {
     let mut words = spaced.split_whitespace().peekable();
     while let Some(word) = words.next() {
         let name = word.rsplit(['/', '\\']).next().unwrap_or(word);
-        if !matches!(
-            name,
-            "cd" | "pushd" | "chdir" | "set-location" | "sl" | "push-location"
-        ) {
+        if !DIRECTORY_CHANGERS.contains(&name) {
             continue;
         }
         // Past its options (`cd -P`, `Set-Location -Path`).
@@ -1770,6 +1777,20 @@ mod tests {
         let relative = serde_json::json!({"file_path": "settings.json"});
         assert!(file_tool(&relative, Some(Path::new("/home/ann/.claude")), &p).is_some());
         assert!(file_tool(&relative, Some(Path::new("/home/ann/app")), &p).is_none());
+        // And a read of the token cache from inside its directory.
+        let read = |cwd: &str| ToolCall {
+            host: Host::ClaudeCode,
+            session: None,
+            change: None,
+            tool: String::from("Read"),
+            server: None,
+            input: serde_json::json!({"file_path": "tokens/a.json"}),
+            event: crate::host::Event::BeforeTool,
+            cwd: Some(PathBuf::from(cwd)),
+            server_hint: None,
+        };
+        assert!(check_call(&read("/home/ann/.cache/rewind"), &p).is_some());
+        assert!(check_call(&read("/home/ann/app"), &p).is_none());
     }
 
     #[test]
