@@ -6,7 +6,8 @@
 //!
 //! Each line is one `write(2)` to a file opened with `O_APPEND` (mode 0600, never through a
 //! symbolic link, in a directory only the user can write): the kernel moves to the end and
-//! writes in one step, so parallel hook processes never need a lock and never interleave.
+//! writes in one step, so parallel hook processes never interleave (they take turns, under
+//! a lock on the trail, only to chain each line to the one before).
 //! POSIX promises that atomicity only for pipes and up to `PIPE_BUF` (4096 bytes on Linux);
 //! on a local Linux file system (ext4, xfs, btrfs, tmpfs) a regular file's write holds the
 //! inode lock for the whole buffer, so longer lines stay whole too, but that is the kernel's
@@ -152,13 +153,13 @@ pub struct AuditCheckpoint {
 /// Appends a record to `path` as one line in one write (see the module docs), chained to the
 /// line before it.
 pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
-    append_with(path, record, serde_json::Map::new())
+    append_with(path, record, &serde_json::Map::new())
 }
 
 /// [`append`], waiting at most `wait` for the turn to write (the hook's, whose answer must not
 /// wait on another writer past its budget).
 pub fn append_within(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()> {
-    append_chained(path, record, serde_json::Map::new(), wait.min(CHAIN_WAIT))
+    append_chained(path, record, &serde_json::Map::new(), wait.min(CHAIN_WAIT))
 }
 
 /// The longest an append waits for its turn to chain its line to the last one.
@@ -170,12 +171,12 @@ pub const CHAIN_KEY: &str = "prev";
 /// [`append`] with `extra` fields after the record's own (the broker's `peer` and `op`).
 ///
 /// Each line ends with `"prev"`: the SHA-256 (hex) of the line before it, as written, without
-/// its newline; the first line's is `""`. Reading the last line and appending happen under a
-/// lock beside the trail (`audit.jsonl.lock`), so parallel writers chain in turn.
+/// its newline; the first line's is `""`. Reading the last line and appending happen under an
+/// exclusive lock on the trail itself, so parallel writers chain in turn.
 pub fn append_with(
     path: &Path,
     record: &Record,
-    extra: serde_json::Map<String, Value>,
+    extra: &serde_json::Map<String, Value>,
 ) -> anyhow::Result<()> {
     append_chained(path, record, extra, CHAIN_WAIT)
 }
@@ -184,27 +185,25 @@ pub fn append_with(
 fn append_chained(
     path: &Path,
     record: &Record,
-    extra: serde_json::Map<String, Value>,
+    extra: &serde_json::Map<String, Value>,
     wait: Duration,
 ) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         lockfile::create_private_dir(dir)
             .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
     }
-    let Value::Object(mut fields) = serde_json::to_value(record)? else {
-        anyhow::bail!("an audit record is not a JSON object");
-    };
-    fields.extend(extra);
     let mut file = lockfile::open_append_private(path)
         .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
     take_turn(&file, path, wait)?;
-    let prev = last_line(path)
+    let prev = last_line(&file)
         .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?
         .map(|line| line_hash(&line))
         .unwrap_or_default();
-    fields.remove(CHAIN_KEY);
-    fields.insert(CHAIN_KEY.to_owned(), Value::String(prev));
-    let mut line = serde_json::to_vec(&Value::Object(fields))?;
+    let mut line = serde_json::to_vec(&Line {
+        record,
+        extra,
+        prev: &prev,
+    })?;
     line.push(b'\n');
     // One call: a regular file takes the whole buffer or fails (a full disk, a quota); a
     // short count is reported, never completed by a second write another line could split.
@@ -222,6 +221,30 @@ fn append_chained(
     drop(file);
     syslog::forward(path, &line[..line.len() - 1], record);
     Ok(())
+}
+
+/// One trail line as written: the record's fields, the extra ones after them, the chain's
+/// hash last. Written straight from the record, with no JSON tree built in between.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    record: &'a Record,
+    /// Fields a caller adds (the broker's `peer` and `op`); one named like the chain's key
+    /// is not written, since the chain's own comes last.
+    #[serde(flatten, serialize_with = "without_chain_key")]
+    extra: &'a serde_json::Map<String, Value>,
+    prev: &'a str,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde hands a field to its serializer by reference"
+)]
+fn without_chain_key<S: serde::Serializer>(
+    extra: &&serde_json::Map<String, Value>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(extra.iter().filter(|(key, _)| key.as_str() != CHAIN_KEY))
 }
 
 /// Waits (at most `wait`) for an exclusive lock on the trail itself, released when
@@ -255,14 +278,10 @@ pub fn line_hash(line: &[u8]) -> String {
     crate::hex(&sha2::Sha256::digest(line))
 }
 
-/// The last non-empty line of `path` (without its newline), read from the end.
-fn last_line(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+/// The last non-empty line of the trail open in `file` (without its newline), read from the
+/// end through the descriptor it is appended on, its turn taken.
+fn last_line(mut file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::{Read as _, Seek as _, SeekFrom};
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
     let size = file.metadata()?.len();
     // One page first: a record is rarely longer, and every page of the window is touched on
     // every hook call (the window grows four times over until it holds a whole line).
@@ -271,7 +290,7 @@ fn last_line(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         let start = size.saturating_sub(window);
         file.seek(SeekFrom::Start(start))?;
         let mut tail = Vec::with_capacity(usize::try_from(size - start).unwrap_or(0));
-        (&mut file).take(size - start).read_to_end(&mut tail)?;
+        file.take(size - start).read_to_end(&mut tail)?;
         let trimmed = tail.strip_suffix(b"\n").unwrap_or(&tail);
         match trimmed.iter().rposition(|b| *b == b'\n') {
             Some(at) => return Ok(Some(trimmed[at + 1..].to_vec())),
@@ -734,13 +753,14 @@ mod tests {
     fn the_last_line_is_found_whole_at_any_length() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("audit.jsonl");
-        assert_eq!(last_line(&path).expect("read"), None);
+        let open = || crate::lockfile::open_append_private(&path).expect("opened");
+        assert_eq!(last_line(&open()).expect("read"), None);
         for length in [1, 100, 4095, 4096, 4097, 20_000, 70_000, 300_000] {
             let last = "x".repeat(length);
             for before in ["", "first\n", "first\nsecond\n"] {
                 std::fs::write(&path, format!("{before}{last}\n")).expect("written");
                 assert_eq!(
-                    last_line(&path).expect("read"),
+                    last_line(&open()).expect("read"),
                     Some(last.clone().into_bytes()),
                     "{length} after {before:?}"
                 );

@@ -84,8 +84,14 @@ pub fn lock_unless(
 }
 
 /// Creates a directory (and missing parents) with mode 0700, or checks an existing one: it
-/// must be a directory owned by this user that neither group nor others can write.
+/// must be a directory owned by this user that neither group nor others can write. The
+/// check comes first: the directory nearly always exists (the hook appends to the audit trail
+/// in it on every call), and one look at it is all that case costs.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    match check_private_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        checked => return checked,
+    }
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -208,11 +214,15 @@ pub fn open_private(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Opens (creating if needed) a private file for appending: every write goes to the end,
-/// positioned atomically by the kernel. A file that is group- or world-readable from an
-/// older version is made private.
+/// Opens (creating if needed) a private file for appending, and for reading: every write goes
+/// to the end, positioned atomically by the kernel. A file that is group- or world-readable
+/// from an older version is made private.
 pub fn open_append_private(path: &Path) -> std::io::Result<File> {
-    let file = private_options().append(true).create(true).open(path)?;
+    let file = private_options()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

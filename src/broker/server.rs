@@ -458,7 +458,7 @@ impl Broker {
         if let Some(name) = platform::user_name(peer.uid) {
             extra.insert(String::from("user"), Value::String(name));
         }
-        let appended = audit::append_with(&self.audit, record, extra);
+        let appended = audit::append_with(&self.audit, record, &extra);
         if let Err(e) = &appended {
             crate::console::err(format!("rewind broker: audit trail not written: {e:#}"));
         }
