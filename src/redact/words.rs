@@ -441,42 +441,47 @@ pub(super) fn is_known_name(name: &str) -> bool {
         )
 }
 
-/// One word, seen on its own: its redacted form (and an open quote if the secret goes on
-/// into later words), and what it asks of the next word.
-pub(super) fn redact_word<'w>(word: &'w str, program: &str) -> (Word<'w>, Pending) {
+/// [`redact_word`]'s rules on a word that a `:` or an `=` splits (a URL, `user:secret@host`,
+/// `pass:x`, `KEY=value`, `key:` and `key:value`), in order; `None` when none applies. Most
+/// words hold neither: one look at the bytes instead of a search for each rule.
+fn separated<'w>(word: &'w str) -> Option<(Word<'w>, Pending)> {
     let keep = |word: &'w str| (Cow::Borrowed(word), None);
+    let (colon, equals) = word.bytes().fold((false, false), |(colon, equals), byte| {
+        (colon || byte == b':', equals || byte == b'=')
+    });
     // A URL with a password: `scheme://user:secret@host`.
-    if let Some(redacted) = redact_url_password(word) {
-        return ((redacted.into(), None), Pending::None);
+    if colon && let Some(redacted) = redact_url_password(word) {
+        return Some(((redacted.into(), None), Pending::None));
     }
     // `user:secret@host` without a scheme (`ssh admin:x@web01`, a VM reference).
-    if let Some(redacted) = redact_user_password(word) {
-        return ((redacted.into(), None), Pending::None);
+    if colon && let Some(redacted) = redact_user_password(word) {
+        return Some(((redacted.into(), None), Pending::None));
     }
     // OpenSSL's `pass:secret` (`-passin pass:x`).
-    if let Some(secret) = word.strip_prefix("pass:").filter(|s| !s.is_empty()) {
+    if colon && let Some(secret) = word.strip_prefix("pass:").filter(|s| !s.is_empty()) {
         let (value, quote) = redact_value(secret);
-        return ((format!("pass:{value}").into(), quote), Pending::None);
+        return Some(((format!("pass:{value}").into(), quote), Pending::None));
     }
     // `KEY=value`, `--password=value`, `{"pw":"x"}` glued, `$env:TOKEN="x"`.
-    if let Some((key, value)) = word.split_once('=') {
+    if equals && let Some((key, value)) = word.split_once('=') {
         if is_secret_key(key) {
             if value.is_empty() {
                 // `PASSWORD= x` or `$env:PASSWORD = "x"`: the value is the next word.
-                return (keep(word), Pending::Secret);
+                return Some((keep(word), Pending::Secret));
             }
             let (value, quote) = redact_value(value);
-            return ((format!("{key}={value}").into(), quote), Pending::None);
+            return Some(((format!("{key}={value}").into(), quote), Pending::None));
         }
         // An option list or a nested assignment: `-o user=u,password=x`,
         // `--from-literal=password=x`, `user=u&password=x`.
         if let Some(redacted) = redact_listed(value) {
-            return ((format!("{key}={redacted}").into(), None), Pending::None);
+            return Some(((format!("{key}={redacted}").into(), None), Pending::None));
         }
     }
     // `"pw": "x"`, `password: x` (JSON, YAML, HTTP headers).
     // A path or URL ending in `:` (`POST https://zvm/…/token:`) names no key.
-    if let Some(key) = word.strip_suffix(':').or_else(|| word.strip_suffix("\":"))
+    if colon
+        && let Some(key) = word.strip_suffix(':').or_else(|| word.strip_suffix("\":"))
         && !key.contains('/')
         && is_secret_key(key)
     {
@@ -488,9 +493,10 @@ pub(super) fn redact_word<'w>(word: &'w str, program: &str) -> (Word<'w>, Pendin
         } else {
             Pending::Secret
         };
-        return (keep(word), next);
+        return Some((keep(word), next));
     }
-    if let Some((key, value)) = word.split_once(':')
+    if colon
+        && let Some((key, value)) = word.split_once(':')
         && !value.is_empty()
         && !value.starts_with("//")
     {
@@ -502,8 +508,18 @@ pub(super) fn redact_word<'w>(word: &'w str, program: &str) -> (Word<'w>, Pendin
             .filter(|k| k.eq_ignore_ascii_case("p") || is_secret_key(k));
         if switch.is_some() || (key.starts_with(['"', '{', '\'']) && is_secret_key(key)) {
             let (value, quote) = redact_value(value);
-            return ((format!("{key}:{value}").into(), quote), Pending::None);
+            return Some(((format!("{key}:{value}").into(), quote), Pending::None));
         }
+    }
+    None
+}
+
+/// One word, seen on its own: its redacted form (and an open quote if the secret goes on
+/// into later words), and what it asks of the next word.
+pub(super) fn redact_word<'w>(word: &'w str, program: &str) -> (Word<'w>, Pending) {
+    let keep = |word: &'w str| (Cow::Borrowed(word), None);
+    if let Some(found) = separated(word) {
+        return found;
     }
     if let Some(flag) = word.strip_prefix('-') {
         let flag_name = flag.trim_start_matches('-');
