@@ -7,7 +7,7 @@
 //! a test holds each compiled file equal to its source. The shell catalog also gets
 //! `shell.parts.rs`, its program names and each part a lookup reads on its own (see
 //! `shell_parts`). An optimised build for Linux links
-//! `rewind-hook` with its code layout (see `hook_layout`).
+//! `rewind-hook` with its code layout, not position-independent (see `hook_layout`).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -62,18 +62,30 @@ fn main() {
     }
 }
 
-/// Hands the linker `src/bin/rewind-hook.ld` for `rewind-hook` in an optimised build for
-/// Linux: the functions the hook runs on its common calls go first in `.text`, together, so
-/// that a call faults in a few windows of code instead of most of the binary's (the script
-/// says how it is made). Both linkers a Linux build uses read it (lld puts them at the start
-/// of its one `.text`; GNU ld makes them a second `.text`); a debug build, where the cost does
-/// not matter, links as it would without it.
+/// How `rewind-hook` is linked in an optimised build for Linux; a debug build, where the cost
+/// does not matter, links as it would without this.
+///
+/// - Its code layout, `src/bin/rewind-hook.ld`: the functions the hook runs on its common calls
+///   go first in `.text`, together, so that a call faults in a few windows of code instead of
+///   most of the binary's (the script says how it is made). Both linkers a Linux build uses
+///   read it (lld puts them at the start of its one `.text`; GNU ld makes them a second
+///   `.text`).
+/// - Not position-independent: a PIE's loader rewrites some 2,600 pointers at every start,
+///   copying each of the dozen pages that hold them, about 5 % of a hook call's CPU. The
+///   price is that the hook's own code and data sit at fixed addresses (its libraries, heap
+///   and stack are still randomised), which matters only to an exploit of a memory-safety bug
+///   in it; its code forbids `unsafe`. `REWIND_HOOK_PIE=1` at build time keeps the hook a
+///   PIE, for a packager whose rules ask for one.
 fn hook_layout() {
     const SCRIPT: &str = "src/bin/rewind-hook.ld";
     println!("cargo:rerun-if-changed={SCRIPT}");
+    println!("cargo:rerun-if-env-changed=REWIND_HOOK_PIE");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("PROFILE") != "release" {
         return;
+    }
+    if var("REWIND_HOOK_PIE") != "1" {
+        println!("cargo:rustc-link-arg-bin=rewind-hook=-no-pie");
     }
     let script = Path::new(&var("CARGO_MANIFEST_DIR")).join(SCRIPT);
     // `-Xlinker` passes the argument whole, whatever the path holds (`-Wl,` splits at commas).
