@@ -8,8 +8,9 @@
 //! symbols); run it under callgrind on every hook payload among the test fixtures that needs
 //! no ZVM (`tests/fixtures/hook/*.json` without a `.toml` beside it, each host's samples in
 //! `tests/fixtures/hosts`), with stdout to a file as a host's pipe takes it; order the
-//! functions those runs execute as the runs first execute them, the calls a host sends most
-//! (a local tool, a read-only MCP tool, local and `ssh` shell commands) first; write one input-section line per function, its symbol
+//! functions those runs execute by how many runs execute them, then as the runs first execute
+//! them, the calls a host sends most (a local tool, a read-only MCP tool, local and `ssh`
+//! shell commands) first; write one input-section line per function, its symbol
 //! with the parts that change from build to build replaced by `*`: the hash of a legacy
 //! name, a v0 name's crate disambiguators and back-references, LTO's numbered suffix.
 //!
@@ -23,7 +24,7 @@
     reason = "a maintainer's tool, run from a terminal, reports there"
 )]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -208,16 +209,27 @@ fn functions_of(profile: &str, binary: &Path) -> Vec<String> {
     seen
 }
 
-/// Every function any run executed, in the order the runs first execute them.
+/// Every function any run executed: those more runs execute first, and among those that as
+/// many runs execute, in the order the runs first execute them. What nearly every call runs
+/// (the start, the configuration, the host's dialect, the audit line) is then packed at the
+/// head instead of spread between the first call's own functions, and each call's own come
+/// after it, near those of the calls like it.
 fn ordered(runs: &[Vec<String>]) -> Vec<String> {
-    let mut seen: HashSet<&str> = HashSet::new();
-    let mut order = Vec::new();
-    for name in runs.iter().flatten() {
-        if seen.insert(name) {
-            order.push(name.clone());
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for run in runs {
+        let mut in_run: HashSet<&str> = HashSet::new();
+        for name in run {
+            let next = first.len();
+            first.entry(name).or_insert(next);
+            if in_run.insert(name) {
+                *count.entry(name).or_default() += 1;
+            }
         }
     }
-    order
+    let mut order: Vec<&str> = first.keys().copied().collect();
+    order.sort_by_key(|name| (std::cmp::Reverse(count[name]), first[name]));
+    order.into_iter().map(str::to_owned).collect()
 }
 
 /// The code symbols of `binary` (`nm`), with their sizes, sorted by name.
