@@ -53,6 +53,10 @@ pub(crate) trait Lookup {
         cwd: Option<&Path>,
         until: Instant,
     ) -> anyhow::Result<shell::Judgement>;
+
+    /// Whether a command names a remote program or a machine rewind protects anywhere in it
+    /// (asked of text typed into a running shell only).
+    fn mentions_a_machine(&self, command: &str) -> anyhow::Result<bool>;
 }
 
 /// A session a call opens, to be remembered so that later calls naming it reach its VM.
@@ -284,18 +288,22 @@ fn shell_plan(
     match judgement.outcome {
         // Typed into a shell that may itself be on another machine (an ssh session): text
         // that names a remote program or a protected machine asks.
-        shell::Outcome::NoDecision if typed && judgement.mentions_a_machine => decide_targets(
-            call,
-            Targets::Unknowable {
-                source,
-                part: shell::clip(&crate::redact::redact_text(command)),
-                why: String::from(
-                    "(it is typed into a shell that is already running, whose machine is not known)",
-                ),
-            },
-            config,
-            noted,
-        ),
+        shell::Outcome::NoDecision if typed => match lookup.mentions_a_machine(command) {
+            Ok(true) => decide_targets(
+                call,
+                Targets::Unknowable {
+                    source,
+                    part: shell::clip(&crate::redact::redact_text(command)),
+                    why: String::from(
+                        "(it is typed into a shell that is already running, whose machine is not known)",
+                    ),
+                },
+                config,
+                noted,
+            ),
+            Ok(false) => Plan::Decided(decide(call, &Case::NoVmConcern, config)),
+            Err(e) => Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config)),
+        },
         shell::Outcome::NoDecision => Plan::Decided(decide(call, &Case::NoVmConcern, config)),
         shell::Outcome::Ask { part, why } => decide_targets(
             call,

@@ -59,6 +59,10 @@ impl Lookup for LocalFiles<'_> {
     ) -> anyhow::Result<shell::Judgement> {
         shell::judge(command, dialect, self.config, cwd, until)
     }
+
+    fn mentions_a_machine(&self, command: &str) -> anyhow::Result<bool> {
+        shell::mentions_a_machine(command, self.config)
+    }
 }
 
 /// Writes down a session a call opens, in the user's state directory.

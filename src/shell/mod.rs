@@ -196,8 +196,6 @@ pub(crate) enum Outcome {
 pub(crate) struct Judgement {
     pub(crate) analysis: Analysis,
     pub(crate) outcome: Outcome,
-    /// Whether the text names a remote program or a machine rewind protects at all.
-    pub(crate) mentions_a_machine: bool,
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
@@ -210,17 +208,8 @@ pub(crate) fn judge(
     cwd: Option<&std::path::Path>,
     until: Instant,
 ) -> anyhow::Result<Judgement> {
-    let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
-    let mut known = Inventory::load_cached();
-    for (alias, vm) in &config.vm_aliases {
-        known.add(alias);
-        known.add(vm);
-    }
+    let (catalog, known) = catalog_and_machines(config)?;
     let analysis = analyse(command, dialect, &catalog, &known, Some(until));
-    let mentions_a_machine = catalog.names_a_program(command).is_some()
-        || command
-            .split(net::is_separator)
-            .any(|word| net::protected(word, &known).is_some());
     // The built-in catalog is read when the command first needs it: broken (it never is),
     // nothing it found can be trusted.
     catalog.builtin_error()?;
@@ -254,9 +243,35 @@ pub(crate) fn judge(
             }
         }
     };
-    Ok(Judgement {
-        analysis,
-        outcome,
-        mentions_a_machine,
-    })
+    Ok(Judgement { analysis, outcome })
+}
+
+/// Whether `command` names a remote program or a machine rewind protects anywhere in its
+/// text: what text typed into a shell that is already running (whose machine is not known)
+/// is asked, and only it.
+pub(crate) fn mentions_a_machine(
+    command: &str,
+    config: &crate::config::Config,
+) -> anyhow::Result<bool> {
+    let (catalog, known) = catalog_and_machines(config)?;
+    let mentions = catalog.names_a_program(command).is_some()
+        || command
+            .split(net::is_separator)
+            .any(|word| net::protected(word, &known).is_some());
+    catalog.builtin_error()?;
+    Ok(mentions)
+}
+
+/// The configured shell catalogs, and the machines rewind knows to protect (those it has
+/// listed, and the configured aliases on both sides).
+fn catalog_and_machines(
+    config: &crate::config::Config,
+) -> anyhow::Result<(ShellCatalog, Inventory)> {
+    let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
+    let mut known = Inventory::load_cached();
+    for (alias, vm) in &config.vm_aliases {
+        known.add(alias);
+        known.add(vm);
+    }
+    Ok((catalog, known))
 }
