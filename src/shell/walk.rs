@@ -86,14 +86,15 @@ impl Walk {
         }
         // A fresh walk's parse of a whole text depends on the text and the dialect alone (the
         // time limit aside): the self-protection check and the analysis of one call read the
-        // same command, and the second takes the first's commands and count.
+        // same command, and the second takes the first's commands and count (handed over, not
+        // copied: a third reading of the text parses it again).
         let fresh = self.depth == 0
             && self.count == 0
             && self.bindings.is_empty()
             && self.commands.is_empty();
         if fresh
             && let Some((commands, count)) =
-                LAST_PARSE.with(|last| last.borrow().get(text, dialect))
+                LAST_PARSE.with(|last| last.borrow_mut().take(text, dialect))
         {
             self.count = count;
             return Ok(commands);
@@ -130,11 +131,20 @@ struct Parsed {
 struct LastParse(Option<Parsed>);
 
 impl LastParse {
-    fn get(&self, text: &str, dialect: Dialect) -> Option<(Vec<Cmd>, usize)> {
+    /// Whether the last whole text parsed is `text` in `dialect`.
+    fn holds(&self, text: &str, dialect: Dialect) -> bool {
         self.0
             .as_ref()
-            .filter(|p| p.dialect == dialect && p.text == text)
-            .map(|p| (p.commands.clone(), p.count))
+            .is_some_and(|p| p.dialect == dialect && p.text == text)
+    }
+
+    /// The commands and count of `text` in `dialect` if it is the last whole text parsed,
+    /// taken out.
+    fn take(&mut self, text: &str, dialect: Dialect) -> Option<(Vec<Cmd>, usize)> {
+        if !self.holds(text, dialect) {
+            return None;
+        }
+        self.0.take().map(|p| (p.commands, p.count))
     }
 }
 
@@ -219,7 +229,7 @@ mod tests {
             LAST_PARSE.with(|last| *last.borrow_mut() = LastParse::default());
             let alone = parsed(text, dialect);
             assert!(
-                LAST_PARSE.with(|last| last.borrow().get(text, dialect).is_some()),
+                LAST_PARSE.with(|last| last.borrow().holds(text, dialect)),
                 "{text}"
             );
             assert_eq!(parsed(text, dialect), alone, "{text}");
