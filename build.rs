@@ -75,7 +75,8 @@ fn main() {
 ///   price is that the hook's own code and data sit at fixed addresses (its libraries, heap
 ///   and stack are still randomised), which matters only to an exploit of a memory-safety bug
 ///   in it; its code forbids `unsafe`. `REWIND_HOOK_PIE=1` at build time keeps the hook a
-///   PIE, for a packager whose rules ask for one.
+///   PIE, for a packager whose rules ask for one; a build with a static C runtime stays a
+///   static PIE.
 fn hook_layout() {
     const SCRIPT: &str = "src/bin/rewind-hook.ld";
     println!("cargo:rerun-if-changed={SCRIPT}");
@@ -84,7 +85,12 @@ fn hook_layout() {
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("PROFILE") != "release" {
         return;
     }
-    if var("REWIND_HOOK_PIE") != "1" {
+    // A static C runtime (`crt-static`: asked for, or musl's default) links a static PIE,
+    // which relocates itself; `-no-pie` there yields a binary that crashes before `main`.
+    let static_runtime = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|feature| feature == "crt-static");
+    if var("REWIND_HOOK_PIE") != "1" && !static_runtime {
         println!("cargo:rustc-link-arg-bin=rewind-hook=-no-pie");
     }
     let script = Path::new(&var("CARGO_MANIFEST_DIR")).join(SCRIPT);

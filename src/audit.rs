@@ -229,8 +229,9 @@ fn append_chained(
 struct Line<'a> {
     #[serde(flatten)]
     record: &'a Record,
-    /// Fields a caller adds (the broker's `peer` and `op`); one named like the chain's key
-    /// is not written, since the chain's own comes last.
+    /// Fields a caller adds (the broker's `op`, `peer` and `user`), never named like a
+    /// record's field; one named like the chain's key is not written, since the chain's own
+    /// comes last.
     #[serde(flatten, serialize_with = "without_chain_key")]
     extra: &'a serde_json::Map<String, Value>,
     prev: &'a str,
