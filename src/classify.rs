@@ -44,19 +44,16 @@ pub(crate) trait Lookup {
     /// session `host_session`.
     fn recall(&self, host_session: &str, server: &str, session: &str) -> Recalled;
 
-    /// The shell analysis of a command typed or passed to a tool, its targets resolved,
-    /// within `until`.
+    /// The shell analysis of a command typed (`typed`: into a shell already running) or
+    /// passed to a tool, its targets resolved, within `until`.
     fn judge(
         &self,
         command: &str,
         dialect: shell::Dialect,
         cwd: Option<&Path>,
+        typed: bool,
         until: Instant,
     ) -> anyhow::Result<shell::Judgement>;
-
-    /// Whether a command names a remote program or a machine rewind protects anywhere in it
-    /// (asked of text typed into a running shell only).
-    fn mentions_a_machine(&self, command: &str) -> anyhow::Result<bool>;
 }
 
 /// A session a call opens, to be remembered so that later calls naming it reach its VM.
@@ -270,7 +267,11 @@ fn shell_plan(
         ));
     };
     let until = Instant::now() + (config.hook.budget / 4).min(SHELL_TIME_MAX);
-    let judgement = match lookup.judge(command, dialect, call.cwd.as_deref(), until) {
+    let typed = matches!(
+        call.tool.as_str(),
+        crate::catalog::TYPED_SHELL | crate::catalog::TYPED_POWERSHELL
+    );
+    let judgement = match lookup.judge(command, dialect, call.cwd.as_deref(), typed, until) {
         Ok(judgement) => judgement,
         Err(e) => {
             return Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config));
@@ -281,29 +282,21 @@ fn shell_plan(
         "the command `{}`",
         shell::clip(&crate::redact::redact_text(command))
     );
-    let typed = matches!(
-        call.tool.as_str(),
-        crate::catalog::TYPED_SHELL | crate::catalog::TYPED_POWERSHELL
-    );
     match judgement.outcome {
         // Typed into a shell that may itself be on another machine (an ssh session): text
         // that names a remote program or a protected machine asks.
-        shell::Outcome::NoDecision if typed => match lookup.mentions_a_machine(command) {
-            Ok(true) => decide_targets(
-                call,
-                Targets::Unknowable {
-                    source,
-                    part: shell::clip(&crate::redact::redact_text(command)),
-                    why: String::from(
-                        "(it is typed into a shell that is already running, whose machine is not known)",
-                    ),
-                },
-                config,
-                noted,
-            ),
-            Ok(false) => Plan::Decided(decide(call, &Case::NoVmConcern, config)),
-            Err(e) => Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config)),
-        },
+        shell::Outcome::NoDecision if judgement.mentions_a_machine => decide_targets(
+            call,
+            Targets::Unknowable {
+                source,
+                part: shell::clip(&crate::redact::redact_text(command)),
+                why: String::from(
+                    "(it is typed into a shell that is already running, whose machine is not known)",
+                ),
+            },
+            config,
+            noted,
+        ),
         shell::Outcome::NoDecision => Plan::Decided(decide(call, &Case::NoVmConcern, config)),
         shell::Outcome::Ask { part, why } => decide_targets(
             call,

@@ -227,7 +227,7 @@ fn explain(class: &Classification) {
 fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + config.hook.budget;
     let cwd = std::env::current_dir().ok();
-    let judgement = shell::judge(command, dialect, config, cwd.as_deref(), until)?;
+    let judgement = shell::judge(command, dialect, config, cwd.as_deref(), false, until)?;
     for line in judgement.analysis.to_string().lines() {
         say(line);
     }

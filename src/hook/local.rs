@@ -55,13 +55,10 @@ impl Lookup for LocalFiles<'_> {
         command: &str,
         dialect: shell::Dialect,
         cwd: Option<&Path>,
+        typed: bool,
         until: Instant,
     ) -> anyhow::Result<shell::Judgement> {
-        shell::judge(command, dialect, self.config, cwd, until)
-    }
-
-    fn mentions_a_machine(&self, command: &str) -> anyhow::Result<bool> {
-        shell::mentions_a_machine(command, self.config)
+        shell::judge(command, dialect, self.config, cwd, typed, until)
     }
 }
 

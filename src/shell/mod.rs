@@ -196,20 +196,37 @@ pub(crate) enum Outcome {
 pub(crate) struct Judgement {
     pub(crate) analysis: Analysis,
     pub(crate) outcome: Outcome,
+    /// Whether the text names a remote program or a machine rewind protects at all: asked
+    /// only of text typed into a running shell that the analysis leaves without a decision
+    /// (`false` for any other).
+    pub(crate) mentions_a_machine: bool,
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
 /// mutating work (`ssh -G`, the Ansible inventory) before `until`. `cwd` is the directory the
-/// command runs in. Errors are catalog errors (the hook denies on them).
+/// command runs in; `typed`, whether it is typed into a shell already running (whose machine
+/// is not known). Errors are catalog errors (the hook denies on them).
 pub(crate) fn judge(
     command: &str,
     dialect: Dialect,
     config: &crate::config::Config,
     cwd: Option<&std::path::Path>,
+    typed: bool,
     until: Instant,
 ) -> anyhow::Result<Judgement> {
-    let (catalog, known) = catalog_and_machines(config)?;
+    let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
+    let mut known = Inventory::load_cached();
+    for (alias, vm) in &config.vm_aliases {
+        known.add(alias);
+        known.add(vm);
+    }
     let analysis = analyse(command, dialect, &catalog, &known, Some(until));
+    let mentions_a_machine = typed
+        && matches!(analysis.verdict, Verdict::Local | Verdict::ReadOnly)
+        && (catalog.names_a_program(command).is_some()
+            || command
+                .split(net::is_separator)
+                .any(|word| net::protected(word, &known).is_some()));
     // The built-in catalog is read when the command first needs it: broken (it never is),
     // nothing it found can be trusted.
     catalog.builtin_error()?;
@@ -243,35 +260,9 @@ pub(crate) fn judge(
             }
         }
     };
-    Ok(Judgement { analysis, outcome })
-}
-
-/// Whether `command` names a remote program or a machine rewind protects anywhere in its
-/// text: what text typed into a shell that is already running (whose machine is not known)
-/// is asked, and only it.
-pub(crate) fn mentions_a_machine(
-    command: &str,
-    config: &crate::config::Config,
-) -> anyhow::Result<bool> {
-    let (catalog, known) = catalog_and_machines(config)?;
-    let mentions = catalog.names_a_program(command).is_some()
-        || command
-            .split(net::is_separator)
-            .any(|word| net::protected(word, &known).is_some());
-    catalog.builtin_error()?;
-    Ok(mentions)
-}
-
-/// The configured shell catalogs, and the machines rewind knows to protect (those it has
-/// listed, and the configured aliases on both sides).
-fn catalog_and_machines(
-    config: &crate::config::Config,
-) -> anyhow::Result<(ShellCatalog, Inventory)> {
-    let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
-    let mut known = Inventory::load_cached();
-    for (alias, vm) in &config.vm_aliases {
-        known.add(alias);
-        known.add(vm);
-    }
-    Ok((catalog, known))
+    Ok(Judgement {
+        analysis,
+        outcome,
+        mentions_a_machine,
+    })
 }
