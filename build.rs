@@ -7,13 +7,13 @@
 //! a test holds each compiled file equal to its source. The shell catalog also gets
 //! `shell.parts.rs`, its program names and each part a lookup reads on its own (see
 //! `shell_parts`). An optimised build for Linux links
-//! `rewind-hook` with its code layout, not position-independent (see `hook_layout`).
+//! `rewind-hook` with its code layout, not position-independent (see `hook_link`).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    hook_layout();
+    hook_link();
     let sources = Path::new("catalogs");
     let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalogs");
     std::fs::create_dir_all(&out).expect("OUT_DIR is writable");
@@ -77,7 +77,7 @@ fn main() {
 ///   in it; its code forbids `unsafe`. `REWIND_HOOK_PIE=1` at build time keeps the hook a
 ///   PIE, for a packager whose rules ask for one; a build with a static C runtime stays a
 ///   static PIE.
-fn hook_layout() {
+fn hook_link() {
     const SCRIPT: &str = "src/bin/rewind-hook.ld";
     println!("cargo:rerun-if-changed={SCRIPT}");
     println!("cargo:rerun-if-env-changed=REWIND_HOOK_PIE");
