@@ -355,7 +355,12 @@ pub struct ShellConfig {
     pub ansible_inventory: Option<PathBuf>,
     /// User shell catalogs, loaded after the built-in `shell.toml`.
     pub catalogs: Vec<PathBuf>,
+    /// Past this age the protected-VM net is reported stale by `doctor`.
+    pub inventory_max_age: std::time::Duration,
 }
+
+/// `[shell] inventory_max_age_hours` when not set: a day.
+const DEFAULT_INVENTORY_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 impl Default for ShellConfig {
     fn default() -> Self {
@@ -363,6 +368,7 @@ impl Default for ShellConfig {
             resolve_ssh_config: true,
             ansible_inventory: None,
             catalogs: Vec::new(),
+            inventory_max_age: DEFAULT_INVENTORY_MAX_AGE,
         }
     }
 }
@@ -419,6 +425,7 @@ struct RawShell {
     resolve_ssh_config: Option<bool>,
     ansible_inventory: Option<PathBuf>,
     catalogs: Option<Vec<PathBuf>>,
+    inventory_max_age_hours: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -583,6 +590,11 @@ impl Config {
                     .iter()
                     .map(|p| resolve_path(p, &base))
                     .collect(),
+                inventory_max_age: s
+                    .inventory_max_age_hours
+                    .map_or(DEFAULT_INVENTORY_MAX_AGE, |h| {
+                        std::time::Duration::from_secs(h.saturating_mul(3600))
+                    }),
             });
 
         let broker = raw

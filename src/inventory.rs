@@ -103,22 +103,33 @@ impl Inventory {
             .unwrap_or_default()
     }
 
-    /// Replaces the stored inventory with the VMs just listed (names and guest IPs), mode
-    /// 0600, atomically. Best effort: an inventory that cannot be written is left as it was.
-    pub fn store_listed<'a>(vms: impl IntoIterator<Item = (&'a str, &'a [String])>) {
+    /// The references of VMs just listed: each VM's name (and, for a name written as a
+    /// fully qualified one, its first label) and every guest IP Zerto knows for it.
+    pub fn listed(vms: &[crate::zvm::Vm]) -> Inventory {
         let mut inventory = Inventory::default();
-        for (name, ips) in vms {
-            inventory.add(name);
-            for ip in ips {
+        for vm in vms {
+            inventory.add(&vm.name);
+            if let Some((first, domain)) = vm.name.split_once('.')
+                && domain.contains('.')
+                && vm.name.parse::<std::net::IpAddr>().is_err()
+            {
+                inventory.add(first);
+            }
+            for ip in &vm.ips {
                 inventory.add(ip);
             }
         }
-        if let Ok(dir) = crate::config::cache_dir() {
-            inventory.store(&dir);
-        }
+        inventory
     }
 
-    /// Writes this inventory into `dir`. Best effort.
+    /// How long ago the stored inventory in `dir` was written; `None` when there is none.
+    pub fn age(dir: &Path) -> Option<std::time::Duration> {
+        let written = std::fs::metadata(path_in(dir)).ok()?.modified().ok()?;
+        Some(written.elapsed().unwrap_or_default())
+    }
+
+    /// Writes this inventory into `dir`, mode 0600, atomically. Best effort: an inventory
+    /// that cannot be written is left as it was.
     pub fn store(&self, dir: &Path) {
         if let Ok(bytes) = serde_json::to_vec(self) {
             let _ = crate::lockfile::write_private_atomic(&path_in(dir), &bytes);

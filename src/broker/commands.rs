@@ -180,7 +180,11 @@ pub(crate) fn vms(config: &Config, args: &crate::cli::VmsArgs) -> anyhow::Result
                 .display()
         )
     })?;
-    let vms = vms.into_iter().map(crate::zvm::Vm::from).collect();
+    let vms: Vec<crate::zvm::Vm> = vms.into_iter().map(crate::zvm::Vm::from).collect();
+    // The hook on this account reads the net from its own cache, never the broker's.
+    if let Ok(dir) = crate::config::cache_dir() {
+        crate::inventory::Inventory::listed(&vms).store(&dir);
+    }
     crate::commands::zerto::show_vms(vms, args)
 }
 

@@ -134,10 +134,41 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
     if broker_checks(&config, &mut checks) {
         zvm_checks(&config, &mut checks);
     }
+    net_check(&config, &mut checks);
     audit_checks(&config, &mut checks);
     hook_checks(args, &mut checks);
 
     checks.finish()
+}
+
+/// The protected-VM net the hook reads on its read-only path: there, and refreshed within
+/// `[shell] inventory_max_age_hours` (the ZVM checks above refresh it when they list VMs).
+fn net_check(config: &Config, checks: &mut Checks) {
+    const WHAT: &str = "protected-vm net";
+    const REFRESH: &str = "run `rewind vms` (any listing of the ZVM's VMs refreshes it)";
+    let Ok(dir) = crate::config::cache_dir_path() else {
+        return checks.warn(WHAT, format!("no cache directory: {REFRESH}"));
+    };
+    let known = crate::inventory::Inventory::load(&dir);
+    match crate::inventory::Inventory::age(&dir) {
+        None => checks.warn(
+            WHAT,
+            format!("no inventory of protected VMs yet, so a program no grammar reads is never asked about for naming one: {REFRESH}"),
+        ),
+        Some(age) if age > config.shell.inventory_max_age => checks.warn(
+            WHAT,
+            format!(
+                "{} references, written {} h ago (older than [shell] inventory_max_age_hours = {}): {REFRESH}",
+                known.len(),
+                age.as_secs() / 3600,
+                config.shell.inventory_max_age.as_secs() / 3600
+            ),
+        ),
+        Some(_) => checks.pass(
+            WHAT,
+            format!("{} references (VM names, guest IPs)", known.len()),
+        ),
+    }
 }
 
 /// The broker, when the configuration names one: its socket, who serves it, and the ZVM

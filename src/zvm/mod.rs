@@ -36,6 +36,9 @@ pub struct Client {
     not_before: std::sync::Mutex<Option<Instant>>,
     /// The shapes of the answers seen, when asked to keep them ([`Client::keep_shapes`]).
     shapes: Option<std::sync::Mutex<shape::Shapes>>,
+    /// Where every full listing of the VMs refreshes the protected-VM net
+    /// ([`crate::inventory`]): the cache directory.
+    inventory_dir: std::path::PathBuf,
 }
 
 impl Client {
@@ -47,6 +50,7 @@ impl Client {
             auth: auth::Auth::new(config, cache_dir),
             not_before: std::sync::Mutex::new(None),
             shapes: None,
+            inventory_dir: cache_dir.to_owned(),
         })
     }
 
@@ -88,7 +92,8 @@ impl Client {
     }
 
     /// `GET /v1/vms`, optionally filtered by `vmIdentifier`: the protected VMs, each with
-    /// every VPG that protects it (Zerto lists one row per VM per VPG).
+    /// every VPG that protects it (Zerto lists one row per VM per VPG). A full listing also
+    /// refreshes the protected-VM net, so the hook's read-only path never asks the ZVM.
     pub fn vms(
         &self,
         vm_identifier: Option<&str>,
@@ -97,7 +102,11 @@ impl Client {
         let query = vm_identifier
             .map(|id| vec![("vmIdentifier", id.to_owned())])
             .unwrap_or_default();
-        self.get("/v1/vms", query, deadline, wire::vms)
+        let vms = self.get("/v1/vms", query, deadline, wire::vms)?;
+        if vm_identifier.is_none() {
+            crate::inventory::Inventory::listed(&vms).store(&self.inventory_dir);
+        }
+        Ok(vms)
     }
 
     /// `GET /v1/vpgs`.

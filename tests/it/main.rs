@@ -25,6 +25,7 @@ mod json;
 mod log;
 mod managed;
 mod mcp;
+mod net;
 mod props;
 mod recover;
 mod scan;

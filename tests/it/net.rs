@@ -1,0 +1,125 @@
+//! The protected-VM net on a configured machine: `rewind vms` lists the simulator's VMs over
+//! HTTPS, which writes the inventory the hook reads; then a program no grammar reads that
+//! names one of those VMs is asked about through the real `rewind hook`, and one a user's
+//! shell catalog says acts on its argument is checkpointed.
+
+use std::fmt::Write as _;
+
+use crate::support::{TestEnv, hook_input};
+
+/// Commands a new user tried after `rewind vms`, with no `[vm_aliases]`: each names a VM the
+/// simulator protects (jp-ubuntu, its guest IP 10.0.0.11, win2019-1) through a program no
+/// grammar reads, or through one that only prints or looks names up.
+const COMMANDS: &[&str] = &[
+    "frobnicate jp-ubuntu --restart",
+    "mytool --host=jp-ubuntu reboot",
+    "mytool --host 10.0.0.11 reboot",
+    "deploy-it admin@jp-ubuntu.corp.example:/srv/app",
+    "TARGET=win2019-1 ./roll-out.sh",
+    "grep -r jp-ubuntu docs/",
+    "ping -c 1 jp-ubuntu",
+    "frobnicate web-07 --restart",
+];
+
+fn decide(env: &TestEnv, command: &str, id: &str) -> (String, String) {
+    let run = env.hook(&hook_input(
+        "Bash",
+        &serde_json::json!({ "command": command }),
+        id,
+    ));
+    assert_eq!(run.code, 0, "{command}: {}", run.stderr);
+    // No output at all is no decision; a decision of none with a reason is the context
+    // that names a confirmed checkpoint.
+    let reason = run.reason();
+    let decision = match run.decision() {
+        none if none == "none" && reason.is_empty() => String::from("no decision"),
+        none if none == "none" => String::from("checkpoint confirmed"),
+        decision => decision,
+    };
+    (decision, reason)
+}
+
+fn table(env: &TestEnv) -> String {
+    let mut out = String::new();
+    for (i, command) in COMMANDS.iter().enumerate() {
+        let (decision, reason) = decide(env, command, &format!("toolu_net_{i}"));
+        writeln!(out, "{command}\n  → {decision}: {reason}").expect("write");
+    }
+    out
+}
+
+#[test]
+fn after_rewind_vms_a_program_no_grammar_reads_that_names_a_protected_vm_asks() {
+    let env = TestEnv::start();
+    // Before any listing there is no inventory: the net has nothing to catch with.
+    let before = table(&env);
+    assert!(!before.contains("→ ask"), "{before}");
+
+    let vms = env.run(&["vms"], b"");
+    vms.success();
+    let stored = env.path("cache/rewind/protected-vms.json");
+    let mode = std::fs::metadata(&stored)
+        .expect("`rewind vms` writes the inventory")
+        .permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+
+    let after = table(&env);
+    insta::assert_snapshot!(after);
+    assert_eq!(after.matches("→ ask").count(), 5, "{after}");
+}
+
+#[test]
+fn a_program_the_users_catalog_says_acts_on_its_argument_is_checkpointed() {
+    let env = TestEnv::start();
+    env.run(&["vms"], b"").success();
+    let catalog = env.path("shell-catalog.toml");
+    std::fs::write(
+        &catalog,
+        "[[program]]\nnames = [\"frobnicate\"]\ngrammar = \"fleet\"\nhost_operand = \"all\"\nread_only = [\"--status\"]\n",
+    )
+    .expect("write catalog");
+    let mut config = std::fs::read_to_string(&env.config).expect("config");
+    write!(
+        config,
+        "\n[shell]\ncatalogs = [{:?}]\n",
+        catalog.display().to_string()
+    )
+    .expect("write");
+    std::fs::write(&env.config, config).expect("config");
+
+    let (decision, reason) = decide(&env, "frobnicate jp-ubuntu --restart", "toolu_net_cp");
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(
+        reason.contains("jp-ubuntu") && reason.contains("rewind recover"),
+        "{reason}"
+    );
+    let (decision, reason) = decide(&env, "frobnicate jp-ubuntu --status", "toolu_net_ro");
+    assert_eq!((decision.as_str(), reason.as_str()), ("no decision", ""));
+}
+
+#[test]
+fn doctor_says_when_the_net_is_missing_and_when_a_listing_refreshed_it() {
+    let env = TestEnv::start();
+    // Doctor's own ZVM checks list the VMs, so the net is written by the time it reports.
+    let run = env.run(&["doctor"], b"");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("ok") && l.contains("protected-vm net: 9 references")),
+        "{}",
+        run.stdout
+    );
+    let bare = TestEnv::start();
+    std::fs::write(&bare.config, "").expect("empty config");
+    let run = bare.run(&["doctor"], b"");
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("warn") && l.contains("run `rewind vms`")),
+        "{}",
+        run.stdout
+    );
+}
