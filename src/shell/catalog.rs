@@ -62,6 +62,10 @@ pub(crate) enum Grammar {
     /// File commands that write where a path says (`robocopy`, `Copy-Item`, `Remove-Item`):
     /// a written UNC path `\\host\share` changes that host; see `shell::fleet`.
     UncWrite,
+    /// VMware's `vmrun <command> <path.vmx>`: the VM is the `.vmx` file's.
+    Vmrun,
+    /// XenServer's `xe <command> vm=<name>`.
+    Xe,
 }
 
 /// One remote program.
@@ -983,10 +987,12 @@ fn check_program(
                 | Grammar::Smbclient
                 | Grammar::Govc
                 | Grammar::Virsh
+                | Grammar::Vmrun
+                | Grammar::Xe
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe and fleet grammars",
             at()
         );
     }

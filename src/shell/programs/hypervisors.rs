@@ -158,7 +158,8 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         return Ok(());
     }
     // A network, pool, volume or interface is no VM: the machine that changes is the
-    // hypervisor a `-c qemu+ssh://host/…` connection names (none: this machine).
+    // hypervisor a `-c qemu+ssh://host/…` connection names; without one, this machine's own
+    // hypervisor changes, whose VMs' networks or disks may go with it (ask).
     if [
         "net-",
         "pool-",
@@ -182,25 +183,28 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
                         .map(|v| Arg::literal(v.to_owned()))
                 })
             });
-        if let Some(uri) = connection {
-            let hosts = uri.value.as_deref().map(net::hosts_in).unwrap_or_default();
-            match hosts.first() {
-                Some(host) if !host.is_empty() => ctx.findings.push(finding(
-                    program,
-                    vec![Target {
-                        name: (*host).to_owned(),
-                        kind: TargetKind::Host,
-                    }],
-                    Class::Mutating,
-                    format!("virsh {subcommand} changes the hypervisor it connects to"),
-                )),
-                _ if uri.value.is_none() => {
-                    ctx.findings
-                        .push(not_fixed(program, "the connection", &uri.raw));
-                }
-                _ => {}
-            }
-        }
+        let hosts = connection
+            .as_ref()
+            .and_then(|uri| uri.value.as_deref())
+            .map(net::hosts_in)
+            .unwrap_or_default();
+        let finding = match (hosts.first(), &connection) {
+            (Some(host), _) if !host.is_empty() => finding(
+                program,
+                vec![Target {
+                    name: (*host).to_owned(),
+                    kind: TargetKind::Host,
+                }],
+                Class::Mutating,
+                format!("virsh {subcommand} changes the hypervisor it connects to"),
+            ),
+            (_, Some(uri)) if uri.value.is_none() => not_fixed(program, "the connection", &uri.raw),
+            _ => unknown_finding(
+                program,
+                format!("virsh {subcommand} changes this hypervisor, not a VM rewind can name"),
+            ),
+        };
+        ctx.findings.push(finding);
         return Ok(());
     }
     let rest = &args[i + 1..];

@@ -3,7 +3,7 @@
 //! it leaves for later commands is remembered (a file it wrote, a variable it exported), and
 //! `command` hands each remote program to the grammar the catalog names for it: `ssh`,
 //! `session` (sessions and host lists), `copy`, `ansible`, `windows` (winrs, psexec,
-//! smbclient), `hypervisors` (govc, virsh), `cmdlets` (PowerShell) and `fleet`. A
+//! smbclient), `hypervisors` (govc, virsh), `vmrun`, `xe`, `cmdlets` (PowerShell) and `fleet`. A
 //! program no grammar reads still has what it runs among its arguments read, and asks when it
 //! names a machine rewind protects.
 
@@ -34,7 +34,9 @@ mod hypervisors;
 mod session;
 mod ssh;
 mod unread;
+mod vmrun;
 mod windows;
+mod xe;
 
 pub(crate) use self::ssh::proxy_end;
 use self::unread::{dynamic_program, protected_net, unread_program};
@@ -334,6 +336,8 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
         Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
+        Grammar::Vmrun => vmrun::vmrun(ctx, program, args, cmd),
+        Grammar::Xe => xe::xe(ctx, program, args),
     }
 }
 
@@ -668,3 +672,6 @@ pub(crate) fn host_of(destination: &str) -> String {
     }
     host.to_owned()
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+//! The hypervisor grammars read from a VM's file or key (`vmrun`, `xe`, virsh's host-level
+//! objects), each example in the spellings its tool accepts.
+
+use crate::inventory::Inventory;
+use crate::shell::{Dialect, ShellCatalog, Verdict, analyse};
+
+/// What the hook would do: `none`, `ask`, or `checkpoint a,b` (sorted, lower case).
+fn outcome(command: &str, dialect: Dialect) -> String {
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    let known = Inventory::of(["web01", "db01", "win01", "10.0.0.5"]);
+    match analyse(command, dialect, &catalog, &known, None).verdict {
+        Verdict::Local | Verdict::ReadOnly => String::from("none"),
+        Verdict::Unknown { .. } => String::from("ask"),
+        Verdict::Mutating(targets) => {
+            let mut names: Vec<String> = targets
+                .iter()
+                .map(|t| t.name.to_ascii_lowercase())
+                .collect();
+            names.sort();
+            names.dedup();
+            format!("checkpoint {}", names.join(","))
+        }
+    }
+}
+
+#[track_caller]
+fn expect(cases: &[(&str, &str)]) {
+    for (command, want) in cases {
+        assert_eq!(outcome(command, Dialect::Posix), *want, "{command}");
+    }
+}
+
+#[test]
+fn vmrun_names_the_vm_by_its_vmx_file() {
+    let vmx_spellings = [
+        "/vmfs/volumes/ds1/web01/web01.vmx",
+        "'[ds1] web01/web01.vmx'",
+        "\"/Users/me/Virtual Machines.localized/web01.vmwarevm/web01.vmx\"",
+        "/vmfs/volumes/ds1/web01/Web01.VMX",
+        // Only the directory is a protected name: the file keeps a display name.
+        "'/vms/web01/Ubuntu 64-bit.vmx'",
+    ];
+    for vmx in vmx_spellings {
+        for auth in [
+            "",
+            "-T esx -h esx01 -u root -p pw ",
+            "-T ws ",
+            "-gu admin -gp x -T fusion ",
+        ] {
+            for (command, want) in [
+                ("stop", "checkpoint web01"),
+                ("revertToSnapshot", "checkpoint web01"),
+                ("REVERTTOSNAPSHOT", "checkpoint web01"),
+                ("listSnapshots", "none"),
+                ("getGuestIPAddress", "none"),
+                ("checkToolsState", "none"),
+            ] {
+                let line = format!("vmrun {auth}{command} {vmx}");
+                assert_eq!(outcome(&line, Dialect::Posix), want, "{line}");
+            }
+            let copy =
+                format!("vmrun {auth}CopyFileFromHostToGuest {vmx} ./app.conf /etc/app.conf");
+            assert_eq!(outcome(&copy, Dialect::Posix), "checkpoint web01", "{copy}");
+            let back =
+                format!("vmrun {auth}CopyFileFromGuestToHost {vmx} /etc/app.conf ./app.conf");
+            assert_eq!(outcome(&back, Dialect::Posix), "none", "{back}");
+        }
+    }
+    expect(&[
+        ("vmrun list", "none"),
+        ("vmrun -T esx -h esx01 -u root -p pw list", "none"),
+        (
+            "vmrun -T ws runProgramInGuest /vms/web01/web01.vmx /bin/ls /tmp",
+            "none",
+        ),
+        (
+            "vmrun -T ws runProgramInGuest /vms/web01/web01.vmx -noWait /usr/bin/systemctl restart app",
+            "checkpoint web01",
+        ),
+        ("vmrun start $VMX", "ask"),
+        ("vmrun stop", "ask"),
+        // A VM the net does not know is named by its stem, which the ZVM then looks up.
+        ("vmrun stop /vms/build/build.vmx", "checkpoint build"),
+    ]);
+}
+
+#[test]
+fn xe_reads_the_vm_from_its_keys() {
+    expect(&[
+        ("xe vm-list", "none"),
+        ("xe vm-list power-state=running params=name-label", "none"),
+        ("xe -s xen01 -u root -pw secret vm-list", "none"),
+        (
+            "xe vm-param-get uuid=1234 param-name=memory-static-max",
+            "none",
+        ),
+        ("xe snapshot-list", "none"),
+        ("xe vm-start vm=web01", "checkpoint web01"),
+        ("xe vm-shutdown vm=web01 --force", "checkpoint web01"),
+        (
+            "xe -s xen01 -u root -pw secret vm-reboot vm=web01",
+            "checkpoint web01",
+        ),
+        ("xe vm-start name-label=web01", "checkpoint web01"),
+        (
+            "xe vm-snapshot vm=web01 new-name-label=before-upgrade",
+            "checkpoint web01",
+        ),
+        // A name set by param-set is the new value, not the VM.
+        ("xe vm-param-set uuid=1234 name-label=web01", "ask"),
+        ("xe vm-param-set uuid=1234 memory-static-max=8GiB", "ask"),
+        ("xe snapshot-revert snapshot-uuid=1234", "ask"),
+        ("xe snapshot-destroy uuid=1234", "ask"),
+        ("xe vdi-destroy uuid=1234", "ask"),
+        ("xe vm-shutdown power-state=running --multiple", "ask"),
+        ("xe vm-shutdown vm=web01 --multiple", "ask"),
+        ("xe host-reboot host=xen01", "ask"),
+        ("xe vm-start vm=$VM", "ask"),
+    ]);
+}
+
+#[test]
+fn virsh_host_objects_ask_unless_a_connection_names_the_host() {
+    expect(&[
+        ("virsh net-list --all", "none"),
+        (
+            "virsh net-update default add ip-dhcp-host '<host/>' --live",
+            "ask",
+        ),
+        ("virsh pool-destroy default", "ask"),
+        ("virsh -c qemu:///system net-destroy default", "ask"),
+        (
+            "virsh -c qemu+ssh://root@web01/system net-destroy default",
+            "checkpoint web01",
+        ),
+        (
+            "virsh --connect=qemu+ssh://web01/system pool-refresh default",
+            "checkpoint web01",
+        ),
+        ("virsh -c $URI net-destroy default", "ask"),
+        ("virsh reboot web01", "checkpoint web01"),
+    ]);
+}
