@@ -66,6 +66,10 @@ pub(crate) enum Grammar {
     Vmrun,
     /// XenServer's `xe <command> vm=<name>`.
     Xe,
+    /// Kamal: servers from `config/deploy.yml`, or `--hosts`.
+    Kamal,
+    /// Capistrano: `cap <stage> <task>`, servers from `config/deploy/<stage>.rb`.
+    Capistrano,
 }
 
 /// One remote program.
@@ -699,37 +703,50 @@ impl ShellCatalog {
     /// Whether `text` could name a remote program at all: the fast path for local commands.
     /// Quotes, backslashes and `$` are ignored first, since `s\sh` and `'s'sh` run `ssh`.
     pub(crate) fn mentions_a_program(&self, text: &str) -> bool {
-        self.first_in(&folded(text)).is_some()
+        self.first_mention(text).is_some()
     }
 
     /// Whether `text` could run a remote program whose name is split by what the shell takes
     /// away before running it: expansions (`ss$(true)h`, `ss${IFS:0:0}h`, `ss$@h`), quotes,
     /// and PowerShell's concatenation (`& ("ss" + "h")`). Wider than
-    /// [`Self::mentions_a_program`]: a hit only means the text is parsed.
+    /// [`Self::mentions_a_program`]: a hit only means the text is parsed. A name whose
+    /// letters stand next to each other in the text is hidden by nothing, and counts only as
+    /// a word of its own (`xe` in `exec` is no name), unless the text sets `IFS`.
     pub(crate) fn may_hide_a_program(&self, text: &str) -> bool {
         // `$'\x73sh'`: an escaped letter is decoded by the parser, not seen here.
         if text.contains("$'") && text.contains('\\') {
             return true;
         }
-        self.first_in(&without_expansions(text)).is_some()
+        let (stripped, origin) = without_expansions(text);
+        // With IFS set, any letter may split words (`IFS=x; c=sshxweb01; $c`).
+        let splits_anywhere = text.contains("IFS");
+        let chars: Vec<char> = text.chars().collect();
+        self.first_in(&stripped, &|at, len| {
+            splits_anywhere || hidden_or_a_word(&chars, &origin, at, len)
+        })
+        .is_some()
     }
 
-    /// The first remote program `text` names (as [`Self::mentions_a_program`] reads it).
+    /// The first remote program `text` names as a word of its own (as
+    /// [`Self::mentions_a_program`] reads it): `cap` in `cap deploy`, not in `escape`.
     pub(crate) fn first_mention(&self, text: &str) -> Option<&str> {
-        self.first_in(&folded(text))
+        let folded = folded(text);
+        self.first_in(&folded, &|at, len| is_word_at(&folded, at, len))
     }
 
-    /// The name (not kept to a dialect, lower-cased) that `folded` holds first, the longest of
-    /// those starting there.
-    fn first_in(&self, folded: &str) -> Option<&str> {
-        let user = self
-            .user_mentions
-            .iter()
-            .filter_map(|name| folded.find(name.as_str()).map(|at| (at, name.as_str())));
+    /// The name (not kept to a dialect, lower-cased) that `folded` holds first where
+    /// `accept` takes its byte span, the longest of those starting there.
+    fn first_in(&self, folded: &str, accept: &dyn Fn(usize, usize) -> bool) -> Option<&str> {
+        let user = self.user_mentions.iter().filter_map(|name| {
+            folded
+                .match_indices(name.as_str())
+                .find(|(at, _)| accept(*at, name.len()))
+                .map(|(at, _)| (at, name.as_str()))
+        });
         let builtin = self
             .builtin
             .is_some()
-            .then(|| self.builtin_first_in(folded));
+            .then(|| self.builtin_first_in(folded, accept));
         user.chain(builtin.flatten())
             .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
             .map(|(_, name)| name)
@@ -738,7 +755,11 @@ impl ShellCatalog {
     /// Where `folded` first holds a built-in name (one a user file does not replace), and the
     /// longest one there: the names starting with each byte of the text are looked up in
     /// [`BUILTIN_MENTIONS`], sorted, rather than every name searched for in the whole text.
-    fn builtin_first_in(&self, folded: &str) -> Option<(usize, &'static str)> {
+    fn builtin_first_in(
+        &self,
+        folded: &str,
+        accept: &dyn Fn(usize, usize) -> bool,
+    ) -> Option<(usize, &'static str)> {
         let kept = |key: &str| !self.user.lists(key);
         // An empty name (the catalog's checks refuse it) is held by every text.
         if let Some((name, key)) = BUILTIN_MENTIONS.first()
@@ -761,7 +782,11 @@ impl ShellCatalog {
             BUILTIN_MENTIONS[first..]
                 .iter()
                 .take_while(|(name, _)| name.bytes().first() == rest.first())
-                .filter(|(name, key)| rest.starts_with(name.bytes()) && kept(key.text()))
+                .filter(|(name, key)| {
+                    rest.starts_with(name.bytes())
+                        && accept(at, name.bytes().len())
+                        && kept(key.text())
+                })
                 .map(|(name, _)| name.text())
                 .max_by_key(|name| name.len())
                 .map(|name| (at, name))
@@ -892,6 +917,28 @@ impl Entries {
 }
 
 /// `text` lowercased with quotes, backslashes, `$` and backticks taken away.
+/// Whether the `len` bytes at `at` of `folded` stand as a word of their own: no letter or
+/// digit right before or after them (`cap` in `cap deploy`, not in `escape`).
+fn is_word_at(folded: &str, at: usize, len: usize) -> bool {
+    let bytes = folded.as_bytes();
+    let alnum = |i: Option<usize>| {
+        i.and_then(|i| bytes.get(i))
+            .is_some_and(u8::is_ascii_alphanumeric)
+    };
+    !alnum(at.checked_sub(1)) && !alnum(Some(at + len))
+}
+
+/// Whether the `len` bytes at `at` of a text [`without_expansions`] made (`origin` maps them
+/// back into `chars`) were split apart in the text, or stand there as a word of their own.
+fn hidden_or_a_word(chars: &[char], origin: &[usize], at: usize, len: usize) -> bool {
+    let (first, last) = (origin[at], origin[at + len - 1]);
+    let alnum = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    last - first >= len || (!alnum(first.checked_sub(1)) && !alnum(Some(last + 1)))
+}
+
 fn folded(text: &str) -> String {
     text.chars()
         .filter(|c| !matches!(c, '\\' | '\'' | '"' | '$' | '`'))
@@ -900,10 +947,12 @@ fn folded(text: &str) -> String {
 }
 
 /// `text` lowercased with expansions (`$(…)`, `${…}`, `` `…` ``, `$name`, `$@`), quotes,
-/// backslashes, `+`, brackets and whitespace taken away.
-fn without_expansions(text: &str) -> String {
+/// backslashes, `+`, brackets and whitespace taken away; and for each byte of that, the
+/// index of the character of `text` it comes from.
+fn without_expansions(text: &str) -> (String, Vec<usize>) {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len());
     let mut i = 0;
     // Past the bracket that closes the one at `open` (or the end of the text).
     let close = |open: usize| -> usize {
@@ -946,13 +995,16 @@ fn without_expansions(text: &str) -> String {
             }
             _ => {
                 if !(c.is_whitespace() || "\\'\"$`+(){}".contains(c)) {
-                    out.extend(c.to_lowercase());
+                    for lower in c.to_lowercase() {
+                        out.push(lower);
+                        origin.resize(out.len(), i);
+                    }
                 }
                 i += 1;
             }
         }
     }
-    out
+    (out, origin)
 }
 
 /// Checks one program; `entry` (where it is) is only put into words for an error: the hook
@@ -989,10 +1041,12 @@ fn check_program(
                 | Grammar::Virsh
                 | Grammar::Vmrun
                 | Grammar::Xe
+                | Grammar::Kamal
+                | Grammar::Capistrano
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano and fleet grammars",
             at()
         );
     }
@@ -1007,7 +1061,14 @@ fn check_program(
         .chain(&raw.mutating)
         .filter(|item| !(fleet && item.is_empty()))
     {
-        check_word(item, || format!("{}: read_only/mutating", at()))?;
+        // Kamal's subcommands have subcommands of their own: `app logs`, one space apart.
+        if raw.grammar == Grammar::Kamal {
+            for word in item.split(' ') {
+                check_word(word, || format!("{}: read_only {item:?}", at()))?;
+            }
+        } else {
+            check_word(item, || format!("{}: read_only/mutating", at()))?;
+        }
     }
     let host_list = matches!(raw.grammar, Grammar::HostList);
     if host_list && raw.host_options.is_empty() {
@@ -1518,34 +1579,59 @@ mod tests {
             "é€ssh",
             "x sc",
             "ssh",
+            "exec $SHELL -l; pytest --capture=no",
+            "echo \"unterminated && git status",
+            "c$(true)ap production deploy",
+            "echo exec; x$(true)e vm-start vm=web01",
+            "& (\"ss\" + \"h\") web01",
         ];
         for catalog in [&shipped, &with_user] {
             let names: Vec<&str> = catalog.mentions().collect();
-            let search = |folded: &str| {
+            let search = |folded: &str, accept: &dyn Fn(usize, usize) -> bool| {
                 names
                     .iter()
-                    .filter_map(|name| folded.find(name).map(|at| (at, *name)))
+                    .filter_map(|name| {
+                        folded
+                            .match_indices(name)
+                            .find(|(at, _)| accept(*at, name.len()))
+                            .map(|(at, _)| (at, *name))
+                    })
                     .min_by_key(|(at, name)| (*at, usize::MAX - name.len()))
                     .map(|(_, name)| name.to_owned())
             };
             for text in texts {
+                let words = folded(text);
+                let as_word = |at, len| is_word_at(&words, at, len);
                 assert_eq!(
                     catalog.first_mention(text).map(str::to_owned),
-                    search(&folded(text)),
+                    search(&words, &as_word),
                     "{text}"
                 );
                 assert_eq!(
                     catalog.mentions_a_program(text),
-                    search(&folded(text)).is_some()
+                    search(&words, &as_word).is_some()
                 );
+                let (stripped, origin) = without_expansions(text);
+                let chars: Vec<char> = text.chars().collect();
                 assert_eq!(
                     catalog.may_hide_a_program(text),
-                    search(&without_expansions(text)).is_some(),
+                    search(&stripped, &|at, len| hidden_or_a_word(
+                        &chars, &origin, at, len
+                    ))
+                    .is_some(),
                     "{text}"
                 );
             }
+
             assert!(!catalog.builtin_is_read());
         }
+        // Names inside other words are none; names split by what the shell removes are.
+        assert!(!shipped.may_hide_a_program("exec $SHELL -l; pytest --capture=no"));
+        assert!(!shipped.may_hide_a_program("echo \"unterminated && git status"));
+        assert!(shipped.may_hide_a_program("c$(true)ap production deploy"));
+        assert!(shipped.may_hide_a_program("echo exec; x$(true)e vm-start vm=web01"));
+        assert!(shipped.may_hide_a_program("& (\"ss\" + \"h\") web01"));
+        assert!(shipped.may_hide_a_program("IFS=x; c=sshxweb01xreboot; $c"));
         assert_eq!(
             with_user.first_mention("echo parallel-ssh; pssh x"),
             Some("parallel-ssh")

@@ -1,6 +1,7 @@
 //! From targets as named in a command to exact VM references: an `~/.ssh/config` alias
 //! through `ssh -G` (its `hostname`), an Ansible group or glob through the inventory (a direct
-//! read of INI and YAML inventories, `ansible-inventory --list` for anything else). What
+//! read of INI and YAML inventories, `ansible-inventory --list` for anything else), a deploy
+//! tool's configuration through the servers it lists. What
 //! cannot be expanded is an error saying why: the hook asks.
 //!
 //! OpenSSH reads the configuration of the passwd entry's home, not `$HOME`; `-F
@@ -70,6 +71,12 @@ pub(crate) fn resolve(
             }
             TargetKind::Ansible { inventory } => {
                 for name in ansible(&target.name, inventory.as_deref(), options, until)? {
+                    push(name);
+                }
+            }
+            TargetKind::Deploy { roles } => {
+                let path = options.path(&target.name);
+                for name in super::deploy_config::servers(&path, roles.as_deref())? {
                     push(name);
                 }
             }

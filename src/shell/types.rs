@@ -112,6 +112,12 @@ pub(crate) enum TargetKind {
     },
     /// The VM itself (govc, virsh, PowerCLI).
     Vm,
+    /// The servers a deploy tool's configuration file (the target's name, relative to the
+    /// command's directory) lists, of these roles only when given (`web,workers`).
+    Deploy {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        roles: Option<String>,
+    },
 }
 
 /// A machine a command reaches, as named in the command.
@@ -146,6 +152,7 @@ impl fmt::Display for Target {
             TargetKind::Host => write!(f, "host:{}", self.name),
             TargetKind::Ansible { .. } => write!(f, "ansible:{}", self.name),
             TargetKind::Vm => write!(f, "vm:{}", self.name),
+            TargetKind::Deploy { .. } => write!(f, "deploy:{}", self.name),
         }
     }
 }

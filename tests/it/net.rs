@@ -22,11 +22,19 @@ const COMMANDS: &[&str] = &[
 ];
 
 fn decide(env: &TestEnv, command: &str, id: &str) -> (String, String) {
-    let run = env.hook(&hook_input(
+    decide_in(env, command, id, "/tmp")
+}
+
+/// The decision for `command` run in the directory `cwd`.
+fn decide_in(env: &TestEnv, command: &str, id: &str, cwd: &str) -> (String, String) {
+    let mut call: serde_json::Value = serde_json::from_slice(&hook_input(
         "Bash",
         &serde_json::json!({ "command": command }),
         id,
-    ));
+    ))
+    .expect("json");
+    call["cwd"] = serde_json::json!(cwd);
+    let run = env.hook(call.to_string().as_bytes());
     assert_eq!(run.code, 0, "{command}: {}", run.stderr);
     // No output at all is no decision; a decision of none with a reason is the context
     // that names a confirmed checkpoint.
@@ -122,4 +130,41 @@ fn doctor_says_when_the_net_is_missing_and_when_a_listing_refreshed_it() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn vmrun_and_kamal_checkpoint_the_vms_their_file_and_configuration_name() {
+    let env = TestEnv::start();
+    env.run(&["vms"], b"").success();
+    let (decision, reason) = decide(
+        &env,
+        "vmrun -T esx stop /vmfs/volumes/ds1/jp-ubuntu/jp-ubuntu.vmx",
+        "toolu_vmrun",
+    );
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(reason.contains("on VM jp-ubuntu"), "{reason}");
+
+    // Kamal's servers come from config/deploy.yml in the command's own directory.
+    let app = env.path("app");
+    std::fs::create_dir_all(app.join("config")).expect("mkdir");
+    let cwd = app.display().to_string();
+    let (decision, reason) = decide_in(&env, "kamal deploy", "toolu_kamal_none", &cwd);
+    assert_eq!(decision, "ask", "{reason}");
+    assert!(
+        reason.contains("config/deploy.yml could not be read"),
+        "{reason}"
+    );
+    std::fs::write(
+        app.join("config/deploy.yml"),
+        "service: app\nimage: me/app\nservers:\n  web:\n    - jp-ubuntu\n  job:\n    hosts:\n      - 10.0.0.21\n",
+    )
+    .expect("write deploy.yml");
+    let (decision, reason) = decide_in(&env, "kamal deploy", "toolu_kamal", &cwd);
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(
+        reason.contains("jp-ubuntu") && reason.contains("win2019-1"),
+        "{reason}"
+    );
+    let (decision, reason) = decide_in(&env, "kamal app logs -f", "toolu_kamal_logs", &cwd);
+    assert_eq!((decision.as_str(), reason.as_str()), ("no decision", ""));
 }

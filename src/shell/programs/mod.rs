@@ -3,7 +3,8 @@
 //! it leaves for later commands is remembered (a file it wrote, a variable it exported), and
 //! `command` hands each remote program to the grammar the catalog names for it: `ssh`,
 //! `session` (sessions and host lists), `copy`, `ansible`, `windows` (winrs, psexec,
-//! smbclient), `hypervisors` (govc, virsh), `vmrun`, `xe`, `cmdlets` (PowerShell) and `fleet`. A
+//! smbclient), `hypervisors` (govc, virsh), `vmrun`, `xe`, `deploy` (Kamal, Capistrano),
+//! `cmdlets` (PowerShell) and `fleet`. A
 //! program no grammar reads still has what it runs among its arguments read, and asks when it
 //! names a machine rewind protects.
 
@@ -29,6 +30,7 @@ use crate::inventory::Inventory;
 mod ansible;
 mod cmdlets;
 mod copy;
+mod deploy;
 mod fleet;
 mod hypervisors;
 mod session;
@@ -338,6 +340,8 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
         Grammar::Vmrun => vmrun::vmrun(ctx, program, args, cmd),
         Grammar::Xe => xe::xe(ctx, program, args),
+        Grammar::Kamal => deploy::kamal(ctx, program, args, cmd),
+        Grammar::Capistrano => deploy::capistrano(ctx, program, args, cmd),
     }
 }
 

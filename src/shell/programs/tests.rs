@@ -141,3 +141,97 @@ fn virsh_host_objects_ask_unless_a_connection_names_the_host() {
         ("virsh reboot web01", "checkpoint web01"),
     ]);
 }
+
+/// What the pure analysis leaves for resolution: a deploy tool's configuration file.
+fn deploy_target(command: &str) -> Option<String> {
+    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    match analyse(
+        command,
+        Dialect::Posix,
+        &catalog,
+        &Inventory::default(),
+        None,
+    )
+    .verdict
+    {
+        Verdict::Mutating(targets) => Some(
+            targets
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
+    }
+}
+
+#[test]
+fn kamal_reads_its_servers_from_its_configuration_or_its_host_filter() {
+    for (command, want) in [
+        ("kamal deploy", "deploy:config/deploy.yml"),
+        ("kamal setup", "deploy:config/deploy.yml"),
+        ("kamal rollback abc123", "deploy:config/deploy.yml"),
+        ("kamal proxy reboot", "deploy:config/deploy.yml"),
+        ("kamal accessory reboot db", "deploy:config/deploy.yml"),
+        (
+            "kamal app exec -i 'bin/rails console'",
+            "deploy:config/deploy.yml",
+        ),
+        (
+            "kamal app exec 'bin/rails db:migrate'",
+            "deploy:config/deploy.yml",
+        ),
+        (
+            "kamal deploy -d staging",
+            "deploy:config/deploy.staging.yml",
+        ),
+        (
+            "kamal deploy --destination=staging",
+            "deploy:config/deploy.staging.yml",
+        ),
+        ("kamal -c deploy/prod.yml deploy", "deploy:deploy/prod.yml"),
+        ("kamal deploy --roles=web", "deploy:config/deploy.yml"),
+        ("kamal deploy --hosts=web01,web02", "host:web01 host:web02"),
+        ("kamal app boot -h 10.0.0.5", "host:10.0.0.5"),
+        (
+            "cap production deploy",
+            "deploy:config/deploy/production.rb",
+        ),
+        (
+            "bundle exec cap staging deploy:rollback",
+            "deploy:config/deploy/staging.rb",
+        ),
+        ("HOSTS=web01 cap production deploy", "host:web01"),
+        (
+            "cap production deploy --hosts=web01,db01",
+            "host:web01 host:db01",
+        ),
+    ] {
+        assert_eq!(deploy_target(command).as_deref(), Some(want), "{command}");
+    }
+    expect(&[
+        ("kamal version", "none"),
+        ("kamal config", "none"),
+        ("kamal config -d staging", "none"),
+        ("kamal app details", "none"),
+        ("kamal app logs -f", "none"),
+        ("kamal app logs --roles=web --since 5m", "none"),
+        ("kamal proxy logs", "none"),
+        ("kamal lock status", "none"),
+        ("kamal accessory details db", "none"),
+        ("kamal app exec 'ls /rails/log'", "none"),
+        ("kamal help deploy", "none"),
+        ("kamal deploy --help", "none"),
+        ("kamal deploy -d $STAGE", "ask"),
+        ("kamal deploy --hosts=$HOSTS", "ask"),
+        ("cap -T", "none"),
+        ("cap production -T", "none"),
+        ("cap production deploy --dry-run", "none"),
+        ("cap production doctor", "none"),
+        ("cap $STAGE deploy", "ask"),
+        ("dep list", "none"),
+        ("dep deploy production", "ask"),
+        ("mina -T", "none"),
+        ("mina deploy", "ask"),
+    ]);
+}

@@ -116,6 +116,10 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         }
         "cmd" | "cmd.exe" => powershell::cmd(args),
         "find" => posix::find(args),
+        // Ruby's `bundle exec COMMAND…` runs the command with the bundle's gems.
+        "bundle" if args.get(1).is_some_and(|a| a.text() == "exec") => {
+            rest_of(args, skip_options(args, 2, &["--gemfile"]))
+        }
         _ => Next::No,
     }
 }
