@@ -134,9 +134,11 @@ fn virsh_host_objects_ask_unless_a_connection_names_the_host() {
             "checkpoint web01",
         ),
         (
-            "virsh --connect=qemu+ssh://web01/system pool-refresh default",
+            "virsh --connect=qemu+ssh://web01/system pool-destroy default",
             "checkpoint web01",
         ),
+        ("virsh pool-refresh default", "none"),
+        ("virsh net-dhcp-leases default", "none"),
         ("virsh -c $URI net-destroy default", "ask"),
         ("virsh reboot web01", "checkpoint web01"),
     ]);
@@ -234,4 +236,36 @@ fn kamal_reads_its_servers_from_its_configuration_or_its_host_filter() {
         ("mina -T", "none"),
         ("mina deploy", "ask"),
     ]);
+}
+
+#[test]
+fn pstools_read_unless_they_change_a_service_a_log_or_a_session() {
+    let cases = [
+        ("pslist \\\\win01", "none"),
+        ("pslist \\\\win01 -m w3wp", "none"),
+        ("psinfo \\\\win01,win01 -s -d", "none"),
+        ("PsInfo64.exe \\\\win01 -h", "none"),
+        ("psservice \\\\win01 query W3SVC", "none"),
+        (
+            "psservice \\\\win01 -u corp\\admin -p pw config spooler",
+            "none",
+        ),
+        ("psservice \\\\win01 stop W3SVC", "checkpoint win01"),
+        (
+            "psservice \\\\win01 setconfig W3SVC disabled",
+            "checkpoint win01",
+        ),
+        ("psloglist \\\\win01 -n 20 system", "none"),
+        ("psloglist \\\\win01 -c system", "checkpoint win01"),
+        ("psfile \\\\win01", "none"),
+        ("psfile \\\\win01 C:\\app\\data.db -c", "checkpoint win01"),
+        ("psloggedon \\\\win01", "none"),
+        ("pskill \\\\win01 w3wp", "checkpoint win01"),
+        ("psshutdown \\\\win01 -r -t 0", "checkpoint win01"),
+        ("psshutdown @hosts.txt -r -t 0", "ask"),
+        ("pspasswd \\\\win01 admin", "checkpoint win01"),
+    ];
+    for (command, want) in cases {
+        assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
+    }
 }
