@@ -269,3 +269,29 @@ fn pstools_read_unless_they_change_a_service_a_log_or_a_session() {
         assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
     }
 }
+
+#[test]
+fn a_projects_deploy_entry_point_asks_and_its_other_tasks_do_not() {
+    expect(&[
+        ("./scripts/deploy.sh production", "ask"),
+        ("scripts/deploy-web.sh --dry-run", "ask"),
+        ("bin/deploy staging", "ask"),
+        ("make deploy", "ask"),
+        ("make -j4 deploy-prod", "ask"),
+        ("just deploy web", "ask"),
+        ("npm run deploy", "ask"),
+        ("pnpm run-script deploy:staging", "ask"),
+        ("yarn deploy:prod", "ask"),
+        ("make build", "none"),
+        ("make test DEPLOY_ENV=ci", "none"),
+        ("npm run build", "none"),
+        ("yarn install", "none"),
+        ("cat scripts/deploy.sh", "none"),
+        ("shellcheck scripts/deploy.sh", "none"),
+        ("git add scripts/deploy.sh", "none"),
+    ]);
+    assert_eq!(
+        outcome(".\\deploy.ps1 -Environment Production", Dialect::PowerShell),
+        "ask"
+    );
+}

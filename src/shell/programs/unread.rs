@@ -74,7 +74,43 @@ pub(super) fn dynamic_program(
 /// machine among them asks.
 pub(super) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     runs_its_arguments(ctx, name, cmd)?;
+    deploy_entry(name, cmd)?;
     protected_net(ctx, name, cmd)
+}
+
+/// Task runners whose first operand is a target or script of the project's own.
+const TASK_RUNNERS: &[&str] = &["make", "gmake", "just", "task", "rake", "mage", "yarn"];
+/// Package managers that run a script of the project's own with `run`.
+const SCRIPT_RUNNERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
+
+/// A project's own deploy entry point (`./scripts/deploy.sh`, `bin/deploy`, `make deploy`,
+/// `npm run deploy:prod`): it reaches the machines its code names, which are not read here.
+fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let operands: Vec<&str> = cmd.words[1..]
+        .iter()
+        .map(Arg::text)
+        .filter(|w| !w.starts_with('-'))
+        .collect();
+    let is_deploy = |word: &str| word.to_ascii_lowercase().starts_with("deploy");
+    let script = name.contains(['/', '\\']) && is_deploy(&base);
+    let target =
+        TASK_RUNNERS.contains(&base.as_str()) && operands.first().is_some_and(|t| is_deploy(t));
+    let run_script = SCRIPT_RUNNERS.contains(&base.as_str())
+        && matches!(operands.as_slice(), [run, script, ..] if matches!(*run, "run" | "run-script") && is_deploy(script));
+    if script || target || run_script {
+        return Err(Unknown(format!(
+            "`{}` runs the project's deploy entry point, and the machines it reaches are not read",
+            clip(
+                &cmd.words
+                    .iter()
+                    .map(Arg::text)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        )));
+    }
+    Ok(())
 }
 
 /// Words that say a program acts on a fleet of machines (`$TOOL deploy --prod`): after a
