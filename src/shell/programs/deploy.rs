@@ -163,7 +163,7 @@ pub(super) fn capistrano(
         .filter(|t| !t.contains('='))
         .collect();
     let only_reads = read_only_flag
-        || program.is_read_only(stage.text()) && tasks.is_empty()
+        || program.is_read_only(stage.text()) && names.is_empty()
         || !names.is_empty() && names.iter().all(|t| program.is_read_only(t));
     if only_reads {
         return Ok(());

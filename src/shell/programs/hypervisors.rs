@@ -138,6 +138,13 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         }
         i += if program.takes_value(text) { 2 } else { 1 };
     }
+    // `virsh --version`, `virsh -h`: it prints and ends.
+    let prints = args[..i]
+        .iter()
+        .any(|a| matches!(a.text(), "-v" | "-V" | "--version" | "-h" | "--help"));
+    if prints && i == args.len() {
+        return Ok(());
+    }
     let Some(sub) = args.get(i) else {
         ctx.findings.push(unknown_finding(
             program,

@@ -295,3 +295,19 @@ fn a_projects_deploy_entry_point_asks_and_its_other_tasks_do_not() {
         "ask"
     );
 }
+
+#[test]
+fn local_tools_that_mention_a_remote_program_or_a_protected_vm_stay_local() {
+    expect(&[
+        ("git grep -n 'db01' -- config/", "none"),
+        ("git log --oneline --grep=web01", "none"),
+        ("gem install bolt", "none"),
+        ("pipx install ansible-core", "none"),
+        ("go -C govc install", "none"),
+        ("virsh --version", "none"),
+        ("kamal build dev", "none"),
+        ("bundle exec cap install STAGES=staging,production", "none"),
+        // Still read: a protected VM handed to a git command that may reach it.
+        ("git push web01 main", "ask"),
+    ]);
+}

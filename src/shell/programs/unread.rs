@@ -148,7 +148,7 @@ fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
 pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
     let base = base.strip_suffix(".exe").unwrap_or(&base);
-    if net::is_inert(base) {
+    if net::is_inert(base) || reads_the_repository(base, cmd) {
         return Ok(());
     }
     if let Some(host) = &ctx.exported {
@@ -174,6 +174,20 @@ pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), 
     Ok(())
 }
 
+/// `git grep web01`, `git log --grep=db01`: git subcommands that only read the local
+/// repository, whose words are text to look for, not machines.
+fn reads_the_repository(base: &str, cmd: &Cmd) -> bool {
+    const READING: &[&str] = &[
+        "grep", "log", "show", "diff", "blame", "status", "shortlog", "ls-files", "describe",
+    ];
+    base == "git"
+        && cmd.words[1..]
+            .iter()
+            .map(Arg::text)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| READING.contains(&sub))
+}
+
 /// Programs that never run their arguments as a command, beyond the remote read-only list:
 /// a remote program's name among their arguments is a word, not a command.
 const NOT_RUNNERS: &[&str] = &[
@@ -196,6 +210,9 @@ const NOT_RUNNERS: &[&str] = &[
     "snap",
     "pip",
     "pip3",
+    "pipx",
+    "gem",
+    "go",
     "npm",
     "cargo",
     "pkill",
