@@ -408,6 +408,14 @@ fn is_this_machine(host: &str) -> bool {
 /// `host_operand` is the operand that is written (`"1"`, `"2"`), `host_options` the options
 /// whose value is written, `other_host_options` those that write through a session (ask),
 /// and `read_only` the flags that only list (`robocopy /L`).
+/// `/s`, `/Q`, `/a:h`: a switch of cmd.exe's built-ins, one or two letters after a slash.
+fn is_cmd_switch(text: &str) -> bool {
+    let name = text
+        .strip_prefix('/')
+        .map_or("", |rest| rest.split_once(':').map_or(rest, |(n, _)| n));
+    (1..=2).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphabetic() || c == '?')
+}
+
 pub(super) fn unc_write(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -422,7 +430,10 @@ pub(super) fn unc_write(
         let is_option = text.len() > 1
             && (text.starts_with('-') || (program.windows_flags && text.starts_with('/')));
         if !is_option {
-            operands.push(arg);
+            // cmd.exe's switches (`rmdir /s /q \\h\x`, `del /f`) are no paths.
+            if !is_cmd_switch(text) {
+                operands.push(arg);
+            }
             i += 1;
             continue;
         }
@@ -461,13 +472,15 @@ pub(super) fn unc_write(
         }
         i += 1;
     }
-    if let Some(at) = program
-        .host_operand
-        .as_deref()
-        .and_then(|n| n.parse::<usize>().ok())
-        .and_then(|n| n.checked_sub(1))
-    {
-        written.extend(operands.get(at).copied());
+    match program.host_operand.as_deref() {
+        // A move changes where it takes from as much as where it puts.
+        Some("all") => written.extend(operands.iter().copied()),
+        Some(n) => {
+            if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                written.extend(operands.get(at).copied());
+            }
+        }
+        None => {}
     }
     // `Get-ChildItem \\win01\share | Remove-Item`: the items come from the pipeline.
     if written.is_empty() && cmd.stdin == Stdin::Pipe && ctx.names_a_machine() {
@@ -492,9 +505,11 @@ pub(super) fn unc_write(
         if !(raw.starts_with("\\\\") || raw.starts_with("//")) {
             continue;
         }
-        let host = value
-            .as_deref()
-            .and_then(|v| net::hosts_in(v).into_iter().next())
+        // The machine is known when its own name is literal (`\\win01\c$\x`), whatever
+        // follows the share.
+        let host = net::hosts_in(value.as_deref().unwrap_or(&raw))
+            .into_iter()
+            .next()
             .map(str::to_owned)
             .filter(|h| !h.contains(['$', '(', '{']));
         let Some(host) = host else {

@@ -311,3 +311,24 @@ fn local_tools_that_mention_a_remote_program_or_a_protected_vm_stay_local() {
         ("git push web01 main", "ask"),
     ]);
 }
+
+#[test]
+fn cmd_built_ins_and_moves_change_the_admin_share_they_name() {
+    for (command, want) in [
+        ("rmdir /s /q \\\\win01\\c$\\old", "checkpoint win01"),
+        ("rd /S /Q \\\\win01\\c$\\old", "checkpoint win01"),
+        ("del /f /q \\\\win01\\c$\\tmp\\x.log", "checkpoint win01"),
+        ("md \\\\win01\\c$\\app", "checkpoint win01"),
+        ("mkdir \\\\win01\\c$\\app\\logs", "checkpoint win01"),
+        (
+            "Move-Item \\\\win01\\c$\\app\\old.log .\\archive\\",
+            "checkpoint win01",
+        ),
+        ("move .\\app.conf \\\\win01\\c$\\app\\", "checkpoint win01"),
+        ("Copy-Item \\\\win01\\c$\\app\\old.log .\\archive\\", "none"),
+        ("mkdir C:\\app", "none"),
+        ("Remove-Item \\\\$h\\c$\\x", "ask"),
+    ] {
+        assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
+    }
+}
