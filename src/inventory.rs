@@ -35,11 +35,12 @@ impl Inventory {
         inventory
     }
 
-    /// Adds one reference (empty text is ignored).
+    /// Adds one reference (empty text is ignored). An address is kept in its usual form.
     pub fn add(&mut self, reference: &str) {
         let reference = reference.trim().trim_end_matches('.').to_ascii_lowercase();
         if !reference.is_empty() {
-            self.references.insert(reference);
+            self.references
+                .insert(address(&reference).map_or(reference, |ip| ip.to_string()));
         }
     }
 
@@ -72,6 +73,10 @@ impl Inventory {
         }
         if self.references.contains(&host) {
             return true;
+        }
+        // `167772198`, `0xa000026`, `10.38`, `::ffff:10.0.0.38`: one address, many spellings.
+        if let Some(ip) = address(&host) {
+            return self.references.contains(&ip.to_string());
         }
         // The first label of a fully qualified name (`web01.corp.example`, never a file name
         // such as `web01.log` nor an IPv4 address).
@@ -137,6 +142,48 @@ impl Inventory {
     }
 }
 
+/// The address `text` spells as the system's resolver reads it: IPv4 in every form
+/// `inet_aton` takes (one to four parts, each decimal, octal with a leading 0 or hex with
+/// 0x), or IPv6 (an IPv4-mapped one as its IPv4 address). `None`: not an address.
+fn address(text: &str) -> Option<std::net::IpAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    if let Ok(v6) = text.parse::<Ipv6Addr>() {
+        return Some(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4));
+    }
+    let parts: Vec<u64> = text
+        .split('.')
+        .map(|part| {
+            let (digits, radix) =
+                if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+                    (hex, 16)
+                } else if part.len() > 1 && part.starts_with('0') {
+                    (&part[1..], 8)
+                } else {
+                    (part, 10)
+                };
+            if digits.is_empty() && radix != 8 {
+                return None;
+            }
+            u64::from_str_radix(digits, radix).ok()
+        })
+        .collect::<Option<_>>()?;
+    // The last part fills the bytes the earlier ones leave.
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&p| p > 255) {
+        return None;
+    }
+    let room = 8 * (4 - leading.len());
+    if *last >= 1u64 << room {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for (i, &p) in leading.iter().enumerate() {
+        value |= p << (24 - 8 * i);
+    }
+    value |= last;
+    Some(IpAddr::V4(Ipv4Addr::from(u32::try_from(value).ok()?)))
+}
+
 fn path_in(dir: &Path) -> PathBuf {
     dir.join(FILE)
 }
@@ -156,6 +203,37 @@ mod tests {
         assert!(!inventory.contains("10.0.0.55"));
         assert!(!inventory.contains("10.0.0"));
         assert!(!inventory.contains(""));
+    }
+
+    #[test]
+    fn an_address_matches_in_every_spelling_the_resolver_reads() {
+        let inventory = Inventory::of(["jp-ubuntu", "10.0.0.38", "fe80::1"]);
+        for spelling in [
+            "10.0.0.38",
+            "167772198",
+            "0xa000026",
+            "0XA000026",
+            "012.0.0.046",
+            "10.38",
+            "10.0.38",
+            "0xa.0.0.0x26",
+            "::ffff:10.0.0.38",
+            "[::ffff:a00:26]",
+            "FE80:0:0:0:0:0:0:1",
+        ] {
+            assert!(inventory.contains(spelling), "{spelling}");
+        }
+        for other in [
+            "10.0.0.39",
+            "10.0.0.380",
+            "0x1a000026",
+            "10.0.0.38.1",
+            "1e3",
+            "08.0.0.1",
+            "web01",
+        ] {
+            assert!(!inventory.contains(other), "{other}");
+        }
     }
 
     #[test]
