@@ -62,8 +62,15 @@ fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
             ast::Command::Compound(compound, redirects) => {
                 if let Some(redirects) = redirects {
                     for redirect in &redirects.0 {
-                        // A compound command's output redirection writes locally: nothing remote.
+                        // A compound command's output redirection writes locally, unless it
+                        // sends to another machine (`{ …; } > /dev/tcp/h/p`).
                         redirect_words(redirect, walk)?;
+                        if let Some(path) = socket_written(redirect) {
+                            walk.commands.push(Cmd {
+                                writes: Some(path),
+                                ..Cmd::default()
+                            });
+                        }
                     }
                 }
                 compound_command(compound, walk)?;
@@ -72,6 +79,12 @@ fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
                 // Redirections of a function body run each time it is called.
                 for redirect in function.body.1.iter().flat_map(|r| r.0.iter()) {
                     redirect_words(redirect, walk)?;
+                    if let Some(path) = socket_written(redirect) {
+                        walk.commands.push(Cmd {
+                            writes: Some(path),
+                            ..Cmd::default()
+                        });
+                    }
                 }
                 compound_command(&function.body.0, walk)?;
             }
@@ -260,10 +273,15 @@ fn redirect_into(
                 | ast::IoFileRedirectKind::Clobber
                 | ast::IoFileRedirectKind::ReadAndWrite => {
                     // `> 1` writes a file named 1; only `/dev/null` and its kin write nothing.
+                    // Bash's `/dev/tcp/HOST/PORT` sends to another machine: that write wins.
                     if let Some(arg) = target_arg
                         && !is_harmless_sink(&arg)
                     {
-                        cmd.writes.get_or_insert(arg.raw);
+                        if socket_host(&arg.raw).is_some() {
+                            cmd.writes = Some(arg.raw);
+                        } else {
+                            cmd.writes.get_or_insert(arg.raw);
+                        }
                     }
                 }
                 // `>&2` duplicates a descriptor; `>&file` (bash) writes the file.
@@ -295,6 +313,30 @@ fn redirect_into(
         }
     }
     Ok(())
+}
+
+/// The `/dev/tcp/…` or `/dev/udp/…` path a redirection writes to, as written.
+fn socket_written(redirect: &ast::IoRedirect) -> Option<String> {
+    let rendered = redirect.to_string();
+    let at = rendered
+        .find("/dev/tcp/")
+        .or_else(|| rendered.find("/dev/udp/"))?;
+    rendered[..at].contains('>').then(|| {
+        rendered[at..]
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
+/// The host of bash's network redirection `/dev/tcp/HOST/PORT` (or `/dev/udp/…`), as written.
+pub(crate) fn socket_host(path: &str) -> Option<&str> {
+    let rest = path
+        .trim_matches(['"', '\''])
+        .strip_prefix("/dev/tcp/")
+        .or_else(|| path.trim_matches(['"', '\'']).strip_prefix("/dev/udp/"))?;
+    Some(rest.split('/').next().unwrap_or(rest))
 }
 
 /// The text a command writes to its standard output when the command text fixes it:

@@ -437,6 +437,26 @@ fn script_of(base: &str, cmd: &Cmd) -> Option<String> {
 /// (`Get-Date > \\win01\share\x`) is a change of that machine.
 fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     if let Some(path) = &cmd.writes {
+        if dialect == Dialect::Posix
+            && let Some(host) = posix::socket_host(path)
+        {
+            if host.is_empty() || host.contains(['$', '`', '(']) {
+                return Err(Unknown(format!(
+                    "sends to `{path}`, whose machine is only known when it runs"
+                )));
+            }
+            ctx.findings.push(Finding {
+                program: String::from("redirection"),
+                targets: vec![Target {
+                    name: host.to_owned(),
+                    kind: TargetKind::Host,
+                }],
+                unknown: None,
+                remote: None,
+                class: Class::Mutating,
+                why: format!("sends data to {host} through {path}"),
+            });
+        }
         if dialect == Dialect::PowerShell && (path.starts_with("\\\\") || path.starts_with("//")) {
             let host = net::hosts_in(path)
                 .into_iter()

@@ -332,3 +332,20 @@ fn cmd_built_ins_and_moves_change_the_admin_share_they_name() {
         assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
     }
 }
+
+#[test]
+fn bash_network_redirections_change_the_machine_they_send_to() {
+    expect(&[
+        ("echo FLUSHALL > /dev/tcp/web01/6379", "checkpoint web01"),
+        ("echo FLUSHALL >> '/dev/tcp/web01/6379'", "checkpoint web01"),
+        (
+            "exec 3<>/dev/tcp/10.0.0.5/6379; echo FLUSHALL >&3",
+            "checkpoint 10.0.0.5",
+        ),
+        ("printf x >/tmp/a 3>/dev/udp/db01/514", "checkpoint db01"),
+        ("{ echo SHUTDOWN; } > /dev/tcp/db01/6379", "checkpoint db01"),
+        ("echo x > /dev/tcp/$H/80", "ask"),
+        ("cat < /dev/tcp/web01/80", "none"),
+        ("echo hi > /tmp/x", "none"),
+    ]);
+}
