@@ -15,6 +15,9 @@
 //! under callgrind: unlike times, none of these depends on the machine's load, which is
 //! printed too.
 //!
+//! Every case runs on a configured machine: a user MCP catalog, a user shell catalog and a
+//! protected-VM net of 500 VMs.
+//!
 //! `cargo bench --bench hook`. Environment: `ROUNDS`, `LOOP`; `BEFORE=<path to another
 //! rewind or rewind-hook binary>` measures that binary's hook too, in the same rounds, for
 //! before/after figures. Goal: read-only, local and unlisted ≤ 1.2× the floor's CPU, a local
@@ -39,6 +42,54 @@ const BASH_LOCAL: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","
 /// A read-only ssh command: parsed, its remote command judged, nothing resolved.
 const BASH_SSH_READ: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ssh -p 2222 -o ConnectTimeout=5 deploy@jp-ubuntu 'journalctl -u app --since today | tail -n 50'"},"tool_use_id":"toolu_5"}"#;
 
+/// A configured machine, as the hook meets it on a real install: a user MCP catalog and a
+/// user shell catalog in the config, and the protected-VM net holding 500 VMs (a name and a
+/// guest IP each), as a listing of the ZVM writes it. Returns the config's path.
+fn configured(home: &Path) -> PathBuf {
+    let mcp = home.join("catalog.toml");
+    std::fs::write(
+        &mcp,
+        "[[mutating]]\nserver = \"deploy\"\ntool = \"run_*\"\nvm_arg = [\"host\"]\n\n[[read_only]]\nserver = \"deploy\"\ntool = \"status\"\n",
+    )
+    .expect("user catalog");
+    let shell = home.join("shell-catalog.toml");
+    std::fs::write(
+        &shell,
+        "[[program]]\nnames = [\"frobnicate\"]\ngrammar = \"fleet\"\nhost_operand = \"all\"\nread_only = [\"status\"]\n",
+    )
+    .expect("user shell catalog");
+    let mut references: Vec<String> = (0..500)
+        .flat_map(|i| {
+            [
+                format!("vm-{i:03}"),
+                format!("10.1.{}.{}", i / 250, i % 250 + 1),
+            ]
+        })
+        .collect();
+    references.sort();
+    let cache = home.join("cache/rewind");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::write(
+        cache.join("protected-vms"),
+        format!(
+            "# rewind protected VMs v1: one reference a line, lower case, sorted\n{}",
+            references.join("\n")
+        ),
+    )
+    .expect("inventory");
+    let config = home.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[hook]\nbudget_secs = 150\ncatalogs = [{:?}]\n\n[shell]\ncatalogs = [{:?}]\n",
+            mcp.display().to_string(),
+            shell.display().to_string(),
+        ),
+    )
+    .expect("config");
+    config
+}
+
 /// One measured command: the program, its arguments, the stdin file.
 struct Case {
     name: String,
@@ -59,8 +110,7 @@ fn main() {
     let rounds = env_number("ROUNDS", 7);
     let runs = env_number("LOOP", 100);
     let home = tempfile::tempdir().expect("tempdir");
-    let config = home.path().join("config.toml");
-    std::fs::write(&config, "[hook]\nbudget_secs = 150\n").expect("config");
+    let config = configured(home.path());
     let cases = cases(home.path());
     let floor = copied(&build_floor(), home.path(), "floor");
     let floor_case = |input: &Path| Case {

@@ -10,15 +10,22 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 /// The file name inside the cache directory.
-const FILE: &str = "protected-vms.json";
+const FILE: &str = "protected-vms";
+/// The file's first line: what it is and the form of the rest.
+const HEADER: &str = "# rewind protected VMs v1: one reference a line, lower case, sorted";
 
 /// References to the machines rewind protects, compared without regard to case.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// The stored file is kept as read, one sorted reference a line, and searched in place: the
+/// hook reads it on every shell command, and a few thousand references parsed into a set
+/// would cost the call more than the rest of its analysis.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inventory {
-    references: BTreeSet<String>,
+    /// The stored references: sorted lines, as the file holds them after its header.
+    stored: String,
+    /// References added here (`[vm_aliases]`, a listing about to be stored).
+    added: BTreeSet<String>,
 }
 
 impl Inventory {
@@ -38,29 +45,30 @@ impl Inventory {
     /// Adds one reference (empty text is ignored). An address is kept in its usual form.
     pub fn add(&mut self, reference: &str) {
         let reference = reference.trim().trim_end_matches('.').to_ascii_lowercase();
-        if !reference.is_empty() {
-            self.references
+        if !reference.is_empty() && !reference.contains('\n') {
+            self.added
                 .insert(address(&reference).map_or(reference, |ip| ip.to_string()));
         }
     }
 
-    /// Adds every reference of `other`.
-    pub fn extend(&mut self, other: &Inventory) {
-        self.references.extend(other.references.iter().cloned());
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.references.is_empty()
+        self.stored.is_empty() && self.added.is_empty()
     }
 
+    /// How many references it holds (one counted twice if both stored and added).
     pub fn len(&self) -> usize {
-        self.references.len()
+        self.stored.lines().count() + self.added.len()
+    }
+
+    /// Whether `reference`, as [`Inventory::add`] keeps it, is held.
+    fn holds(&self, reference: &str) -> bool {
+        self.added.contains(reference) || sorted_lines_hold(&self.stored, reference)
     }
 
     /// Whether `host` (a name, an FQDN, an address; `[…]` around an IPv6 address allowed)
     /// is a protected machine. `web01.corp.example` matches a VM named `web01`.
     pub fn contains(&self, host: &str) -> bool {
-        if self.references.is_empty() {
+        if self.is_empty() {
             return false;
         }
         let host = host
@@ -71,30 +79,37 @@ impl Inventory {
         if host.is_empty() {
             return false;
         }
-        if self.references.contains(&host) {
+        if self.holds(&host) {
             return true;
         }
         // `167772198`, `0xa000026`, `10.38`, `::ffff:10.0.0.38`: one address, many spellings.
         if let Some(ip) = address(&host) {
-            return self.references.contains(&ip.to_string());
+            return self.holds(&ip.to_string());
         }
         // The first label of a fully qualified name (`web01.corp.example`, never a file name
         // such as `web01.log` nor an IPv4 address).
         let is_address = host.chars().all(|c| c.is_ascii_digit() || c == '.');
         match host.split_once('.') {
-            Some((first, domain)) if !is_address && domain.contains('.') => {
-                self.references.contains(first)
-            }
+            Some((first, domain)) if !is_address && domain.contains('.') => self.holds(first),
             _ => false,
         }
     }
 
-    /// The inventory stored in `dir`, or an empty one when there is none or it cannot be read.
+    /// The inventory stored in `dir`, or an empty one when there is none or it cannot be read
+    /// (a file of another form is none: the next listing writes it anew).
     pub fn load(dir: &Path) -> Inventory {
-        crate::config::read_text_file(&path_in(dir))
+        let stored = crate::config::read_text_file(&path_in(dir))
             .ok()
-            .and_then(|text| serde_json::from_str(&text).ok())
-            .unwrap_or_default()
+            .and_then(|text| {
+                text.strip_prefix(HEADER)
+                    .and_then(|rest| rest.strip_prefix('\n'))
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        Inventory {
+            stored,
+            added: BTreeSet::new(),
+        }
     }
 
     /// The inventory stored in rewind's cache directory (empty when there is none). Reading
@@ -133,13 +148,43 @@ impl Inventory {
         Some(written.elapsed().unwrap_or_default())
     }
 
-    /// Writes this inventory into `dir`, mode 0600, atomically. Best effort: an inventory
-    /// that cannot be written is left as it was.
+    /// Writes this inventory into `dir`, mode 0600, atomically, its references sorted one a
+    /// line. Best effort: an inventory that cannot be written is left as it was.
     pub fn store(&self, dir: &Path) {
-        if let Ok(bytes) = serde_json::to_vec(self) {
-            let _ = crate::lockfile::write_private_atomic(&path_in(dir), &bytes);
+        let mut all: BTreeSet<&str> = self.stored.lines().collect();
+        all.extend(self.added.iter().map(String::as_str));
+        let mut text = String::from(HEADER);
+        for reference in all {
+            text.push('\n');
+            text.push_str(reference);
+        }
+        let _ = crate::lockfile::write_private_atomic(&path_in(dir), text.as_bytes());
+    }
+}
+
+/// Whether `text`, lines sorted by their bytes, holds the line `needle`: a binary search over
+/// the text itself, each probe reading back to its line's start.
+fn sorted_lines_hold(text: &str, needle: &str) -> bool {
+    let bytes = text.as_bytes();
+    // [lo, hi): lo at a line's start, hi at the end or at the start of a line.
+    let (mut lo, mut hi) = (0, bytes.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let start = bytes[lo..mid]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(lo, |at| lo + at + 1);
+        let end = bytes[start..hi]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(hi, |at| start + at);
+        match bytes[start..end].cmp(needle.as_bytes()) {
+            std::cmp::Ordering::Equal => return true,
+            std::cmp::Ordering::Less => lo = (end + 1).min(hi),
+            std::cmp::Ordering::Greater => hi = start,
         }
     }
+    false
 }
 
 /// The address `text` spells as the system's resolver reads it: IPv4 in every form
@@ -236,12 +281,37 @@ mod tests {
         }
     }
 
+    /// The search in place finds every stored reference and nothing else, whatever the
+    /// number of lines and wherever the probes fall.
+    #[test]
+    fn a_stored_inventory_is_searched_in_place() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for size in [0, 1, 2, 3, 7, 64, 501, 2000] {
+            let names: Vec<String> = (0..size).map(|i| format!("vm-{}", i * 7)).collect();
+            Inventory::of(&names).store(dir.path());
+            let loaded = Inventory::load(dir.path());
+            assert_eq!(loaded.len(), size);
+            for i in 0..size * 7 + 3 {
+                let name = format!("vm-{i}");
+                assert_eq!(
+                    loaded.contains(&name),
+                    i % 7 == 0 && i < size * 7,
+                    "{name} of {size}"
+                );
+            }
+            assert!(!loaded.contains("vm-") && !loaded.contains("a") && !loaded.contains("zz"));
+        }
+    }
+
     #[test]
     fn stored_privately_and_read_back() {
         let dir = tempfile::tempdir().expect("temp dir");
         let inventory = Inventory::of(["web01", "10.0.0.5"]);
         inventory.store(dir.path());
-        assert_eq!(Inventory::load(dir.path()), inventory);
+        let loaded = Inventory::load(dir.path());
+        assert_eq!(loaded.len(), 2);
+        assert!(loaded.contains("WEB01") && loaded.contains("0xa.0.0.5"));
+        assert!(!loaded.contains("web02"));
         let mode = std::fs::metadata(path_in(dir.path()))
             .expect("stored")
             .permissions();
@@ -249,8 +319,8 @@ mod tests {
             std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
             0o600
         );
-        // A missing or broken file is an empty inventory, never an error.
-        std::fs::write(path_in(dir.path()), b"{not json").expect("write");
+        // A missing file, or one of another form, is an empty inventory, never an error.
+        std::fs::write(path_in(dir.path()), b"{\"references\":[\"web01\"]}").expect("write");
         assert!(Inventory::load(dir.path()).is_empty());
     }
 }

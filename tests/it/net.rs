@@ -65,7 +65,7 @@ fn after_rewind_vms_a_program_no_grammar_reads_that_names_a_protected_vm_asks() 
 
     let vms = env.run(&["vms"], b"");
     vms.success();
-    let stored = env.path("cache/rewind/protected-vms.json");
+    let stored = env.path("cache/rewind/protected-vms");
     let mode = std::fs::metadata(&stored)
         .expect("`rewind vms` writes the inventory")
         .permissions();
