@@ -6,6 +6,7 @@
 
 use super::catalog::{RemoteRule, ShellCatalog};
 use super::dialect::Dialect;
+use super::runners;
 use super::types::{Arg, Class, Cmd, Stdin};
 use super::walk::Walk;
 use super::wrappers::{Next, unwrap};
@@ -103,6 +104,8 @@ fn check(
     if let Some(file) = &cmd.writes {
         return Err(format!("writes to {file} on the host"));
     }
+    // `LESSOPEN='|reboot %s' less f`, and `PAGER=x` alone (the variable may be exported).
+    code_variable(&cmd.assignments)?;
     let Some(first) = cmd.words.first() else {
         return Ok(());
     };
@@ -127,7 +130,14 @@ fn check(
         Next::Nothing => {
             return Err(format!("runs `{base}`, which is not on the read-only list"));
         }
-        Next::Argv(words) => return check_inner(ctx, cmd, words, stdin, readers),
+        Next::Argv(words) => {
+            // `env PAGER=x git log`, `sudo LD_PRELOAD=x.so cat f`: the wrapper's own words set
+            // the environment of what it runs.
+            let own = &cmd.words[1..cmd.words.len().saturating_sub(words.len())];
+            let set: Vec<String> = own.iter().map(|w| w.text().to_owned()).collect();
+            code_variable(&set)?;
+            return check_inner(ctx, cmd, words, stdin, readers);
+        }
         Next::Commands(commands) => {
             for words in commands {
                 check_inner(ctx, cmd, words, stdin, readers)?;
@@ -155,6 +165,22 @@ fn check(
             Ok(())
         }
         None => Err(format!("runs `{base}`, which is not on the read-only list")),
+    }
+}
+
+/// Refuses assignments (`NAME=value`) of a variable that makes the command run a program or
+/// load code: a read-only program run with `LESSOPEN`, `PAGER` or `LD_PRELOAD` set runs what
+/// they name.
+fn code_variable(assignments: &[String]) -> Result<(), String> {
+    match assignments
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(name, _)| name))
+        .find(|name| runners::runs_code(name))
+    {
+        Some(name) => Err(format!(
+            "sets `{name}`, which can make it run a program or load code"
+        )),
+        None => Ok(()),
     }
 }
 

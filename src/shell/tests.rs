@@ -1284,3 +1284,85 @@ fn an_inline_inventory_host_with_a_port_is_the_host_a_pattern_names() {
         }
     }
 }
+
+/// The decision for `command` in the words of the corpus: `none`, `ask`, or `checkpoint`
+/// and the targets, sorted.
+fn decision_of(command: &str, dialect: Dialect) -> String {
+    match verdict_of(command, dialect) {
+        Verdict::Local | Verdict::ReadOnly => String::from("none"),
+        Verdict::Unknown { .. } => String::from("ask"),
+        Verdict::Mutating(targets) => {
+            let mut names: Vec<String> = targets.into_iter().map(|t| t.name).collect();
+            names.sort();
+            names.dedup();
+            format!("checkpoint {}", names.join(","))
+        }
+    }
+}
+
+/// Checks each (command, decision) of a table in `dialect`, listing every one that differs.
+#[track_caller]
+fn assert_decisions(dialect: Dialect, table: &[(&str, &str)]) {
+    let wrong: Vec<String> = table
+        .iter()
+        .filter_map(|(command, want)| {
+            let got = decision_of(command, dialect);
+            (got != *want).then(|| format!("{command}: want {want}, got {got}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// A variable that makes a program run a command or load code, set in front of a remote
+/// command that only reads (or with `env`, `sudo`, or alone before it), makes that command
+/// one that can change the host.
+#[test]
+fn variables_that_run_code_make_a_remote_command_change_its_host() {
+    let mut table: Vec<(String, &str)> = Vec::new();
+    for (variable, reader) in [
+        ("LESSOPEN", "less /etc/hosts"),
+        ("LESSCLOSE", "less /etc/hosts"),
+        ("GIT_EXTERNAL_DIFF", "git diff"),
+        ("GIT_SSH_COMMAND", "git log"),
+        ("PAGER", "git log"),
+        ("GIT_PAGER", "git log"),
+        ("EDITOR", "crontab -l"),
+        ("VISUAL", "crontab -l"),
+        ("LD_PRELOAD", "cat /etc/hosts"),
+        ("LD_LIBRARY_PATH", "ls /"),
+        ("BASH_ENV", "uptime"),
+        ("ENV", "uptime"),
+        ("PROMPT_COMMAND", "uptime"),
+        ("PS4", "uptime"),
+        ("SHELLOPTS", "uptime"),
+    ] {
+        for remote in [
+            format!("{variable}=\"|reboot %s\" {reader}"),
+            format!("{variable}='|reboot %s' {reader}"),
+            format!("env {variable}=/tmp/x {reader}"),
+            format!("sudo {variable}=/tmp/x {reader}"),
+            format!("export {variable}=/tmp/x; {reader}"),
+            format!("{variable}=/tmp/x; {reader}"),
+            format!("uptime && {variable}=/tmp/x {reader}"),
+        ] {
+            let quoted = shlex::try_quote(&remote).expect("quotable").into_owned();
+            table.push((format!("ssh web01 {quoted}"), "checkpoint web01"));
+        }
+    }
+    table.push((
+        String::from("ssh web01 'LESSOPEN=\"|reboot %s\" less /etc/hosts'"),
+        "checkpoint web01",
+    ));
+    // Other variables, and the same programs without them, still only read.
+    for remote in [
+        "'LC_ALL=C ls -l /etc'",
+        "'TZ=UTC date'",
+        "'env LANG=C uptime'",
+        "'less /etc/hosts'",
+        "'git log -3'",
+    ] {
+        table.push((format!("ssh web01 {remote}"), "none"));
+    }
+    let table: Vec<(&str, &str)> = table.iter().map(|(c, w)| (c.as_str(), *w)).collect();
+    assert_decisions(Dialect::Posix, &table);
+}
