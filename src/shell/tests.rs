@@ -1366,3 +1366,40 @@ fn variables_that_run_code_make_a_remote_command_change_its_host() {
     let table: Vec<(&str, &str)> = table.iter().map(|(c, w)| (c.as_str(), *w)).collect();
     assert_decisions(Dialect::Posix, &table);
 }
+
+/// A port forward with no remote command (`-N`, or `SessionType none`) runs nothing on the
+/// host and reads nothing from it: no decision, whatever the order and spelling of its
+/// options; `localhost` in a forward spec is never a target. A command given with it is
+/// still judged.
+#[test]
+fn a_port_forward_runs_nothing_on_its_host() {
+    assert_decisions(
+        Dialect::Posix,
+        &[
+            ("ssh -N -L 5432:localhost:5432 db01", "none"),
+            ("ssh -fN -D 1080 web01", "none"),
+            ("ssh -N -R 8080:localhost:80 web01", "none"),
+            ("ssh -L 5432:localhost:5432 -N db01", "none"),
+            ("ssh -NL 5432:localhost:5432 db01", "none"),
+            ("ssh -fNL5432:localhost:5432 admin@db01", "none"),
+            ("ssh db01 -N -L 5432:localhost:5432", "none"),
+            ("ssh -N -L 8080:localhost:80 localhost", "none"),
+            (
+                "ssh -o SessionType=none -L 5432:localhost:5432 db01",
+                "none",
+            ),
+            (
+                "ssh -N -o 'ExitOnForwardFailure yes' -L 5432:db:5432 db01",
+                "none",
+            ),
+            ("autossh -M 0 -f -N -L 5432:localhost:5432 db01", "none"),
+            // Without -N the same forward opens a session on the host.
+            ("ssh -L 5432:localhost:5432 db01", "checkpoint db01"),
+            ("ssh -N web01 'sudo reboot'", "checkpoint web01"),
+            (
+                "ssh -N -o 'LocalCommand ssh web02 reboot' -o PermitLocalCommand=yes web01",
+                "checkpoint web02",
+            ),
+        ],
+    );
+}

@@ -259,12 +259,12 @@ pub(super) fn ssh(
         let (class, why) = remote::classify(&mut ctx.judge(), text, &cmd.stdin);
         (Some(text.clone()), class, why)
     } else if o.no_command {
+        // `-N`: a port forward runs nothing on the host and reads nothing from it; what later
+        // goes through the forward is a command of its own.
         (
             None,
-            Class::Mutating,
-            String::from(
-                "forwards connections to the host, which other tools may use to change it",
-            ),
+            Class::ReadOnly,
+            String::from("runs no command on the host (-N): it only forwards ports"),
         )
     } else {
         match &cmd.stdin {
