@@ -98,6 +98,13 @@ pub(crate) struct Program {
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
     pub(crate) remote_command: Option<Dialect>,
+    /// Actions after which the operands are a command run on the hosts, judged as a remote
+    /// command (`cmd.run`, `command run`, `exec *`, `--`; fleet grammar): see `exec_words`
+    /// in `shell::fleet`.
+    pub(crate) exec: Vec<String>,
+    /// The keyword arguments (`cwd` for `cwd=/srv`) an exec action takes after its command
+    /// without changing what runs (fleet grammar); any other argument is not read.
+    pub(crate) exec_kwargs: Vec<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub(crate) origin: String,
 }
@@ -445,6 +452,10 @@ struct RawProgram {
     #[serde(default)]
     ask_actions: Vec<String>,
     remote_command: Option<Dialect>,
+    #[serde(default)]
+    exec: Vec<String>,
+    #[serde(default)]
+    exec_kwargs: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -1043,6 +1054,8 @@ fn check_program(
         scope: raw.scope,
         ask_actions: raw.ask_actions,
         remote_command: raw.remote_command,
+        exec: raw.exec,
+        exec_kwargs: raw.exec_kwargs,
         origin: origin.to_owned(),
     })
 }
@@ -1096,10 +1109,12 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
             || raw.windows_flags
             || !raw.scope.is_empty()
             || !raw.ask_actions.is_empty()
-            || raw.remote_command.is_some())
+            || raw.remote_command.is_some()
+            || !raw.exec.is_empty()
+            || !raw.exec_kwargs.is_empty())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar",
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, remote_command, exec and exec_kwargs are only read for the fleet grammar",
             at()
         );
     }
@@ -1185,7 +1200,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

@@ -531,6 +531,32 @@ fn inner_blocks(raw: &str) -> Vec<String> {
     blocks
 }
 
+/// Classifies a cmd.exe remote command (winrs, psexec) by the `[windows]` list: `a & b`,
+/// `a && b` and `a || b` run one after the other, and `cmd /c TEXT` runs TEXT.
+pub(crate) fn classify_cmd(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    if let Some(rest) = ["cmd /c ", "cmd.exe /c ", "cmd /k ", "cmd.exe /k "]
+        .iter()
+        .find_map(|p| lower.starts_with(p).then(|| trimmed[p.len()..].trim()))
+    {
+        let inner = rest
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or(rest);
+        if ctx.walk.enter().is_err() {
+            return (
+                Class::Mutating,
+                String::from("nests too deeply to be judged"),
+            );
+        }
+        let judged = classify_cmd(ctx, inner);
+        ctx.walk.leave();
+        return judged;
+    }
+    classify_windows(ctx, &trimmed.replace("||", ";").replace('&', ";"))
+}
+
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.
 pub(crate) fn classify_windows(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
     let commands = match ctx.walk.parse(text, Dialect::PowerShell) {

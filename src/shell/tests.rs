@@ -1403,3 +1403,171 @@ fn a_port_forward_runs_nothing_on_its_host() {
         ],
     );
 }
+
+/// (command, decision) for programs that run a command on another machine.
+const REMOTE_EXEC: &[(&str, &str)] = &[
+    // psexec and winrs: cmd.exe's command line.
+    ("psexec \\\\win01 ipconfig", "none"),
+    ("psexec \\\\win01 ipconfig /all", "none"),
+    ("psexec \\\\win01 -u admin -p pw hostname", "none"),
+    ("psexec \\\\win01 -s cmd /c \"ipconfig & hostname\"", "none"),
+    ("psexec \\\\win01 net stop spooler", "checkpoint win01"),
+    (
+        "psexec \\\\win01 cmd /c \"ipconfig & net stop spooler\"",
+        "checkpoint win01",
+    ),
+    ("psexec \\\\win01,win02 tasklist", "none"),
+    ("psexec \\\\$H tasklist", "none"),
+    ("psexec \\\\$H net stop spooler", "ask"),
+    ("winrs -r:win01 whoami", "none"),
+    (
+        "winrs -r:win01 -u:admin \"ipconfig /all & hostname\"",
+        "none",
+    ),
+    ("winrs /r:win01 whoami", "none"),
+    (
+        "winrs -r:win01 \"whoami & net stop spooler\"",
+        "checkpoint win01",
+    ),
+    ("winrs -r:win01", "checkpoint win01"),
+    // govc: a program run in the guest, and the guest verbs.
+    ("govc guest.run -vm web01 uname -a", "none"),
+    ("govc guest.run -vm=web01 cat /etc/os-release", "none"),
+    ("govc guest.run -l root:pw -vm web01 df -h", "none"),
+    ("govc guest.run -vm /dc/vm/web01 ps aux", "none"),
+    ("govc guest.start -vm web01 uptime", "none"),
+    (
+        "govc guest.run -vm web01 systemctl restart app",
+        "checkpoint web01",
+    ),
+    (
+        "govc guest.start -vm web01 /sbin/reboot",
+        "checkpoint web01",
+    ),
+    (
+        "govc guest.run -vm web01 sort -o /etc/passwd x",
+        "checkpoint web01",
+    ),
+    (
+        "govc guest.run -vm web01 -e LD_PRELOAD=/tmp/x.so cat /etc/hosts",
+        "checkpoint web01",
+    ),
+    (
+        "govc guest.run -vm web01 -d reboot /bin/sh",
+        "checkpoint web01",
+    ),
+    (
+        "govc guest.run -vm web01 ssh db01 reboot",
+        "checkpoint db01",
+    ),
+    ("govc guest.run -vm $VM reboot", "ask"),
+    ("govc guest.run uname -a", "none"),
+    ("govc guest.df -vm web01", "none"),
+    ("govc guest.ls -vm web01 /etc", "none"),
+    ("govc guest.ps -vm web01", "none"),
+    ("govc guest.getenv -vm web01 PATH", "none"),
+    ("govc guest.download -vm web01 /etc/hosts ./hosts", "none"),
+    (
+        "govc guest.upload -vm web01 ./app.conf /etc/app.conf",
+        "checkpoint web01",
+    ),
+    ("govc guest.rm -vm web01 /tmp/x", "checkpoint web01"),
+    ("govc guest.mkdir -vm web01 /tmp/x", "checkpoint web01"),
+    ("govc guest.kill -vm web01 -p 42", "checkpoint web01"),
+    ("govc guest.chmod -vm web01 0644 /etc/x", "checkpoint web01"),
+    // Salt: cmd.run's command, and its keyword arguments.
+    ("salt web01 cmd.run uptime", "none"),
+    ("salt 'web01' cmd.run 'ls -l /srv'", "none"),
+    ("salt web01 cmd.run 'df -h' cwd=/srv runas=app", "none"),
+    ("salt web01 test.ping", "none"),
+    ("salt web01 grains.items", "none"),
+    (
+        "salt web01,db01 cmd.run 'systemctl restart app'",
+        "checkpoint db01,web01",
+    ),
+    (
+        "salt web01 cmd.run ls env='{\"LD_PRELOAD\": \"/tmp/x.so\"}'",
+        "checkpoint web01",
+    ),
+    (
+        "salt web01 cmd.run 'cat /etc/hosts' template=jinja",
+        "checkpoint web01",
+    ),
+    (
+        "salt web01 cmd.script salt://scripts/fix.sh",
+        "checkpoint web01",
+    ),
+    ("salt '*' cmd.run uptime", "none"),
+    ("salt '*' cmd.run reboot", "ask"),
+    ("salt-ssh web01 -r 'df -h'", "none"),
+    ("salt-ssh web01 -r 'rm -rf /tmp/x'", "checkpoint web01"),
+    // Bolt, Fabric, pyinfra, rexec.
+    ("bolt command run uptime --targets web01,db01", "none"),
+    ("bolt command run 'df -h' -t web01", "none"),
+    ("bolt command run --targets=web01 'cat /etc/hosts'", "none"),
+    (
+        "bolt command run 'sudo reboot' -t web01",
+        "checkpoint web01",
+    ),
+    ("bolt script run ./fix.sh -t web01", "checkpoint web01"),
+    ("fab -H web01 -- uname -a", "none"),
+    ("fab -H web01,web02 -- 'df -h'", "none"),
+    ("fab -H web01 -- sudo reboot", "checkpoint web01"),
+    ("fab -H web01 deploy", "checkpoint web01"),
+    ("fab -H web01 deploy -- uname -a", "checkpoint web01"),
+    ("fab deploy", "ask"),
+    ("pyinfra web01 exec -- uptime", "none"),
+    ("pyinfra web01 exec -- tail -n 50 /var/log/syslog", "none"),
+    ("pyinfra web01 exec -- reboot", "checkpoint web01"),
+    (
+        "pyinfra web01 exec --shell-executable /tmp/x -- uptime",
+        "checkpoint web01",
+    ),
+    ("rexec web01 uptime", "none"),
+    ("rexec web01 reboot", "checkpoint web01"),
+    // A remote container engine: the container runs on its host.
+    ("docker -H ssh://web01 exec app ls", "none"),
+    ("docker -H ssh://web01 exec -it app ls -la /srv", "none"),
+    (
+        "docker --host=ssh://web01 exec -u root -w /tmp app cat /etc/hosts",
+        "none",
+    ),
+    ("DOCKER_HOST=ssh://web01 docker ps", "none"),
+    ("DOCKER_HOST=ssh://web01 docker exec app ps aux", "none"),
+    (
+        "docker -H ssh://web01 exec app rm -rf /srv/cache",
+        "checkpoint web01",
+    ),
+    (
+        "docker -H ssh://web01 exec app sort -o /etc/passwd x",
+        "checkpoint web01",
+    ),
+    (
+        "docker -H ssh://web01 exec -e LD_PRELOAD=/x.so app cat f",
+        "checkpoint web01",
+    ),
+    (
+        "docker -H ssh://web01 exec --env-file ./env app cat f",
+        "checkpoint web01",
+    ),
+    (
+        "docker -H ssh://web01 exec -it app bash",
+        "checkpoint web01",
+    ),
+    ("docker exec app ls", "none"),
+    // Proxmox: an id names no machine here.
+    ("qm guest exec 101 -- cat /etc/os-release", "none"),
+    ("qm guest exec 101 --timeout 10 -- uname -a", "none"),
+    ("qm guest exec 101 -- systemctl restart app", "ask"),
+    ("pct exec 101 -- ls /etc", "none"),
+    ("pct exec 101 -- apt-get -y upgrade", "ask"),
+];
+
+/// Every program that runs a command on another machine has it judged as an ssh remote
+/// command is: a command that only reads decides nothing; anything else checkpoints the
+/// machines named, or asks when they cannot be known (a Proxmox id, a host pattern). An ssh
+/// from there to a further machine is followed.
+#[test]
+fn a_command_run_on_another_machine_is_judged_whatever_runs_it() {
+    assert_decisions(Dialect::Posix, REMOTE_EXEC);
+}

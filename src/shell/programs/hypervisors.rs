@@ -1,10 +1,11 @@
 //! Hypervisor CLIs that name the VM itself: `govc` (`-vm`, `vm.*` subcommands) and `virsh` (a
 //! domain, or the hypervisor a `-c` connection names).
 
+use super::exec::{self, Exec, Inner, Shell};
 use super::{Ctx, finding, fixed, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::net;
-use crate::shell::types::{Arg, Class, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown};
 
 pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let Some(sub) = args.first() else {
@@ -13,6 +14,9 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
     let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
+    if matches!(subcommand, "guest.run" | "guest.start") {
+        return govc_guest_run(ctx, program, subcommand, &args[1..]);
+    }
     let mut vm_flags: Vec<(String, Arg)> = Vec::new();
     let mut operands = Vec::new();
     let mut i = 1;
@@ -78,20 +82,119 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
     Ok(())
 }
 
+/// `govc guest.run -vm web01 [-l user:pass] [-e NAME=value] [-d input] PROGRAM ARGS…`: the
+/// program runs in the guest through its tools, with the arguments joined as a shell reads
+/// them. Flags end at the first word that is not one, as Go's flag package reads them.
+fn govc_guest_run(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    subcommand: &str,
+    args: &[Arg],
+) -> Result<(), Unknown> {
+    let mut vms: Vec<Arg> = Vec::new();
+    let mut env: Vec<Arg> = Vec::new();
+    let mut stdin = Stdin::Inherited;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if text == "--" {
+            break;
+        }
+        if !text.starts_with('-') || text.len() < 2 {
+            i -= 1;
+            break;
+        }
+        let flag = text.trim_start_matches('-');
+        let (key, value) = match flag.split_once('=') {
+            Some((k, v)) => (
+                k,
+                Some(Arg {
+                    raw: v.to_owned(),
+                    value: arg.value.as_ref().map(|_| v.to_owned()),
+                }),
+            ),
+            None if program.takes_value(&format!("-{flag}")) => {
+                i += 1;
+                (flag, args.get(i - 1).cloned())
+            }
+            None => (flag, None),
+        };
+        match (key, value) {
+            ("vm", Some(v)) => vms.push(v),
+            ("e", Some(v)) => env.push(v),
+            ("d", Some(v)) => stdin = Stdin::Text(v),
+            _ => {}
+        }
+    }
+    let words = &args[i.min(args.len())..];
+    // `-e LD_PRELOAD=…` sets the program's environment: judged as an assignment before it.
+    let mut line: Vec<Arg> = env
+        .into_iter()
+        .map(|a| match &a.value {
+            Some(v) => match v.split_once('=') {
+                Some((name, value)) => Arg::literal(format!(
+                    "{name}={}",
+                    shlex::try_quote(value).map_or_else(|_| String::from("''"), Into::into)
+                )),
+                None => a,
+            },
+            None => a,
+        })
+        .collect();
+    line.extend(words.iter().cloned());
+    let inner = if words.is_empty() {
+        Inner::Unread(format!("govc {subcommand} names no program to run"))
+    } else {
+        Inner::Line(line)
+    };
+    let targets = if vms.is_empty() {
+        Err(format!("govc {subcommand} names no VM (-vm)"))
+    } else {
+        vms.iter()
+            .map(|vm| match vm.value.as_deref() {
+                Some(v) => Ok(v),
+                None => Err(format!(
+                    "the VM `{}` is only known when the command runs",
+                    vm.raw
+                )),
+            })
+            .collect::<Result<Vec<&str>, String>>()
+            .map(|names| names.into_iter().flat_map(vm_names).collect())
+    };
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets,
+            inner,
+            shell: Shell::Sh,
+            stdin,
+        },
+    )
+}
+
+/// The VMs one value names: `web01,web02`, and govc's inventory paths (`/dc/vm/folder/web01`
+/// names web01).
+fn vm_names(value: &str) -> Vec<Target> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|part| Target {
+            name: part.rsplit('/').next().unwrap_or(part).to_owned(),
+            kind: TargetKind::Vm,
+        })
+        .collect()
+}
+
 pub(super) fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
     let mut targets = Vec::new();
     for name in names {
         let Some(value) = fixed(ctx, program, name, "the VM") else {
             return;
         };
-        for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            // govc takes inventory paths: /dc/vm/folder/web01 names web01.
-            let vm = part.rsplit('/').next().unwrap_or(part);
-            targets.push(Target {
-                name: vm.to_owned(),
-                kind: TargetKind::Vm,
-            });
-        }
+        targets.extend(vm_names(value));
     }
     ctx.findings
         .push(finding(program, targets, Class::Mutating, why));

@@ -29,6 +29,7 @@ use crate::inventory::Inventory;
 mod ansible;
 mod cmdlets;
 mod copy;
+mod exec;
 mod fleet;
 mod hypervisors;
 mod session;
@@ -206,31 +207,6 @@ fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, 
         ),
     };
     (remote.value.unwrap_or(remote.raw), class, why)
-}
-
-/// The class of a command run on a host, written as `words` (none: an interactive shell).
-pub(crate) fn judge_words(
-    ctx: &mut Ctx<'_>,
-    words: &[Arg],
-    cmd: &Cmd,
-    dialect: Dialect,
-) -> (Class, String) {
-    if words.is_empty() {
-        return (Class::Mutating, String::from("opens a shell on the host"));
-    }
-    match dialect {
-        Dialect::Posix => {
-            let (_, class, why) = judge_remote(ctx, words, cmd);
-            (class, why)
-        }
-        Dialect::PowerShell => match join(words).value {
-            Some(text) => remote::classify_windows(&mut ctx.judge(), &text),
-            None => (
-                Class::Mutating,
-                String::from("the remote command holds text expanded on this machine first"),
-            ),
-        },
-    }
 }
 
 /// Analyses one simple command of the agent's machine.
