@@ -59,6 +59,10 @@ pub(crate) enum Grammar {
     /// One action on hosts named by options, operands or the environment (`salt`, `docker
     /// -H`, `systemctl -H`, `shutdown /m`, `sc \\host`, `curl URL`): see `shell::fleet`.
     Fleet,
+    /// The cloud CLIs where they reach into a VM (`gcloud compute ssh --command`, `az vm
+    /// run-command invoke`, `aws ssm send-command`), the `fleet` grammar for the rest of
+    /// `az` and `aws`: see `shell::cloud`.
+    Cloud,
     /// File commands that write where a path says (`robocopy`, `Copy-Item`, `Remove-Item`):
     /// a written UNC path `\\host\share` changes that host; see `shell::fleet`.
     UncWrite,
@@ -985,7 +989,10 @@ fn check_program(
             );
         }
     }
-    let fleet = matches!(raw.grammar, Grammar::Fleet | Grammar::UncWrite);
+    let fleet = matches!(
+        raw.grammar,
+        Grammar::Fleet | Grammar::UncWrite | Grammar::Cloud
+    );
     let lists_allowed = fleet
         || matches!(
             raw.grammar,
@@ -1002,8 +1009,11 @@ fn check_program(
         );
     }
     check_fleet_keys(&raw, fleet, &at)?;
-    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
-        bail!("{}: mutating is only read for the govc grammar", at());
+    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc | Grammar::Cloud) {
+        bail!(
+            "{}: mutating is only read for the govc and cloud grammars",
+            at()
+        );
     }
     // In the fleet grammar `""` in read_only stands for "no action at all".
     for item in raw

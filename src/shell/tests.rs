@@ -1561,6 +1561,112 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
     ("qm guest exec 101 -- systemctl restart app", "ask"),
     ("pct exec 101 -- ls /etc", "none"),
     ("pct exec 101 -- apt-get -y upgrade", "ask"),
+    // Cloud CLIs.
+    ("gcloud compute ssh web01 --command uptime", "none"),
+    (
+        "gcloud compute ssh admin@web01 --zone=europe-west1-b --command='df -h'",
+        "none",
+    ),
+    (
+        "gcloud compute ssh --zone europe-west1-b web01 --command 'cat /etc/hosts'",
+        "none",
+    ),
+    (
+        "gcloud compute ssh db01 --command 'sudo systemctl restart postgresql'",
+        "checkpoint db01",
+    ),
+    ("gcloud compute ssh web01", "checkpoint web01"),
+    (
+        "gcloud compute ssh web01 -- -L 8080:localhost:80",
+        "checkpoint web01",
+    ),
+    (
+        "gcloud compute ssh bastion --command 'ssh db01 reboot'",
+        "checkpoint db01",
+    ),
+    (
+        "gcloud compute ssh bastion --command 'ssh db01 uptime'",
+        "none",
+    ),
+    (
+        "gcloud compute scp ./app.conf web01:/tmp",
+        "checkpoint web01",
+    ),
+    ("gcloud compute scp --recurse web01:/var/log ./logs", "none"),
+    (
+        "gcloud compute instances stop db01 --zone europe-west1-b",
+        "checkpoint db01",
+    ),
+    ("gcloud compute instances describe web01", "none"),
+    ("gcloud config list", "none"),
+    (
+        "az vm run-command invoke -g rg -n web01 --command-id RunShellScript --scripts 'uptime && df -h'",
+        "none",
+    ),
+    (
+        "az vm run-command invoke --name web01 -g rg --scripts 'uptime' 'df -h' --command-id RunShellScript",
+        "none",
+    ),
+    (
+        "az vm run-command invoke -g rg -n win01 --command-id RunPowerShellScript --scripts 'Get-Service'",
+        "none",
+    ),
+    (
+        "az vm run-command invoke -g rg -n win01 --command-id RunPowerShellScript --scripts 'Restart-Service W3SVC'",
+        "checkpoint win01",
+    ),
+    (
+        "az vm run-command invoke -g rg -n web01 --command-id RunShellScript --scripts @fix.sh",
+        "checkpoint web01",
+    ),
+    (
+        "az vm run-command invoke -g rg -n web01 --command-id RunShellScript --scripts 'cat $1' --parameters /etc/hosts",
+        "checkpoint web01",
+    ),
+    (
+        "az vmss run-command invoke -g rg -n set --instance-id 3 --command-id RunShellScript --scripts reboot",
+        "ask",
+    ),
+    ("az vm restart -g rg -n web01", "checkpoint web01"),
+    ("az vm list -o table", "none"),
+    (
+        "aws ssm send-command --document-name AWS-RunShellScript --parameters 'commands=[\"uptime\"]' --instance-ids i-0abc",
+        "none",
+    ),
+    (
+        "aws ssm send-command --instance-ids i-0abc --document-name AWS-RunShellScript --parameters '{\"commands\":[\"uptime\",\"df -h\"]}'",
+        "none",
+    ),
+    (
+        "aws ssm send-command --document-name AWS-RunShellScript --parameters commands=uptime --targets Key=tag:role,Values=web",
+        "none",
+    ),
+    (
+        "aws ssm send-command --document-name AWS-RunShellScript --parameters 'commands=[\"sudo reboot\"]' --instance-ids i-0abc",
+        "ask",
+    ),
+    (
+        "aws ssm send-command --document-name AWS-ApplyPatchBaseline --instance-ids i-0abc",
+        "ask",
+    ),
+    // A QEMU guest agent: a report decides nothing, guest-exec is judged, the rest asks.
+    (
+        "virsh qemu-agent-command web01 '{\"execute\":\"guest-info\"}'",
+        "none",
+    ),
+    (
+        "virsh qemu-agent-command web01 '{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/bin/cat\",\"arg\":[\"/etc/os-release\"],\"capture-output\":true}}'",
+        "none",
+    ),
+    (
+        "virsh qemu-agent-command web01 '{\"execute\":\"guest-exec\",\"arguments\":{\"path\":\"/sbin/reboot\"}}'",
+        "ask",
+    ),
+    (
+        "virsh qemu-agent-command --domain web01 --cmd '{\"execute\":\"guest-shutdown\"}'",
+        "ask",
+    ),
+    ("virsh qemu-agent-command web01 \"$J\"", "ask"),
 ];
 
 /// Every program that runs a command on another machine has it judged as an ssh remote

@@ -330,6 +330,9 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
             domain = Some(arg.clone());
         }
     }
+    if subcommand == "qemu-agent-command" {
+        return virsh_agent(ctx, program, rest);
+    }
     let why = format!("virsh {subcommand} changes the domain");
     match domain {
         Some(d) => vm_targets(ctx, program, &[d], why),
@@ -339,4 +342,127 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         )),
     }
     Ok(())
+}
+
+/// QEMU guest agent commands that only report on the guest.
+const AGENT_READ_ONLY: &[&str] = &[
+    "guest-info",
+    "guest-ping",
+    "guest-sync",
+    "guest-sync-delimited",
+    "guest-exec-status",
+    "guest-get-osinfo",
+    "guest-get-host-name",
+    "guest-get-time",
+    "guest-get-timezone",
+    "guest-get-users",
+    "guest-get-vcpus",
+    "guest-get-fsinfo",
+    "guest-get-disks",
+    "guest-get-memory-blocks",
+    "guest-get-memory-block-info",
+    "guest-get-devices",
+    "guest-get-cpustats",
+    "guest-get-diskstats",
+    "guest-get-load",
+    "guest-fsfreeze-status",
+    "guest-network-get-interfaces",
+    "guest-network-get-route",
+];
+
+/// `virsh qemu-agent-command DOMAIN '{"execute": …}'`: a command the guest agent runs. One
+/// that only reports decides nothing; `guest-exec` runs a program in the guest, judged as a
+/// remote command; anything else, or JSON not read, asks.
+fn virsh_agent(ctx: &mut Ctx<'_>, program: &Program, rest: &[Arg]) -> Result<(), Unknown> {
+    let mut operands = Vec::new();
+    let mut json = None;
+    let mut j = 0;
+    while let Some(arg) = rest.get(j) {
+        let text = arg.text();
+        j += 1;
+        if let Some(value) = text.strip_prefix("--cmd=") {
+            json = Some(Arg {
+                raw: value.to_owned(),
+                value: arg.value.as_ref().map(|_| value.to_owned()),
+            });
+        } else if matches!(text, "--cmd" | "--domain" | "--timeout") {
+            if text == "--cmd" {
+                json = rest.get(j).cloned();
+            }
+            j += 1;
+        } else if !text.starts_with("--") {
+            operands.push(arg.clone());
+        }
+    }
+    let has_domain = rest
+        .iter()
+        .any(|a| a.text() == "--domain" || a.text().starts_with("--domain="));
+    let json = json.or_else(|| operands.get(usize::from(!has_domain)).cloned());
+    let parsed: Option<serde_json::Value> = json
+        .as_ref()
+        .and_then(|j| j.value.as_deref())
+        .and_then(|text| serde_json::from_str(text).ok());
+    let execute = parsed
+        .as_ref()
+        .and_then(|v| v.get("execute"))
+        .and_then(serde_json::Value::as_str);
+    let inner = match execute {
+        Some(name) if AGENT_READ_ONLY.contains(&name) => {
+            ctx.findings.push(finding(
+                program,
+                Vec::new(),
+                Class::ReadOnly,
+                format!("the guest agent's `{name}` only reports"),
+            ));
+            return Ok(());
+        }
+        Some("guest-exec") => agent_exec(parsed.as_ref().and_then(|v| v.get("arguments"))),
+        Some(name) => Inner::Unread(format!("the guest agent's `{name}` can change the guest")),
+        None => Inner::Unread(String::from("the guest agent's command is not read here")),
+    };
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets: Err(String::from(
+                "what the guest agent does in the guest beyond a report is asked about",
+            )),
+            inner,
+            shell: Shell::Sh,
+            stdin: Stdin::Inherited,
+        },
+    )
+}
+
+/// The program a `guest-exec` runs: its `path` and `arg`, after the `env` it sets. Input data
+/// sent to it is not read.
+fn agent_exec(arguments: Option<&serde_json::Value>) -> Inner {
+    let strings = |key: &str| -> Option<Vec<String>> {
+        match arguments?.get(key) {
+            None => Some(Vec::new()),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect(),
+        }
+    };
+    let path = arguments
+        .and_then(|a| a.get("path"))
+        .and_then(serde_json::Value::as_str);
+    let unread = || Inner::Unread(String::from("the program guest-exec runs is not read here"));
+    if arguments.is_some_and(|a| a.get("input-data").is_some()) {
+        return Inner::Unread(String::from(
+            "guest-exec sends input to the program, which is not read here",
+        ));
+    }
+    let (Some(path), Some(args), Some(env)) = (path, strings("arg"), strings("env")) else {
+        return unread();
+    };
+    let words: Vec<Arg> = std::iter::once(path.to_owned())
+        .chain(args)
+        .map(Arg::literal)
+        .collect();
+    let env: Vec<Arg> = env.into_iter().map(Arg::literal).collect();
+    Inner::Text(exec::argv_line(&env, &words))
 }

@@ -27,6 +27,7 @@ use super::{net, posix, remote, runners};
 use crate::inventory::Inventory;
 
 mod ansible;
+mod cloud;
 mod cmdlets;
 mod copy;
 mod exec;
@@ -309,6 +310,7 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::Session => session::session(ctx, program, args),
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
+        Grammar::Cloud => cloud::cloud(ctx, program, args, cmd),
         Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
     }
 }
