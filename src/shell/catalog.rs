@@ -63,6 +63,10 @@ pub(crate) enum Grammar {
     /// run-command invoke`, `aws ssm send-command`), the `fleet` grammar for the rest of
     /// `az` and `aws`: see `shell::cloud`.
     Cloud,
+    /// Database and cache clients (`mysql -h`, `psql -h`, `redis-cli -h`, …): the server's
+    /// host, and the statement judged by the `read_only` words and functions; see
+    /// `shell::database`.
+    Database,
     /// File commands that write where a path says (`robocopy`, `Copy-Item`, `Remove-Item`):
     /// a written UNC path `\\host\share` changes that host; see `shell::fleet`.
     UncWrite,
@@ -996,7 +1000,8 @@ fn check_program(
     let lists_allowed = fleet
         || matches!(
             raw.grammar,
-            Grammar::Ansible
+            Grammar::Database
+                | Grammar::Ansible
                 | Grammar::AnsiblePlaybook
                 | Grammar::Smbclient
                 | Grammar::Govc
@@ -1004,7 +1009,7 @@ fn check_program(
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, database and fleet grammars",
             at()
         );
     }
@@ -1031,10 +1036,14 @@ fn check_program(
             at()
         );
     }
-    if !host_list && !fleet && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
+    let database = raw.grammar == Grammar::Database;
+    if !host_list
+        && !fleet
+        && !database
+        && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
     {
         bail!(
-            "{}: host_options and other_host_options are only read for the host-list and fleet grammars",
+            "{}: host_options and other_host_options are only read for the host-list, fleet and database grammars",
             at()
         );
     }
@@ -1114,7 +1123,7 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
     if !fleet
         && (raw.host_operand.is_some()
             || !raw.host_env.is_empty()
-            || !raw.mutating_options.is_empty()
+            || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
             || raw.without_host.is_some()
             || raw.windows_flags
             || !raw.scope.is_empty()

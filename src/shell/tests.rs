@@ -1677,3 +1677,167 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
 fn a_command_run_on_another_machine_is_judged_whatever_runs_it() {
     assert_decisions(Dialect::Posix, REMOTE_EXEC);
 }
+
+/// (command, decision) for database and cache clients.
+const DATABASE_CLIENTS: &[(&str, &str)] = &[
+    // A statement that only reads decides nothing, however the server is named.
+    ("mysql -h db01 -u app -p -e 'SHOW DATABASES'", "none"),
+    ("mysql -hdb01 -uapp -psecret -e 'SELECT 1'", "none"),
+    (
+        "mysql --host=db01 --execute='SELECT count(*) FROM orders'",
+        "none",
+    ),
+    ("mysql -u app -e 'SHOW PROCESSLIST' -h db01 -P 3307", "none"),
+    ("mysql -h db01 -Bse 'SELECT now()'", "none"),
+    (
+        "mysql -h db01 app -e 'DESCRIBE orders; EXPLAIN SELECT * FROM orders'",
+        "none",
+    ),
+    (
+        "psql -h db01 -U app -c 'select count(*) from orders'",
+        "none",
+    ),
+    ("psql -h db01 -p 5433 -c 'SHOW max_connections'", "none"),
+    ("psql --host=db01 -c '\\dt'", "none"),
+    ("psql -h db01 -c '\\l'", "none"),
+    ("psql -h db01 -c '\\d+ orders'", "none"),
+    ("psql 'host=db01 dbname=app user=app' -c 'select 1'", "none"),
+    (
+        "psql postgresql://app@db01:5432/app -c 'SELECT pg_size_pretty(pg_database_size(current_database()))'",
+        "none",
+    ),
+    (
+        "psql -d 'postgres://app@db01/app' -c 'EXPLAIN DELETE FROM t'",
+        "none",
+    ),
+    ("psql -h db01 -l", "none"),
+    ("PGHOST=db01 psql -c 'select version()'", "none"),
+    ("psql -h db01 <<< 'SELECT 1'", "none"),
+    ("echo 'SELECT 1' | psql -h db01", "none"),
+    ("pg_dump -h db01 app > local.sql", "none"),
+    ("pg_dumpall --host=db01 -f all.sql", "none"),
+    ("mysqldump -h db01 app > dump.sql", "none"),
+    ("pg_restore -l ./app.dump", "none"),
+    ("pg_restore -h db01 ./app.dump > app.sql", "none"),
+    ("sqlcmd -S db01 -Q 'SELECT @@VERSION'", "none"),
+    (
+        "sqlcmd -S tcp:db01,1433 -U sa -P pw -Q 'SELECT name FROM sys.databases'",
+        "none",
+    ),
+    (
+        "mongosh --host db01 --eval 'db.users.find().limit(5)'",
+        "none",
+    ),
+    (
+        "mongosh 'mongodb://db01:27017/app' --eval 'db.stats()'",
+        "none",
+    ),
+    (
+        "mongosh db01:27017/app --eval 'db.orders.countDocuments({})'",
+        "none",
+    ),
+    ("redis-cli -h db01 INFO replication", "none"),
+    ("redis-cli -h db01 -p 6380 -a pw GET session:1", "none"),
+    ("redis-cli -h db01 KEYS 'user:*'", "none"),
+    ("redis-cli -h db01 CLIENT LIST", "none"),
+    ("redis-cli -h db01 --scan --pattern 'user:*'", "none"),
+    ("redis-cli -u redis://db01:6379/0 DBSIZE", "none"),
+    ("redis-cli -h db01 ping", "none"),
+    ("cqlsh db01 -e 'SELECT * FROM ks.t LIMIT 5'", "none"),
+    ("cqlsh db01 9042 -e 'DESCRIBE KEYSPACES'", "none"),
+    // Anything else can change the server's data.
+    ("mysql --host=db01 -e 'DROP TABLE x'", "checkpoint db01"),
+    (
+        "mysql -h db01 -e 'SELECT 1; TRUNCATE sessions'",
+        "checkpoint db01",
+    ),
+    (
+        "mysql -h db01 -e \"SELECT * FROM t INTO OUTFILE '/tmp/x'\"",
+        "checkpoint db01",
+    ),
+    ("mysql -h db01 -e 'source /tmp/x.sql'", "checkpoint db01"),
+    (
+        "mysql -h 10.0.0.5 -u root -p app < ./schema.sql",
+        "checkpoint 10.0.0.5",
+    ),
+    ("mysql -h db01", "checkpoint db01"),
+    ("mysql -h db01 -e \"$SQL\"", "checkpoint db01"),
+    ("psql -h db01 -c 'drop table sessions'", "checkpoint db01"),
+    (
+        "psql -h db01 -c 'UPDATE users SET admin = true'",
+        "checkpoint db01",
+    ),
+    (
+        "psql -h db01 -c 'SELECT purge_old_orders()'",
+        "checkpoint db01",
+    ),
+    (
+        "psql -h db01 -c 'SELECT pg_terminate_backend(42)'",
+        "checkpoint db01",
+    ),
+    (
+        "psql -h db01 -c 'SELECT * INTO backup FROM orders'",
+        "checkpoint db01",
+    ),
+    (
+        "psql -h db01 -c 'EXPLAIN ANALYZE DELETE FROM t'",
+        "checkpoint db01",
+    ),
+    ("psql -h db01 -f ./migrations/0042.sql", "checkpoint db01"),
+    ("psql -h db01 -c '\\i ./x.sql'", "checkpoint db01"),
+    ("psql -h db01", "checkpoint db01"),
+    ("cat x.sql | psql -h db01", "checkpoint db01"),
+    (
+        "pg_restore -h db01 -U app -d app ./app.dump",
+        "checkpoint db01",
+    ),
+    (
+        "mysqldump -h db01 --delete-source-logs app > d.sql",
+        "checkpoint db01",
+    ),
+    ("sqlcmd -S db01 -Q 'DELETE FROM t'", "checkpoint db01"),
+    ("sqlcmd -S db01 -i ./fix.sql", "checkpoint db01"),
+    (
+        "mongosh 'mongodb://db01:27017/app' --eval 'db.sessions.drop()'",
+        "checkpoint db01",
+    ),
+    (
+        "mongosh --host db01 --eval 'db.users.updateMany({}, {$set: {a: 1}})'",
+        "checkpoint db01",
+    ),
+    ("mongosh --host db01 app ./fix.js", "checkpoint db01"),
+    ("redis-cli -h db01 FLUSHALL", "checkpoint db01"),
+    (
+        "redis-cli -h db01 CONFIG SET maxmemory 1gb",
+        "checkpoint db01",
+    ),
+    ("redis-cli -h db01 DEL session:1", "checkpoint db01"),
+    ("redis-cli -h db01", "checkpoint db01"),
+    ("redis-cli -h db01 --pipe < cmds.txt", "checkpoint db01"),
+    ("cqlsh db01 -e 'TRUNCATE ks.t'", "checkpoint db01"),
+    ("cqlsh db01 -f ./schema.cql", "checkpoint db01"),
+    ("psql -h $DB -c 'drop table x'", "ask"),
+    ("psql -h $DB -c 'select 1'", "none"),
+    ("mysql --defaults-file=./prod.cnf -e 'DROP TABLE x'", "ask"),
+    // This machine: no decision, whatever the statement.
+    ("mysql -u root -e 'DROP DATABASE x'", "none"),
+    ("mysql -h localhost -e 'DROP DATABASE x'", "none"),
+    ("mysql -h 127.0.0.1 -P 3306 -p -e 'DROP DATABASE x'", "none"),
+    ("psql -h /var/run/postgresql -c 'drop table x'", "none"),
+    ("psql -c 'drop table x'", "none"),
+    ("psql app", "none"),
+    ("redis-cli FLUSHALL", "none"),
+    ("redis-cli -p 6380 -a pw FLUSHALL", "none"),
+    ("sqlcmd -S . -Q 'DROP TABLE t'", "none"),
+    ("mongosh --eval 'db.dropDatabase()'", "none"),
+    // psql's `\!` runs a command here.
+    ("psql -c '\\! ssh web01 reboot'", "checkpoint web01"),
+    ("psql -h db01 -c '\\! ls'", "none"),
+];
+
+/// A database or cache client talking to another machine has its statement judged; a
+/// port, a password or a socket is never a target.
+#[test]
+fn a_database_client_on_another_machine_is_judged_by_its_statement() {
+    assert_decisions(Dialect::Posix, DATABASE_CLIENTS);
+}

@@ -95,7 +95,21 @@ pub(super) fn run(ctx: &mut Ctx<'_>, program: &Program, exec: Exec) -> Result<()
     let remote = text
         .map(|t| t.value.unwrap_or(t.raw))
         .filter(|t| !t.is_empty());
-    let mut f = match exec.targets {
+    record(ctx, program, exec.targets, class, why, remote);
+    Ok(())
+}
+
+/// Records what a program does on its targets: read-only, a change of the targets named, or
+/// a question when it changes machines that are not known (`targets` is why).
+pub(super) fn record(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    targets: Result<Vec<Target>, String>,
+    class: Class,
+    why: String,
+    remote: Option<String>,
+) {
+    let mut f = match targets {
         Ok(targets) if class == Class::ReadOnly || !targets.is_empty() => {
             finding(program, targets, class, why)
         }
@@ -112,7 +126,6 @@ pub(super) fn run(ctx: &mut Ctx<'_>, program: &Program, exec: Exec) -> Result<()
     };
     f.remote = remote;
     ctx.findings.push(f);
-    Ok(())
 }
 
 /// The class of a remote command in its shell, and why.

@@ -30,6 +30,7 @@ mod ansible;
 mod cloud;
 mod cmdlets;
 mod copy;
+mod database;
 mod exec;
 mod fleet;
 mod hypervisors;
@@ -311,6 +312,7 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
         Grammar::Cloud => cloud::cloud(ctx, program, args, cmd),
+        Grammar::Database => database::database(ctx, program, args, cmd),
         Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
     }
 }
