@@ -4,7 +4,7 @@
 //! at run time, a script read from standard input that is not seen, or any command not listed
 //! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
 
-use super::catalog::{RemoteRule, ShellCatalog};
+use super::catalog::{Grammar, RemoteRule, ShellCatalog};
 use super::dialect::Dialect;
 use super::runners;
 use super::types::{Arg, Class, Cmd, Stdin};
@@ -152,6 +152,16 @@ fn check(
             }
             return Ok(());
         }
+    }
+    // `psql -c 'select 1'`, `redis-cli INFO`: a database client's statement is judged.
+    if let Some(program) = ctx
+        .catalog
+        .program(base)
+        .filter(|p| p.grammar == Grammar::Database)
+    {
+        super::programs::reads_remotely(program, cmd, stdin)?;
+        note(readers, base);
+        return Ok(());
     }
     let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
     if ctx.catalog.remote_read_only(base) {

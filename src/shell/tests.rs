@@ -1841,3 +1841,47 @@ const DATABASE_CLIENTS: &[(&str, &str)] = &[
 fn a_database_client_on_another_machine_is_judged_by_its_statement() {
     assert_decisions(Dialect::Posix, DATABASE_CLIENTS);
 }
+
+/// A database client run on the machine it reaches (`ssh db01 'psql -c …'`) has its
+/// statement judged as it is on this machine; a file it writes there, or psql's `\!`, is a
+/// change of that machine.
+#[test]
+fn a_database_client_in_a_remote_command_is_judged_by_its_statement() {
+    assert_decisions(
+        Dialect::Posix,
+        &[
+            (
+                "ssh db01 \"psql -U app -c 'select count(*) from users'\"",
+                "none",
+            ),
+            (
+                "ssh db01 'sudo -u postgres psql -c \"SHOW max_connections\"'",
+                "none",
+            ),
+            ("ssh db01 'mysql -e \"SHOW PROCESSLIST\"'", "none"),
+            ("ssh db01 'redis-cli INFO memory'", "none"),
+            ("ssh db01 'pg_dump app' > app.sql", "none"),
+            ("ssh db01 'echo \"select 1\" | psql app'", "none"),
+            (
+                "ssh db01 'sudo -u postgres psql -c \"drop table x\"'",
+                "checkpoint db01",
+            ),
+            ("ssh db01 \"psql -c '\\\\! reboot'\"", "checkpoint db01"),
+            (
+                "ssh db01 \"psql -c 'select 1' -o /etc/motd\"",
+                "checkpoint db01",
+            ),
+            (
+                "ssh db01 'pg_dump -f /var/backups/app.sql app'",
+                "checkpoint db01",
+            ),
+            (
+                "ssh db01 'redis-cli --rdb /tmp/dump.rdb'",
+                "checkpoint db01",
+            ),
+            ("ssh db01 'redis-cli FLUSHALL'", "checkpoint db01"),
+            ("ssh db01 psql", "checkpoint db01"),
+            ("mysqldump -h db01 --tab=/tmp app", "checkpoint db01"),
+        ],
+    );
+}

@@ -129,7 +129,7 @@ pub(super) fn database(
         for text in parsed.values(&["-c", "--command"]) {
             shell_escapes(ctx, text.value.as_deref().unwrap_or_default())?;
         }
-        if let Stdin::Text(text) = &cmd.stdin {
+        if let (Stdin::Text(text), _) | (Stdin::Pipe, Some(text)) = (&cmd.stdin, &cmd.piped) {
             shell_escapes(ctx, text.value.as_deref().unwrap_or_default())?;
         }
     }
@@ -137,20 +137,67 @@ pub(super) fn database(
         Ok(targets) if targets.is_empty() => return Ok(()),
         targets => targets,
     };
-    let judged = match kind {
-        "mysqldump" | "pg_dump" => {
-            dump(program, &parsed).map(|()| String::from("only reads the server's data"))
-        }
-        "pg_restore" => restore(&parsed),
-        "redis-cli" => redis(program, &parsed, cmd),
-        _ => statement(program, kind, &parsed, cmd),
-    };
-    let (class, why) = match judged {
+    let (class, why) = match judge(program, kind, &parsed, cmd, false) {
         Ok(why) => (Class::ReadOnly, why),
         Err(why) => (Class::Mutating, why),
     };
     exec::record(ctx, program, targets, class, why, None);
     Ok(())
+}
+
+/// What the client does to its server: why it only reads, or why it can change it. A
+/// client run on another machine (`remote`) has its `\!` judged as a change there.
+fn judge(
+    program: &Program,
+    kind: &str,
+    parsed: &Words,
+    cmd: &Cmd,
+    remote: bool,
+) -> Result<String, String> {
+    match kind {
+        "mysqldump" | "pg_dump" => {
+            dump(program, parsed).map(|()| String::from("only reads the server's data"))
+        }
+        "pg_restore" => restore(parsed),
+        "redis-cli" => redis(program, parsed, cmd),
+        _ => statement(program, kind, parsed, cmd, remote),
+    }
+}
+
+/// Whether a database client run as a remote command (`ssh db01 'psql -c "select 1"'`)
+/// only reads: its statement is judged as on this machine, whatever server it talks to
+/// from there. `stdin` is what the remote command reads.
+pub(crate) fn reads_remotely(program: &Program, cmd: &Cmd, stdin: &Stdin) -> Result<(), String> {
+    let kind = program.names[0].as_str();
+    let attached_only: &[&str] = if matches!(kind, "mysql" | "mysqldump") {
+        &["-p"]
+    } else {
+        &[]
+    };
+    let parsed = words(program, &cmd.words[1..], kind == "redis-cli", attached_only);
+    // A file the client writes is written on that machine.
+    let output: &[&str] = match kind {
+        "psql" => &["-o", "--output", "-L", "--log-file"],
+        "mysql" => &["--tee"],
+        "sqlcmd" => &["-o"],
+        "pg_dump" => &["-f", "--file", "-D", "--pgdata"],
+        "mysqldump" => &["-r", "--result-file", "--tab", "-T"],
+        "pg_restore" => &["-f", "--file"],
+        "redis-cli" => &["--rdb", "--functions-rdb"],
+        _ => &[],
+    };
+    if let Some((option, _)) = parsed
+        .options
+        .iter()
+        .find(|(k, _)| output.contains(&k.as_str()))
+    {
+        return Err(format!("`{option}` writes a file on the host"));
+    }
+    let cmd = Cmd {
+        stdin: stdin.clone(),
+        ..cmd.clone()
+    };
+    judge(program, kind, &parsed, &cmd, true).map(|_| ())
 }
 
 /// The machines the client connects to: none for this machine, `Err` when they are not
@@ -345,7 +392,13 @@ fn restore(parsed: &Words) -> Result<String, String> {
 /// The statements a SQL, CQL or JavaScript client sends (`-e`, `-c`, `-Q`, `--eval`, a
 /// here-document), judged; a script file, standard input not seen, or none at all (an
 /// interactive session) can change the server.
-fn statement(program: &Program, kind: &str, parsed: &Words, cmd: &Cmd) -> Result<String, String> {
+fn statement(
+    program: &Program,
+    kind: &str,
+    parsed: &Words,
+    cmd: &Cmd,
+    remote: bool,
+) -> Result<String, String> {
     let (texts, files, interactive): (&[&str], &[&str], &[&str]) = match kind {
         "mysql" => (&["-e", "--execute", "--init-command"], &[], &[]),
         "psql" => (&["-c", "--command"], &["-f", "--file"], &[]),
@@ -392,14 +445,14 @@ fn statement(program: &Program, kind: &str, parsed: &Words, cmd: &Cmd) -> Result
             ));
         };
         if kind == "psql" && value.trim_start().starts_with('\\') {
-            meta_commands(program, value)?;
+            meta_commands(program, value, remote)?;
         } else if kind == "psql" {
             // A script's lines that start with `\` are meta-commands.
             let (meta, sql): (Vec<&str>, Vec<&str>) = value
                 .lines()
                 .partition(|l| l.trim_start().starts_with('\\'));
             for line in meta {
-                meta_commands(program, line)?;
+                meta_commands(program, line, remote)?;
             }
             statements_read(program, kind, &sql.join("\n"))?;
         } else {
@@ -424,11 +477,12 @@ fn shell_escapes(ctx: &mut Ctx<'_>, text: &str) -> Result<(), Unknown> {
 
 /// psql's meta-commands (`\dt`, `\l`, `\x \\ \dt`): those the catalog lists only describe;
 /// `\!` runs a command on this machine, analysed as one.
-fn meta_commands(program: &Program, text: &str) -> Result<(), String> {
+fn meta_commands(program: &Program, text: &str, remote: bool) -> Result<(), String> {
     for part in text.split("\\\\").map(str::trim).filter(|p| !p.is_empty()) {
         let name = part.split_whitespace().next().unwrap_or(part);
-        // `\!` runs on this machine: read as a command of its own (`shell_escapes`).
-        if name == "\\!" {
+        // `\!` runs on the machine psql runs on: here, read as a command of its own
+        // (`shell_escapes`); there, a command that is not judged.
+        if name == "\\!" && !remote {
             continue;
         }
         if !program.read_only.iter().any(|r| glob_match(r, name)) {

@@ -39,6 +39,7 @@ mod ssh;
 mod unread;
 mod windows;
 
+pub(crate) use self::database::reads_remotely;
 pub(crate) use self::ssh::proxy_end;
 use self::unread::{dynamic_program, protected_net, unread_program};
 
