@@ -1525,6 +1525,33 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
     ),
     ("rexec web01 uptime", "none"),
     ("rexec web01 reboot", "checkpoint web01"),
+    // Ansible's command, shell and raw modules.
+    ("ansible web01 -m shell -a 'uptime'", "none"),
+    (
+        "ansible web01 -m ansible.builtin.command -a 'df -h'",
+        "none",
+    ),
+    ("ansible web01 -a 'cat /etc/os-release'", "none"),
+    ("ansible web01 -m raw -a 'uptime'", "none"),
+    ("ansible web01 -a 'hostname chdir=/tmp'", "none"),
+    (
+        "ansible web01 -m shell -a 'ls creates=/x chdir=/tmp'",
+        "none",
+    ),
+    ("ansible web01 -m raw -a 'reboot'", "checkpoint web01"),
+    (
+        "ansible web01 -a 'uptime executable=/tmp/x'",
+        "checkpoint web01",
+    ),
+    (
+        "ansible web01 -m shell -a 'cat /etc/hosts stdin=reboot'",
+        "checkpoint web01",
+    ),
+    (
+        "ansible web01 -m shell -a 'ssh db01 reboot'",
+        "checkpoint db01",
+    ),
+    ("ansible web01 -m shell -a 'ssh db01 uptime'", "none"),
     // A remote container engine: the container runs on its host.
     ("docker -H ssh://web01 exec app ls", "none"),
     ("docker -H ssh://web01 exec -it app ls -la /srv", "none"),

@@ -173,7 +173,7 @@ pub(super) fn argv_line(env: &[Arg], words: &[Arg]) -> Arg {
 }
 
 /// Whether a remote command is one ssh to a further machine and nothing else.
-fn relays(ctx: &Ctx<'_>, text: &str) -> bool {
+pub(super) fn relays(ctx: &Ctx<'_>, text: &str) -> bool {
     let first = text.split_whitespace().next().unwrap_or_default();
     ctx.catalog
         .program(first)
