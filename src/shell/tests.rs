@@ -1525,6 +1525,28 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
     ),
     ("rexec web01 uptime", "none"),
     ("rexec web01 reboot", "checkpoint web01"),
+    // An ssh onward from the machine is followed, and its machine judged too.
+    (
+        "ssh bastion 'uptime; ssh db01 reboot'",
+        "checkpoint bastion,db01",
+    ),
+    (
+        "ssh web01 'bash -c \"ssh db01 reboot\"'",
+        "checkpoint db01,web01",
+    ),
+    ("ssh web01 'grep ssh /var/log/auth.log'", "none"),
+    (
+        "gcloud compute ssh bastion --command 'sudo ssh -o StrictHostKeyChecking=no db01 \"systemctl restart x\"'",
+        "checkpoint bastion,db01",
+    ),
+    (
+        "salt web01 cmd.run 'uptime && ssh db01 reboot'",
+        "checkpoint db01,web01",
+    ),
+    (
+        "ansible web01 -m shell -a 'uptime; ssh db01 reboot'",
+        "checkpoint db01,web01",
+    ),
     // Ansible's command, shell and raw modules.
     ("ansible web01 -m shell -a 'uptime'", "none"),
     (

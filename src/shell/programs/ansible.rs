@@ -292,6 +292,7 @@ pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
                     Some(text) => {
                         let (class, why) = match free_form(short, text) {
                             Ok(command) => {
+                                exec::follow_ssh(ctx, &command);
                                 remote::classify(&mut ctx.judge(), &command, &Stdin::Inherited)
                             }
                             Err(why) => (Class::Mutating, why),

@@ -11,8 +11,8 @@ use super::{Ctx, finding, text_in, unknown_finding};
 use crate::shell::catalog::{Grammar, Program};
 use crate::shell::dialect::Dialect;
 use crate::shell::remote;
-use crate::shell::types::{Arg, Class, Stdin, Target, Unknown};
-use crate::shell::wrappers::join;
+use crate::shell::types::{Arg, Class, Finding, Stdin, Target, Unknown};
+use crate::shell::wrappers::{Next, join, unwrap};
 
 /// The shell that reads a remote command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +131,10 @@ pub(super) fn record(
 /// The class of a remote command in its shell, and why.
 pub(super) fn judge(ctx: &mut Ctx<'_>, shell: Shell, text: &str, stdin: &Stdin) -> (Class, String) {
     match shell {
-        Shell::Sh => remote::classify(&mut ctx.judge(), text, stdin),
+        Shell::Sh => {
+            follow_ssh(ctx, text);
+            remote::classify(&mut ctx.judge(), text, stdin)
+        }
         Shell::Cmd => remote::classify_cmd(&mut ctx.judge(), text),
         Shell::Pwsh => remote::classify_windows(&mut ctx.judge(), text),
     }
@@ -147,6 +150,79 @@ fn argv_text(words: &[Arg]) -> Arg {
             value: Some(text),
         },
         _ => Arg { raw, value: None },
+    }
+}
+
+/// Follows each ssh a remote command runs onward (`uptime; ssh db01 reboot`, `sudo ssh db01
+/// …`, `bash -c 'ssh db01 …'`): the machine it reaches is analysed as if the command were
+/// typed here, so that a change there is checkpointed (or asked about) besides the machine
+/// the command runs on, which the remote judgment already counts as changed.
+pub(super) fn follow_ssh(ctx: &mut Ctx<'_>, text: &str) {
+    let Ok(commands) = ctx.walk.parse(text, Dialect::Posix) else {
+        return;
+    };
+    for cmd in commands {
+        let mut words = cmd.words.clone();
+        // Through the wrappers to the program itself.
+        for _ in 0..8 {
+            let Some(first) = words.first().and_then(|w| w.value.as_deref()) else {
+                break;
+            };
+            if ctx
+                .catalog
+                .program(first)
+                .is_some_and(|p| p.grammar == Grammar::Ssh)
+            {
+                onward(ctx, &words);
+                break;
+            }
+            match unwrap(ctx.catalog, &words, &cmd.stdin) {
+                Next::Argv(inner) => words = inner,
+                Next::Text(
+                    Arg {
+                        value: Some(inner), ..
+                    },
+                    Dialect::Posix,
+                ) => {
+                    if ctx.walk.enter().is_ok() {
+                        follow_ssh(ctx, &inner);
+                        ctx.walk.leave();
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+/// Analyses one ssh a remote command runs, its words quoted as they were.
+fn onward(ctx: &mut Ctx<'_>, words: &[Arg]) {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|w| match &w.value {
+            Some(v) => shlex::try_quote(v).map_or_else(|_| w.raw.clone(), Into::into),
+            None => w.raw.clone(),
+        })
+        .collect();
+    let text = quoted.join(" ");
+    let result = match ctx.walk.enter() {
+        Ok(()) => {
+            let result = text_in(ctx, &text, Dialect::Posix);
+            ctx.walk.leave();
+            result
+        }
+        Err(e) => Err(e),
+    };
+    if let Err(Unknown(why)) = result {
+        ctx.findings.push(Finding {
+            program: String::from("ssh"),
+            targets: Vec::new(),
+            unknown: Some(why.clone()),
+            remote: Some(text),
+            class: Class::Mutating,
+            why,
+        });
     }
 }
 

@@ -203,7 +203,10 @@ fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
 fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, String) {
     let remote = join(words);
     let (class, why) = match &remote.value {
-        Some(text) => remote::classify(&mut ctx.judge(), text, &cmd.stdin),
+        Some(text) => {
+            exec::follow_ssh(ctx, text);
+            remote::classify(&mut ctx.judge(), text, &cmd.stdin)
+        }
         None => (
             Class::Mutating,
             String::from("the remote command holds text expanded on this machine first"),
