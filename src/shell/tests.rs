@@ -1604,6 +1604,11 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
         "checkpoint web01",
     ),
     ("docker exec app ls", "none"),
+    ("docker -H ssh://web01 container exec app ls", "none"),
+    (
+        "docker -H ssh://web01 container exec app reboot",
+        "checkpoint web01",
+    ),
     // Proxmox: an id names no machine here.
     ("qm guest exec 101 -- cat /etc/os-release", "none"),
     ("qm guest exec 101 --timeout 10 -- uname -a", "none"),
@@ -1648,6 +1653,7 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
     ),
     ("gcloud compute instances describe web01", "none"),
     ("gcloud config list", "none"),
+    ("gcloud beta compute ssh web01 --command uptime", "none"),
     (
         "az vm run-command invoke -g rg -n web01 --command-id RunShellScript --scripts 'uptime && df -h'",
         "none",

@@ -80,7 +80,16 @@ pub(super) fn cloud(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
-    let parsed = words(program, args);
+    let mut parsed = words(program, args);
+    // `gcloud beta compute ssh …`: a release track before the command group.
+    if program.names[0] == "gcloud"
+        && parsed
+            .operands
+            .first()
+            .is_some_and(|a| matches!(a.text(), "alpha" | "beta" | "preview"))
+    {
+        parsed.operands.remove(0);
+    }
     let operand = |k: usize| parsed.operands.get(k).map_or("", |a| a.text());
     match (program.names[0].as_str(), operand(0), operand(1)) {
         ("gcloud", "compute", "ssh") => gcloud_ssh(ctx, program, &parsed, cmd),
