@@ -1353,6 +1353,29 @@ fn variables_that_run_code_make_a_remote_command_change_its_host() {
         String::from("ssh web01 'LESSOPEN=\"|reboot %s\" less /etc/hosts'"),
         "checkpoint web01",
     ));
+    // Set or sent by ssh itself.
+    for (command, want) in [
+        (
+            "ssh -o SetEnv=PAGER=reboot web01 git log",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -o 'SetEnv LANG=C LESSOPEN=|reboot' web01 less f",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -o 'SendEnv LESS*' web01 less /etc/hosts",
+            "checkpoint web01",
+        ),
+        (
+            "ssh web01 -o SendEnv=LD_PRELOAD cat /etc/hosts",
+            "checkpoint web01",
+        ),
+        ("ssh -o SetEnv=LANG=C web01 uptime", "none"),
+        ("ssh -o 'SendEnv LANG LC_*' web01 uptime", "none"),
+    ] {
+        table.push((command.to_owned(), want));
+    }
     // Other variables, and the same programs without them, still only read.
     for remote in [
         "'LC_ALL=C ls -l /etc'",
@@ -1412,6 +1435,7 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
     ("psexec \\\\win01 -u admin -p pw hostname", "none"),
     ("psexec \\\\win01 -s cmd /c \"ipconfig & hostname\"", "none"),
     ("psexec \\\\win01 net stop spooler", "checkpoint win01"),
+    ("psexec \\\\win01 -c ipconfig", "checkpoint win01"),
     (
         "psexec \\\\win01 cmd /c \"ipconfig & net stop spooler\"",
         "checkpoint win01",
@@ -1704,6 +1728,10 @@ const REMOTE_EXEC: &[(&str, &str)] = &[
         "aws ssm send-command --document-name AWS-ApplyPatchBaseline --instance-ids i-0abc",
         "ask",
     ),
+    (
+        "aws ssm send-command --cli-input-json file://req.json --document-name AWS-RunShellScript --parameters commands=uptime",
+        "ask",
+    ),
     // A QEMU guest agent: a report decides nothing, guest-exec is judged, the rest asks.
     (
         "virsh qemu-agent-command web01 '{\"execute\":\"guest-info\"}'",
@@ -1861,6 +1889,26 @@ const DATABASE_CLIENTS: &[(&str, &str)] = &[
         "checkpoint db01",
     ),
     ("mongosh --host db01 app ./fix.js", "checkpoint db01"),
+    (
+        "mongosh --host db01 --eval 'print(`${db.dropDatabase()}`)'",
+        "checkpoint db01",
+    ),
+    (
+        "mongosh --host db01 --eval '(db.users.drop)()'",
+        "checkpoint db01",
+    ),
+    (
+        "mongosh --host db01 --eval \"db.users['drop']()\"",
+        "checkpoint db01",
+    ),
+    (
+        "mongosh --host db01 --eval 'db.users.find({a: 1}).count() == 2 || (x = 1)'",
+        "checkpoint db01",
+    ),
+    (
+        "mongosh --host db01 --eval 'db.users.find({name: \"a=b\"})'",
+        "none",
+    ),
     ("redis-cli -h db01 FLUSHALL", "checkpoint db01"),
     (
         "redis-cli -h db01 CONFIG SET maxmemory 1gb",

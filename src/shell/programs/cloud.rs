@@ -392,6 +392,13 @@ fn aws_send_command(
     };
     let parameters = parsed.value(&["--parameters"]).and_then(<[Arg]>::first);
     let inner = match (shell, parameters) {
+        // The whole request can come from a file instead.
+        _ if parsed
+            .value(&["--cli-input-json", "--cli-input-yaml"])
+            .is_some() =>
+        {
+            Inner::Unread(String::from("the request is read from input not read here"))
+        }
         (None, _) => Inner::Unread(format!("the document `{document}` is not read here")),
         (Some(_), None) => Inner::Unread(String::from("names no commands")),
         (Some(_), Some(parameters)) => match parameters.value.as_deref().map(ssm_commands) {

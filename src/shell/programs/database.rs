@@ -556,8 +556,13 @@ fn statements_read(program: &Program, kind: &str, text: &str) -> Result<(), Stri
                 clip(&statement)
             ));
         }
-        if javascript && statement.contains('=') && !statement.contains("==") {
-            return Err(format!("`{}` assigns", clip(&statement)));
+        // `${…}` in a template literal runs code; an assignment can make a name another
+        // function (`x = db.users; x.drop()`).
+        if javascript && (statement.contains("${") || assigns(&statement)) {
+            return Err(format!(
+                "`{}` runs code that is not read here",
+                clip(&statement)
+            ));
         }
     }
     Ok(())
@@ -619,6 +624,34 @@ fn function_reads(program: &Program, call: &str) -> bool {
             .any(|f| glob_match(&f.to_ascii_lowercase(), &name))
 }
 
+/// Whether a JavaScript statement assigns (`=`, `+=`, but not `==`, `!=`, `<=`, `>=` or an
+/// arrow `=>`), outside quotes.
+fn assigns(statement: &str) -> bool {
+    let chars: Vec<char> = statement.chars().collect();
+    let mut quote: Option<char> = None;
+    for (i, &c) in chars.iter().enumerate() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        if matches!(c, '\'' | '"' | '`') {
+            quote = Some(c);
+            continue;
+        }
+        if c != '=' {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|k| chars[k]);
+        let after = chars.get(i + 1).copied();
+        if !matches!(before, Some('=' | '!' | '<' | '>')) && !matches!(after, Some('=' | '>')) {
+            return true;
+        }
+    }
+    false
+}
+
 /// The names called in a statement: each word right before a `(` (spaces between
 /// allowed), outside quotes.
 fn calls(statement: &str) -> Vec<String> {
@@ -627,13 +660,21 @@ fn calls(statement: &str) -> Vec<String> {
     // A word followed by spaces, which a `(` may still call.
     let mut pending: Option<String> = None;
     let mut quote: Option<char> = None;
+    // The last character outside quotes and white space before this one.
+    let mut last: Option<char> = None;
     for c in statement.chars() {
         if let Some(q) = quote {
             if c == q {
                 quote = None;
+                last = Some(c);
             }
             continue;
         }
+        let previous = last;
+        if !c.is_whitespace() {
+            last = Some(c);
+        }
+        let last = previous;
         match c {
             '\'' | '"' | '`' => {
                 quote = Some(c);
@@ -646,7 +687,9 @@ fn calls(statement: &str) -> Vec<String> {
                 } else {
                     Some(std::mem::take(&mut word))
                 };
-                found.extend(name);
+                // `(f)()`, `x['drop']()`: a call of what is not named here.
+                let unnamed = name.is_none() && matches!(last, Some(')' | ']'));
+                found.extend(name.or_else(|| unnamed.then(|| String::from("(…)"))));
                 pending = None;
             }
             c if c.is_alphanumeric() || matches!(c, '_' | '.' | '$') => {

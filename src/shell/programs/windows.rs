@@ -90,6 +90,7 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
 pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     let mut hosts: Option<Result<Vec<String>, String>> = None;
+    let mut copied = false;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
         // `\\host` as PowerShell or cmd pass it; `\host` once bash has unescaped it.
@@ -111,6 +112,8 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
             continue;
         }
         if text.starts_with('-') {
+            // `-c`: the program is copied from this machine and run, whatever its name.
+            copied |= text.eq_ignore_ascii_case("-c");
             i += if program.takes_value(&text.to_ascii_lowercase()) {
                 2
             } else {
@@ -136,6 +139,10 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
     let words = &args[i.min(args.len())..];
     let inner = if words.is_empty() {
         Inner::Unread(String::from("runs a program on the computer"))
+    } else if copied {
+        Inner::Unread(String::from(
+            "copies a program from this machine (-c) and runs it on the computer",
+        ))
     } else {
         Inner::Line(words.to_vec())
     };
