@@ -1868,6 +1868,16 @@ const DATABASE_CLIENTS: &[(&str, &str)] = &[
     ),
     ("psql -h db01 -f ./migrations/0042.sql", "checkpoint db01"),
     ("psql -h db01 -c '\\i ./x.sql'", "checkpoint db01"),
+    (
+        "psql -h db01 <<< \"select 'drop table x' \\gexec\"",
+        "checkpoint db01",
+    ),
+    (
+        "mysql -h db01 -e 'select 1; \\! ssh web01 reboot'",
+        "checkpoint db01,web01",
+    ),
+    ("mysql -e 'system ssh web01 reboot'", "checkpoint web01"),
+    ("sqlcmd -S db01 -Q ':!! select'", "checkpoint db01"),
     ("psql -h db01", "checkpoint db01"),
     ("cat x.sql | psql -h db01", "checkpoint db01"),
     (

@@ -124,6 +124,20 @@ pub(super) fn database(
         &[]
     };
     let parsed = words(program, args, kind == "redis-cli", attached_only);
+    // mysql's `\!` and `system` run a command on this machine, whatever server it talks to.
+    if kind == "mysql" {
+        for text in parsed.values(&["-e", "--execute"]) {
+            for statement in split_statements(text.value.as_deref().unwrap_or_default(), false) {
+                let lower = statement.to_ascii_lowercase();
+                if let Some(command) = statement
+                    .strip_prefix("\\!")
+                    .or_else(|| lower.starts_with("system ").then(|| &statement[7..]))
+                {
+                    text_in(ctx, command.trim(), Dialect::Posix)?;
+                }
+            }
+        }
+    }
     // psql's `\!` runs a command on this machine, whatever server it talks to.
     if kind == "psql" {
         for text in parsed.values(&["-c", "--command"]) {
@@ -513,6 +527,16 @@ fn statements_read(program: &Program, kind: &str, text: &str) -> Result<(), Stri
             .filter(|r| !r.ends_with('('))
             .collect();
         let javascript = kind == "mongosh";
+        // A client's own commands (`\gexec` at a line's end, mysql's `\!`, sqlcmd's `:!!`)
+        // run beside the SQL.
+        if !javascript
+            && (!statement.starts_with(char::is_alphabetic) || unquoted_backslash(&statement))
+        {
+            return Err(format!(
+                "`{}` holds a command of the client, which is not read here",
+                clip(&statement)
+            ));
+        }
         if !javascript && !keywords.iter().any(|k| k.eq_ignore_ascii_case(&first)) {
             return Err(format!(
                 "sends `{}`, which can change the server",
@@ -622,6 +646,20 @@ fn function_reads(program: &Program, call: &str) -> bool {
             .iter()
             .filter_map(|r| r.strip_suffix('('))
             .any(|f| glob_match(&f.to_ascii_lowercase(), &name))
+}
+
+/// Whether a statement holds a backslash outside quotes.
+fn unquoted_backslash(statement: &str) -> bool {
+    let mut quote: Option<char> = None;
+    for c in statement.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if matches!(c, '\'' | '"' | '`') => quote = Some(c),
+            None if c == '\\' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether a JavaScript statement assigns (`=`, `+=`, but not `==`, `!=`, `<=`, `>=` or an
