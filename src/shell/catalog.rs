@@ -59,6 +59,14 @@ pub(crate) enum Grammar {
     /// One action on hosts named by options, operands or the environment (`salt`, `docker
     /// -H`, `systemctl -H`, `shutdown /m`, `sc \\host`, `curl URL`): see `shell::fleet`.
     Fleet,
+    /// The cloud CLIs where they reach into a VM (`gcloud compute ssh --command`, `az vm
+    /// run-command invoke`, `aws ssm send-command`), the `fleet` grammar for the rest of
+    /// `az` and `aws`: see `shell::cloud`.
+    Cloud,
+    /// Database and cache clients (`mysql -h`, `psql -h`, `redis-cli -h`, …): the server's
+    /// host, and the statement judged by the `read_only` words and functions; see
+    /// `shell::database`.
+    Database,
     /// File commands that write where a path says (`robocopy`, `Copy-Item`, `Remove-Item`):
     /// a written UNC path `\\host\share` changes that host; see `shell::fleet`.
     UncWrite,
@@ -106,6 +114,13 @@ pub(crate) struct Program {
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
     pub(crate) remote_command: Option<Dialect>,
+    /// Actions after which the operands are a command run on the hosts, judged as a remote
+    /// command (`cmd.run`, `command run`, `exec *`, `--`; fleet grammar): see `exec_words`
+    /// in `shell::fleet`.
+    pub(crate) exec: Vec<String>,
+    /// The keyword arguments (`cwd` for `cwd=/srv`) an exec action takes after its command
+    /// without changing what runs (fleet grammar); any other argument is not read.
+    pub(crate) exec_kwargs: Vec<String>,
     /// The file (or `builtin:` name) the entry came from.
     pub(crate) origin: String,
 }
@@ -453,6 +468,10 @@ struct RawProgram {
     #[serde(default)]
     ask_actions: Vec<String>,
     remote_command: Option<Dialect>,
+    #[serde(default)]
+    exec: Vec<String>,
+    #[serde(default)]
+    exec_kwargs: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -1030,11 +1049,15 @@ fn check_program(
             );
         }
     }
-    let fleet = matches!(raw.grammar, Grammar::Fleet | Grammar::UncWrite);
+    let fleet = matches!(
+        raw.grammar,
+        Grammar::Fleet | Grammar::UncWrite | Grammar::Cloud
+    );
     let lists_allowed = fleet
         || matches!(
             raw.grammar,
-            Grammar::Ansible
+            Grammar::Database
+                | Grammar::Ansible
                 | Grammar::AnsiblePlaybook
                 | Grammar::Smbclient
                 | Grammar::Govc
@@ -1046,13 +1069,16 @@ fn check_program(
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano, database and fleet grammars",
             at()
         );
     }
     check_fleet_keys(&raw, fleet, &at)?;
-    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
-        bail!("{}: mutating is only read for the govc grammar", at());
+    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc | Grammar::Cloud) {
+        bail!(
+            "{}: mutating is only read for the govc and cloud grammars",
+            at()
+        );
     }
     // In the fleet grammar `""` in read_only stands for "no action at all".
     for item in raw
@@ -1077,10 +1103,14 @@ fn check_program(
             at()
         );
     }
-    if !host_list && !fleet && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
+    let database = raw.grammar == Grammar::Database;
+    if !host_list
+        && !fleet
+        && !database
+        && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
     {
         bail!(
-            "{}: host_options and other_host_options are only read for the host-list and fleet grammars",
+            "{}: host_options and other_host_options are only read for the host-list, fleet and database grammars",
             at()
         );
     }
@@ -1110,6 +1140,8 @@ fn check_program(
         scope: raw.scope,
         ask_actions: raw.ask_actions,
         remote_command: raw.remote_command,
+        exec: raw.exec,
+        exec_kwargs: raw.exec_kwargs,
         origin: origin.to_owned(),
     })
 }
@@ -1158,15 +1190,17 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
     if !fleet
         && (raw.host_operand.is_some()
             || !raw.host_env.is_empty()
-            || !raw.mutating_options.is_empty()
+            || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
             || raw.without_host.is_some()
             || raw.windows_flags
             || !raw.scope.is_empty()
             || !raw.ask_actions.is_empty()
-            || raw.remote_command.is_some())
+            || raw.remote_command.is_some()
+            || !raw.exec.is_empty()
+            || !raw.exec_kwargs.is_empty())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar",
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, remote_command, exec and exec_kwargs are only read for the fleet grammar",
             at()
         );
     }
@@ -1252,7 +1286,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

@@ -4,8 +4,9 @@
 //! at run time, a script read from standard input that is not seen, or any command not listed
 //! makes it mutating: a wrong "read-only" fails open, a wrong "mutating" costs a checkpoint.
 
-use super::catalog::{RemoteRule, ShellCatalog};
+use super::catalog::{Grammar, RemoteRule, ShellCatalog};
 use super::dialect::Dialect;
+use super::runners;
 use super::types::{Arg, Class, Cmd, Stdin};
 use super::walk::Walk;
 use super::wrappers::{Next, unwrap};
@@ -103,6 +104,8 @@ fn check(
     if let Some(file) = &cmd.writes {
         return Err(format!("writes to {file} on the host"));
     }
+    // `LESSOPEN='|reboot %s' less f`, and `PAGER=x` alone (the variable may be exported).
+    code_variable(&cmd.assignments)?;
     let Some(first) = cmd.words.first() else {
         return Ok(());
     };
@@ -127,7 +130,14 @@ fn check(
         Next::Nothing => {
             return Err(format!("runs `{base}`, which is not on the read-only list"));
         }
-        Next::Argv(words) => return check_inner(ctx, cmd, words, stdin, readers),
+        Next::Argv(words) => {
+            // `env PAGER=x git log`, `sudo LD_PRELOAD=x.so cat f`: the wrapper's own words set
+            // the environment of what it runs.
+            let own = &cmd.words[1..cmd.words.len().saturating_sub(words.len())];
+            let set: Vec<String> = own.iter().map(|w| w.text().to_owned()).collect();
+            code_variable(&set)?;
+            return check_inner(ctx, cmd, words, stdin, readers);
+        }
         Next::Commands(commands) => {
             for words in commands {
                 check_inner(ctx, cmd, words, stdin, readers)?;
@@ -143,6 +153,16 @@ fn check(
             return Ok(());
         }
     }
+    // `psql -c 'select 1'`, `redis-cli INFO`: a database client's statement is judged.
+    if let Some(program) = ctx
+        .catalog
+        .program(base)
+        .filter(|p| p.grammar == Grammar::Database)
+    {
+        super::programs::reads_remotely(program, cmd, stdin)?;
+        note(readers, base);
+        return Ok(());
+    }
     let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
     if ctx.catalog.remote_read_only(base) {
         note(readers, base);
@@ -155,6 +175,22 @@ fn check(
             Ok(())
         }
         None => Err(format!("runs `{base}`, which is not on the read-only list")),
+    }
+}
+
+/// Refuses assignments (`NAME=value`) of a variable that makes the command run a program or
+/// load code: a read-only program run with `LESSOPEN`, `PAGER` or `LD_PRELOAD` set runs what
+/// they name.
+fn code_variable(assignments: &[String]) -> Result<(), String> {
+    match assignments
+        .iter()
+        .filter_map(|a| a.split_once('=').map(|(name, _)| name))
+        .find(|name| runners::runs_code(name))
+    {
+        Some(name) => Err(format!(
+            "sets `{name}`, which can make it run a program or load code"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -503,6 +539,32 @@ fn inner_blocks(raw: &str) -> Vec<String> {
         at = end + 1;
     }
     blocks
+}
+
+/// Classifies a cmd.exe remote command (winrs, psexec) by the `[windows]` list: `a & b`,
+/// `a && b` and `a || b` run one after the other, and `cmd /c TEXT` runs TEXT.
+pub(crate) fn classify_cmd(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
+    let trimmed = text.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    if let Some(rest) = ["cmd /c ", "cmd.exe /c ", "cmd /k ", "cmd.exe /k "]
+        .iter()
+        .find_map(|p| lower.starts_with(p).then(|| trimmed[p.len()..].trim()))
+    {
+        let inner = rest
+            .strip_prefix('"')
+            .and_then(|r| r.strip_suffix('"'))
+            .unwrap_or(rest);
+        if ctx.walk.enter().is_err() {
+            return (
+                Class::Mutating,
+                String::from("nests too deeply to be judged"),
+            );
+        }
+        let judged = classify_cmd(ctx, inner);
+        ctx.walk.leave();
+        return judged;
+    }
+    classify_windows(ctx, &trimmed.replace("||", ";").replace('&', ";"))
 }
 
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.

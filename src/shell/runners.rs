@@ -69,6 +69,36 @@ pub(crate) fn reads_variable(name: &str) -> bool {
         || name.starts_with("BASH_FUNC_")
 }
 
+/// Variables that make a program or the shell run code, or load it, beyond those
+/// [`code_of`] reads: the library path, the prompts `set -x` and an interactive shell show,
+/// the shell options an environment turns on, and the pager settings that take commands.
+const OTHER_CODE_VARIABLES: &[&str] = &[
+    "LD_LIBRARY_PATH",
+    "PS0",
+    "PS1",
+    "PS2",
+    "PS4",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LESS",
+    "LESSEDIT",
+    "LESSKEYIN",
+    "SYSTEMD_PAGER",
+    "SYSTEMD_PAGERSECURE",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "KUBECONFIG",
+];
+
+/// Whether setting `name` can make the command it is set for run a program or load code
+/// (`LESSOPEN='|reboot %s' less f`, `LD_PRELOAD=x.so cat f`, `PS4='$(reboot)'`): a command
+/// judged read-only by its name no longer is when its environment sets one.
+pub(crate) fn runs_code(name: &str) -> bool {
+    reads_variable(name) || OTHER_CODE_VARIABLES.contains(&name) || name.starts_with("GIT_CONFIG_")
+}
+
 /// Whether [`code_of`] reads the code in `base`'s arguments.
 pub(crate) fn reads_arguments(base: &str) -> bool {
     matches!(

@@ -1,8 +1,9 @@
 //! Ansible: `ansible` (a host pattern, a module and its arguments) and `ansible-playbook` (its
 //! `--limit`), with the extra vars that can move the connection or run code.
 
-use super::{Ctx, finding, host_of, unknown_finding};
+use super::{Ctx, exec, finding, host_of, text_in, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::dialect::Dialect;
 use crate::shell::remote;
 use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown, clip};
 use crate::targets;
@@ -203,6 +204,40 @@ fn ansible_targets(pattern: &Arg, inventory: Option<&Arg>) -> Result<Vec<Target>
         .collect())
 }
 
+/// The command of a command, shell or raw module's free-form arguments, less the
+/// parameters the module takes there that change nothing (`chdir=`, `creates=`,
+/// `removes=`); `executable=` (the shell that runs it), `stdin=` and `argv=` change what
+/// runs, and are not read.
+fn free_form(module: &str, text: &str) -> Result<String, String> {
+    if module == "raw" {
+        return Ok(text.to_owned());
+    }
+    let key = |piece: &str| piece.split_once('=').map(|(k, _)| k.to_owned());
+    let mut kept: Vec<&str> = Vec::new();
+    let mut dropped = false;
+    for piece in text.split(' ') {
+        match key(piece).as_deref() {
+            Some("executable" | "stdin" | "argv" | "cmd") => {
+                return Err(format!("`{piece}` changes what the module runs"));
+            }
+            Some(
+                "chdir"
+                | "creates"
+                | "removes"
+                | "strip_empty_ends"
+                | "stdin_add_newline"
+                | "expand_argument_vars",
+            ) if !piece.contains(['\'', '"', '`', '$', ';', '|', '&']) => dropped = true,
+            _ => kept.push(piece),
+        }
+    }
+    Ok(if dropped {
+        kept.join(" ")
+    } else {
+        text.to_owned()
+    })
+}
+
 fn module_matches(list: &Program, module: &str) -> bool {
     let short = module.rsplit('.').next().unwrap_or(module);
     list.is_read_only(module) || list.is_read_only(short)
@@ -245,9 +280,23 @@ pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
             let short = m.rsplit('.').next().unwrap_or(m);
             match (short, module_args) {
                 ("command" | "shell" | "raw", Some(a)) => match &a.value {
+                    // `-a 'ssh db01 reboot'`: the hosts only relay; db01 is judged.
+                    Some(text) if exec::relays(ctx, text) => {
+                        text_in(ctx, text, Dialect::Posix)?;
+                        (
+                            Class::ReadOnly,
+                            String::from("relays to another machine through ssh"),
+                            Some(text.clone()),
+                        )
+                    }
                     Some(text) => {
-                        let (class, why) =
-                            remote::classify(&mut ctx.judge(), text, &Stdin::Inherited);
+                        let (class, why) = match free_form(short, text) {
+                            Ok(command) => {
+                                exec::follow_ssh(ctx, &command);
+                                remote::classify(&mut ctx.judge(), &command, &Stdin::Inherited)
+                            }
+                            Err(why) => (Class::Mutating, why),
+                        };
                         (class, format!("module {m}: {why}"), Some(text.clone()))
                     }
                     None => (

@@ -6,10 +6,11 @@
 //! only show the configuration or read logs decide nothing; Kamal's `exec` has its command
 //! judged as a remote command.
 
-use super::{Ctx, finding, fixed, judge_words, unknown_finding};
+use super::exec::{self, Shell};
+use super::{Ctx, finding, fixed, unknown_finding};
 use crate::shell::catalog::Program;
-use crate::shell::dialect::Dialect;
-use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
+use crate::shell::wrappers::join;
 
 /// Kamal's options that take a value (given `--x=v` or `--x v`).
 const KAMAL_VALUES: &[&str] = &[
@@ -81,12 +82,7 @@ impl<'a> Line<'a> {
     }
 }
 
-pub(super) fn kamal(
-    ctx: &mut Ctx<'_>,
-    program: &Program,
-    args: &[Arg],
-    cmd: &Cmd,
-) -> Result<(), Unknown> {
+pub(super) fn kamal(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let line = Line::read(args, |o| KAMAL_VALUES.contains(&o));
     let words: Vec<&str> = line.operands.iter().map(|a| a.text()).collect();
     let action = match words.as_slice() {
@@ -109,7 +105,12 @@ pub(super) fn kamal(
             .map(|a| (*a).clone())
             .collect();
         let interactive = line.has(&["-i", "--interactive"]);
-        let (class, _) = judge_words(ctx, &inner, cmd, Dialect::Posix);
+        let class = match join(&inner).value {
+            Some(text) if !inner.is_empty() => {
+                exec::judge(ctx, Shell::Sh, &text, &Stdin::default()).0
+            }
+            _ => Class::Mutating,
+        };
         if class == Class::ReadOnly && !interactive {
             ctx.findings.push(finding(
                 program,

@@ -22,7 +22,8 @@
     reason = "a grammar reads best top to bottom, one case after another"
 )]
 
-use super::{Ctx, finding, judge_words, unknown_finding, unread_program};
+use super::exec::{self, Exec, Inner, Shell};
+use super::{Ctx, finding, unknown_finding, unread_program};
 use crate::shell::catalog::Program;
 use crate::shell::net;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
@@ -199,22 +200,23 @@ pub(super) fn fleet(
         ));
         return Ok(());
     }
-    let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
-    let mut class = class_of(program, &flags, &words, action);
-    let mut remote_text = None;
-    if let Some(dialect) = program.remote_command {
-        let words: Vec<Arg> = operands
-            .iter()
-            .enumerate()
-            .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
-            .map(|(_, a)| (*a).clone())
-            .collect();
-        let (judged, why) = judge_words(ctx, &words, cmd, dialect);
-        class = judged;
-        remote_text = Some(why);
+    let rest: Vec<&Arg> = operands
+        .iter()
+        .enumerate()
+        .filter(|(k, a)| *k >= action_at && !hosts.iter().any(|h| std::ptr::eq(*h, **a)))
+        .map(|(_, a)| *a)
+        .skip(usize::from(!program.scope.is_empty()))
+        .collect();
+    if let Some(mut inner) = exec_command(program, args, &rest, &flags) {
+        // `pyinfra … exec --shell-executable /tmp/x -- uptime`: what runs it changes.
+        if let Some(option) = flags.iter().find(|f| program.mutating_options.contains(f)) {
+            inner = Inner::Unread(format!("`{option}` changes what runs the command"));
+        }
+        return exec_on_hosts(ctx, program, &hosts, elsewhere, inner, cmd);
     }
+    let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
+    let class = class_of(program, &flags, &words, action);
     let why = match (class, action) {
-        _ if remote_text.is_some() => remote_text.unwrap_or_default(),
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
         (Class::ReadOnly, None) => String::from("only reads"),
         (Class::Mutating, Some(action)) => {
@@ -274,6 +276,207 @@ pub(super) fn fleet(
     }
     ctx.findings.push(finding(program, targets, class, why));
     Ok(())
+}
+
+/// The command a call runs on its hosts, when it runs one: the operands after the host for
+/// a program whose `remote_command` names no `exec` action (`rexec web01 uptime`), or those
+/// after an `exec` action (see [`exec_words`]). `rest` are the operands from the action on.
+fn exec_command(program: &Program, args: &[Arg], rest: &[&Arg], flags: &[String]) -> Option<Inner> {
+    if program.exec.is_empty() {
+        program.remote_command?;
+        return Some(if rest.is_empty() {
+            Inner::Unread(String::from("opens a shell on the host"))
+        } else {
+            Inner::Line(rest.iter().map(|a| (*a).clone()).collect())
+        });
+    }
+    program
+        .exec
+        .iter()
+        .find_map(|entry| exec_words(program, entry, args, rest, flags))
+}
+
+/// The command one `exec` entry finds: `"--"`, the words after a literal `--` when no action
+/// comes before it (`fab -H web01 -- uname -a`; a task there runs the fabfile); `"-r"`, a
+/// flag that makes the operands the command (`salt-ssh web01 -r 'df -h'`); `"cmd.run"`,
+/// `"command run"`, the operands after those words (with `exec_kwargs`, the first of them,
+/// and the others `key=value` arguments of the listed keys: `salt web01 cmd.run 'ls'
+/// cwd=/srv`); `"exec *"`, the program's words after the action and the operand each `*`
+/// stands for (`docker exec app ls -l`: an argv, its options its own).
+fn exec_words(
+    program: &Program,
+    entry: &str,
+    args: &[Arg],
+    rest: &[&Arg],
+    flags: &[String],
+) -> Option<Inner> {
+    if entry == "--" {
+        let at = args.iter().position(|a| a.text() == "--")?;
+        let before = rest
+            .iter()
+            .any(|r| args[..at].iter().any(|a| std::ptr::eq(a, *r)));
+        return (!before).then(|| command_of(&args[at + 1..], "names no command"));
+    }
+    if entry.starts_with('-') {
+        return flags.iter().any(|f| f == entry).then(|| {
+            command_of(
+                &rest.iter().map(|a| (*a).clone()).collect::<Vec<_>>(),
+                "names no command",
+            )
+        });
+    }
+    let pattern: Vec<&str> = entry.split_whitespace().collect();
+    let literal = pattern.iter().take_while(|p| **p != "*").count();
+    if rest.len() < literal
+        || !pattern[..literal]
+            .iter()
+            .zip(rest)
+            .all(|(p, a)| a.value.as_deref() == Some(*p))
+    {
+        return None;
+    }
+    if literal == pattern.len() {
+        let words: Vec<Arg> = rest[literal..].iter().map(|a| (*a).clone()).collect();
+        return Some(with_kwargs(program, entry, &words));
+    }
+    // The argv after the action: options (the environment they set kept), each `*` operand,
+    // options again, an optional `--`, then the command.
+    let action = rest[literal - 1];
+    let mut i = args.iter().position(|a| std::ptr::eq(a, action))? + 1;
+    let mut skipped = literal;
+    let mut env: Vec<Arg> = Vec::new();
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if text == "--" {
+            break;
+        }
+        if text.starts_with('-') && text.len() > 1 {
+            let (key, attached) = split_option(text);
+            let value = match attached {
+                Some(v) => Some(Arg {
+                    raw: v.to_owned(),
+                    value: arg.value.as_ref().map(|_| v.to_owned()),
+                }),
+                None if program.takes_value(key) => {
+                    i += 1;
+                    args.get(i - 1).cloned()
+                }
+                None => None,
+            };
+            match key {
+                "-e" | "--env" => env.extend(value),
+                "--env-file" => {
+                    return Some(Inner::Unread(String::from(
+                        "sets the command's environment from a file, which is not read",
+                    )));
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if skipped < pattern.len() {
+            skipped += 1;
+            continue;
+        }
+        i -= 1;
+        break;
+    }
+    let words = args.get(i..).unwrap_or_default();
+    Some(if words.is_empty() {
+        Inner::Unread(String::from("names no command"))
+    } else {
+        Inner::Text(exec::argv_line(&env, words))
+    })
+}
+
+/// The words as the command line they are, or what runs unseen when there are none.
+fn command_of(words: &[Arg], none: &str) -> Inner {
+    if words.is_empty() {
+        Inner::Unread(none.to_owned())
+    } else {
+        Inner::Line(words.to_vec())
+    }
+}
+
+/// The command after an action that takes it as one word and keyword arguments (salt's
+/// `cmd.run CMD [cwd=…]`): any other argument (`env=`, `shell=`, `stdin=`, `template=`) can
+/// change what runs, and is not read. Without `exec_kwargs`, all the words.
+fn with_kwargs(program: &Program, entry: &str, words: &[Arg]) -> Inner {
+    if program.exec_kwargs.is_empty() {
+        return command_of(words, "names no command");
+    }
+    let Some((first, others)) = words.split_first() else {
+        return Inner::Unread(String::from("names no command"));
+    };
+    let unread = others.iter().find(|w| {
+        !w.value
+            .as_deref()
+            .and_then(|v| v.split_once('='))
+            .is_some_and(|(k, _)| program.exec_kwargs.iter().any(|e| e == k))
+    });
+    match unread {
+        Some(word) => Inner::Unread(format!(
+            "passes `{}` to `{entry}`, which can change what runs",
+            word.raw
+        )),
+        None => Inner::Line(vec![first.clone()]),
+    }
+}
+
+/// A command run on the hosts a fleet call names: judged as a remote command. No host named
+/// runs it on this machine, unless the hosts come from somewhere not written (`qm`'s ids,
+/// a fabfile): then a change asks.
+fn exec_on_hosts(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    hosts: &[&Arg],
+    elsewhere: Option<String>,
+    inner: Inner,
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let mut targets: Result<Vec<Target>, String> = match elsewhere {
+        Some(reason) => Err(reason),
+        None => Ok(Vec::new()),
+    };
+    for host in hosts {
+        match (host_names(host), &mut targets) {
+            (Ok(names), Ok(targets)) => {
+                for name in names {
+                    let target = Target {
+                        name,
+                        kind: TargetKind::Host,
+                    };
+                    if !targets.contains(&target) {
+                        targets.push(target);
+                    }
+                }
+            }
+            (Err(why), Ok(_)) => targets = Err(why),
+            (_, Err(_)) => {}
+        }
+    }
+    if targets.as_ref().is_ok_and(Vec::is_empty) {
+        if !program.without_host_asks {
+            // On this machine: `docker exec app ssh web01 reboot` still runs what it names.
+            let name = cmd.words.first().map_or("", Arg::text).to_owned();
+            return unread_program(ctx, &name, cmd);
+        }
+        targets = Err(format!(
+            "`{}` acts on hosts that are not written in the command",
+            program.names[0]
+        ));
+    }
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets,
+            inner,
+            shell: program.remote_command.map_or(Shell::Sh, Shell::from),
+            stdin: cmd.stdin.clone(),
+        },
+    )
 }
 
 /// `--host=h`, `/node:h`, `-ComputerName:h`: the option's name and its attached value.

@@ -1,10 +1,11 @@
 //! Hypervisor CLIs that name the VM itself: `govc` (`-vm`, `vm.*` subcommands) and `virsh` (a
 //! domain, or the hypervisor a `-c` connection names).
 
+use super::exec::{self, Exec, Inner, Shell};
 use super::{Ctx, finding, fixed, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::net;
-use crate::shell::types::{Arg, Class, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown};
 
 pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let Some(sub) = args.first() else {
@@ -13,6 +14,9 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
     let Some(subcommand) = fixed(ctx, program, sub, "the subcommand") else {
         return Ok(());
     };
+    if matches!(subcommand, "guest.run" | "guest.start") {
+        return govc_guest_run(ctx, program, subcommand, &args[1..]);
+    }
     let mut vm_flags: Vec<(String, Arg)> = Vec::new();
     let mut operands = Vec::new();
     let mut i = 1;
@@ -78,20 +82,119 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
     Ok(())
 }
 
+/// `govc guest.run -vm web01 [-l user:pass] [-e NAME=value] [-d input] PROGRAM ARGS…`: the
+/// program runs in the guest through its tools, with the arguments joined as a shell reads
+/// them. Flags end at the first word that is not one, as Go's flag package reads them.
+fn govc_guest_run(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    subcommand: &str,
+    args: &[Arg],
+) -> Result<(), Unknown> {
+    let mut vms: Vec<Arg> = Vec::new();
+    let mut env: Vec<Arg> = Vec::new();
+    let mut stdin = Stdin::Inherited;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        i += 1;
+        if text == "--" {
+            break;
+        }
+        if !text.starts_with('-') || text.len() < 2 {
+            i -= 1;
+            break;
+        }
+        let flag = text.trim_start_matches('-');
+        let (key, value) = match flag.split_once('=') {
+            Some((k, v)) => (
+                k,
+                Some(Arg {
+                    raw: v.to_owned(),
+                    value: arg.value.as_ref().map(|_| v.to_owned()),
+                }),
+            ),
+            None if program.takes_value(&format!("-{flag}")) => {
+                i += 1;
+                (flag, args.get(i - 1).cloned())
+            }
+            None => (flag, None),
+        };
+        match (key, value) {
+            ("vm", Some(v)) => vms.push(v),
+            ("e", Some(v)) => env.push(v),
+            ("d", Some(v)) => stdin = Stdin::Text(v),
+            _ => {}
+        }
+    }
+    let words = &args[i.min(args.len())..];
+    // `-e LD_PRELOAD=…` sets the program's environment: judged as an assignment before it.
+    let mut line: Vec<Arg> = env
+        .into_iter()
+        .map(|a| match &a.value {
+            Some(v) => match v.split_once('=') {
+                Some((name, value)) => Arg::literal(format!(
+                    "{name}={}",
+                    shlex::try_quote(value).map_or_else(|_| String::from("''"), Into::into)
+                )),
+                None => a,
+            },
+            None => a,
+        })
+        .collect();
+    line.extend(words.iter().cloned());
+    let inner = if words.is_empty() {
+        Inner::Unread(format!("govc {subcommand} names no program to run"))
+    } else {
+        Inner::Line(line)
+    };
+    let targets = if vms.is_empty() {
+        Err(format!("govc {subcommand} names no VM (-vm)"))
+    } else {
+        vms.iter()
+            .map(|vm| match vm.value.as_deref() {
+                Some(v) => Ok(v),
+                None => Err(format!(
+                    "the VM `{}` is only known when the command runs",
+                    vm.raw
+                )),
+            })
+            .collect::<Result<Vec<&str>, String>>()
+            .map(|names| names.into_iter().flat_map(vm_names).collect())
+    };
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets,
+            inner,
+            shell: Shell::Sh,
+            stdin,
+        },
+    )
+}
+
+/// The VMs one value names: `web01,web02`, and govc's inventory paths (`/dc/vm/folder/web01`
+/// names web01).
+fn vm_names(value: &str) -> Vec<Target> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|part| Target {
+            name: part.rsplit('/').next().unwrap_or(part).to_owned(),
+            kind: TargetKind::Vm,
+        })
+        .collect()
+}
+
 pub(super) fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
     let mut targets = Vec::new();
     for name in names {
         let Some(value) = fixed(ctx, program, name, "the VM") else {
             return;
         };
-        for part in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            // govc takes inventory paths: /dc/vm/folder/web01 names web01.
-            let vm = part.rsplit('/').next().unwrap_or(part);
-            targets.push(Target {
-                name: vm.to_owned(),
-                kind: TargetKind::Vm,
-            });
-        }
+        targets.extend(vm_names(value));
     }
     ctx.findings
         .push(finding(program, targets, Class::Mutating, why));
@@ -238,6 +341,9 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
             domain = Some(arg.clone());
         }
     }
+    if subcommand == "qemu-agent-command" {
+        return virsh_agent(ctx, program, rest);
+    }
     let why = format!("virsh {subcommand} changes the domain");
     match domain {
         Some(d) => vm_targets(ctx, program, &[d], why),
@@ -247,4 +353,127 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         )),
     }
     Ok(())
+}
+
+/// QEMU guest agent commands that only report on the guest.
+const AGENT_READ_ONLY: &[&str] = &[
+    "guest-info",
+    "guest-ping",
+    "guest-sync",
+    "guest-sync-delimited",
+    "guest-exec-status",
+    "guest-get-osinfo",
+    "guest-get-host-name",
+    "guest-get-time",
+    "guest-get-timezone",
+    "guest-get-users",
+    "guest-get-vcpus",
+    "guest-get-fsinfo",
+    "guest-get-disks",
+    "guest-get-memory-blocks",
+    "guest-get-memory-block-info",
+    "guest-get-devices",
+    "guest-get-cpustats",
+    "guest-get-diskstats",
+    "guest-get-load",
+    "guest-fsfreeze-status",
+    "guest-network-get-interfaces",
+    "guest-network-get-route",
+];
+
+/// `virsh qemu-agent-command DOMAIN '{"execute": …}'`: a command the guest agent runs. One
+/// that only reports decides nothing; `guest-exec` runs a program in the guest, judged as a
+/// remote command; anything else, or JSON not read, asks.
+fn virsh_agent(ctx: &mut Ctx<'_>, program: &Program, rest: &[Arg]) -> Result<(), Unknown> {
+    let mut operands = Vec::new();
+    let mut json = None;
+    let mut j = 0;
+    while let Some(arg) = rest.get(j) {
+        let text = arg.text();
+        j += 1;
+        if let Some(value) = text.strip_prefix("--cmd=") {
+            json = Some(Arg {
+                raw: value.to_owned(),
+                value: arg.value.as_ref().map(|_| value.to_owned()),
+            });
+        } else if matches!(text, "--cmd" | "--domain" | "--timeout") {
+            if text == "--cmd" {
+                json = rest.get(j).cloned();
+            }
+            j += 1;
+        } else if !text.starts_with("--") {
+            operands.push(arg.clone());
+        }
+    }
+    let has_domain = rest
+        .iter()
+        .any(|a| a.text() == "--domain" || a.text().starts_with("--domain="));
+    let json = json.or_else(|| operands.get(usize::from(!has_domain)).cloned());
+    let parsed: Option<serde_json::Value> = json
+        .as_ref()
+        .and_then(|j| j.value.as_deref())
+        .and_then(|text| serde_json::from_str(text).ok());
+    let execute = parsed
+        .as_ref()
+        .and_then(|v| v.get("execute"))
+        .and_then(serde_json::Value::as_str);
+    let inner = match execute {
+        Some(name) if AGENT_READ_ONLY.contains(&name) => {
+            ctx.findings.push(finding(
+                program,
+                Vec::new(),
+                Class::ReadOnly,
+                format!("the guest agent's `{name}` only reports"),
+            ));
+            return Ok(());
+        }
+        Some("guest-exec") => agent_exec(parsed.as_ref().and_then(|v| v.get("arguments"))),
+        Some(name) => Inner::Unread(format!("the guest agent's `{name}` can change the guest")),
+        None => Inner::Unread(String::from("the guest agent's command is not read here")),
+    };
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets: Err(String::from(
+                "what the guest agent does in the guest beyond a report is asked about",
+            )),
+            inner,
+            shell: Shell::Sh,
+            stdin: Stdin::Inherited,
+        },
+    )
+}
+
+/// The program a `guest-exec` runs: its `path` and `arg`, after the `env` it sets. Input data
+/// sent to it is not read.
+fn agent_exec(arguments: Option<&serde_json::Value>) -> Inner {
+    let strings = |key: &str| -> Option<Vec<String>> {
+        match arguments?.get(key) {
+            None => Some(Vec::new()),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect(),
+        }
+    };
+    let path = arguments
+        .and_then(|a| a.get("path"))
+        .and_then(serde_json::Value::as_str);
+    let unread = || Inner::Unread(String::from("the program guest-exec runs is not read here"));
+    if arguments.is_some_and(|a| a.get("input-data").is_some()) {
+        return Inner::Unread(String::from(
+            "guest-exec sends input to the program, which is not read here",
+        ));
+    }
+    let (Some(path), Some(args), Some(env)) = (path, strings("arg"), strings("env")) else {
+        return unread();
+    };
+    let words: Vec<Arg> = std::iter::once(path.to_owned())
+        .chain(args)
+        .map(Arg::literal)
+        .collect();
+    let env: Vec<Arg> = env.into_iter().map(Arg::literal).collect();
+    Inner::Text(exec::argv_line(&env, &words))
 }

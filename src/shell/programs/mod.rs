@@ -28,9 +28,12 @@ use super::{net, posix, remote, runners};
 use crate::inventory::Inventory;
 
 mod ansible;
+mod cloud;
 mod cmdlets;
 mod copy;
+mod database;
 mod deploy;
+mod exec;
 mod fleet;
 mod hypervisors;
 mod session;
@@ -40,6 +43,7 @@ mod vmrun;
 mod windows;
 mod xe;
 
+pub(crate) use self::database::reads_remotely;
 pub(crate) use self::ssh::proxy_end;
 use self::unread::{dynamic_program, protected_net, unread_program};
 
@@ -203,38 +207,16 @@ fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
 fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, String) {
     let remote = join(words);
     let (class, why) = match &remote.value {
-        Some(text) => remote::classify(&mut ctx.judge(), text, &cmd.stdin),
+        Some(text) => {
+            exec::follow_ssh(ctx, text);
+            remote::classify(&mut ctx.judge(), text, &cmd.stdin)
+        }
         None => (
             Class::Mutating,
             String::from("the remote command holds text expanded on this machine first"),
         ),
     };
     (remote.value.unwrap_or(remote.raw), class, why)
-}
-
-/// The class of a command run on a host, written as `words` (none: an interactive shell).
-pub(crate) fn judge_words(
-    ctx: &mut Ctx<'_>,
-    words: &[Arg],
-    cmd: &Cmd,
-    dialect: Dialect,
-) -> (Class, String) {
-    if words.is_empty() {
-        return (Class::Mutating, String::from("opens a shell on the host"));
-    }
-    match dialect {
-        Dialect::Posix => {
-            let (_, class, why) = judge_remote(ctx, words, cmd);
-            (class, why)
-        }
-        Dialect::PowerShell => match join(words).value {
-            Some(text) => remote::classify_windows(&mut ctx.judge(), &text),
-            None => (
-                Class::Mutating,
-                String::from("the remote command holds text expanded on this machine first"),
-            ),
-        },
-    }
 }
 
 /// Analyses one simple command of the agent's machine.
@@ -337,10 +319,12 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::Session => session::session(ctx, program, args),
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
+        Grammar::Cloud => cloud::cloud(ctx, program, args, cmd),
+        Grammar::Database => database::database(ctx, program, args, cmd),
         Grammar::UncWrite => fleet::unc_write(ctx, program, args, cmd),
-        Grammar::Vmrun => vmrun::vmrun(ctx, program, args, cmd),
+        Grammar::Vmrun => vmrun::vmrun(ctx, program, args),
         Grammar::Xe => xe::xe(ctx, program, args),
-        Grammar::Kamal => deploy::kamal(ctx, program, args, cmd),
+        Grammar::Kamal => deploy::kamal(ctx, program, args),
         Grammar::Capistrano => deploy::capistrano(ctx, program, args, cmd),
     }
 }

@@ -5,9 +5,9 @@
 use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
 use crate::shell::catalog::{Grammar, Program};
 use crate::shell::dialect::Dialect;
-use crate::shell::remote;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
 use crate::shell::wrappers::{join, lower_base};
+use crate::shell::{remote, runners};
 
 /// What ssh's options say about the connection and what runs on either side.
 #[derive(Default)]
@@ -21,6 +21,9 @@ pub(super) struct SshOptions {
     local_only: bool,
     subsystem: bool,
     local_texts: Vec<String>,
+    /// A variable that makes a program run code, set or sent for the remote command
+    /// (`-o SetEnv=PAGER=…`, `-o SendEnv=LESSOPEN`).
+    code_env: Option<String>,
 }
 
 /// Reads OpenSSH options from `args[i..]`; returns the index of the first operand.
@@ -140,6 +143,26 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
     }
 }
 
+/// Variables a `SendEnv` pattern may send that make the remote command run code: those a
+/// pattern such as `LESS*` or `*` would match.
+const CODE_VARIABLES_SENT: &[&str] = &[
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PAGER",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH_COMMAND",
+    "EDITOR",
+    "VISUAL",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "PS4",
+    "SHELLOPTS",
+];
+
 pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
         'F' => o.config = Some(value.to_owned()),
@@ -169,6 +192,22 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                     o.local_texts.push(val.to_owned());
                 }
                 "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
+                // `SetEnv NAME=value …`, `SendEnv NAME PATTERN*`.
+                "setenv" | "sendenv" => {
+                    let named = val.split_whitespace().find(|item| {
+                        let name = item.split_once('=').map_or(*item, |(n, _)| n);
+                        if name.contains(['*', '?']) {
+                            CODE_VARIABLES_SENT
+                                .iter()
+                                .any(|v| crate::glob::glob_match(name, v))
+                        } else {
+                            runners::runs_code(name)
+                        }
+                    });
+                    if let Some(name) = named {
+                        o.code_env.get_or_insert_with(|| name.to_owned());
+                    }
+                }
                 _ => {}
             }
         }
@@ -259,12 +298,12 @@ pub(super) fn ssh(
         let (class, why) = remote::classify(&mut ctx.judge(), text, &cmd.stdin);
         (Some(text.clone()), class, why)
     } else if o.no_command {
+        // `-N`: a port forward runs nothing on the host and reads nothing from it; what later
+        // goes through the forward is a command of its own.
         (
             None,
-            Class::Mutating,
-            String::from(
-                "forwards connections to the host, which other tools may use to change it",
-            ),
+            Class::ReadOnly,
+            String::from("runs no command on the host (-N): it only forwards ports"),
         )
     } else {
         match &cmd.stdin {
@@ -297,6 +336,15 @@ pub(super) fn ssh(
         (
             Class::Mutating,
             String::from("installs a public key on the host"),
+        )
+    } else if let Some(name) = o
+        .code_env
+        .as_ref()
+        .filter(|_| class == Class::ReadOnly && !o.no_command)
+    {
+        (
+            Class::Mutating,
+            format!("sets `{name}` for the remote command, which can make it run a program"),
         )
     } else {
         (class, why)

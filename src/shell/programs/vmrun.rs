@@ -3,10 +3,10 @@
 //! it, whichever the protected-VM net knows (`/vmfs/volumes/ds1/web01/web01.vmx` is web01).
 //! Commands that run a program in the guest have that program judged as a remote command.
 
-use super::{Ctx, finding, fixed, judge_words, unknown_finding};
+use super::exec::{self, Exec, Inner, Shell};
+use super::{Ctx, finding, fixed, unknown_finding};
 use crate::shell::catalog::Program;
-use crate::shell::dialect::Dialect;
-use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown};
 
 /// Commands that name no VM: they list what the host runs or knows.
 const HOST_COMMANDS: &[&str] = &["list", "listregisteredvm", "listhostnetworks"];
@@ -16,12 +16,7 @@ const HOST_COMMANDS: &[&str] = &["list", "listregisteredvm", "listhostnetworks"]
 const GUEST_RUNS: &[&str] = &["runprograminguest"];
 const GUEST_RUN_FLAGS: &[&str] = &["-nowait", "-activewindow", "-interactive"];
 
-pub(super) fn vmrun(
-    ctx: &mut Ctx<'_>,
-    program: &Program,
-    args: &[Arg],
-    cmd: &Cmd,
-) -> Result<(), Unknown> {
+pub(super) fn vmrun(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     while let Some(arg) = args.get(i).filter(|a| a.text().starts_with('-')) {
         i += if program.takes_value(arg.text()) {
@@ -50,27 +45,47 @@ pub(super) fn vmrun(
     let Some(path) = fixed(ctx, program, vmx, "the .vmx file") else {
         return Ok(());
     };
-    let vm = vm_of(path, ctx);
-    let (class, why) = if GUEST_RUNS.contains(&command.as_str()) {
+    let vm = Target {
+        name: vm_of(path, ctx),
+        kind: TargetKind::Vm,
+    };
+    if GUEST_RUNS.contains(&command.as_str()) {
         let rest = &args[i + 2..];
         let skip = rest
             .iter()
             .take_while(|a| GUEST_RUN_FLAGS.contains(&a.text().to_ascii_lowercase().as_str()))
             .count();
-        judge_words(ctx, &rest[skip..], cmd, Dialect::Posix)
-    } else if program.is_read_only(&command) {
-        (Class::ReadOnly, format!("vmrun {command} only reads"))
+        let inner = match &rest[skip..] {
+            [] => Inner::Unread(format!("vmrun {command} names no program")),
+            words => Inner::Line(words.to_vec()),
+        };
+        return exec::run(
+            ctx,
+            program,
+            Exec {
+                targets: Ok(vec![vm]),
+                inner,
+                shell: Shell::Sh,
+                stdin: Stdin::default(),
+            },
+        );
+    }
+    let finding = if program.is_read_only(&command) {
+        finding(
+            program,
+            Vec::new(),
+            Class::ReadOnly,
+            format!("vmrun {command} only reads"),
+        )
     } else {
-        (Class::Mutating, format!("vmrun {command} changes the VM"))
+        finding(
+            program,
+            vec![vm],
+            Class::Mutating,
+            format!("vmrun {command} changes the VM"),
+        )
     };
-    let targets = match class {
-        Class::ReadOnly => Vec::new(),
-        Class::Mutating => vec![Target {
-            name: vm,
-            kind: TargetKind::Vm,
-        }],
-    };
-    ctx.findings.push(finding(program, targets, class, why));
+    ctx.findings.push(finding);
     Ok(())
 }
 

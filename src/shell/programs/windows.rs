@@ -1,11 +1,10 @@
 //! Windows remoting: `winrs` (`-r:host`), `psexec` (`\\host`) and `smbclient` (a share and the
 //! commands run on it), each remote command judged against the Windows read-only list.
 
-use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
+use super::exec::{self, Exec, Inner, Shell};
+use super::{Ctx, finding, host_of, not_fixed};
 use crate::shell::catalog::{Grammar, Program};
-use crate::shell::remote;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
-use crate::shell::wrappers::join;
 
 pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
     let program = ctx
@@ -34,35 +33,34 @@ pub(super) fn winrs(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<(), Unknown> {
     let Some(host) = host else {
         return Ok(());
     };
-    let host = match host {
-        Ok(h) => host_of(
-            h.trim_start_matches("http://")
-                .trim_start_matches("https://"),
-        ),
-        Err(raw) => {
-            ctx.findings.push(not_fixed(&program, "the host in", &raw));
-            return Ok(());
-        }
-    };
-    let remote = join(&args[i.min(args.len())..]);
-    let (class, why) = if remote.raw.is_empty() {
-        (Class::Mutating, String::from("opens a remote shell"))
-    } else {
-        // cmd.exe runs `a & b` and `a && b` one after the other.
-        remote::classify_windows(&mut ctx.judge(), &remote.text().replace('&', ";"))
-    };
-    let mut f = finding(
-        &program,
-        vec![Target {
-            name: host,
+    let targets = match host {
+        Ok(h) => Ok(vec![Target {
+            name: host_of(
+                h.trim_start_matches("http://")
+                    .trim_start_matches("https://"),
+            ),
             kind: TargetKind::Host,
-        }],
-        class,
-        why,
-    );
-    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
-    ctx.findings.push(f);
-    Ok(())
+        }]),
+        Err(raw) => Err(format!(
+            "the host in `{raw}` is only known when the command runs"
+        )),
+    };
+    let words = &args[i.min(args.len())..];
+    let inner = if words.is_empty() {
+        Inner::Unread(String::from("opens a remote shell"))
+    } else {
+        Inner::Line(words.to_vec())
+    };
+    exec::run(
+        ctx,
+        &program,
+        Exec {
+            targets,
+            inner,
+            shell: Shell::Cmd,
+            stdin: Stdin::Inherited,
+        },
+    )
 }
 
 fn fallback_program(name: &str, grammar: Grammar) -> Program {
@@ -83,6 +81,8 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         scope: Vec::new(),
         ask_actions: Vec::new(),
         remote_command: None,
+        exec: Vec::new(),
+        exec_kwargs: Vec::new(),
         origin: String::from("builtin"),
     }
 }
@@ -90,6 +90,7 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
 pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     let mut hosts: Option<Result<Vec<String>, String>> = None;
+    let mut copied = false;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
         // `\\host` as PowerShell or cmd pass it; `\host` once bash has unescaped it.
@@ -111,6 +112,8 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
             continue;
         }
         if text.starts_with('-') {
+            // `-c`: the program is copied from this machine and run, whatever its name.
+            copied |= text.eq_ignore_ascii_case("-c");
             i += if program.takes_value(&text.to_ascii_lowercase()) {
                 2
             } else {
@@ -120,37 +123,39 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
         }
         break;
     }
-    let hosts = match hosts {
+    let targets = match hosts {
         None => return Ok(()),
-        Some(Err(raw)) => {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("the computers in `{raw}` are only known when the command runs"),
-            ));
-            return Ok(());
-        }
-        Some(Ok(hosts)) => hosts,
+        Some(Err(raw)) => Err(format!(
+            "the computers in `{raw}` are only known when the command runs"
+        )),
+        Some(Ok(hosts)) => Ok(hosts
+            .into_iter()
+            .map(|name| Target {
+                name,
+                kind: TargetKind::Host,
+            })
+            .collect()),
     };
-    let remote = join(&args[i.min(args.len())..]);
-    let (class, why) = if remote.raw.is_empty() {
-        (
-            Class::Mutating,
-            String::from("runs a program on the computer"),
-        )
+    let words = &args[i.min(args.len())..];
+    let inner = if words.is_empty() {
+        Inner::Unread(String::from("runs a program on the computer"))
+    } else if copied {
+        Inner::Unread(String::from(
+            "copies a program from this machine (-c) and runs it on the computer",
+        ))
     } else {
-        remote::classify_windows(&mut ctx.judge(), remote.text())
+        Inner::Line(words.to_vec())
     };
-    let targets = hosts
-        .into_iter()
-        .map(|name| Target {
-            name,
-            kind: TargetKind::Host,
-        })
-        .collect();
-    let mut f = finding(program, targets, class, why);
-    f.remote = Some(remote.raw).filter(|r| !r.is_empty());
-    ctx.findings.push(f);
-    Ok(())
+    exec::run(
+        ctx,
+        program,
+        Exec {
+            targets,
+            inner,
+            shell: Shell::Cmd,
+            stdin: Stdin::Inherited,
+        },
+    )
 }
 
 pub(super) fn smbclient(
