@@ -1028,6 +1028,54 @@ fn without_expansions(text: &str) -> (String, Vec<usize>) {
 
 /// Checks one program; `entry` (where it is) is only put into words for an error: the hook
 /// loads the user shell catalogs on every command it judges, the built-in one on many.
+/// `read_only` and `mutating`: only for the grammars that read them, each entry a word
+/// (Kamal's a subcommand path, words one space apart).
+fn check_lists(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow::Result<()> {
+    let lists_allowed = fleet
+        || matches!(
+            raw.grammar,
+            Grammar::Database
+                | Grammar::Ansible
+                | Grammar::AnsiblePlaybook
+                | Grammar::Smbclient
+                | Grammar::Govc
+                | Grammar::Virsh
+                | Grammar::Vmrun
+                | Grammar::Xe
+                | Grammar::Kamal
+                | Grammar::Capistrano
+        );
+    if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
+        bail!(
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano, database and fleet grammars",
+            at()
+        );
+    }
+    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc | Grammar::Cloud) {
+        bail!(
+            "{}: mutating is only read for the govc and cloud grammars",
+            at()
+        );
+    }
+    // In the fleet grammar `""` in read_only stands for "no action at all".
+    for item in raw
+        .read_only
+        .iter()
+        .chain(&raw.mutating)
+        .filter(|item| !(fleet && item.is_empty()))
+    {
+        // Kamal's subcommands have subcommands of their own: `app logs`, one space apart.
+        if raw.grammar == Grammar::Kamal {
+            for word in item.split(' ') {
+                check_word(word, || format!("{}: read_only {item:?}", at()))?;
+            }
+        } else {
+            check_word(item, || format!("{}: read_only/mutating", at()))?;
+        }
+    }
+    Ok(())
+}
+
 fn check_program(
     raw: RawProgram,
     entry: &dyn Fn() -> String,
@@ -1053,49 +1101,8 @@ fn check_program(
         raw.grammar,
         Grammar::Fleet | Grammar::UncWrite | Grammar::Cloud
     );
-    let lists_allowed = fleet
-        || matches!(
-            raw.grammar,
-            Grammar::Database
-                | Grammar::Ansible
-                | Grammar::AnsiblePlaybook
-                | Grammar::Smbclient
-                | Grammar::Govc
-                | Grammar::Virsh
-                | Grammar::Vmrun
-                | Grammar::Xe
-                | Grammar::Kamal
-                | Grammar::Capistrano
-        );
-    if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
-        bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano, database and fleet grammars",
-            at()
-        );
-    }
+    check_lists(&raw, fleet, &at)?;
     check_fleet_keys(&raw, fleet, &at)?;
-    if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc | Grammar::Cloud) {
-        bail!(
-            "{}: mutating is only read for the govc and cloud grammars",
-            at()
-        );
-    }
-    // In the fleet grammar `""` in read_only stands for "no action at all".
-    for item in raw
-        .read_only
-        .iter()
-        .chain(&raw.mutating)
-        .filter(|item| !(fleet && item.is_empty()))
-    {
-        // Kamal's subcommands have subcommands of their own: `app logs`, one space apart.
-        if raw.grammar == Grammar::Kamal {
-            for word in item.split(' ') {
-                check_word(word, || format!("{}: read_only {item:?}", at()))?;
-            }
-        } else {
-            check_word(item, || format!("{}: read_only/mutating", at()))?;
-        }
-    }
     let host_list = matches!(raw.grammar, Grammar::HostList);
     if host_list && raw.host_options.is_empty() {
         bail!(
