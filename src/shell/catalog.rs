@@ -1064,8 +1064,9 @@ fn check_lists(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow
         .chain(&raw.mutating)
         .filter(|item| !(fleet && item.is_empty()))
     {
-        // Kamal's subcommands have subcommands of their own: `app logs`, one space apart.
-        if raw.grammar == Grammar::Kamal {
+        // Subcommands of subcommands (Kamal's `app logs`, bolt's `file download`), one space
+        // apart.
+        if raw.grammar == Grammar::Kamal || fleet {
             for word in item.split(' ') {
                 check_word(word, || format!("{}: read_only {item:?}", at()))?;
             }

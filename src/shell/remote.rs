@@ -163,7 +163,16 @@ fn check(
         note(readers, base);
         return Ok(());
     }
-    let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
+    let mut args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
+    // `docker compose logs` is Compose's own command line, as `docker-compose logs` is.
+    let compose;
+    let base = if matches!(base, "docker" | "podman") && args.first() == Some(&"compose") {
+        args.remove(0);
+        compose = String::from("docker-compose");
+        compose.as_str()
+    } else {
+        base
+    };
     if ctx.catalog.remote_read_only(base) {
         note(readers, base);
         return Ok(());

@@ -291,8 +291,12 @@ fn server(
                 .or_else(|| ctx.bound(var));
             hosts.extend(set.map(Arg::literal));
         }
-        if parsed.has(&["--defaults-file", "--defaults-extra-file", "--login-path"])
-            || cmd.assignments.iter().any(|a| a.starts_with("PGSERVICE="))
+        if parsed.has(&[
+            "--defaults-file",
+            "--defaults-extra-file",
+            "--defaults-group-suffix",
+            "--login-path",
+        ]) || cmd.assignments.iter().any(|a| a.starts_with("PGSERVICE="))
         {
             return Err(String::from(
                 "the server is named in a file or a service, which is not read here",

@@ -215,7 +215,7 @@ pub(super) fn fleet(
         return exec_on_hosts(ctx, program, &hosts, elsewhere, inner, cmd);
     }
     let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
-    let class = class_of(program, &flags, &words, action);
+    let class = class_of(program, &flags, &words, action, &both);
     let why = match (class, action) {
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
         (Class::ReadOnly, None) => String::from("only reads"),
@@ -494,7 +494,13 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
 
 /// The class of the call: a read-only flag reads; a mutating option or word (`wmic … call`)
 /// changes; otherwise the action decides.
-fn class_of(program: &Program, flags: &[String], words: &[String], action: Option<&str>) -> Class {
+fn class_of(
+    program: &Program,
+    flags: &[String],
+    words: &[String],
+    action: Option<&str>,
+    both: &str,
+) -> Class {
     let same = |a: &str, b: &str| {
         if program.windows_flags {
             a.eq_ignore_ascii_case(b)
@@ -518,9 +524,13 @@ fn class_of(program: &Program, flags: &[String], words: &[String], action: Optio
         return Class::Mutating;
     }
     let action = action.map(str::to_ascii_lowercase).unwrap_or_default();
+    let both = both.to_ascii_lowercase();
+    // An entry of two words (`file download`) is an action and its subcommand.
     let listed = |r: &String| {
         if r.is_empty() {
             action.is_empty()
+        } else if r.contains(' ') {
+            crate::glob::glob_match(&r.to_ascii_lowercase(), &both)
         } else {
             crate::glob::glob_match(&r.to_ascii_lowercase(), &action)
         }

@@ -349,3 +349,46 @@ fn bash_network_redirections_change_the_machine_they_send_to() {
         ("echo hi > /tmp/x", "none"),
     ]);
 }
+
+#[test]
+fn diagnostics_agents_run_on_a_machine_only_read() {
+    expect(&[
+        ("ssh web01 pm2 list", "none"),
+        ("ssh web01 pm2 logs api --lines 100 --nostream", "none"),
+        ("ssh web01 pm2 restart api", "checkpoint web01"),
+        ("ssh web02 'sudo nginx -t'", "none"),
+        ("ssh web01 'nginx -s reload'", "checkpoint web01"),
+        ("ssh web01 'apt list --upgradable 2>/dev/null'", "none"),
+        ("ssh web01 apt install -y nginx", "checkpoint web01"),
+        ("ssh web01 docker compose logs --tail 100", "none"),
+        (
+            "ssh web01 'docker compose -f /srv/app/compose.yaml ps'",
+            "none",
+        ),
+        ("ssh web01 docker compose up -d", "checkpoint web01"),
+        ("virsh domtime db01", "none"),
+        ("virsh domtime db01 --sync", "checkpoint db01"),
+        ("qm guest cmd 101 get-osinfo", "none"),
+        ("qm cloudinit update 101", "ask"),
+        ("pvesh get /nodes", "none"),
+        ("pvesh set cluster/options -console html5", "ask"),
+        (
+            "bolt file download /var/log/app.log ./logs --targets web01",
+            "none",
+        ),
+        ("bolt plan show", "none"),
+        (
+            "bolt apply manifests/site.pp --noop -t web01",
+            "checkpoint web01",
+        ),
+        (
+            "mysql --defaults-group-suffix=prod -e 'TRUNCATE app.audit'",
+            "ask",
+        ),
+        // git reads a remote repository; told to run a program there, it changes it.
+        ("git clone deploy@web01:/srv/git/app.git /tmp/app", "none"),
+        ("git fetch deploy@web01:/srv/git/app.git main", "none"),
+        ("git clone -u 'reboot' deploy@web01:/x", "ask"),
+        ("git push web01 main", "ask"),
+    ]);
+}

@@ -87,8 +87,10 @@ const SCRIPT_RUNNERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
 /// `npm run deploy:prod`): it reaches the machines its code names, which are not read here.
 fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
-    let operands: Vec<&str> = cmd.words[1..]
+    let operands: Vec<&str> = cmd
+        .words
         .iter()
+        .skip(1)
         .map(Arg::text)
         .filter(|w| !w.starts_with('-'))
         .collect();
@@ -175,17 +177,37 @@ pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), 
 }
 
 /// `git grep web01`, `git log --grep=db01`: git subcommands that only read the local
-/// repository, whose words are text to look for, not machines.
+/// repository, whose words are text to look for, not machines; and those that only read a
+/// remote one (`git clone deploy@web01:/srv/app.git`), unless told which program to run
+/// there (`--upload-pack`, `clone -u`).
 fn reads_the_repository(base: &str, cmd: &Cmd) -> bool {
     const READING: &[&str] = &[
-        "grep", "log", "show", "diff", "blame", "status", "shortlog", "ls-files", "describe",
+        "grep",
+        "log",
+        "show",
+        "diff",
+        "blame",
+        "status",
+        "shortlog",
+        "ls-files",
+        "describe",
+        "clone",
+        "fetch",
+        "ls-remote",
+        "pull",
     ];
-    base == "git"
-        && cmd.words[1..]
+    if base != "git" {
+        return false;
+    }
+    let words: Vec<&str> = cmd.words.iter().skip(1).map(Arg::text).collect();
+    let runs_remotely = words
+        .iter()
+        .any(|w| w.starts_with("--upload-pack") || w.starts_with("--exec") || *w == "-u");
+    !runs_remotely
+        && words
             .iter()
-            .map(Arg::text)
             .find(|w| !w.starts_with('-'))
-            .is_some_and(|sub| READING.contains(&sub))
+            .is_some_and(|sub| READING.contains(sub))
 }
 
 /// Programs that never run their arguments as a command, beyond the remote read-only list:
