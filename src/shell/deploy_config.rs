@@ -34,17 +34,29 @@ pub(crate) fn servers(path: &Path, roles: Option<&str>) -> Result<Vec<String>, S
     Ok(hosts)
 }
 
+/// The text of a regular file of at most [`MAX_BYTES`]: a FIFO would block the hook and a
+/// device never end, whatever size they report.
 fn read(path: &Path) -> Result<String, String> {
-    let too_big = std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_BYTES);
-    if too_big {
-        return Err(format!("{} is larger than 1 MiB", path.display()));
-    }
-    std::fs::read_to_string(path).map_err(|e| {
+    use std::io::Read as _;
+    let unread = |why: String| {
         format!(
-            "the deploy configuration {} could not be read ({e})",
+            "the deploy configuration {} could not be read ({why})",
             path.display()
         )
-    })
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| unread(e.to_string()))?;
+    if !metadata.is_file() {
+        return Err(unread(String::from("not a regular file")));
+    }
+    let file = std::fs::File::open(path).map_err(|e| unread(e.to_string()))?;
+    let mut text = String::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| unread(e.to_string()))?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(unread(String::from("larger than 1 MiB")));
+    }
+    Ok(text)
 }
 
 /// `config/deploy.staging.yml` → `config/deploy.yml`, the file a destination extends.
@@ -235,6 +247,13 @@ mod tests {
         );
         assert!(servers(&erb, None).is_err());
         assert!(servers(&dir.path().join("missing.yml"), None).is_err());
+        // A device or a FIFO is no configuration: refused before any read that could block.
+        assert!(servers(Path::new("/dev/zero"), None).is_err());
+        let fifo = dir.path().join("fifo.yml");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            assert!(servers(&fifo, None).is_err());
+        }
         let empty = write(dir.path(), "empty/deploy.yml", "service: app\n");
         assert!(servers(&empty, None).is_err());
     }

@@ -44,10 +44,16 @@ fn ansible_args(program: &Program, args: &[Arg]) -> AnsibleArgs {
             continue;
         }
         // `-lweb01`, `-mshell`: a short value option with its value attached.
-        if !text.starts_with("--") && text.len() > 2 && program.takes_value(&text[..2]) {
+        if !text.starts_with("--")
+            && text.len() > 2
+            && text.get(..2).is_some_and(|flag| program.takes_value(flag))
+        {
             let value = Arg {
                 raw: arg.raw.get(2..).unwrap_or_default().to_owned(),
-                value: arg.value.as_ref().map(|v| v[2..].to_owned()),
+                value: arg
+                    .value
+                    .as_ref()
+                    .map(|v| v.get(2..).unwrap_or_default().to_owned()),
             };
             parsed.values.push((text[..2].to_owned(), value));
             continue;

@@ -241,6 +241,8 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         }
         i += if program.takes_value(text) { 2 } else { 1 };
     }
+    // `virsh -c` with its value missing: no further word.
+    let i = i.min(args.len());
     // `virsh --version`, `virsh -h`: it prints and ends.
     let prints = args[..i]
         .iter()

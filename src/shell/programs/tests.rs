@@ -392,3 +392,23 @@ fn diagnostics_agents_run_on_a_machine_only_read() {
         ("git push web01 main", "ask"),
     ]);
 }
+
+/// Words cut short or holding characters of several bytes are read, never a panic.
+#[test]
+fn truncated_options_and_wide_characters_are_read_without_a_panic() {
+    for command in [
+        "virsh -c",
+        "virsh --connect",
+        "virsh -d",
+        "ansible -€",
+        "ansible-playbook -€ site.yml",
+        "ansible web01 -m€ shell",
+        "vmrun -T",
+        "xe -s",
+        "kamal --hosts",
+        "cap -z",
+    ] {
+        let _ = outcome(command, Dialect::Posix);
+    }
+    expect(&[("virsh -c", "ask"), ("ansible-playbook -€ site.yml", "ask")]);
+}
