@@ -98,6 +98,9 @@ pub(crate) struct Program {
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
     pub(crate) remote_command: Option<Dialect>,
+    /// PowerShell cmdlets (a `ps-*` grammar, or a Windows entry named `Verb-Noun`): their
+    /// parameters are bound as PowerShell binds them (see [`Program::names_option`]).
+    pub(crate) cmdlet: bool,
     /// The file (or `builtin:` name) the entry came from.
     pub(crate) origin: String,
 }
@@ -117,6 +120,40 @@ impl Program {
     pub(crate) fn is_mutating(&self, name: &str) -> bool {
         self.mutating.iter().any(|p| glob_match(p, name))
     }
+
+    /// Whether the option written `given` (before any value) is one of `options`: the same
+    /// word (without regard to case for a Windows entry), or for a cmdlet any option it
+    /// abbreviates. PowerShell binds a parameter by any prefix of its name and refuses an
+    /// ambiguous one before anything runs, so an abbreviation is taken for every option it
+    /// could stand for: the one naming the computer among them.
+    pub(crate) fn names_option(&self, options: &[String], given: &str) -> bool {
+        options.iter().any(|option| {
+            if self.cmdlet {
+                given.len() > 1
+                    && option
+                        .get(..given.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(given))
+            } else if self.windows_flags {
+                option.eq_ignore_ascii_case(given)
+            } else {
+                option == given
+            }
+        })
+    }
+}
+
+/// Whether a Windows entry's names make it a cmdlet's: one of them is `Verb-Noun`, letters
+/// on either side of one hyphen (`Invoke-CimMethod`, `Copy-Item`), as PowerShell names its
+/// commands.
+fn names_a_cmdlet(names: &[String]) -> bool {
+    names.iter().any(|name| {
+        name.split_once('-').is_some_and(|(verb, noun)| {
+            [verb, noun].iter().all(|part| {
+                part.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && part.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        })
+    })
 }
 
 /// A remote command that is read-only under conditions.
@@ -1026,7 +1063,13 @@ fn check_program(
             );
         }
     }
+    let cmdlet = matches!(
+        raw.grammar,
+        Grammar::PsRemoting | Grammar::PsComputer | Grammar::PsVm
+    ) || ((raw.windows_flags || raw.dialect == Some(Dialect::PowerShell))
+        && names_a_cmdlet(&raw.names));
     Ok(Program {
+        cmdlet,
         names: raw.names,
         grammar: raw.grammar,
         value_options: raw.value_options,

@@ -1284,3 +1284,5 @@ fn an_inline_inventory_host_with_a_port_is_the_host_a_pattern_names() {
         }
     }
 }
+
+mod powershell;

@@ -73,6 +73,36 @@ const COMMON_SWITCHES: &[&str] = &[
 /// Restart-Computer is not `-Force`): named exactly, they take the next word.
 const VALUE_PARAMETERS: &[&str] = &["For", "Delay", "Timeout", "Protocol", "Credential"];
 
+/// A parameter as written (`-Name`, `-Name:value`, `–Name` with an en dash): its name, with
+/// any backtick taken away (``-Comp`uterName``), and the value attached to it. A quoted word
+/// is an argument, never a parameter.
+fn parameter(arg: &Arg) -> Option<(String, Option<Arg>)> {
+    // PowerShell takes an en dash, an em dash or a horizontal bar for `-`.
+    let dashed = |text: &str| {
+        text.strip_prefix(['-', '\u{2013}', '\u{2014}', '\u{2015}'])
+            .filter(|rest| rest.starts_with(char::is_alphabetic))
+            .map(str::to_owned)
+    };
+    dashed(&arg.raw)?;
+    let written = dashed(arg.text()).or_else(|| dashed(&arg.raw))?;
+    let Some((name, value)) = written.split_once(':') else {
+        return Some((written, None));
+    };
+    let raw = arg.raw.split_once(':').map_or(value, |(_, r)| r);
+    let value = match &arg.value {
+        Some(_) => Some(value.to_owned()),
+        None if raw.starts_with('$') || raw.starts_with('(') => None,
+        None => Some(raw.trim_matches(['\'', '"']).to_owned()),
+    };
+    Some((
+        name.to_owned(),
+        Some(Arg {
+            raw: raw.to_owned(),
+            value,
+        }),
+    ))
+}
+
 fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut parsed = PsArgs {
         named: Vec::new(),
@@ -81,50 +111,36 @@ fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         i += 1;
-        // PowerShell takes an en dash, an em dash or a horizontal bar for `-`.
-        let normalised = arg
-            .raw
-            .strip_prefix(['\u{2013}', '\u{2014}', '\u{2015}'])
-            .map(|rest| format!("-{rest}"));
-        let raw = normalised.as_ref().unwrap_or(&arg.raw);
-        let is_param =
-            raw.starts_with('-') && raw[1..].chars().next().is_some_and(char::is_alphabetic);
-        if !is_param {
+        let Some((name, attached)) = parameter(arg) else {
             parsed.positional.push(arg.clone());
             continue;
-        }
-        let name = &raw[1..];
-        if let Some((name, value)) = name.split_once(':') {
-            parsed.named.push((
-                name.to_owned(),
-                Some(Arg {
-                    raw: value.to_owned(),
-                    value: if value.starts_with('$') || value.starts_with('(') {
-                        None
-                    } else {
-                        Some(value.trim_matches(['\'', '"']).to_owned())
-                    },
-                }),
-            ));
+        };
+        if attached.is_some() {
+            parsed.named.push((name, attached));
             continue;
         }
         let takes_a_value = VALUE_PARAMETERS
             .iter()
-            .any(|p| p.eq_ignore_ascii_case(name));
+            .any(|p| p.eq_ignore_ascii_case(&name));
         if !takes_a_value
             && switches
                 .iter()
                 .chain(COMMON_SWITCHES)
-                .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
+                .any(|s| ps_param(&name, s, &[]) && name.len() >= 2)
         {
-            parsed.named.push((name.to_owned(), None));
+            parsed.named.push((name, None));
             continue;
         }
-        let value = args.get(i).cloned();
+        // A parameter followed by another is a switch: PowerShell never binds a parameter
+        // name as a value.
+        let value = args
+            .get(i)
+            .filter(|next| parameter(next).is_none())
+            .cloned();
         if value.is_some() {
             i += 1;
         }
-        parsed.named.push((name.to_owned(), value));
+        parsed.named.push((name, value));
     }
     parsed
 }
@@ -137,11 +153,12 @@ impl PsArgs {
             .map(|(_, v)| v)
     }
 
-    /// Whether a switch is set: written alone or `:$true`. `-WhatIf:$false`, and a value
-    /// only known when the command runs, do not set it.
+    /// Whether a switch is set: written (or abbreviated) alone or `:$true`. `-WhatIf:$false`,
+    /// and a value only known when the command runs, do not set it.
     fn has(&self, full: &str) -> bool {
         self.named.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case(full)
+            ps_param(n, full, &[])
+                && n.len() >= 2
                 && v.as_ref()
                     .is_none_or(|v| v.raw.eq_ignore_ascii_case("$true"))
         })

@@ -48,36 +48,38 @@ pub(super) fn fleet(
         }
         let is_option = (text.starts_with('-') && text.len() > 1)
             || (text.starts_with('/') && text.len() > 1 && program.windows_flags);
-        if !is_option {
+        // A quoted word is a cmdlet's argument, never a parameter name.
+        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
             operands.push(arg);
             i += 1;
             continue;
         }
-        let (mut name, mut attached) = split_option(text);
-        let same = |a: &str, b: &str| {
-            if program.windows_flags {
-                a.eq_ignore_ascii_case(b)
-            } else {
-                a == b
-            }
-        };
+        let (mut name, mut attached) = split_option(text, program.cmdlet);
+        let posix = !program.windows_flags && !program.cmdlet;
         // `-Hweb01`: a short host option with its value attached.
         if attached.is_none()
-            && !program.windows_flags
+            && posix
             && !text.starts_with("--")
-            && let Some(short) = program.host_options.iter().find(|o| {
-                o.len() == 2 && text.len() > 2 && text.get(..2).is_some_and(|t| same(t, o))
-            })
+            && let Some(short) = program
+                .host_options
+                .iter()
+                .find(|o| o.len() == 2 && text.len() > 2 && text.get(..2) == Some(o.as_str()))
         {
             name = &text[..short.len()];
             attached = text.get(2..);
         }
-        flags.push(name.to_owned());
+        // `-WhatIf:$false` sets no switch.
+        match attached {
+            Some(value) if program.cmdlet && !value.eq_ignore_ascii_case("$true") => {
+                flags.push(text.to_owned());
+            }
+            _ => flags.push(name.to_owned()),
+        }
         // `-XDELETE`: a short option with its value attached is that option too.
-        if !program.windows_flags && !text.starts_with("--") && text.len() > 2 {
+        if posix && !text.starts_with("--") && text.len() > 2 {
             flags.extend(text.get(..2).map(str::to_owned));
         }
-        let takes = |list: &[String]| list.iter().any(|o| same(o, name));
+        let takes = |list: &[String]| program.names_option(list, name);
         let value = if attached.is_some() {
             attached.map(|v| Arg {
                 raw: v.to_owned(),
@@ -276,9 +278,10 @@ pub(super) fn fleet(
     Ok(())
 }
 
-/// `--host=h`, `/node:h`, `-ComputerName:h`: the option's name and its attached value.
-fn split_option(text: &str) -> (&str, Option<&str>) {
-    let at = if text.starts_with('/') {
+/// `--host=h`, `/node:h`, a cmdlet's `-ComputerName:h`: the option's name and its attached
+/// value.
+fn split_option(text: &str, cmdlet: bool) -> (&str, Option<&str>) {
+    let at = if text.starts_with('/') || cmdlet {
         text.find(':')
     } else {
         text.find('=')
@@ -292,25 +295,22 @@ fn split_option(text: &str) -> (&str, Option<&str>) {
 /// The class of the call: a read-only flag reads; a mutating option or word (`wmic … call`)
 /// changes; otherwise the action decides.
 fn class_of(program: &Program, flags: &[String], words: &[String], action: Option<&str>) -> Class {
-    let same = |a: &str, b: &str| {
-        if program.windows_flags {
-            a.eq_ignore_ascii_case(b)
-        } else {
-            a == b
-        }
-    };
-    let read_only_flag = program
+    let read_only_flags: Vec<String> = program
         .read_only
         .iter()
         .filter(|r| r.starts_with('-') || r.starts_with('/'))
-        .any(|r| flags.iter().any(|f| same(f, r)));
-    if read_only_flag {
+        .cloned()
+        .collect();
+    if flags
+        .iter()
+        .any(|f| program.names_option(&read_only_flags, f))
+    {
         return Class::ReadOnly;
     }
     if flags
         .iter()
         .chain(words)
-        .any(|f| program.mutating_options.iter().any(|m| same(m, f)))
+        .any(|f| program.names_option(&program.mutating_options, f))
     {
         return Class::Mutating;
     }
@@ -414,32 +414,31 @@ pub(super) fn unc_write(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
-    let mut written: Vec<&Arg> = Vec::new();
+    let mut written: Vec<Arg> = Vec::new();
     let mut operands: Vec<&Arg> = Vec::new();
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
         let is_option = text.len() > 1
             && (text.starts_with('-') || (program.windows_flags && text.starts_with('/')));
-        if !is_option {
+        // A quoted word is a cmdlet's argument, never a parameter name.
+        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
             operands.push(arg);
             i += 1;
             continue;
         }
         let (name, attached) = split_ps_option(text);
         let matches = |list: &[String]| {
-            list.iter().any(|o| {
-                o.len() >= name.len()
-                    && o[..name.len()].eq_ignore_ascii_case(name)
-                    && name.len() > 2
-                    || o.eq_ignore_ascii_case(name)
-            })
+            program.names_option(list, name)
+                || list.iter().any(|o| {
+                    o.len() >= name.len()
+                        && o[..name.len()].eq_ignore_ascii_case(name)
+                        && name.len() > 2
+                        || o.eq_ignore_ascii_case(name)
+                })
         };
-        if program
-            .read_only
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(name))
-        {
+        // `-WhatIf` or `-WhatIf:$true` only says what would be done; `-WhatIf:$false` does it.
+        if matches(&program.read_only) && attached.is_none_or(|v| v.eq_ignore_ascii_case("$true")) {
             return Ok(());
         }
         if matches(&program.other_host_options) {
@@ -450,11 +449,17 @@ pub(super) fn unc_write(
             return Ok(());
         }
         let takes_value = matches(&program.value_options) || matches(&program.host_options);
-        let value = if attached.is_none() && takes_value {
-            i += 1;
-            args.get(i)
-        } else {
-            None
+        let value = match attached {
+            // `-Destination:\\win01\share`.
+            Some(value) => Some(Arg {
+                raw: value.to_owned(),
+                value: arg.value.as_ref().map(|_| value.to_owned()),
+            }),
+            None if takes_value => {
+                i += 1;
+                args.get(i).cloned()
+            }
+            None => None,
         };
         if matches(&program.host_options) {
             written.extend(value);
@@ -467,7 +472,7 @@ pub(super) fn unc_write(
         .and_then(|n| n.parse::<usize>().ok())
         .and_then(|n| n.checked_sub(1))
     {
-        written.extend(operands.get(at).copied());
+        written.extend(operands.get(at).map(|a| (*a).clone()));
     }
     // `Get-ChildItem \\win01\share | Remove-Item`: the items come from the pipeline.
     if written.is_empty() && cmd.stdin == Stdin::Pipe && ctx.names_a_machine() {

@@ -83,6 +83,7 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         scope: Vec::new(),
         ask_actions: Vec::new(),
         remote_command: None,
+        cmdlet: false,
         origin: String::from("builtin"),
     }
 }
