@@ -49,8 +49,12 @@ pub(crate) enum Grammar {
     PsRemoting,
     /// `Restart-Computer` / `Stop-Computer -ComputerName`.
     PsComputer,
-    /// PowerCLI and Hyper-V cmdlets whose argument is the VM.
+    /// PowerCLI and Hyper-V cmdlets that act on a VM: `vm_options`, `vm_operand`, the
+    /// pipeline.
     PsVm,
+    /// Cmdlets that fetch objects and only read (`Get-Service -ComputerName`, `Get-VM`): what
+    /// they hand on carries the machine it is bound to (see `programs::flow`).
+    PsObjects,
     /// `telnet host [port]`, `rlogin host`: an interactive session on the first operand.
     Session,
     /// `pdsh -w a,b cmd`, `clush -w …`, `pssh -H …`: one command on the hosts listed by
@@ -95,9 +99,17 @@ pub(crate) struct Program {
     pub(crate) scope: Vec<String>,
     /// Actions that point later commands elsewhere (`docker context use`): ask.
     pub(crate) ask_actions: Vec<String>,
+    /// Options naming the method a cmdlet calls on its objects (`Invoke-CimMethod
+    /// -MethodName`; fleet grammar): one that only reads (`GetOwner`) makes the call read-only.
+    pub(crate) method_options: Vec<String>,
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
     pub(crate) remote_command: Option<Dialect>,
+    /// The parameters naming the VM, the first written winning (ps-vm and ps-objects
+    /// grammars): `-VMName` where `-Name` names a checkpoint or an adapter.
+    pub(crate) vm_options: Vec<String>,
+    /// Which positional argument is the VM when no `vm_options` is written: 1-based.
+    pub(crate) vm_operand: Option<usize>,
     /// PowerShell cmdlets (a `ps-*` grammar, or a Windows entry named `Verb-Noun`): their
     /// parameters are bound as PowerShell binds them (see [`Program::names_option`]).
     pub(crate) cmdlet: bool,
@@ -482,6 +494,11 @@ struct RawProgram {
     #[serde(default)]
     ask_actions: Vec<String>,
     remote_command: Option<Dialect>,
+    #[serde(default)]
+    vm_options: Vec<String>,
+    vm_operand: Option<usize>,
+    #[serde(default)]
+    method_options: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -1012,6 +1029,7 @@ fn check_program(
         }
     }
     let fleet = matches!(raw.grammar, Grammar::Fleet | Grammar::UncWrite);
+    let objects = raw.grammar == Grammar::PsObjects;
     let lists_allowed = fleet
         || matches!(
             raw.grammar,
@@ -1020,14 +1038,16 @@ fn check_program(
                 | Grammar::Smbclient
                 | Grammar::Govc
                 | Grammar::Virsh
+                | Grammar::PsVm
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, ps-vm and fleet grammars",
             at()
         );
     }
     check_fleet_keys(&raw, fleet, &at)?;
+    check_vm_keys(&raw, &at)?;
     if !raw.mutating.is_empty() && !matches!(raw.grammar, Grammar::Govc) {
         bail!("{}: mutating is only read for the govc grammar", at());
     }
@@ -1040,8 +1060,8 @@ fn check_program(
     {
         check_word(item, || format!("{}: read_only/mutating", at()))?;
     }
-    let host_list = matches!(raw.grammar, Grammar::HostList);
-    if host_list && raw.host_options.is_empty() {
+    let host_list = matches!(raw.grammar, Grammar::HostList) || objects;
+    if matches!(raw.grammar, Grammar::HostList) && raw.host_options.is_empty() {
         bail!(
             "{}: the host-list grammar needs host_options, the options that list hosts",
             at()
@@ -1050,7 +1070,7 @@ fn check_program(
     if !host_list && !fleet && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
     {
         bail!(
-            "{}: host_options and other_host_options are only read for the host-list and fleet grammars",
+            "{}: host_options and other_host_options are only read for the host-list, fleet and ps-objects grammars",
             at()
         );
     }
@@ -1065,7 +1085,7 @@ fn check_program(
     }
     let cmdlet = matches!(
         raw.grammar,
-        Grammar::PsRemoting | Grammar::PsComputer | Grammar::PsVm
+        Grammar::PsRemoting | Grammar::PsComputer | Grammar::PsVm | Grammar::PsObjects
     ) || ((raw.windows_flags || raw.dialect == Some(Dialect::PowerShell))
         && names_a_cmdlet(&raw.names));
     Ok(Program {
@@ -1085,7 +1105,10 @@ fn check_program(
         dialect: raw.dialect,
         scope: raw.scope,
         ask_actions: raw.ask_actions,
+        method_options: raw.method_options,
         remote_command: raw.remote_command,
+        vm_options: raw.vm_options,
+        vm_operand: raw.vm_operand,
         origin: origin.to_owned(),
     })
 }
@@ -1129,20 +1152,23 @@ fn check_rule(rule: RawRule, at: &dyn Fn() -> String) -> anyhow::Result<RemoteRu
     })
 }
 
-/// The keys only the fleet and unc-write grammars read, refused elsewhere.
+/// The keys only the fleet and unc-write grammars read, refused elsewhere (ps-objects reads
+/// `host_operand` too).
 fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow::Result<()> {
-    if !fleet
-        && (raw.host_operand.is_some()
-            || !raw.host_env.is_empty()
-            || !raw.mutating_options.is_empty()
-            || raw.without_host.is_some()
-            || raw.windows_flags
-            || !raw.scope.is_empty()
-            || !raw.ask_actions.is_empty()
-            || raw.remote_command.is_some())
+    let operand_read = fleet || raw.grammar == Grammar::PsObjects;
+    if (!operand_read && raw.host_operand.is_some())
+        || !fleet
+            && (!raw.host_env.is_empty()
+                || !raw.mutating_options.is_empty()
+                || raw.without_host.is_some()
+                || raw.windows_flags
+                || !raw.scope.is_empty()
+                || !raw.ask_actions.is_empty()
+                || !raw.method_options.is_empty()
+                || raw.remote_command.is_some())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions and remote_command are only read for the fleet grammar",
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, method_options and remote_command are only read for the fleet grammar (host_operand for ps-objects too)",
             at()
         );
     }
@@ -1154,6 +1180,30 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
             "{}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\"",
             at()
         );
+    }
+    Ok(())
+}
+
+/// The keys only the ps-vm and ps-objects grammars read, refused elsewhere; a VM parameter
+/// is a parameter, and positions count from 1.
+fn check_vm_keys(raw: &RawProgram, at: &dyn Fn() -> String) -> anyhow::Result<()> {
+    let vm = matches!(raw.grammar, Grammar::PsVm | Grammar::PsObjects);
+    if !vm && (!raw.vm_options.is_empty() || raw.vm_operand.is_some()) {
+        bail!(
+            "{}: vm_options and vm_operand are only read for the ps-vm and ps-objects grammars",
+            at()
+        );
+    }
+    if raw.vm_operand == Some(0) {
+        bail!("{}: vm_operand counts from 1", at());
+    }
+    for option in &raw.vm_options {
+        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
+            bail!(
+                "{}: vm_options {option:?} is not a parameter (it must start with -)",
+                at()
+            );
+        }
     }
     Ok(())
 }
@@ -1228,7 +1278,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `vm_options`, `vm_operand`, `method_options`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

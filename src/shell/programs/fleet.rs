@@ -22,6 +22,7 @@
     reason = "a grammar reads best top to bottom, one case after another"
 )]
 
+use super::flow::{self, Held};
 use super::{Ctx, finding, judge_words, unknown_finding, unread_program};
 use crate::shell::catalog::Program;
 use crate::shell::net;
@@ -39,6 +40,10 @@ pub(super) fn fleet(
     let mut operands: Vec<&Arg> = Vec::new();
     let mut flags: Vec<String> = Vec::new();
     let mut elsewhere: Option<String> = None;
+    // The machines objects the cmdlet acts on are bound to (`-InputObject`, the pipeline, a
+    // session): `Err` when which is not known.
+    let mut objects: Option<Result<Vec<Target>, String>> = None;
+    let mut reads_only = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -87,25 +92,71 @@ pub(super) fn fleet(
             })
         } else if takes(&program.host_options)
             || takes(&program.value_options)
-            || (takes(&program.other_host_options) && program.value_options.is_empty())
+            || takes(&program.method_options)
+            || (takes(&program.other_host_options)
+                && (program.value_options.is_empty() || program.cmdlet))
         {
             i += 1;
             args.get(i).cloned()
         } else {
             None
         };
+        if takes(&program.method_options) {
+            // `-MethodName GetOwner`: a method that only reads changes nothing.
+            reads_only |= value
+                .as_ref()
+                .and_then(|v| v.value.as_deref())
+                .is_some_and(|method| !flow::changes(method));
+        }
         if takes(&program.host_options) {
             match value {
                 Some(value) => owned.push(value),
                 None => elsewhere = Some(format!("`{name}` names no host")),
             }
         } else if takes(&program.other_host_options) {
-            elsewhere = Some(format!(
-                "`{name}` picks hosts that are not written in the command"
-            ));
+            // A cmdlet's `-CimSession $s`: a session the command opened earlier.
+            match value
+                .filter(|_| program.cmdlet)
+                .and_then(|v| flow::bound(ctx, &v))
+            {
+                Some(Ok(opened)) => objects = Some(Ok(opened)),
+                Some(Err(why)) => elsewhere = Some(why),
+                None => {
+                    elsewhere = Some(format!(
+                        "`{name}` picks hosts that are not written in the command"
+                    ));
+                }
+            }
+        } else if program.cmdlet
+            && program.names_option(&[String::from("-InputObject")], name)
+            && let Some(value) = value.filter(|v| v.value.is_none())
+        {
+            // `-InputObject $svc`: objects, acted on where they were fetched.
+            objects = Some(flow::bound(ctx, &value).unwrap_or_else(|| {
+                Err(format!(
+                    "`{name} {}` holds objects whose machine is not known here",
+                    value.raw
+                ))
+            }));
         }
         i += 1;
     }
+    // A cmdlet piped objects (`Get-Service -ComputerName win01 | Stop-Service`) acts where
+    // they were fetched.
+    if objects.is_none()
+        && program.cmdlet
+        && let Some(Held::Bound(piped)) = &ctx.flow.piped
+    {
+        objects = Some(piped.clone());
+    }
+    let objects = match objects {
+        Some(Err(why)) if elsewhere.is_none() => {
+            elsewhere = Some(why);
+            None
+        }
+        Some(Ok(targets)) => Some(targets),
+        _ => None,
+    };
     hosts.extend(owned.iter());
     // Hosts named by operands.
     let mut action_at = 0;
@@ -202,7 +253,11 @@ pub(super) fn fleet(
         return Ok(());
     }
     let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
-    let mut class = class_of(program, &flags, &words, action);
+    let mut class = if reads_only {
+        Class::ReadOnly
+    } else {
+        class_of(program, &flags, &words, action)
+    };
     let mut remote_text = None;
     if let Some(dialect) = program.remote_command {
         let words: Vec<Arg> = operands
@@ -254,9 +309,15 @@ pub(super) fn fleet(
             Err(_) => {}
         }
     }
+    for target in objects.iter().flatten() {
+        if !targets.contains(target) {
+            targets.push(target.clone());
+        }
+    }
     if targets.is_empty() {
-        // A cmdlet fed objects by the pipeline acts where they came from.
-        let piped = program.windows_flags && cmd.stdin == Stdin::Pipe;
+        // A cmdlet fed objects by the pipeline acts where they came from (this machine, when
+        // the text says they are its own).
+        let piped = program.windows_flags && cmd.stdin == Stdin::Pipe && objects.is_none();
         if (program.without_host_asks || piped) && class == Class::Mutating {
             ctx.findings.push(unknown_finding(
                 program,
@@ -416,6 +477,7 @@ pub(super) fn unc_write(
 ) -> Result<(), Unknown> {
     let mut written: Vec<Arg> = Vec::new();
     let mut operands: Vec<&Arg> = Vec::new();
+    let mut through_session: Vec<Target> = Vec::new();
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -442,10 +504,25 @@ pub(super) fn unc_write(
             return Ok(());
         }
         if matches(&program.other_host_options) {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("`{name}` writes through a session whose machine is not written here"),
-            ));
+            // `-ToSession $s`: a session the command opened earlier writes on its computer.
+            let session = if let Some(value) = attached {
+                Some(Arg::dynamic(value.to_owned()))
+            } else {
+                i += 1;
+                args.get(i).cloned()
+            };
+            match session.and_then(|s| flow::bound(ctx, &s)) {
+                Some(Ok(opened)) => {
+                    through_session.extend(opened);
+                    i += 1;
+                    continue;
+                }
+                Some(Err(why)) => ctx.findings.push(unknown_finding(program, why)),
+                None => ctx.findings.push(unknown_finding(
+                    program,
+                    format!("`{name}` writes through a session whose machine is not written here"),
+                )),
+            }
             return Ok(());
         }
         let takes_value = matches(&program.value_options) || matches(&program.host_options);
@@ -526,6 +603,14 @@ pub(super) fn unc_write(
             targets,
             Class::Mutating,
             String::from("writes through a UNC path on the host"),
+        ));
+    }
+    if !through_session.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            through_session,
+            Class::Mutating,
+            String::from("writes through a session on the computer it reaches"),
         ));
     }
     Ok(())

@@ -78,7 +78,7 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
     Ok(())
 }
 
-pub(super) fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
+fn vm_targets(ctx: &mut Ctx<'_>, program: &Program, names: &[Arg], why: String) {
     let mut targets = Vec::new();
     for name in names {
         let Some(value) = fixed(ctx, program, name, "the VM") else {

@@ -82,7 +82,10 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         dialect: None,
         scope: Vec::new(),
         ask_actions: Vec::new(),
+        method_options: Vec::new(),
         remote_command: None,
+        vm_options: Vec::new(),
+        vm_operand: None,
         cmdlet: false,
         origin: String::from("builtin"),
     }
