@@ -10,6 +10,19 @@ use super::walk::Walk;
 
 /// Parses PowerShell `text` and appends its commands to `walk`.
 pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    statements(text, walk, false)
+}
+
+/// Parses a sub-expression (`(…)`, `$(…)`, `@(…)`) inside a word, whose commands run as part
+/// of the word's.
+fn walk_nested(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    statements(text, walk, true)
+}
+
+/// Parses `text`'s statements into `walk`. An assignment is noted as one (`assigned_to`)
+/// only where it surely runs when its statement does: never in a sub-expression (`if ($a
+/// -and ($t = …))`) nor after `&&` or `||`.
+fn statements(text: &str, walk: &mut Walk, nested: bool) -> Result<(), Unknown> {
     walk.enter()?;
     let chars: Vec<char> = text.chars().collect();
     let mut lexer = Lexer {
@@ -18,6 +31,8 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
     };
     let mut cmd = Cmd::default();
     let mut assigned = None;
+    // Whether the statement runs only when the one before it succeeds or fails.
+    let mut chained = nested;
     let mut redirect_next = false;
     loop {
         lexer.skip_blanks();
@@ -25,19 +40,22 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
         match c {
             '\n' | ';' => {
                 lexer.at += 1;
-                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = nested;
             }
             '|' if lexer.peek_at(1) == Some('|') => {
                 lexer.at += 2;
-                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = true;
             }
             '|' => {
                 lexer.at += 1;
-                cmd.pipe_from = finish(&mut cmd, walk, Stdin::Pipe, &mut assigned)?;
+                cmd.pipe_from = finish(&mut cmd, walk, Stdin::Pipe, &mut assigned, chained)?;
             }
             '&' if lexer.peek_at(1) == Some('&') => {
                 lexer.at += 2;
-                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = true;
             }
             // The call operator (`& ssh …`) or a background job (`… &`).
             '&' => {
@@ -86,19 +104,21 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
             }
         }
     }
-    finish(&mut cmd, walk, Stdin::Inherited, &mut assigned)?;
+    finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
     walk.leave();
     Ok(())
 }
 
 /// Ends the current command, and says where the walk's commands hold it (none when it was
 /// empty); `next_stdin` is what the next command reads. `assigned` carries the variable an
-/// assignment names from a pipeline's first command to its last.
+/// assignment names from a pipeline's first command to its last; `chained`: the statement may
+/// not run at all, so its assignment is not noted.
 fn finish(
     cmd: &mut Cmd,
     walk: &mut Walk,
     next_stdin: Stdin,
     assigned: &mut Option<String>,
+    chained: bool,
 ) -> Result<Option<usize>, Unknown> {
     let mut done = std::mem::take(cmd);
     let piped = next_stdin == Stdin::Pipe;
@@ -116,7 +136,7 @@ fn finish(
             "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "??="
         )
     {
-        if done.words[1].raw == "=" {
+        if done.words[1].raw == "=" && !chained {
             *assigned = variable_name(&done.words[0].raw);
         }
         done.words.drain(..2);
@@ -333,13 +353,13 @@ impl Lexer<'_> {
                 }
                 '(' => {
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     value = None;
                 }
                 '$' | '@' if self.peek_at(1) == Some('(') => {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     value = None;
                 }
                 '$' => {
@@ -424,7 +444,7 @@ impl Lexer<'_> {
                 '$' if self.peek_at(1) == Some('(') => {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     dynamic = true;
                 }
                 '$' if self.peek_at(1).is_some_and(|n| {
@@ -457,7 +477,7 @@ impl Lexer<'_> {
                 if self.peek_at(1) == Some('(') {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                 }
                 dynamic = true;
             }

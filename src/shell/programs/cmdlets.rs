@@ -3,7 +3,7 @@
 //! and `Start-Process`, with PowerShell's parameter binding (prefixes, aliases, switches).
 
 use super::flow::{self, Held};
-use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
+use super::{Ctx, code, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::dialect::Dialect;
 use crate::shell::remote;
@@ -359,22 +359,25 @@ pub(super) fn ps_remoting(
     let lower = name.to_ascii_lowercase();
     let invoke = lower == "invoke-command" || lower == "icm";
     let (targets, unknown) = remoting_targets(ctx, &parsed, invoke);
+    let script = parsed
+        .get("ScriptBlock", &["sb"])
+        .cloned()
+        .flatten()
+        .or_else(|| {
+            parsed
+                .positional
+                .iter()
+                .find(|a| a.raw.starts_with('{'))
+                .cloned()
+        });
     if targets.is_empty() && unknown.is_none() {
-        // Invoke-Command without a computer runs on this machine.
-        return Ok(());
+        // Invoke-Command without a computer runs its script block on this machine.
+        return match script.filter(|_| invoke) {
+            Some(block) => code(ctx, name, &block, Dialect::PowerShell),
+            None => Ok(()),
+        };
     }
     let (class, why, remote) = if invoke {
-        let script = parsed
-            .get("ScriptBlock", &["sb"])
-            .cloned()
-            .flatten()
-            .or_else(|| {
-                parsed
-                    .positional
-                    .iter()
-                    .find(|a| a.raw.starts_with('{'))
-                    .cloned()
-            });
         if parsed.get("FilePath", &["PSPath"]).is_some() {
             (
                 Class::Mutating,

@@ -97,8 +97,21 @@ pub(super) fn walk(ctx: &mut Ctx<'_>, commands: &[Cmd]) -> Result<(), Unknown> {
 }
 
 /// Reads one command: a remote program's parameters splatted from a table the text does
-/// not write cannot be read (ask).
+/// not write cannot be read (ask); methods called on objects, in its arguments
+/// (`Write-Output $svc.Stop()`) or by name on each object piped in (`| ForEach-Object Stop`),
+/// act where the objects came from.
 fn read(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Result<(), Unknown> {
+    for word in cmd.words.iter().skip(1) {
+        if word.value.is_none() && word.raw.starts_with(['$', '(', '[']) {
+            method_call(ctx, &word.raw)?;
+        }
+    }
+    if let Some(member) = member_called(cmd)
+        && let Some(Held::Bound(bound)) = ctx.flow.piped.clone()
+    {
+        let raw = cmd.words.iter().map(|w| w.raw.as_str()).collect::<Vec<_>>();
+        called(ctx, &raw.join(" "), member, bound)?;
+    }
     if let Some(splat) = cmd
         .words
         .iter()
@@ -460,26 +473,65 @@ pub(super) fn method_call(ctx: &mut Ctx<'_>, raw: &str) -> Result<bool, Unknown>
     let Some(bound) = bound(ctx, &Arg::dynamic(receiver.to_owned())) else {
         return Ok(false);
     };
+    called(ctx, raw, method, bound)?;
+    Ok(true)
+}
+
+/// Records that `raw` calls `method` on objects bound to these machines: a change of them
+/// unless the method only reads; asked about when which machines is not known.
+fn called(
+    ctx: &mut Ctx<'_>,
+    raw: &str,
+    method: &str,
+    bound: Result<Vec<Target>, String>,
+) -> Result<(), Unknown> {
     if !changes(method) {
-        return Ok(true);
+        return Ok(());
     }
     match bound {
-        Ok(targets) if targets.is_empty() => {}
-        Ok(targets) => ctx.findings.push(Finding {
-            program: clip(raw),
-            targets,
-            unknown: None,
-            remote: None,
-            class: Class::Mutating,
-            why: format!("calls {method}() on objects from the machine"),
-        }),
-        Err(why) => {
-            return Err(Unknown(format!(
-                "calls {method}() on objects whose machine is not known: {why}"
-            )));
+        Ok(targets) if targets.is_empty() => Ok(()),
+        Ok(targets) => {
+            ctx.findings.push(Finding {
+                program: clip(raw),
+                targets,
+                unknown: None,
+                remote: None,
+                class: Class::Mutating,
+                why: format!("calls {method}() on objects from the machine"),
+            });
+            Ok(())
         }
+        Err(why) => Err(Unknown(format!(
+            "calls {method}() on objects whose machine is not known: {why}"
+        ))),
     }
-    Ok(true)
+}
+
+/// The method `ForEach-Object` calls by name on each object piped in (`% Stop`,
+/// `ForEach-Object -MemberName Kill`).
+fn member_called(cmd: &Cmd) -> Option<&str> {
+    let name = cmd.words.first()?.value.as_deref()?.to_ascii_lowercase();
+    // The lexer takes a statement's `foreach` for the keyword; piped, it is the cmdlet.
+    let per_object = matches!(name.as_str(), "foreach-object" | "%" | "foreach")
+        || (name == "%keyword" && cmd.pipe_from.is_some());
+    if !per_object {
+        return None;
+    }
+    let mut words = cmd.words[1..].iter();
+    while let Some(word) = words.next() {
+        let text = word.value.as_deref()?;
+        if text.starts_with('{') || word.raw.starts_with('{') {
+            return None;
+        }
+        if let Some(parameter) = text.strip_prefix('-') {
+            if "membername".starts_with(&parameter.to_ascii_lowercase()) && parameter.len() > 1 {
+                return words.next()?.value.as_deref();
+            }
+            continue;
+        }
+        return Some(text);
+    }
+    None
 }
 
 /// `$svc.Start()`, `[void]$svc.Stop()`, `(…).StopService()`, `$vm.ExtensionData.Reboot()`:
@@ -506,7 +558,11 @@ fn receiver_and_method(raw: &str) -> Option<(&str, &str)> {
     } else {
         return None;
     };
-    let (receiver, tail) = rest.split_at(end);
+    let (receiver, mut tail) = rest.split_at(end);
+    // `$svc[0].Stop()`: an element is bound where the collection is.
+    while tail.starts_with('[') {
+        tail = tail.get(tail.find(']')? + 1..)?;
+    }
     let call = tail.strip_prefix('.')?;
     let path = &call[..call.find('(')?];
     let method = path.rsplit('.').next()?;

@@ -9,11 +9,13 @@ use crate::inventory::Inventory;
 
 /// The verdict for PowerShell `command`, with the shipped catalog and no protected machines.
 fn verdict(command: &str) -> Verdict {
-    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
+    static CATALOG: std::sync::OnceLock<ShellCatalog> = std::sync::OnceLock::new();
+    let catalog =
+        CATALOG.get_or_init(|| ShellCatalog::builtin().expect("the shipped shell catalog loads"));
     analyse(
         command,
         Dialect::PowerShell,
-        &catalog,
+        catalog,
         &Inventory::default(),
         None,
     )
@@ -201,6 +203,11 @@ fn a_variable_holds_the_literal_assigned_to_it() {
         "$t = {q}; . .\\setup.ps1; Restart-Computer -ComputerName $t",
         "if ($x) { $t = {q} }; Restart-Computer -ComputerName $t",
         "$list = {q}, 'win02'; Edit-List $list; Restart-Computer -ComputerName $list",
+        // An assignment that may not run (after `&&` or `||`, inside a condition) is not
+        // followed.
+        "Test-Path x && $t = {q}; Restart-Computer -ComputerName $t",
+        "Test-Path x || $t = {q}; Restart-Computer -ComputerName $t",
+        "if ($x -and ($t = {q})) { }; Restart-Computer -ComputerName $t",
     ] {
         asks(template);
     }
@@ -238,6 +245,8 @@ fn a_session_reaches_the_computer_it_was_opened_to() {
         "$s = New-PSSession {h}; $s = New-PSSession win02; Invoke-Command -Session $s { Restart-Service W3SVC }",
         "& { $s = New-PSSession {h} }; Invoke-Command -Session $s { Restart-Service W3SVC }",
         "Invoke-CimMethod -CimSession $c -ClassName Win32_Process -MethodName Create",
+        // Commands imported from a session run there whenever they are called.
+        "$s = New-PSSession {h}; Import-PSSession $s; Restart-Service W3SVC",
     ] {
         asks(template);
     }
@@ -262,6 +271,14 @@ fn objects_fetched_from_a_machine_are_acted_on_there() {
         "Get-CimInstance -ComputerName {h} -ClassName Win32_OperatingSystem | Invoke-CimMethod -MethodName Reboot",
         "Get-WmiObject -Class Win32_Process -ComputerName {h} -Filter \"Name='notepad.exe'\" | Remove-WmiObject",
         "$svcs = Get-Service -ComputerName {h} | Where-Object Status -eq Stopped; $svcs | Start-Service",
+        "Get-Service -ComputerName {h} | % Stop",
+        "Get-Service -ComputerName {h} | foreach Stop",
+        "Get-Service -ComputerName {h} | ForEach-Object -MemberName Stop",
+        "$svc = Get-Service -ComputerName {h}; $svc[0].Stop()",
+        "$svcs = Get-Service -ComputerName {h}; $svcs.ForEach('Stop')",
+        "$svc = Get-Service -ComputerName {h} W3SVC; Write-Output $svc.Stop()",
+        "Write-Output (Get-WmiObject Win32_Service -ComputerName {h}).StopService()",
+        "$vm = Get-VM {h}; $vm.Stop()",
     ] {
         checkpoints(template, &["win01"]);
     }
@@ -410,4 +427,19 @@ fn the_protected_net_sees_what_variables_hand_on() {
     let written = "$x = 'done' > \\\\win01\\share\\flag.txt";
     let got = analyse(written, Dialect::PowerShell, &catalog, &known, None).verdict;
     assert!(matches!(got, Verdict::Mutating(_)), "{written}: {got:?}");
+}
+
+/// Invoke-Command without a computer runs its script block here: what the block runs is
+/// read as this machine's commands.
+#[test]
+fn a_local_invoke_command_runs_its_block_here() {
+    for template in [
+        "Invoke-Command -ScriptBlock { Restart-Computer -ComputerName {h} }",
+        "Invoke-Command { ssh {h} reboot }",
+        "$p = @{ ScriptBlock = { Restart-Computer -ComputerName {h} } }; Invoke-Command @p",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    no_decision("Invoke-Command -ScriptBlock { Get-ChildItem }");
+    asks("Invoke-Command -ScriptBlock $sb");
 }
