@@ -363,6 +363,7 @@ impl Lexer<'_> {
                     value = None;
                 }
                 '$' => {
+                    let dollar = self.at;
                     self.at += 1;
                     if self.peek() == Some('{') {
                         self.balanced('{', '}')?;
@@ -374,7 +375,10 @@ impl Lexer<'_> {
                         }
                     }
                     let name: String = self.chars[start..self.at].iter().collect();
-                    if name.eq_ignore_ascii_case("$null") && self.at - start == 5 {
+                    if self.at == dollar + 1 {
+                        // `\\win01\c$\app`: a `$` that starts no variable is itself.
+                        push(&mut value, "$");
+                    } else if name.eq_ignore_ascii_case("$null") && self.at - start == 5 {
                         push(&mut value, "$null");
                     } else {
                         value = None;

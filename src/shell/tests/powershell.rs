@@ -443,3 +443,20 @@ fn a_local_invoke_command_runs_its_block_here() {
     no_decision("Invoke-Command -ScriptBlock { Get-ChildItem }");
     asks("Invoke-Command -ScriptBlock $sb");
 }
+
+/// A `$` that starts no variable is itself: an administrative share (`\\\\win01\\c$`) is a
+/// path written out, not one known only when the command runs.
+#[test]
+fn an_administrative_share_is_written_out() {
+    for template in [
+        "Copy-Item .\\app.config \\\\win01\\c$\\app\\",
+        "Remove-Item \\\\win01\\c$\\temp\\* -Recurse",
+        "robocopy .\\build \\\\win01\\c$\\inetpub\\wwwroot /MIR",
+        "Get-Date > \\\\win01\\c$\\stamp.txt",
+        "Set-Location \\\\win01\\c$\\app; Remove-Item .\\x",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    no_decision("Write-Output 5$ c$");
+    asks("Copy-Item .\\app \\\\$h\\c$\\app");
+}
