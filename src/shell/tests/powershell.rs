@@ -137,6 +137,11 @@ fn a_splatted_table_is_read_as_its_parameters() {
         "$p = @{ ComputerName = {q}; WhatIf = $false }; Restart-Computer @p",
         "$p = @{ ComputerName = {q}; Name = 'Spooler'; Status = 'Stopped' }; Set-Service @p",
         "$a = {q}, '-Force'; Restart-Computer @a",
+        "$p = @{ VMName = {q}; ScriptBlock = { Restart-Service W3SVC } }; Invoke-Command @p",
+        "$p = @{ Name = {q}; Force = $true }; Stop-VM @p",
+        "$p = @{ Name = 'Base image'; VMName = {q} }; Restore-VMSnapshot @p",
+        "$s = New-PSSession {h}; $p = @{ Session = $s; ScriptBlock = { Restart-Service W3SVC } }; Invoke-Command @p",
+        "$s = New-PSSession {h}; $p = @{ Path = '.\\app.zip'; Destination = 'C:\\app'; ToSession = $s }; Copy-Item @p",
     ] {
         checkpoints(template, &["win01"]);
     }
