@@ -49,8 +49,12 @@ pub(crate) enum Grammar {
     PsRemoting,
     /// `Restart-Computer` / `Stop-Computer -ComputerName`.
     PsComputer,
-    /// PowerCLI and Hyper-V cmdlets whose argument is the VM.
+    /// PowerCLI and Hyper-V cmdlets that act on a VM: `vm_options`, `vm_operand`, the
+    /// pipeline.
     PsVm,
+    /// Cmdlets that fetch objects and only read (`Get-Service -ComputerName`, `Get-VM`): what
+    /// they hand on carries the machine it is bound to (see `programs::flow`).
+    PsObjects,
     /// `telnet host [port]`, `rlogin host`: an interactive session on the first operand.
     Session,
     /// `pdsh -w a,b cmd`, `clush -w …`, `pssh -H …`: one command on the hosts listed by
@@ -111,6 +115,9 @@ pub(crate) struct Program {
     pub(crate) scope: Vec<String>,
     /// Actions that point later commands elsewhere (`docker context use`): ask.
     pub(crate) ask_actions: Vec<String>,
+    /// Options naming the method a cmdlet calls on its objects (`Invoke-CimMethod
+    /// -MethodName`; fleet grammar): one that only reads (`GetOwner`) makes the call read-only.
+    pub(crate) method_options: Vec<String>,
     /// The operands after the host are a command run there, in this dialect (`rexec`,
     /// impacket's tools; fleet grammar): it is judged as a remote command.
     pub(crate) remote_command: Option<Dialect>,
@@ -121,6 +128,14 @@ pub(crate) struct Program {
     /// The keyword arguments (`cwd` for `cwd=/srv`) an exec action takes after its command
     /// without changing what runs (fleet grammar); any other argument is not read.
     pub(crate) exec_kwargs: Vec<String>,
+    /// The parameters naming the VM, the first written winning (ps-vm and ps-objects
+    /// grammars): `-VMName` where `-Name` names a checkpoint or an adapter.
+    pub(crate) vm_options: Vec<String>,
+    /// Which positional argument is the VM when no `vm_options` is written: 1-based.
+    pub(crate) vm_operand: Option<usize>,
+    /// PowerShell cmdlets (a `ps-*` grammar, or a Windows entry named `Verb-Noun`): their
+    /// parameters are bound as PowerShell binds them (see [`Program::names_option`]).
+    pub(crate) cmdlet: bool,
     /// The file (or `builtin:` name) the entry came from.
     pub(crate) origin: String,
 }
@@ -140,6 +155,40 @@ impl Program {
     pub(crate) fn is_mutating(&self, name: &str) -> bool {
         self.mutating.iter().any(|p| glob_match(p, name))
     }
+
+    /// Whether the option written `given` (before any value) is one of `options`: the same
+    /// word (without regard to case for a Windows entry), or for a cmdlet any option it
+    /// abbreviates. PowerShell binds a parameter by any prefix of its name and refuses an
+    /// ambiguous one before anything runs, so an abbreviation is taken for every option it
+    /// could stand for: the one naming the computer among them.
+    pub(crate) fn names_option(&self, options: &[String], given: &str) -> bool {
+        options.iter().any(|option| {
+            if self.cmdlet {
+                given.len() > 1
+                    && option
+                        .get(..given.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(given))
+            } else if self.windows_flags {
+                option.eq_ignore_ascii_case(given)
+            } else {
+                option == given
+            }
+        })
+    }
+}
+
+/// Whether a Windows entry's names make it a cmdlet's: one of them is `Verb-Noun`, letters
+/// on either side of one hyphen (`Invoke-CimMethod`, `Copy-Item`), as PowerShell names its
+/// commands.
+fn names_a_cmdlet(names: &[String]) -> bool {
+    names.iter().any(|name| {
+        name.split_once('-').is_some_and(|(verb, noun)| {
+            [verb, noun].iter().all(|part| {
+                part.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && part.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+        })
+    })
 }
 
 /// A remote command that is read-only under conditions.
@@ -472,6 +521,11 @@ struct RawProgram {
     exec: Vec<String>,
     #[serde(default)]
     exec_kwargs: Vec<String>,
+    #[serde(default)]
+    vm_options: Vec<String>,
+    vm_operand: Option<usize>,
+    #[serde(default)]
+    method_options: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -1044,10 +1098,11 @@ fn check_lists(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow
                 | Grammar::Xe
                 | Grammar::Kamal
                 | Grammar::Capistrano
+                | Grammar::PsVm
         );
     if !lists_allowed && (!raw.read_only.is_empty() || !raw.mutating.is_empty()) {
         bail!(
-            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano, database and fleet grammars",
+            "{}: read_only and mutating are only read for the ansible, ansible-playbook, smbclient, govc, virsh, vmrun, xe, kamal, capistrano, database, ps-vm and fleet grammars",
             at()
         );
     }
@@ -1102,10 +1157,12 @@ fn check_program(
         raw.grammar,
         Grammar::Fleet | Grammar::UncWrite | Grammar::Cloud
     );
+    let objects = raw.grammar == Grammar::PsObjects;
     check_lists(&raw, fleet, &at)?;
     check_fleet_keys(&raw, fleet, &at)?;
-    let host_list = matches!(raw.grammar, Grammar::HostList);
-    if host_list && raw.host_options.is_empty() {
+    check_vm_keys(&raw, &at)?;
+    let host_list = matches!(raw.grammar, Grammar::HostList) || objects;
+    if matches!(raw.grammar, Grammar::HostList) && raw.host_options.is_empty() {
         bail!(
             "{}: the host-list grammar needs host_options, the options that list hosts",
             at()
@@ -1118,7 +1175,7 @@ fn check_program(
         && (!raw.host_options.is_empty() || !raw.other_host_options.is_empty())
     {
         bail!(
-            "{}: host_options and other_host_options are only read for the host-list, fleet and database grammars",
+            "{}: host_options and other_host_options are only read for the host-list, fleet, database and ps-objects grammars",
             at()
         );
     }
@@ -1131,7 +1188,13 @@ fn check_program(
             );
         }
     }
+    let cmdlet = matches!(
+        raw.grammar,
+        Grammar::PsRemoting | Grammar::PsComputer | Grammar::PsVm | Grammar::PsObjects
+    ) || ((raw.windows_flags || raw.dialect == Some(Dialect::PowerShell))
+        && names_a_cmdlet(&raw.names));
     Ok(Program {
+        cmdlet,
         names: raw.names,
         grammar: raw.grammar,
         value_options: raw.value_options,
@@ -1147,9 +1210,12 @@ fn check_program(
         dialect: raw.dialect,
         scope: raw.scope,
         ask_actions: raw.ask_actions,
+        method_options: raw.method_options,
         remote_command: raw.remote_command,
         exec: raw.exec,
         exec_kwargs: raw.exec_kwargs,
+        vm_options: raw.vm_options,
+        vm_operand: raw.vm_operand,
         origin: origin.to_owned(),
     })
 }
@@ -1193,22 +1259,25 @@ fn check_rule(rule: RawRule, at: &dyn Fn() -> String) -> anyhow::Result<RemoteRu
     })
 }
 
-/// The keys only the fleet and unc-write grammars read, refused elsewhere.
+/// The keys only the fleet and unc-write grammars read, refused elsewhere (ps-objects reads
+/// `host_operand` too).
 fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> anyhow::Result<()> {
-    if !fleet
-        && (raw.host_operand.is_some()
-            || !raw.host_env.is_empty()
-            || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
-            || raw.without_host.is_some()
-            || raw.windows_flags
-            || !raw.scope.is_empty()
-            || !raw.ask_actions.is_empty()
-            || raw.remote_command.is_some()
-            || !raw.exec.is_empty()
-            || !raw.exec_kwargs.is_empty())
+    let operand_read = fleet || raw.grammar == Grammar::PsObjects;
+    if (!operand_read && raw.host_operand.is_some())
+        || !fleet
+            && (!raw.host_env.is_empty()
+                || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
+                || raw.without_host.is_some()
+                || raw.windows_flags
+                || !raw.scope.is_empty()
+                || !raw.ask_actions.is_empty()
+                || !raw.method_options.is_empty()
+                || raw.remote_command.is_some()
+                || !raw.exec.is_empty()
+                || !raw.exec_kwargs.is_empty())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, remote_command, exec and exec_kwargs are only read for the fleet grammar",
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, method_options, remote_command, exec and exec_kwargs are only read for the fleet grammar (host_operand for ps-objects too)",
             at()
         );
     }
@@ -1220,6 +1289,30 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
             "{}: host_operand {operand:?} is not one of \"1\", \"2\", …, \"all\", \"unc\", \"url\"",
             at()
         );
+    }
+    Ok(())
+}
+
+/// The keys only the ps-vm and ps-objects grammars read, refused elsewhere; a VM parameter
+/// is a parameter, and positions count from 1.
+fn check_vm_keys(raw: &RawProgram, at: &dyn Fn() -> String) -> anyhow::Result<()> {
+    let vm = matches!(raw.grammar, Grammar::PsVm | Grammar::PsObjects);
+    if !vm && (!raw.vm_options.is_empty() || raw.vm_operand.is_some()) {
+        bail!(
+            "{}: vm_options and vm_operand are only read for the ps-vm and ps-objects grammars",
+            at()
+        );
+    }
+    if raw.vm_operand == Some(0) {
+        bail!("{}: vm_operand counts from 1", at());
+    }
+    for option in &raw.vm_options {
+        if !option.starts_with('-') || option.len() < 2 || option.contains(char::is_whitespace) {
+            bail!(
+                "{}: vm_options {option:?} is not a parameter (it must start with -)",
+                at()
+            );
+        }
     }
     Ok(())
 }
@@ -1294,7 +1387,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`, `vm_options`, `vm_operand`, `method_options`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

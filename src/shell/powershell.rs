@@ -10,6 +10,19 @@ use super::walk::Walk;
 
 /// Parses PowerShell `text` and appends its commands to `walk`.
 pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    statements(text, walk, false)
+}
+
+/// Parses a sub-expression (`(…)`, `$(…)`, `@(…)`) inside a word, whose commands run as part
+/// of the word's.
+fn walk_nested(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
+    statements(text, walk, true)
+}
+
+/// Parses `text`'s statements into `walk`. An assignment is noted as one (`assigned_to`)
+/// only where it surely runs when its statement does: never in a sub-expression (`if ($a
+/// -and ($t = …))`) nor after `&&` or `||`.
+fn statements(text: &str, walk: &mut Walk, nested: bool) -> Result<(), Unknown> {
     walk.enter()?;
     let chars: Vec<char> = text.chars().collect();
     let mut lexer = Lexer {
@@ -17,6 +30,9 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
         at: 0,
     };
     let mut cmd = Cmd::default();
+    let mut assigned = None;
+    // Whether the statement runs only when the one before it succeeds or fails.
+    let mut chained = nested;
     let mut redirect_next = false;
     loop {
         lexer.skip_blanks();
@@ -24,19 +40,22 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
         match c {
             '\n' | ';' => {
                 lexer.at += 1;
-                finish(&mut cmd, walk, Stdin::Inherited)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = nested;
             }
             '|' if lexer.peek_at(1) == Some('|') => {
                 lexer.at += 2;
-                finish(&mut cmd, walk, Stdin::Inherited)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = true;
             }
             '|' => {
                 lexer.at += 1;
-                finish(&mut cmd, walk, Stdin::Pipe)?;
+                cmd.pipe_from = finish(&mut cmd, walk, Stdin::Pipe, &mut assigned, chained)?;
             }
             '&' if lexer.peek_at(1) == Some('&') => {
                 lexer.at += 2;
-                finish(&mut cmd, walk, Stdin::Inherited)?;
+                finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
+                chained = true;
             }
             // The call operator (`& ssh …`) or a background job (`… &`).
             '&' => {
@@ -58,8 +77,18 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
                     redirect_next = true;
                 }
             }
+            // `$p=@{…}`, `$n +=1`: an assignment's operator is a word of its own.
+            _ if cmd.words.len() == 1
+                && cmd.words[0].raw.starts_with(['$', '['])
+                && lexer.assignment_len().is_some() =>
+            {
+                let len = lexer.assignment_len().unwrap_or(1);
+                let op: String = chars[lexer.at..lexer.at + len].iter().collect();
+                lexer.at += len;
+                cmd.words.push(Arg::literal(op));
+            }
             _ => {
-                let arg = lexer.word(walk)?;
+                let arg = lexer.word(walk, cmd.words.is_empty())?;
                 if redirect_next {
                     redirect_next = false;
                     let sink = arg.text().to_ascii_lowercase();
@@ -67,35 +96,53 @@ pub(super) fn walk_text(text: &str, walk: &mut Walk) -> Result<(), Unknown> {
                         cmd.writes.get_or_insert(arg.raw);
                     }
                 } else if cmd.words.is_empty() && arg.raw == "." {
-                    // Dot-sourcing: the script's content is not seen.
+                    // Dot-sourcing calls the script (its content is not seen) in this scope.
+                    cmd.call = true;
                 } else {
                     cmd.words.push(arg);
                 }
             }
         }
     }
-    finish(&mut cmd, walk, Stdin::Inherited)?;
+    finish(&mut cmd, walk, Stdin::Inherited, &mut assigned, chained)?;
     walk.leave();
     Ok(())
 }
 
-/// Ends the current command; `next_stdin` is what the next command reads.
-fn finish(cmd: &mut Cmd, walk: &mut Walk, next_stdin: Stdin) -> Result<(), Unknown> {
+/// Ends the current command, and says where the walk's commands hold it (none when it was
+/// empty); `next_stdin` is what the next command reads. `assigned` carries the variable an
+/// assignment names from a pipeline's first command to its last; `chained`: the statement may
+/// not run at all, so its assignment is not noted.
+fn finish(
+    cmd: &mut Cmd,
+    walk: &mut Walk,
+    next_stdin: Stdin,
+    assigned: &mut Option<String>,
+    chained: bool,
+) -> Result<Option<usize>, Unknown> {
     let mut done = std::mem::take(cmd);
+    let piped = next_stdin == Stdin::Pipe;
     cmd.stdin = next_stdin;
     if done.words.is_empty() && done.writes.is_none() {
-        return Ok(());
+        *assigned = None;
+        return Ok(None);
     }
     walk.count()?;
-    // `$s = New-PSSession …`: the assignment's right side is the command.
+    // `$s = New-PSSession …`, `[string]$v = …`: the assignment's right side is the command.
     if done.words.len() > 2
-        && done.words[0].raw.starts_with('$')
+        && done.words[0].raw.starts_with(['$', '['])
         && matches!(
             done.words[1].raw.as_str(),
-            "=" | "+=" | "-=" | "*=" | "/=" | "??="
+            "=" | "+=" | "-=" | "*=" | "/=" | "%=" | "??="
         )
     {
+        if done.words[1].raw == "=" && !chained {
+            *assigned = variable_name(&done.words[0].raw);
+        }
         done.words.drain(..2);
+    }
+    if !piped {
+        done.assigned_to = assigned.take();
     }
     // Language keywords: what follows them runs as commands of their own (script blocks
     // are walked by the analysis), so they are not commands.
@@ -129,7 +176,43 @@ fn finish(cmd: &mut Cmd, walk: &mut Walk, next_stdin: Stdin) -> Result<(), Unkno
         done.words[0] = Arg::literal(String::from("%keyword"));
     }
     walk.commands.push(done);
-    Ok(())
+    Ok(Some(walk.commands.len() - 1))
+}
+
+/// The variable a word names alone (`$s`, `${s}`, `$script:s`, `[string]$s`): lower-case,
+/// without `$`, braces or a scope other than the environment's. None for anything more
+/// (`$s.Name`, `$h['k']`, `$a,$b`).
+pub(crate) fn variable_name(raw: &str) -> Option<String> {
+    let mut rest = raw;
+    // Type constraints written before the variable: `[string]$s`, `[int[]]$n`.
+    while let Some(inner) = rest.strip_prefix('[') {
+        let mut depth = 1usize;
+        let end = inner.char_indices().find_map(|(at, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(at)
+        })?;
+        rest = &inner[end + 1..];
+    }
+    let rest = rest.strip_prefix('$')?;
+    let name = match rest.strip_prefix('{') {
+        Some(braced) => braced.strip_suffix('}')?,
+        None => rest,
+    };
+    let lower = name.to_ascii_lowercase();
+    let unscoped = ["script:", "global:", "local:", "private:"]
+        .iter()
+        .find_map(|scope| lower.strip_prefix(scope))
+        .unwrap_or(&lower);
+    let plain = !unscoped.is_empty()
+        && unscoped
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '?'))
+        && !unscoped.ends_with(':');
+    plain.then(|| unscoped.to_owned())
 }
 
 struct Lexer<'a> {
@@ -204,11 +287,30 @@ impl Lexer<'_> {
         Some(len)
     }
 
-    /// One argument: adjacent pieces and comma-joined lists form one word.
-    fn word(&mut self, walk: &mut Walk) -> Result<Arg, Unknown> {
+    /// The length of an assignment operator at the cursor (`=`, `+=`, `??=`; not `==`).
+    fn assignment_len(&self) -> Option<usize> {
+        let len = match (self.peek()?, self.peek_at(1)) {
+            ('=', next) => (next != Some('=')).then_some(1)?,
+            ('+' | '-' | '*' | '/' | '%', Some('=')) => 2,
+            ('?', Some('?')) if self.peek_at(2) == Some('=') => 3,
+            _ => return None,
+        };
+        Some(len)
+    }
+
+    /// One argument: adjacent pieces and comma-joined lists form one word. `first`: the
+    /// command's first word, which a variable followed by an assignment ends (`$p=@{…}`).
+    fn word(&mut self, walk: &mut Walk, first: bool) -> Result<Arg, Unknown> {
         let start = self.at;
         let mut value = Some(String::new());
         while let Some(c) = self.peek() {
+            if first
+                && self.chars[start] == '$'
+                && self.at > start
+                && self.assignment_len().is_some()
+            {
+                break;
+            }
             match c {
                 ' ' | '\t' | '\r' | '\n' | ';' | '|' | '&' | ')' | '}' => break,
                 '>' if self.at > start => break,
@@ -251,16 +353,17 @@ impl Lexer<'_> {
                 }
                 '(' => {
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     value = None;
                 }
                 '$' | '@' if self.peek_at(1) == Some('(') => {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     value = None;
                 }
                 '$' => {
+                    let dollar = self.at;
                     self.at += 1;
                     if self.peek() == Some('{') {
                         self.balanced('{', '}')?;
@@ -272,7 +375,10 @@ impl Lexer<'_> {
                         }
                     }
                     let name: String = self.chars[start..self.at].iter().collect();
-                    if name.eq_ignore_ascii_case("$null") && self.at - start == 5 {
+                    if self.at == dollar + 1 {
+                        // `\\win01\c$\app`: a `$` that starts no variable is itself.
+                        push(&mut value, "$");
+                    } else if name.eq_ignore_ascii_case("$null") && self.at - start == 5 {
                         push(&mut value, "$null");
                     } else {
                         value = None;
@@ -342,7 +448,7 @@ impl Lexer<'_> {
                 '$' if self.peek_at(1) == Some('(') => {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                     dynamic = true;
                 }
                 '$' if self.peek_at(1).is_some_and(|n| {
@@ -375,7 +481,7 @@ impl Lexer<'_> {
                 if self.peek_at(1) == Some('(') {
                     self.at += 1;
                     let inner = self.balanced('(', ')')?;
-                    walk_text(&inner, walk)?;
+                    walk_nested(&inner, walk)?;
                 }
                 dynamic = true;
             }

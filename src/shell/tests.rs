@@ -698,6 +698,12 @@ const CHECKPOINT_BEHIND_TOOLS: &[(Dialect, &str, &[&str])] = &[
     (Dialect::Posix, "$'\\x73sh' web01 reboot", &["web01"]),
     (Dialect::Posix, "$'\\163\\163h' web01 reboot", &["web01"]),
     (Dialect::PowerShell, "& ssh.exe web01 reboot", &["web01"]),
+    // A variable the command sets once to a literal holds it.
+    (
+        Dialect::PowerShell,
+        "$x = 'ssh'; & $x web01 reboot",
+        &["web01"],
+    ),
     (
         Dialect::PowerShell,
         "C:\\Windows\\System32\\OpenSSH\\ssh.exe web01 reboot",
@@ -766,7 +772,6 @@ const ASK_BEHIND_TOOLS: &[(Dialect, &str)] = &[
         Dialect::Posix,
         "tmux if-shell true 'new-window \"ssh web01 reboot\"'",
     ),
-    (Dialect::PowerShell, "$x = 'ssh'; & $x web01 reboot"),
     (
         Dialect::PowerShell,
         "$p = Get-Command ssh; & $p web01 reboot",
@@ -1998,3 +2003,4 @@ fn a_database_client_in_a_remote_command_is_judged_by_its_statement() {
         ],
     );
 }
+mod powershell;

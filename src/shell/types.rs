@@ -64,6 +64,12 @@ pub(crate) struct Cmd {
     /// Run by a wrapper of the same simple command (`sudo`, `env`, `nice`): what belongs to
     /// the whole command (its variables' code, its redirections) was read with the wrapper.
     pub(crate) wrapped: bool,
+    /// PowerShell: the variable (lower-case, without `$` or a scope) that what this command
+    /// hands on is assigned to (`$s = New-PSSession …`, the last command of `$x = a | b`).
+    pub(crate) assigned_to: Option<String>,
+    /// PowerShell: the command (by its place among the commands of the same parse) whose
+    /// output this one reads through a pipe.
+    pub(crate) pipe_from: Option<usize>,
 }
 
 /// Why the analysis cannot say what the command does: the hook asks.

@@ -2,9 +2,10 @@
 //! computer cmdlets (`Restart-Computer`, `Stop-Computer`), the VM cmdlets (Hyper-V, PowerCLI)
 //! and `Start-Process`, with PowerShell's parameter binding (prefixes, aliases, switches).
 
-use super::hypervisors::vm_targets;
-use super::{Ctx, finding, host_of, not_fixed, unknown_finding};
+use super::flow::{self, Held};
+use super::{Ctx, code, finding, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
+use crate::shell::dialect::Dialect;
 use crate::shell::remote;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, clip};
 use crate::shell::wrappers::join;
@@ -73,6 +74,36 @@ const COMMON_SWITCHES: &[&str] = &[
 /// Restart-Computer is not `-Force`): named exactly, they take the next word.
 const VALUE_PARAMETERS: &[&str] = &["For", "Delay", "Timeout", "Protocol", "Credential"];
 
+/// A parameter as written (`-Name`, `-Name:value`, `–Name` with an en dash): its name, with
+/// any backtick taken away (``-Comp`uterName``), and the value attached to it. A quoted word
+/// is an argument, never a parameter.
+fn parameter(arg: &Arg) -> Option<(String, Option<Arg>)> {
+    // PowerShell takes an en dash, an em dash or a horizontal bar for `-`.
+    let dashed = |text: &str| {
+        text.strip_prefix(['-', '\u{2013}', '\u{2014}', '\u{2015}'])
+            .filter(|rest| rest.starts_with(char::is_alphabetic))
+            .map(str::to_owned)
+    };
+    dashed(&arg.raw)?;
+    let written = dashed(arg.text()).or_else(|| dashed(&arg.raw))?;
+    let Some((name, value)) = written.split_once(':') else {
+        return Some((written, None));
+    };
+    let raw = arg.raw.split_once(':').map_or(value, |(_, r)| r);
+    let value = match &arg.value {
+        Some(_) => Some(value.to_owned()),
+        None if raw.starts_with('$') || raw.starts_with('(') => None,
+        None => Some(raw.trim_matches(['\'', '"']).to_owned()),
+    };
+    Some((
+        name.to_owned(),
+        Some(Arg {
+            raw: raw.to_owned(),
+            value,
+        }),
+    ))
+}
+
 fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut parsed = PsArgs {
         named: Vec::new(),
@@ -81,50 +112,36 @@ fn ps_args(args: &[Arg], switches: &[&str]) -> PsArgs {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         i += 1;
-        // PowerShell takes an en dash, an em dash or a horizontal bar for `-`.
-        let normalised = arg
-            .raw
-            .strip_prefix(['\u{2013}', '\u{2014}', '\u{2015}'])
-            .map(|rest| format!("-{rest}"));
-        let raw = normalised.as_ref().unwrap_or(&arg.raw);
-        let is_param =
-            raw.starts_with('-') && raw[1..].chars().next().is_some_and(char::is_alphabetic);
-        if !is_param {
+        let Some((name, attached)) = parameter(arg) else {
             parsed.positional.push(arg.clone());
             continue;
-        }
-        let name = &raw[1..];
-        if let Some((name, value)) = name.split_once(':') {
-            parsed.named.push((
-                name.to_owned(),
-                Some(Arg {
-                    raw: value.to_owned(),
-                    value: if value.starts_with('$') || value.starts_with('(') {
-                        None
-                    } else {
-                        Some(value.trim_matches(['\'', '"']).to_owned())
-                    },
-                }),
-            ));
+        };
+        if attached.is_some() {
+            parsed.named.push((name, attached));
             continue;
         }
         let takes_a_value = VALUE_PARAMETERS
             .iter()
-            .any(|p| p.eq_ignore_ascii_case(name));
+            .any(|p| p.eq_ignore_ascii_case(&name));
         if !takes_a_value
             && switches
                 .iter()
                 .chain(COMMON_SWITCHES)
-                .any(|s| ps_param(name, s, &[]) && name.len() >= 2)
+                .any(|s| ps_param(&name, s, &[]) && name.len() >= 2)
         {
-            parsed.named.push((name.to_owned(), None));
+            parsed.named.push((name, None));
             continue;
         }
-        let value = args.get(i).cloned();
+        // A parameter followed by another is a switch: PowerShell never binds a parameter
+        // name as a value.
+        let value = args
+            .get(i)
+            .filter(|next| parameter(next).is_none())
+            .cloned();
         if value.is_some() {
             i += 1;
         }
-        parsed.named.push((name.to_owned(), value));
+        parsed.named.push((name, value));
     }
     parsed
 }
@@ -137,11 +154,12 @@ impl PsArgs {
             .map(|(_, v)| v)
     }
 
-    /// Whether a switch is set: written alone or `:$true`. `-WhatIf:$false`, and a value
-    /// only known when the command runs, do not set it.
+    /// Whether a switch is set: written (or abbreviated) alone or `:$true`. `-WhatIf:$false`,
+    /// and a value only known when the command runs, do not set it.
     fn has(&self, full: &str) -> bool {
         self.named.iter().any(|(n, v)| {
-            n.eq_ignore_ascii_case(full)
+            ps_param(n, full, &[])
+                && n.len() >= 2
                 && v.as_ref()
                     .is_none_or(|v| v.raw.eq_ignore_ascii_case("$true"))
         })
@@ -216,17 +234,18 @@ const PS_REMOTING_SWITCHES: &[&str] = &[
     "EnableNetworkAccess",
 ];
 
-pub(super) fn ps_remoting(
+/// The computers a remoting cmdlet's parameters name (`-ComputerName`, `-HostName`, `-VMName`,
+/// `-ConnectionUri`, a `-Session` opened earlier in the command, the first positional word),
+/// and why some of them are not known. `invoke`: Invoke-Command, whose first positional
+/// word may be the script block.
+fn remoting_targets(
     ctx: &mut Ctx<'_>,
-    program: &Program,
-    name: &str,
-    args: &[Arg],
-) -> Result<(), Unknown> {
-    let parsed = ps_args(args, PS_REMOTING_SWITCHES);
-    let lower = name.to_ascii_lowercase();
-    let invoke = lower == "invoke-command" || lower == "icm";
+    parsed: &PsArgs,
+    invoke: bool,
+) -> (Vec<Target>, Option<String>) {
     let mut targets = Vec::new();
     let mut unknown = None;
+    let mut session = false;
     if let Some(v) = parsed.get("ComputerName", &["cn"]) {
         add_names(
             v.as_ref(),
@@ -277,10 +296,19 @@ pub(super) fn ps_remoting(
         );
     }
     if let Some(v) = parsed.get("Session", &["PSSession"]) {
-        unknown = Some(format!(
-            "-Session `{}` was opened earlier; which computer it reaches is not known here",
-            v.as_ref().map_or("", |a| a.raw.as_str())
-        ));
+        match v.as_ref().and_then(|a| flow::bound(ctx, a)) {
+            Some(Ok(opened)) => {
+                targets.extend(opened);
+                session = true;
+            }
+            Some(Err(why)) => unknown = Some(why),
+            None => {
+                unknown = Some(format!(
+                    "-Session `{}` was opened earlier; which computer it reaches is not known here",
+                    v.as_ref().map_or("", |a| a.raw.as_str())
+                ));
+            }
+        }
     }
     // `-SSHConnection @{HostName=…}` and `-Options @{Host=…}` name computers in a table that
     // is not read here.
@@ -296,6 +324,7 @@ pub(super) fn ps_remoting(
     // so does Invoke-Command (`icm web01 { … }`) unless that word is the script block.
     if targets.is_empty()
         && unknown.is_none()
+        && !session
         && let Some(first) = parsed.positional.first()
         && !(invoke && first.raw.starts_with('{'))
     {
@@ -307,22 +336,48 @@ pub(super) fn ps_remoting(
             &mut unknown,
         );
     }
+    (targets, unknown)
+}
+
+/// The computers a session `New-PSSession` opens reaches (none: this machine), or why they
+/// are not known.
+pub(super) fn session(ctx: &mut Ctx<'_>, args: &[Arg]) -> Result<Vec<Target>, String> {
+    let parsed = ps_args(args, PS_REMOTING_SWITCHES);
+    match remoting_targets(ctx, &parsed, false) {
+        (_, Some(why)) => Err(why),
+        (targets, None) => Ok(targets),
+    }
+}
+
+pub(super) fn ps_remoting(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    args: &[Arg],
+) -> Result<(), Unknown> {
+    let parsed = ps_args(args, PS_REMOTING_SWITCHES);
+    let lower = name.to_ascii_lowercase();
+    let invoke = lower == "invoke-command" || lower == "icm";
+    let (targets, unknown) = remoting_targets(ctx, &parsed, invoke);
+    let script = parsed
+        .get("ScriptBlock", &["sb"])
+        .cloned()
+        .flatten()
+        .or_else(|| {
+            parsed
+                .positional
+                .iter()
+                .find(|a| a.raw.starts_with('{'))
+                .cloned()
+        });
     if targets.is_empty() && unknown.is_none() {
-        // Invoke-Command without a computer runs on this machine.
-        return Ok(());
+        // Invoke-Command without a computer runs its script block on this machine.
+        return match script.filter(|_| invoke) {
+            Some(block) => code(ctx, name, &block, Dialect::PowerShell),
+            None => Ok(()),
+        };
     }
     let (class, why, remote) = if invoke {
-        let script = parsed
-            .get("ScriptBlock", &["sb"])
-            .cloned()
-            .flatten()
-            .or_else(|| {
-                parsed
-                    .positional
-                    .iter()
-                    .find(|a| a.raw.starts_with('{'))
-                    .cloned()
-            });
         if parsed.get("FilePath", &["PSPath"]).is_some() {
             (
                 Class::Mutating,
@@ -446,6 +501,97 @@ pub(super) fn ps_computer(
     Ok(())
 }
 
+/// Switches of the VM cmdlets: never read as taking the next word.
+const PS_VM_SWITCHES: &[&str] = &[
+    "Confirm",
+    "WhatIf",
+    "Kill",
+    "RunAsync",
+    "Force",
+    "Save",
+    "TurnOff",
+    "Passthru",
+    "DeletePermanently",
+    "AsJob",
+    "LocalToGuest",
+    "GuestToLocal",
+    "ToolsWaitOnly",
+    "Memory",
+    "Quiesce",
+    "IncludeChildren",
+];
+
+/// The VM parameters of a ps-vm entry that lists none: `-VM`, `-Name` or `-VMName`, else
+/// the first positional word.
+const DEFAULT_VM_OPTIONS: &[&str] = &["-VM", "-Name", "-VMName"];
+
+/// The VMs a VM cmdlet names: the first of the entry's `vm_options` written, else its
+/// `vm_operand`; none when it names none. A VM written as objects (`-VM $vm`, `-VM (Get-VM
+/// web01)`) is the VMs they are.
+fn vms_named(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    parsed: &PsArgs,
+) -> Option<Result<Vec<Target>, String>> {
+    let defaults: Vec<String>;
+    let (options, operand) = if program.vm_options.is_empty() {
+        defaults = DEFAULT_VM_OPTIONS.iter().map(|o| (*o).to_owned()).collect();
+        (&defaults[..], program.vm_operand.or(Some(1)))
+    } else {
+        (&program.vm_options[..], program.vm_operand)
+    };
+    let named = options.iter().find_map(|option| {
+        parsed.named.iter().find(|(given, _)| {
+            program.names_option(std::slice::from_ref(option), &format!("-{given}"))
+        })
+    });
+    let value = match named {
+        Some((given, None)) => return Some(Err(format!("-{given} has no value"))),
+        Some((_, Some(value))) => value,
+        None => parsed.positional.get(operand?.checked_sub(1)?)?,
+    };
+    Some(vms_in(ctx, value))
+}
+
+/// The VMs one argument names: objects it holds, or names (`web01`, `web01,db01`, an
+/// inventory path); a wildcard or a value known only when the command runs is not known.
+fn vms_in(ctx: &mut Ctx<'_>, arg: &Arg) -> Result<Vec<Target>, String> {
+    if let Some(bound) = flow::bound(ctx, arg) {
+        return bound;
+    }
+    let Some(value) = arg.value.as_deref() else {
+        return Err(format!(
+            "the VM `{}` is only known when the command runs",
+            arg.raw
+        ));
+    };
+    if value.contains(['*', '?', '[']) {
+        return Err(format!("`{value}` stands for VMs that are not written out"));
+    }
+    Ok(value
+        .split(',')
+        .map(|name| name.trim().trim_matches(['\'', '"']))
+        .filter(|name| !name.is_empty())
+        .map(|name| Target {
+            // PowerCLI takes inventory paths: /dc/vm/folder/web01 names web01.
+            name: name.rsplit('/').next().unwrap_or(name).to_owned(),
+            kind: TargetKind::Vm,
+        })
+        .collect())
+}
+
+/// Whether a ps-vm entry's `read_only` says this call only reads: `*`, or a switch that is
+/// set (`-GuestToLocal`, `-WhatIf`).
+fn only_reads(program: &Program, parsed: &PsArgs) -> bool {
+    program.read_only.iter().any(|r| r == "*")
+        || ["-WhatIf"]
+            .iter()
+            .copied()
+            .chain(program.read_only.iter().map(String::as_str))
+            .filter_map(|flag| flag.strip_prefix('-'))
+            .any(|flag| parsed.has(flag))
+}
+
 pub(super) fn ps_vm(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -453,58 +599,199 @@ pub(super) fn ps_vm(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
-    let parsed = ps_args(
-        args,
-        &[
-            "Confirm",
-            "WhatIf",
-            "Kill",
-            "RunAsync",
-            "Force",
-            "Save",
-            "TurnOff",
-            "Passthru",
-            "DeletePermanently",
-            "AsJob",
-        ],
-    );
-    if parsed.has("WhatIf") {
+    let switches: Vec<&str> = PS_VM_SWITCHES
+        .iter()
+        .copied()
+        .chain(program.read_only.iter().filter_map(|r| r.strip_prefix('-')))
+        .collect();
+    let parsed = ps_args(args, &switches);
+    if only_reads(program, &parsed) {
         ctx.findings.push(finding(
             program,
             Vec::new(),
             Class::ReadOnly,
-            String::from("-WhatIf only says what it would do"),
+            format!("{name} only reads here"),
         ));
         return Ok(());
     }
-    let value = parsed
-        .get("VM", &["Name", "VMName"])
+    // Named or positional, else the VMs the pipeline hands it (`Get-VM web01 | Stop-VM`).
+    let vms = vms_named(ctx, program, &parsed).or_else(|| match &ctx.flow.piped {
+        Some(Held::Bound(bound)) => Some(bound.clone()),
+        _ if cmd.stdin == Stdin::Pipe => Some(Err(format!(
+            "{name} takes its VM from the pipeline, which is not read here"
+        ))),
+        _ => None,
+    });
+    let targets = match vms {
+        Some(Ok(targets)) if !targets.is_empty() => targets,
+        Some(Ok(_)) | None => {
+            ctx.findings
+                .push(unknown_finding(program, format!("{name} names no VM")));
+            return Ok(());
+        }
+        Some(Err(why)) => {
+            ctx.findings.push(unknown_finding(program, why));
+            return Ok(());
+        }
+    };
+    let (class, why, remote) = if name.eq_ignore_ascii_case("Invoke-VMScript") {
+        guest_script(ctx, &parsed)
+    } else {
+        (Class::Mutating, format!("{name} changes the VM"), None)
+    };
+    let mut f = finding(program, targets, class, why);
+    f.remote = remote;
+    ctx.findings.push(f);
+    Ok(())
+}
+
+/// `Invoke-VMScript`: the script it runs in the guest, judged in its `-ScriptType`. With none
+/// the guest's system decides (PowerShell on Windows, Bash on Linux): the script only reads
+/// when it reads in both, a cmdlet being no program on Linux.
+fn guest_script(ctx: &mut Ctx<'_>, parsed: &PsArgs) -> (Class, String, Option<String>) {
+    let script = parsed
+        .get("ScriptText", &[])
         .cloned()
-        .or_else(|| parsed.positional.first().cloned().map(Some));
-    let why = format!("{name} changes the VM");
-    match value {
-        Some(Some(arg)) => match ps_names(&arg) {
-            Ok(_) => {
-                let list = Arg {
-                    raw: arg.raw.clone(),
-                    value: arg.value.clone(),
-                };
-                vm_targets(ctx, program, &[list], why);
-                if let Some(script) = parsed.get("ScriptText", &[]).cloned().flatten()
-                    && let Some(last) = ctx.findings.last_mut()
-                {
-                    last.remote = Some(script.raw.clone());
-                }
-            }
-            Err(raw) => ctx.findings.push(not_fixed(program, "the VM", &raw)),
+        .flatten()
+        .or_else(|| parsed.positional.first().cloned());
+    let Some(script) = script else {
+        return (
+            Class::Mutating,
+            String::from("runs a script that is not written here"),
+            None,
+        );
+    };
+    let Some(text) = script.value.clone() else {
+        return (
+            Class::Mutating,
+            String::from("the script is only known when the command runs"),
+            Some(script.raw),
+        );
+    };
+    let kind = parsed
+        .get("ScriptType", &[])
+        .cloned()
+        .flatten()
+        .and_then(|t| t.value)
+        .map(|t| t.to_ascii_lowercase());
+    let (class, why) = match kind.as_deref() {
+        Some("bash") => remote::classify(&mut ctx.judge(), &text, &Stdin::Inherited),
+        Some("powershell" | "bat") => remote::classify_windows(&mut ctx.judge(), &text),
+        _ => match remote::classify_windows(&mut ctx.judge(), &text) {
+            (Class::ReadOnly, why) if runs_no_linux_program(ctx, &text) => (Class::ReadOnly, why),
+            (Class::ReadOnly, _) => remote::classify(&mut ctx.judge(), &text, &Stdin::Inherited),
+            mutating => mutating,
         },
-        _ if cmd.stdin == Stdin::Pipe => ctx.findings.push(unknown_finding(
+    };
+    (class, why, Some(script.raw))
+}
+
+/// Whether a script read as Bash runs only PowerShell cmdlets (`Get-Service …`), which are
+/// no programs there.
+fn runs_no_linux_program(ctx: &mut Ctx<'_>, text: &str) -> bool {
+    let Ok(commands) = ctx.walk.parse(text, Dialect::Posix) else {
+        return false;
+    };
+    commands.iter().all(|cmd| {
+        cmd.words
+            .first()
+            .and_then(|w| w.value.as_deref())
+            .is_some_and(|name| name.contains('-') && ctx.catalog.windows_read_only(name))
+    })
+}
+
+/// The ps-objects grammar: cmdlets that fetch objects (or open a CIM session) and only read.
+/// What they hand on is read by `flow`.
+pub(super) fn ps_objects(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+) -> Result<(), Unknown> {
+    let input = ctx.flow.piped.clone();
+    match fetched(ctx, program, args, input.as_ref()) {
+        // This machine's objects.
+        Ok(targets) if targets.is_empty() => {}
+        Ok(targets) => ctx.findings.push(finding(
             program,
-            format!("{name} takes its VM from the pipeline"),
+            targets,
+            Class::ReadOnly,
+            String::from("only fetches objects"),
         )),
-        _ => ctx
-            .findings
-            .push(unknown_finding(program, format!("{name} names no VM"))),
+        Err(_) => ctx.findings.push(finding(
+            program,
+            Vec::new(),
+            Class::ReadOnly,
+            String::from("only fetches objects"),
+        )),
     }
     Ok(())
+}
+
+/// The machines the objects a ps-objects cmdlet hands on are bound to: the computers its
+/// `host_options` (or `host_operand`) name or the sessions its `other_host_options` hold,
+/// the VMs its `vm_options` (or `vm_operand`) name, VMs piped into a VM cmdlet; none for this
+/// machine's. `Err`: which is only known when the command runs.
+pub(super) fn fetched(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    input: Option<&Held>,
+) -> Result<Vec<Target>, String> {
+    let parsed = ps_args(args, &[]);
+    let mut targets = Vec::new();
+    let mut unknown = None;
+    let mut named = false;
+    for (given, value) in &parsed.named {
+        let option = format!("-{given}");
+        if program.names_option(&program.host_options, &option) {
+            named = true;
+            add_names(
+                value.as_ref(),
+                &TargetKind::Host,
+                &option,
+                &mut targets,
+                &mut unknown,
+            );
+        } else if program.names_option(&program.other_host_options, &option) {
+            named = true;
+            match value.as_ref().and_then(|v| flow::bound(ctx, v)) {
+                Some(Ok(opened)) => targets.extend(opened),
+                Some(Err(why)) => unknown = Some(why),
+                None => {
+                    unknown = Some(format!(
+                        "{option} `{}` was opened before this command",
+                        value.as_ref().map_or("", |v| v.raw.as_str())
+                    ));
+                }
+            }
+        }
+    }
+    let operand = program
+        .host_operand
+        .as_deref()
+        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| n.checked_sub(1));
+    if !named && let Some(first) = operand.and_then(|at| parsed.positional.get(at)) {
+        add_names(
+            Some(first),
+            &TargetKind::Host,
+            "the computer",
+            &mut targets,
+            &mut unknown,
+        );
+    }
+    if let Some(why) = unknown {
+        return Err(why);
+    }
+    if program.vm_options.is_empty() && program.vm_operand.is_none() {
+        return Ok(targets);
+    }
+    match vms_named(ctx, program, &parsed) {
+        Some(vms) => targets.extend(vms?),
+        None => match input {
+            Some(Held::Bound(bound)) => targets.extend(bound.clone()?),
+            _ => return Err(String::from("names no VM, so it fetches every one")),
+        },
+    }
+    Ok(targets)
 }

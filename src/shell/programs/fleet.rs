@@ -23,6 +23,7 @@
 )]
 
 use super::exec::{self, Exec, Inner, Shell};
+use super::flow::{self, Held};
 use super::{Ctx, finding, unknown_finding, unread_program};
 use crate::shell::catalog::Program;
 use crate::shell::net;
@@ -40,6 +41,10 @@ pub(super) fn fleet(
     let mut operands: Vec<&Arg> = Vec::new();
     let mut flags: Vec<String> = Vec::new();
     let mut elsewhere: Option<String> = None;
+    // The machines objects the cmdlet acts on are bound to (`-InputObject`, the pipeline, a
+    // session): `Err` when which is not known.
+    let mut objects: Option<Result<Vec<Target>, String>> = None;
+    let mut reads_only = false;
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -49,36 +54,38 @@ pub(super) fn fleet(
         }
         let is_option = (text.starts_with('-') && text.len() > 1)
             || (text.starts_with('/') && text.len() > 1 && program.windows_flags);
-        if !is_option {
+        // A quoted word is a cmdlet's argument, never a parameter name.
+        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
             operands.push(arg);
             i += 1;
             continue;
         }
-        let (mut name, mut attached) = split_option(text);
-        let same = |a: &str, b: &str| {
-            if program.windows_flags {
-                a.eq_ignore_ascii_case(b)
-            } else {
-                a == b
-            }
-        };
+        let (mut name, mut attached) = split_option(text, program.cmdlet);
+        let posix = !program.windows_flags && !program.cmdlet;
         // `-Hweb01`: a short host option with its value attached.
         if attached.is_none()
-            && !program.windows_flags
+            && posix
             && !text.starts_with("--")
-            && let Some(short) = program.host_options.iter().find(|o| {
-                o.len() == 2 && text.len() > 2 && text.get(..2).is_some_and(|t| same(t, o))
-            })
+            && let Some(short) = program
+                .host_options
+                .iter()
+                .find(|o| o.len() == 2 && text.len() > 2 && text.get(..2) == Some(o.as_str()))
         {
             name = &text[..short.len()];
             attached = text.get(2..);
         }
-        flags.push(name.to_owned());
+        // `-WhatIf:$false` sets no switch.
+        match attached {
+            Some(value) if program.cmdlet && !value.eq_ignore_ascii_case("$true") => {
+                flags.push(text.to_owned());
+            }
+            _ => flags.push(name.to_owned()),
+        }
         // `-XDELETE`: a short option with its value attached is that option too.
-        if !program.windows_flags && !text.starts_with("--") && text.len() > 2 {
+        if posix && !text.starts_with("--") && text.len() > 2 {
             flags.extend(text.get(..2).map(str::to_owned));
         }
-        let takes = |list: &[String]| list.iter().any(|o| same(o, name));
+        let takes = |list: &[String]| program.names_option(list, name);
         let value = if attached.is_some() {
             attached.map(|v| Arg {
                 raw: v.to_owned(),
@@ -86,25 +93,71 @@ pub(super) fn fleet(
             })
         } else if takes(&program.host_options)
             || takes(&program.value_options)
-            || (takes(&program.other_host_options) && program.value_options.is_empty())
+            || takes(&program.method_options)
+            || (takes(&program.other_host_options)
+                && (program.value_options.is_empty() || program.cmdlet))
         {
             i += 1;
             args.get(i).cloned()
         } else {
             None
         };
+        if takes(&program.method_options) {
+            // `-MethodName GetOwner`: a method that only reads changes nothing.
+            reads_only |= value
+                .as_ref()
+                .and_then(|v| v.value.as_deref())
+                .is_some_and(|method| !flow::changes(method));
+        }
         if takes(&program.host_options) {
             match value {
                 Some(value) => owned.push(value),
                 None => elsewhere = Some(format!("`{name}` names no host")),
             }
         } else if takes(&program.other_host_options) {
-            elsewhere = Some(format!(
-                "`{name}` picks hosts that are not written in the command"
-            ));
+            // A cmdlet's `-CimSession $s`: a session the command opened earlier.
+            match value
+                .filter(|_| program.cmdlet)
+                .and_then(|v| flow::bound(ctx, &v))
+            {
+                Some(Ok(opened)) => objects = Some(Ok(opened)),
+                Some(Err(why)) => elsewhere = Some(why),
+                None => {
+                    elsewhere = Some(format!(
+                        "`{name}` picks hosts that are not written in the command"
+                    ));
+                }
+            }
+        } else if program.cmdlet
+            && program.names_option(&[String::from("-InputObject")], name)
+            && let Some(value) = value.filter(|v| v.value.is_none())
+        {
+            // `-InputObject $svc`: objects, acted on where they were fetched.
+            objects = Some(flow::bound(ctx, &value).unwrap_or_else(|| {
+                Err(format!(
+                    "`{name} {}` holds objects whose machine is not known here",
+                    value.raw
+                ))
+            }));
         }
         i += 1;
     }
+    // A cmdlet piped objects (`Get-Service -ComputerName win01 | Stop-Service`) acts where
+    // they were fetched.
+    if objects.is_none()
+        && program.cmdlet
+        && let Some(Held::Bound(piped)) = &ctx.flow.piped
+    {
+        objects = Some(piped.clone());
+    }
+    let objects = match objects {
+        Some(Err(why)) if elsewhere.is_none() => {
+            elsewhere = Some(why);
+            None
+        }
+        Some(Ok(targets)) => Some(targets),
+        _ => None,
+    };
     hosts.extend(owned.iter());
     // Hosts named by operands.
     let mut action_at = 0;
@@ -215,7 +268,11 @@ pub(super) fn fleet(
         return exec_on_hosts(ctx, program, &hosts, elsewhere, inner, cmd);
     }
     let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
-    let class = class_of(program, &flags, &words, action, &both);
+    let class = if reads_only {
+        Class::ReadOnly
+    } else {
+        class_of(program, &flags, &words, action, &both)
+    };
     let why = match (class, action) {
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
         (Class::ReadOnly, None) => String::from("only reads"),
@@ -254,9 +311,15 @@ pub(super) fn fleet(
             Err(_) => {}
         }
     }
+    for target in objects.iter().flatten() {
+        if !targets.contains(target) {
+            targets.push(target.clone());
+        }
+    }
     if targets.is_empty() {
-        // A cmdlet fed objects by the pipeline acts where they came from.
-        let piped = program.windows_flags && cmd.stdin == Stdin::Pipe;
+        // A cmdlet fed objects by the pipeline acts where they came from (this machine, when
+        // the text says they are its own).
+        let piped = program.windows_flags && cmd.stdin == Stdin::Pipe && objects.is_none();
         if (program.without_host_asks || piped) && class == Class::Mutating {
             ctx.findings.push(unknown_finding(
                 program,
@@ -352,7 +415,7 @@ fn exec_words(
             break;
         }
         if text.starts_with('-') && text.len() > 1 {
-            let (key, attached) = split_option(text);
+            let (key, attached) = split_option(text, program.cmdlet);
             let value = match attached {
                 Some(v) => Some(Arg {
                     raw: v.to_owned(),
@@ -479,9 +542,10 @@ fn exec_on_hosts(
     )
 }
 
-/// `--host=h`, `/node:h`, `-ComputerName:h`: the option's name and its attached value.
-fn split_option(text: &str) -> (&str, Option<&str>) {
-    let at = if text.starts_with('/') {
+/// `--host=h`, `/node:h`, a cmdlet's `-ComputerName:h`: the option's name and its attached
+/// value.
+fn split_option(text: &str, cmdlet: bool) -> (&str, Option<&str>) {
+    let at = if text.starts_with('/') || cmdlet {
         text.find(':')
     } else {
         text.find('=')
@@ -501,25 +565,22 @@ fn class_of(
     action: Option<&str>,
     both: &str,
 ) -> Class {
-    let same = |a: &str, b: &str| {
-        if program.windows_flags {
-            a.eq_ignore_ascii_case(b)
-        } else {
-            a == b
-        }
-    };
-    let read_only_flag = program
+    let read_only_flags: Vec<String> = program
         .read_only
         .iter()
         .filter(|r| r.starts_with('-') || r.starts_with('/'))
-        .any(|r| flags.iter().any(|f| same(f, r)));
-    if read_only_flag {
+        .cloned()
+        .collect();
+    if flags
+        .iter()
+        .any(|f| program.names_option(&read_only_flags, f))
+    {
         return Class::ReadOnly;
     }
     if flags
         .iter()
         .chain(words)
-        .any(|f| program.mutating_options.iter().any(|m| same(m, f)))
+        .any(|f| program.names_option(&program.mutating_options, f))
     {
         return Class::Mutating;
     }
@@ -635,14 +696,16 @@ pub(super) fn unc_write(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
-    let mut written: Vec<&Arg> = Vec::new();
+    let mut written: Vec<Arg> = Vec::new();
     let mut operands: Vec<&Arg> = Vec::new();
+    let mut through_session: Vec<Target> = Vec::new();
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
         let is_option = text.len() > 1
             && (text.starts_with('-') || (program.windows_flags && text.starts_with('/')));
-        if !is_option {
+        // A quoted word is a cmdlet's argument, never a parameter name.
+        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
             // cmd.exe's switches (`rmdir /s /q \\h\x`, `del /f`) are no paths.
             if !is_cmd_switch(text) {
                 operands.push(arg);
@@ -652,33 +715,52 @@ pub(super) fn unc_write(
         }
         let (name, attached) = split_ps_option(text);
         let matches = |list: &[String]| {
-            list.iter().any(|o| {
-                o.len() >= name.len()
-                    && o[..name.len()].eq_ignore_ascii_case(name)
-                    && name.len() > 2
-                    || o.eq_ignore_ascii_case(name)
-            })
+            program.names_option(list, name)
+                || list.iter().any(|o| {
+                    o.len() >= name.len()
+                        && o[..name.len()].eq_ignore_ascii_case(name)
+                        && name.len() > 2
+                        || o.eq_ignore_ascii_case(name)
+                })
         };
-        if program
-            .read_only
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(name))
-        {
+        // `-WhatIf` or `-WhatIf:$true` only says what would be done; `-WhatIf:$false` does it.
+        if matches(&program.read_only) && attached.is_none_or(|v| v.eq_ignore_ascii_case("$true")) {
             return Ok(());
         }
         if matches(&program.other_host_options) {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!("`{name}` writes through a session whose machine is not written here"),
-            ));
+            // `-ToSession $s`: a session the command opened earlier writes on its computer.
+            let session = if let Some(value) = attached {
+                Some(Arg::dynamic(value.to_owned()))
+            } else {
+                i += 1;
+                args.get(i).cloned()
+            };
+            match session.and_then(|s| flow::bound(ctx, &s)) {
+                Some(Ok(opened)) => {
+                    through_session.extend(opened);
+                    i += 1;
+                    continue;
+                }
+                Some(Err(why)) => ctx.findings.push(unknown_finding(program, why)),
+                None => ctx.findings.push(unknown_finding(
+                    program,
+                    format!("`{name}` writes through a session whose machine is not written here"),
+                )),
+            }
             return Ok(());
         }
         let takes_value = matches(&program.value_options) || matches(&program.host_options);
-        let value = if attached.is_none() && takes_value {
-            i += 1;
-            args.get(i)
-        } else {
-            None
+        let value = match attached {
+            // `-Destination:\\win01\share`.
+            Some(value) => Some(Arg {
+                raw: value.to_owned(),
+                value: arg.value.as_ref().map(|_| value.to_owned()),
+            }),
+            None if takes_value => {
+                i += 1;
+                args.get(i).cloned()
+            }
+            None => None,
         };
         if matches(&program.host_options) {
             written.extend(value);
@@ -687,10 +769,10 @@ pub(super) fn unc_write(
     }
     match program.host_operand.as_deref() {
         // A move changes where it takes from as much as where it puts.
-        Some("all") => written.extend(operands.iter().copied()),
+        Some("all") => written.extend(operands.iter().map(|a| (*a).clone())),
         Some(n) => {
             if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
-                written.extend(operands.get(at).copied());
+                written.extend(operands.get(at).map(|a| (*a).clone()));
             }
         }
         None => {}
@@ -749,6 +831,14 @@ pub(super) fn unc_write(
             targets,
             Class::Mutating,
             String::from("writes through a UNC path on the host"),
+        ));
+    }
+    if !through_session.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            through_session,
+            Class::Mutating,
+            String::from("writes through a session on the computer it reaches"),
         ));
     }
     Ok(())

@@ -35,6 +35,7 @@ mod database;
 mod deploy;
 mod exec;
 mod fleet;
+mod flow;
 mod hypervisors;
 mod session;
 mod ssh;
@@ -66,6 +67,8 @@ pub(crate) struct Ctx<'a> {
     exported: Option<String>,
     /// PowerShell's location was set to a UNC path: relative writes land on that machine.
     pub(crate) unc_location: Option<String>,
+    /// What PowerShell's variables and pipes hold where the walk is.
+    pub(crate) flow: flow::Flow,
     pub(crate) walk: &'a mut Walk,
     pub(crate) findings: &'a mut Vec<Finding>,
 }
@@ -126,6 +129,7 @@ pub(crate) fn analyse_text(
         written: Vec::new(),
         exported: None,
         unc_location: None,
+        flow: flow::Flow::default(),
         names_a_machine: OnceCell::new(),
         walk,
         findings,
@@ -146,9 +150,17 @@ fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknow
         ctx.vars.extend(assigned_once(&commands));
     }
     ctx.walk.enter()?;
-    let result = commands
-        .iter()
-        .try_for_each(|cmd| command(ctx, cmd, dialect));
+    let result = match dialect {
+        Dialect::Posix => commands
+            .iter()
+            .try_for_each(|cmd| command(ctx, cmd, dialect)),
+        Dialect::PowerShell => {
+            let around = ctx.flow.enter();
+            let result = flow::walk(ctx, &commands);
+            ctx.flow.leave(around);
+            result
+        }
+    };
     ctx.walk.leave();
     ctx.vars.truncate(outer);
     result
@@ -282,11 +294,14 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             .as_ref()
             .is_some_and(|p| matches!(p.grammar, Grammar::PsRemoting | Grammar::PsVm));
         if !remote_blocks {
-            for block in cmd.words[1..].iter().filter(|a| a.raw.starts_with('{')) {
-                if let Some(inner) = &block.value {
-                    text_in(ctx, inner, Dialect::PowerShell)?;
-                }
-            }
+            // `… | ForEach-Object { $_.Stop() }`: `$_` is each object piped in.
+            let item = flow::bind_item(ctx, name);
+            let blocks = cmd.words[1..].iter().filter(|a| a.raw.starts_with('{'));
+            let result = blocks
+                .filter_map(|block| block.value.as_deref())
+                .try_for_each(|inner| text_in(ctx, inner, Dialect::PowerShell));
+            flow::unbind_item(ctx, item);
+            result?;
         }
     }
     let Some(program) = program else {
@@ -316,6 +331,7 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::PsRemoting => cmdlets::ps_remoting(ctx, program, name, args),
         Grammar::PsComputer => cmdlets::ps_computer(ctx, program, args, cmd),
         Grammar::PsVm => cmdlets::ps_vm(ctx, program, name, args, cmd),
+        Grammar::PsObjects => cmdlets::ps_objects(ctx, program, args),
         Grammar::Session => session::session(ctx, program, args),
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),

@@ -2,6 +2,7 @@
 //! the catalog does not know (or a catalogued one acting on this machine). What such a program
 //! runs among its arguments is read, and a machine rewind protects among its words asks.
 
+use super::flow::Held;
 use super::{Ctx, text_in};
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Class, Cmd, Unknown, clip};
@@ -37,6 +38,9 @@ pub(super) fn dynamic_program(
             return Err(Unknown(String::from(
                 "PowerShell code built at run time is invoked, and what it does is not read",
             )));
+        }
+        if super::flow::method_call(ctx, &first.raw)? {
+            return Ok(());
         }
         if let Some(host) = method_on_a_machine(ctx, &first.raw) {
             return Err(Unknown(format!(
@@ -164,7 +168,12 @@ pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), 
         .iter()
         .map(String::as_str)
         .chain(cmd.words.iter().map(Arg::text));
-    for word in words {
+    // `'win01' | ./deploy.ps1`: what a PowerShell pipe hands it.
+    let piped = match &ctx.flow.piped {
+        Some(Held::Text(text)) => text.value.as_deref(),
+        _ => None,
+    };
+    for word in words.chain(piped) {
         if let Some(host) = net::protected(word, ctx.known) {
             return Err(Unknown(format!(
                 "`{}` names {host}, a machine rewind protects, and how `{}` reaches it is not read",

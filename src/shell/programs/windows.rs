@@ -80,9 +80,13 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         dialect: None,
         scope: Vec::new(),
         ask_actions: Vec::new(),
+        method_options: Vec::new(),
         remote_command: None,
         exec: Vec::new(),
         exec_kwargs: Vec::new(),
+        vm_options: Vec::new(),
+        vm_operand: None,
+        cmdlet: false,
         origin: String::from("builtin"),
     }
 }
