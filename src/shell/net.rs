@@ -74,6 +74,9 @@ const INERT: &[&str] = &[
     "exit",
     "set",
     "shift",
+    // PowerShell's and cmd.exe's listings of a directory (`dir \\\\win01\\c$\\logs`).
+    "dir",
+    "gci",
     "write-host",
     "write-output",
     "select-string",

@@ -577,6 +577,41 @@ pub(crate) fn classify_cmd(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
 }
 
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.
+/// `gsv W3SVC | % Stop`, `ForEach-Object -MemberName Kill`: a member name calls a method on
+/// each object.
+fn calls_a_member(name: &str, args: &[Arg]) -> Option<String> {
+    if !matches!(
+        name.to_ascii_lowercase().as_str(),
+        "foreach-object" | "%" | "foreach"
+    ) {
+        return None;
+    }
+    let member = args
+        .iter()
+        .find(|a| !a.raw.starts_with('{') && !a.raw.starts_with('-') && !a.raw.starts_with('('))?;
+    Some(format!(
+        "`{name} {}` calls a method on each object",
+        member.raw
+    ))
+}
+
+/// `ipconfig /release`, `/renew`, `/flushdns`, `/setclassid`: only its reports read.
+fn ipconfig_changes(name: &str, args: &[Arg]) -> Option<String> {
+    let switch = args.iter().find(|a| {
+        !matches!(
+            a.raw.to_ascii_lowercase().as_str(),
+            "/all" | "/displaydns" | "/allcompartments" | "/?" | "-all"
+        )
+    });
+    match switch {
+        Some(switch) if name.eq_ignore_ascii_case("ipconfig") => Some(format!(
+            "runs `ipconfig {}`, which changes the network settings",
+            switch.raw
+        )),
+        _ => None,
+    }
+}
+
 pub(crate) fn classify_windows(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
     let commands = match ctx.walk.parse(text, Dialect::PowerShell) {
         Ok(commands) => commands,
@@ -629,19 +664,11 @@ pub(crate) fn classify_windows(ctx: &mut Judge<'_>, text: &str) -> (Class, Strin
                 format!("runs `{name}`, which is not on the read-only list"),
             );
         }
-        // `gsv W3SVC | % Stop`, `ForEach-Object -MemberName Kill`: a member name calls a
-        // method on each object.
-        if matches!(
-            name.to_ascii_lowercase().as_str(),
-            "foreach-object" | "%" | "foreach"
-        ) && let Some(member) = cmd.words[1..]
-            .iter()
-            .find(|a| !a.raw.starts_with('{') && !a.raw.starts_with('-') && !a.raw.starts_with('('))
-        {
-            return (
-                Class::Mutating,
-                format!("`{name} {}` calls a method on each object", member.raw),
-            );
+        if let Some(why) = ipconfig_changes(name, &cmd.words[1..]) {
+            return (Class::Mutating, why);
+        }
+        if let Some(why) = calls_a_member(name, &cmd.words[1..]) {
+            return (Class::Mutating, why);
         }
         // Script blocks handed to a read-only cmdlet (`ForEach-Object { … }`) run too, and
         // so do those inside calculated properties (`Select-Object @{e={ … }}`).

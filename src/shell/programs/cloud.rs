@@ -95,6 +95,12 @@ pub(super) fn cloud(
         ("gcloud", "compute", "ssh") => gcloud_ssh(ctx, program, &parsed, cmd),
         ("gcloud", "compute", "scp") => gcloud_scp(ctx, program, &parsed),
         ("gcloud", "compute", "instances") => gcloud_instances(ctx, program, &parsed, cmd),
+        // A tunnel to one port of the instance runs nothing there.
+        ("gcloud", "compute", "start-iap-tunnel") => Ok(()),
+        ("gcloud", "compute", "instance-groups") => {
+            gcloud_instance_groups(ctx, program, &parsed);
+            Ok(())
+        }
         ("gcloud", ..) => {
             let name = cmd.words.first().map_or("", Arg::text).to_owned();
             unread_program(ctx, &name, cmd)
@@ -105,6 +111,30 @@ pub(super) fn cloud(
         ("az", "vm", action) if program.is_mutating(action) => az_vm(ctx, program, &parsed),
         ("aws", "ssm", "send-command") => aws_send_command(ctx, program, &parsed),
         _ => fleet::fleet(ctx, program, args, cmd),
+    }
+}
+
+/// `gcloud compute instance-groups [managed|unmanaged] ACTION GROUP`: listings only read;
+/// anything else (a rolling restart, a resize, recreating instances) changes instances the
+/// text does not name.
+fn gcloud_instance_groups(ctx: &mut Ctx<'_>, program: &Program, parsed: &Words<'_>) {
+    let reads = parsed.operands.iter().skip(2).any(|a| {
+        matches!(
+            a.text(),
+            "list"
+                | "describe"
+                | "list-instances"
+                | "list-errors"
+                | "get-named-ports"
+                | "describe-instance"
+                | "list-instance-configs"
+        )
+    });
+    if !reads {
+        ctx.findings.push(unknown_finding(
+            program,
+            String::from("changes the instances of a group, which the command does not name"),
+        ));
     }
 }
 

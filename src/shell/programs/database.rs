@@ -320,6 +320,16 @@ fn server(
             value.split(',').map(server_name).collect()
         };
         for name in names {
+            // `ssh -fN -L 6543:localhost:5432 db01 && psql -h localhost -p 6543 …`: this
+            // machine's port reaches the machine an earlier ssh forwards it to.
+            if matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1")
+                && let Some(forwarded) = &ctx.forwarded
+            {
+                if !targets.contains(forwarded) {
+                    targets.push(forwarded.clone());
+                }
+                continue;
+            }
             // `tcp:db01,1433`: sqlcmd's port after a comma.
             if name.is_empty() || is_this_machine(&name) || name.chars().all(|c| c.is_ascii_digit())
             {

@@ -271,7 +271,15 @@ pub(super) fn fleet(
     let class = if reads_only {
         Class::ReadOnly
     } else {
-        class_of(program, &flags, &words, action, &both)
+        // `qm guest cmd 101 get-osinfo`: an entry of several words may name an operand too.
+        let all: Vec<&str> = rest.iter().map(|a| a.text()).collect();
+        class_of(
+            program,
+            &flags,
+            &words,
+            action,
+            &[both.as_str(), &all.join(" ")],
+        )
     };
     let why = match (class, action) {
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
@@ -563,7 +571,7 @@ fn class_of(
     flags: &[String],
     words: &[String],
     action: Option<&str>,
-    both: &str,
+    phrases: &[&str],
 ) -> Class {
     let read_only_flags: Vec<String> = program
         .read_only
@@ -585,13 +593,15 @@ fn class_of(
         return Class::Mutating;
     }
     let action = action.map(str::to_ascii_lowercase).unwrap_or_default();
-    let both = both.to_ascii_lowercase();
-    // An entry of two words (`file download`) is an action and its subcommand.
+    // An entry of several words (`file download`) is an action and what follows it.
     let listed = |r: &String| {
         if r.is_empty() {
             action.is_empty()
         } else if r.contains(' ') {
-            crate::glob::glob_match(&r.to_ascii_lowercase(), &both)
+            let r = r.to_ascii_lowercase();
+            phrases
+                .iter()
+                .any(|p| crate::glob::glob_match(&r, &p.to_ascii_lowercase()))
         } else {
             crate::glob::glob_match(&r.to_ascii_lowercase(), &action)
         }

@@ -67,6 +67,9 @@ pub(crate) struct Ctx<'a> {
     exported: Option<String>,
     /// PowerShell's location was set to a UNC path: relative writes land on that machine.
     pub(crate) unc_location: Option<String>,
+    /// An ssh earlier in the text forwards ports of this machine to this one's side: a later
+    /// client's connection to this machine may reach it.
+    pub(crate) forwarded: Option<Target>,
     /// What PowerShell's variables and pipes hold where the walk is.
     pub(crate) flow: flow::Flow,
     pub(crate) walk: &'a mut Walk,
@@ -129,6 +132,7 @@ pub(crate) fn analyse_text(
         written: Vec::new(),
         exported: None,
         unc_location: None,
+        forwarded: None,
         flow: flow::Flow::default(),
         names_a_machine: OnceCell::new(),
         walk,
@@ -317,6 +321,33 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
 
 /// Which grammar reads a program the catalog names.
 fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let before = ctx.findings.len();
+    let result = read_with(ctx, program, name, cmd);
+    // A fleet entry of several programs (`pskill`, `psshutdown`): each finding names the one
+    // run.
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    if let Some(named) = program.names[1..]
+        .iter()
+        .filter(|_| program.grammar == Grammar::Fleet)
+        .find(|n| n.eq_ignore_ascii_case(base))
+    {
+        let (first, run) = (format!("`{}`", program.names[0]), format!("`{named}`"));
+        for finding in &mut ctx.findings[before..] {
+            if finding.program == program.names[0] {
+                finding.program.clone_from(named);
+                finding.why = finding.why.replace(&first, &run);
+                if let Some(unknown) = &mut finding.unknown {
+                    *unknown = unknown.replace(&first, &run);
+                }
+            }
+        }
+    }
+    result
+}
+
+/// [`read`] by the program's grammar.
+fn read_with(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let args = &cmd.words[1..];
     match program.grammar {
         Grammar::Ssh => ssh::ssh(ctx, program, args, cmd),

@@ -18,6 +18,9 @@ pub(super) struct SshOptions {
     /// Where a `ProxyCommand` really connects: a literal end point, or why it is not known.
     proxy_end: Option<Result<String, String>>,
     no_command: bool,
+    /// How many `-L`/`-D`/`LocalForward`/`DynamicForward`: ports here that reach the host's
+    /// side.
+    forwards_here: usize,
     local_only: bool,
     subsystem: bool,
     local_texts: Vec<String>,
@@ -166,6 +169,7 @@ const CODE_VARIABLES_SENT: &[&str] = &[
 pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
         'F' => o.config = Some(value.to_owned()),
+        'L' | 'D' => o.forwards_here += 1,
         // `-W host:port` carries another ssh connection (a jump): it runs nothing here.
         'O' | 'Q' | 'W' => o.local_only = true,
         'o' => {
@@ -192,6 +196,7 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                     o.local_texts.push(val.to_owned());
                 }
                 "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
+                "localforward" | "dynamicforward" => o.forwards_here += 1,
                 // `SetEnv NAME=value …`, `SendEnv NAME PATTERN*`.
                 "setenv" | "sendenv" => {
                     let named = val.split_whitespace().find(|item| {
@@ -285,6 +290,10 @@ pub(super) fn ssh(
             config: o.config.clone(),
         },
     };
+    // Later in the same text, a connection to this machine may go through the forward.
+    if o.forwards_here > 0 {
+        ctx.forwarded = Some(target.clone());
+    }
     let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
         let (text, class, why) = judge_remote(ctx, words, cmd);
         (Some(text), class, why)

@@ -412,3 +412,57 @@ fn truncated_options_and_wide_characters_are_read_without_a_panic() {
     }
     expect(&[("virsh -c", "ask"), ("ansible-playbook -€ site.yml", "ask")]);
 }
+
+#[test]
+fn the_worlds_remaining_reads_and_changes() {
+    expect(&[
+        ("mysqladmin -h db01 -u root -p status", "none"),
+        ("mysqladmin --host=db01 ping", "none"),
+        ("mysqladmin -h db01 shutdown", "checkpoint db01"),
+        ("mysqlcheck -h db01 --check app", "none"),
+        ("mysqlcheck -h db01 --repair app", "checkpoint db01"),
+        ("pg_isready -h db01 -p 5432", "none"),
+        ("mongodump --host=db01 --db=app --out=./dump", "none"),
+        ("dep run 'df -h' --hosts web01", "none"),
+        (
+            "dep run 'systemctl restart php' --hosts web01",
+            "checkpoint web01",
+        ),
+        ("dep run 'systemctl restart php'", "ask"),
+        ("qm guest cmd 101 get-osinfo", "none"),
+        ("qm guest cmd 101 shutdown", "ask"),
+        ("qm cloudinit dump 101 user", "none"),
+        ("gcloud compute instance-groups managed list", "none"),
+        (
+            "gcloud compute instance-groups managed rolling-action restart web-mig",
+            "ask",
+        ),
+        ("gcloud compute start-iap-tunnel web01 22", "none"),
+        ("az ssh vm -g rg -n web01", "ask"),
+        // A port of this machine forwarded to db01 reaches db01.
+        (
+            "ssh -fN -L 6543:localhost:5432 db01 && psql -h localhost -p 6543 -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "ssh -fN -L 6543:localhost:5432 db01 && psql -h localhost -p 6543 -c 'SELECT 1'",
+            "none",
+        ),
+        ("psql -h localhost -c 'DROP TABLE t'", "none"),
+    ]);
+    for (command, want) in [
+        ("psexec \"\\\\$server\" -s net stop spooler", "ask"),
+        ("psexec \\\\win01 ipconfig /release", "checkpoint win01"),
+        ("psexec \\\\win01 ipconfig /all", "none"),
+        ("psexec @servers.txt -s ipconfig /flushdns", "ask"),
+        ("Stop-VMReplication *", "ask"),
+        (
+            "Resize-VHD -Path D:\\VHDs\\web01.vhdx -SizeBytes 80GB",
+            "ask",
+        ),
+        ("Resize-VHD -Path D:\\x.vhdx -SizeBytes 1GB -WhatIf", "none"),
+        ("dir \\\\win01\\c$\\inetpub\\logs", "none"),
+    ] {
+        assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
+    }
+}

@@ -96,7 +96,8 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
     let mut hosts: Option<Result<Vec<String>, String>> = None;
     let mut copied = false;
     while let Some(arg) = args.get(i) {
-        let text = arg.text();
+        // A word known only when it runs is shown as written, quotes and all (`"\\$server"`).
+        let text = arg.text().trim_start_matches(['"', '\'']);
         // `\\host` as PowerShell or cmd pass it; `\host` once bash has unescaped it.
         if let Some(list) = text
             .strip_prefix("\\\\")
