@@ -1,12 +1,17 @@
 //! The shell analysis against commands nobody here wrote: `tests/corpus/remote.toml` (remote
 //! access and fleet commands from tldr-pages, PowerShell-Docs, the Windows command reference,
 //! Ansible, Salt, pyinfra, Fabric and govc docs) and `tests/corpus/dev.toml` (what a coding
-//! agent runs all day), each labelled by hand before the analyser first read it, and
-//! `tests/corpus/attacks.toml`, an attacker's pass written against it.
+//! agent runs all day), each labelled by hand before the analyser first read it;
+//! `tests/corpus/attacks.toml`, an attacker's pass written against it; and a third corpus,
+//! `tests/corpus/world.toml` and `world-dev.toml`, from sources the first two did not use
+//! (hypervisor consoles, deploy tools, cloud run-command channels, database clients, PsTools,
+//! PowerShell data flow), also labelled before the analyser read it.
 //!
 //! The targets: no remote change passes undecided, no machine the command changes left out
 //! of its checkpoint, over-asks at most 3 % of the remote corpus and 1 % of the development
-//! commands. Every decision is snapshotted, so a change in any one of them is reviewed.
+//! commands; in the third, at most 5 % of its read-only and local commands and 1 % of its
+//! development commands are asked about. Every decision is snapshotted, so a change in any
+//! one of them is reviewed.
 
 use std::fmt::Write as _;
 
@@ -54,6 +59,8 @@ const PROTECTED: &[&str] = &[
 #[derive(Default)]
 struct Score {
     total: usize,
+    /// Cases labelled `none`: local work, or remote work that only reads.
+    labelled_none: usize,
     right: usize,
     /// A remote change let through with no checkpoint and no question.
     missed: Vec<String>,
@@ -99,6 +106,7 @@ fn run(file: &str) -> (Score, String) {
         let shown: String = case.command.replace('\n', "⏎").chars().take(160).collect();
         let line = format!("{:?} {shown}", case.dialect);
         score.total += 1;
+        score.labelled_none += usize::from(case.expect == Expect::None);
         let mut expected: Vec<String> = case
             .targets
             .iter()
@@ -161,7 +169,34 @@ fn summary(score: &Score) -> String {
 
 fn check(file: &str, over_ask_percent: usize) {
     let (score, table) = run(file);
-    insta::assert_snapshot!(file, format!("{}\n\n{table}", summary(&score)));
+    check_score(file, &score, &table);
+    assert!(
+        score.over_asked.len() * 100 <= score.total * over_ask_percent,
+        "{file}: {} over-asks of {} (limit {over_ask_percent} %):\n{}",
+        score.over_asked.len(),
+        score.total,
+        score.over_asked.join("\n")
+    );
+}
+
+/// As [`check`], with the over-asks counted against the read-only and local cases alone: of
+/// the work that changes nothing, how much a human is asked about.
+fn check_read_only(file: &str, over_ask_percent: usize) {
+    let (score, table) = run(file);
+    check_score(file, &score, &table);
+    assert!(
+        score.over_asked.len() * 100 <= score.labelled_none * over_ask_percent,
+        "{file}: {} over-asks of {} read-only or local commands (limit {over_ask_percent} %):\n{}",
+        score.over_asked.len(),
+        score.labelled_none,
+        score.over_asked.join("\n")
+    );
+}
+
+/// The snapshot of every decision, and the targets every corpus holds to: no remote change
+/// undecided, no checkpoint that leaves out a changed machine.
+fn check_score(file: &str, score: &Score, table: &str) {
+    insta::assert_snapshot!(file, format!("{}\n\n{table}", summary(score)));
     assert!(
         score.missed.is_empty(),
         "{file}: remote changes let through:\n{}",
@@ -171,13 +206,6 @@ fn check(file: &str, over_ask_percent: usize) {
         score.wrong_host.is_empty(),
         "{file}: checkpoints of the wrong machine:\n{}",
         score.wrong_host.join("\n")
-    );
-    assert!(
-        score.over_asked.len() * 100 <= score.total * over_ask_percent,
-        "{file}: {} over-asks of {} (limit {over_ask_percent} %):\n{}",
-        score.over_asked.len(),
-        score.total,
-        score.over_asked.join("\n")
     );
 }
 
@@ -198,4 +226,19 @@ fn development_commands_are_left_alone() {
 #[test]
 fn an_attackers_commands_never_pass_undecided() {
     check("attacks.toml", 100);
+}
+
+/// The third corpus (`tests/corpus/world.toml`): hypervisor consoles, deploy tools, cloud
+/// run-command channels, database clients, PsTools and PowerShell data flow, from sources the
+/// first two did not use, labelled before the analyser read it. Of the read-only diagnostics
+/// and local work in it, at most 5 % are asked about.
+#[test]
+fn the_world_corpus_misses_nothing_and_rarely_asks_about_reading() {
+    check_read_only("world.toml", 5);
+}
+
+/// The third corpus's development commands (`tests/corpus/world-dev.toml`).
+#[test]
+fn the_world_corpus_development_commands_are_left_alone() {
+    check_read_only("world-dev.toml", 1);
 }
