@@ -82,8 +82,10 @@ pub(super) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result
     protected_net(ctx, name, cmd)
 }
 
-/// Task runners whose first operand is a target or script of the project's own.
-const TASK_RUNNERS: &[&str] = &["make", "gmake", "just", "task", "rake", "mage", "yarn"];
+/// Task runners whose operands are targets or scripts of the project's own.
+const TASK_RUNNERS: &[&str] = &[
+    "make", "gmake", "just", "task", "rake", "mage", "yarn", "gradle", "gradlew", "mvn", "mvnw",
+];
 /// Package managers that run a script of the project's own with `run`.
 const SCRIPT_RUNNERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
 
@@ -100,10 +102,14 @@ fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
         .collect();
     let is_deploy = |word: &str| word.to_ascii_lowercase().starts_with("deploy");
     let script = name.contains(['/', '\\']) && is_deploy(&base);
-    let target =
-        TASK_RUNNERS.contains(&base.as_str()) && operands.first().is_some_and(|t| is_deploy(t));
+    // `make -C infra deploy`, `./gradlew clean deploy`: any target.
+    let target = TASK_RUNNERS.contains(&base.as_str())
+        && operands.iter().any(|t| !t.contains('=') && is_deploy(t));
+    // `npm --prefix app run deploy`: the script after `run`.
     let run_script = SCRIPT_RUNNERS.contains(&base.as_str())
-        && matches!(operands.as_slice(), [run, script, ..] if matches!(*run, "run" | "run-script") && is_deploy(script));
+        && operands
+            .windows(2)
+            .any(|w| matches!(w[0], "run" | "run-script") && is_deploy(w[1]));
     if script || target || run_script {
         return Err(Unknown(format!(
             "`{}` runs the project's deploy entry point, and the machines it reaches are not read",
@@ -212,11 +218,22 @@ fn reads_the_repository(base: &str, cmd: &Cmd) -> bool {
     let runs_remotely = words
         .iter()
         .any(|w| w.starts_with("--upload-pack") || w.starts_with("--exec") || *w == "-u");
-    !runs_remotely
-        && words
-            .iter()
-            .find(|w| !w.starts_with('-'))
-            .is_some_and(|sub| READING.contains(sub))
+    // The subcommand, past git's own options (`-C DIR` and `-c NAME=VALUE` take a value).
+    let mut rest = words.iter();
+    let mut sub = None;
+    while let Some(word) = rest.next() {
+        match *word {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                rest.next();
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                sub = Some(w);
+                break;
+            }
+        }
+    }
+    !runs_remotely && sub.is_some_and(|sub| READING.contains(&sub))
 }
 
 /// Programs that never run their arguments as a command, beyond the remote read-only list:
