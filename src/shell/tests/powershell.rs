@@ -465,3 +465,16 @@ fn an_administrative_share_is_written_out() {
     no_decision("Write-Output 5$ c$");
     asks("Copy-Item .\\app \\\\$h\\c$\\app");
 }
+
+/// A script block is read whatever characters it holds.
+#[test]
+fn a_script_block_is_read_whatever_it_holds() {
+    for template in [
+        "'x' | ForEach-Object { Restart-Computer -ComputerName {h} } # café",
+        "'x' | ForEach-Object { Restart-Computer -ComputerName {h} # café }",
+        "Invoke-Command -ComputerName {h} { Restart-Service W3SVC # née }",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    no_decision("Invoke-Command -ComputerName {h} { Get-Service # ünïcödé }");
+}
