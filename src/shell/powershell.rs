@@ -173,7 +173,7 @@ fn finish(
             )
         })
     {
-        done.words[0] = Arg::literal(String::from("%keyword"));
+        done.words[0].value = Some(String::from("%keyword"));
     }
     walk.commands.push(done);
     Ok(Some(walk.commands.len() - 1))
