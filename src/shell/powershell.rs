@@ -173,7 +173,7 @@ fn finish(
             )
         })
     {
-        done.words[0] = Arg::literal(String::from("%keyword"));
+        done.words[0].value = Some(String::from("%keyword"));
     }
     walk.commands.push(done);
     Ok(Some(walk.commands.len() - 1))
@@ -340,9 +340,10 @@ impl Lexer<'_> {
                     }
                 }
                 '{' => {
+                    let open = self.at;
                     let inner = self.balanced('{', '}')?;
                     // A script block: its text is the value; it is judged where it is used.
-                    if self.at - inner.len() - 2 == start {
+                    if open == start {
                         let raw: String = self.chars[start..self.at].iter().collect();
                         return Ok(Arg {
                             raw,

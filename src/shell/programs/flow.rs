@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use super::{Ctx, cmdlets, command, remember, unknown_finding};
+use super::{Ctx, cmdlets, command, remember, text_in, unknown_finding};
 use crate::shell::catalog::Grammar;
 use crate::shell::dialect::Dialect;
 use crate::shell::net;
@@ -101,6 +101,18 @@ pub(super) fn walk(ctx: &mut Ctx<'_>, commands: &[Cmd]) -> Result<(), Unknown> {
 /// (`Write-Output $svc.Stop()`) or by name on each object piped in (`| ForEach-Object Stop`),
 /// act where the objects came from.
 fn read(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Result<(), Unknown> {
+    // `foreach ($h in 'win01', 'win02') { … }`: the body, once for each item.
+    if let Some((variable, items, body)) = literal_loop(ctx, cmd) {
+        for item in items {
+            let at = ctx.flow.vars.len();
+            let value = Held::Text(Arg::literal(item));
+            ctx.flow.vars.push((variable.clone(), value));
+            let result = text_in(ctx, body, Dialect::PowerShell);
+            ctx.flow.vars.truncate(at);
+            result?;
+        }
+        return Ok(());
+    }
     for word in cmd.words.iter().skip(1) {
         if word.value.is_none() && word.raw.starts_with(['$', '(', '[']) {
             method_call(ctx, &word.raw)?;
@@ -136,16 +148,20 @@ fn read(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Result<(), Unknown> {
     command(ctx, cmd, Dialect::PowerShell)
 }
 
-/// Whether an assignment's right side is a value rather than a command: a quoted string, a
-/// number or a hashtable. (Only there: `cmd /c` text is read by the same parser, and cmd
-/// runs a program written `"C:\…\ssh.exe"`.)
+/// Whether a statement is a value rather than a command: an assignment's right side that is
+/// a quoted string, a number or a hashtable, or a statement starting with a single-quoted
+/// string (`'web01','web02' | …`). A double-quoted one is read as a command all the same:
+/// `cmd /c` text is read by the same parser, and cmd runs a program written
+/// `"C:\…\ssh.exe"`.
 fn is_value(cmd: &Cmd) -> bool {
-    cmd.assigned_to.is_some()
-        && cmd.words.first().is_some_and(|first| {
-            first.raw.starts_with(['\'', '"'])
-                || first.raw.starts_with(|c: char| c.is_ascii_digit())
-                || (first.raw.starts_with("@{") && cmd.words.len() == 1)
-        })
+    let Some(first) = cmd.words.first() else {
+        return false;
+    };
+    let assigned = cmd.assigned_to.is_some()
+        && (first.raw.starts_with(['\'', '"'])
+            || first.raw.starts_with(|c: char| c.is_ascii_digit())
+            || (first.raw.starts_with("@{") && cmd.words.len() == 1));
+    assigned || (!cmd.call && first.raw.starts_with('\''))
 }
 
 /// Binds `name` to what it was assigned, when the whole text assigns it only there and, for
@@ -578,24 +594,113 @@ pub(super) fn changes(method: &str) -> bool {
         .any(|read| lower.starts_with(read))
 }
 
-/// Binds `$_` (and `$PSItem`) to the objects a per-object cmdlet (`ForEach-Object`,
-/// `Where-Object`) is piped, for its script blocks; gives back where the bindings started.
-pub(super) fn bind_item(ctx: &mut Ctx<'_>, name: &str) -> usize {
-    let at = ctx.flow.vars.len();
-    let per_object = matches!(
-        name.to_ascii_lowercase().as_str(),
-        "foreach-object" | "%" | "foreach" | "where-object" | "where" | "?"
-    );
-    if per_object && let Some(held @ Held::Bound(_)) = ctx.flow.piped.clone() {
-        ctx.flow.vars.push((String::from("_"), held.clone()));
-        ctx.flow.vars.push((String::from("psitem"), held));
+/// Most items of a literal list a loop is followed through, item by item; a longer list is
+/// walked once, its item unknown.
+const MAX_ITEMS: usize = 16;
+
+/// Walks a per-object cmdlet's script blocks (`ForEach-Object { … }`, `Where-Object { … }`)
+/// with `$_` (and `$PSItem`) bound to what it is piped: once for objects bound to machines,
+/// once for each item of a literal list (`'web01','web02' | % { ssh $_ … }`), once unbound
+/// for anything else.
+pub(super) fn each_item(
+    ctx: &mut Ctx<'_>,
+    cmd: &Cmd,
+    mut walk: impl FnMut(&mut Ctx<'_>) -> Result<(), Unknown>,
+) -> Result<(), Unknown> {
+    let items: Vec<Held> = match ctx.flow.piped.clone().filter(|_| per_object(cmd)) {
+        Some(bound @ Held::Bound(_)) => vec![bound],
+        Some(Held::Text(list)) => items(&list)
+            .filter(|items| items.len() <= MAX_ITEMS)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| Held::Text(Arg::literal(item)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if items.is_empty() {
+        return walk(ctx);
     }
-    at
+    for item in items {
+        let at = ctx.flow.vars.len();
+        ctx.flow.vars.push((String::from("_"), item.clone()));
+        ctx.flow.vars.push((String::from("psitem"), item));
+        let result = walk(ctx);
+        ctx.flow.vars.truncate(at);
+        result?;
+    }
+    Ok(())
 }
 
-/// Drops the bindings [`bind_item`] made.
-pub(super) fn unbind_item(ctx: &mut Ctx<'_>, at: usize) {
-    ctx.flow.vars.truncate(at);
+/// Whether a command is a per-object cmdlet, whose script blocks run for each object piped
+/// in (`ForEach-Object`, `Where-Object`).
+fn per_object(cmd: &Cmd) -> bool {
+    let name = cmd
+        .words
+        .first()
+        .and_then(|w| w.value.as_deref())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    // The lexer takes a statement's `foreach` for the keyword; piped, it is the cmdlet.
+    matches!(
+        name.as_str(),
+        "foreach-object" | "%" | "foreach" | "where-object" | "where" | "?"
+    ) || (name == "%keyword" && cmd.pipe_from.is_some())
+}
+
+/// Whether a per-object cmdlet's script block is read, item by item, with what it is piped:
+/// what the items name is seen where the block uses them.
+pub(super) fn reads_each_item(cmd: &Cmd) -> bool {
+    per_object(cmd)
+        && cmd.words[1..]
+            .iter()
+            .any(|w| w.raw.starts_with('{') && w.value.is_some())
+}
+
+/// The items of a literal the text writes: each string of a list (`'web01', 'web02'`), or the
+/// one string; none when a value is only known when the command runs.
+fn items(text: &Arg) -> Option<Vec<String>> {
+    let value = text.value.as_deref()?;
+    if let Some(list) = literal_list(&text.raw) {
+        return Some(list.split(',').map(str::to_owned).collect());
+    }
+    (!value.contains(',')).then(|| vec![value.to_owned()])
+}
+
+/// A `foreach ($h in 'win01', 'win02') { … }` statement whose list the text writes (or a
+/// variable holds) and whose variable nothing else assigns: the variable, the items and the
+/// body.
+fn literal_loop<'c>(ctx: &mut Ctx<'_>, cmd: &'c Cmd) -> Option<(String, Vec<String>, &'c str)> {
+    let [keyword, head, body, ..] = cmd.words.as_slice() else {
+        return None;
+    };
+    if !keyword.raw.eq_ignore_ascii_case("foreach") || keyword.value.as_deref() != Some("%keyword")
+    {
+        return None;
+    }
+    let head = head.raw.strip_prefix('(')?.strip_suffix(')')?;
+    let at = head.to_ascii_lowercase().find(" in ")?;
+    let variable = variable_name(head[..at].trim())?;
+    let list = head[at + 4..].trim();
+    let written = list
+        .strip_prefix("@(")
+        .or_else(|| list.strip_prefix('('))
+        .and_then(|l| l.strip_suffix(')'))
+        .unwrap_or(list);
+    let items = match literal_list(written) {
+        Some(list) => list.split(',').map(str::to_owned).collect(),
+        None => match ctx.flow.get(&variable_name(list)?) {
+            Some(Held::Text(text)) => items(text)?,
+            _ => return None,
+        },
+    };
+    let whole = ctx.whole;
+    let writes = ctx.flow.writes.get_or_init(|| Writes::of(whole));
+    let only_here = writes.once.contains(&variable);
+    let body = body
+        .value
+        .as_deref()
+        .filter(|_| body.raw.starts_with('{'))?;
+    (only_here && items.len() <= MAX_ITEMS).then_some((variable, items, body))
 }
 
 /// How a text writes and names its variables.

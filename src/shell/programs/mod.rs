@@ -299,13 +299,13 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             .is_some_and(|p| matches!(p.grammar, Grammar::PsRemoting | Grammar::PsVm));
         if !remote_blocks {
             // `… | ForEach-Object { $_.Stop() }`: `$_` is each object piped in.
-            let item = flow::bind_item(ctx, name);
-            let blocks = cmd.words[1..].iter().filter(|a| a.raw.starts_with('{'));
-            let result = blocks
-                .filter_map(|block| block.value.as_deref())
-                .try_for_each(|inner| text_in(ctx, inner, Dialect::PowerShell));
-            flow::unbind_item(ctx, item);
-            result?;
+            flow::each_item(ctx, cmd, |ctx| {
+                cmd.words[1..]
+                    .iter()
+                    .filter(|a| a.raw.starts_with('{'))
+                    .filter_map(|block| block.value.as_deref())
+                    .try_for_each(|inner| text_in(ctx, inner, Dialect::PowerShell))
+            })?;
         }
     }
     let Some(program) = program else {

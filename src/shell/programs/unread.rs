@@ -2,7 +2,7 @@
 //! the catalog does not know (or a catalogued one acting on this machine). What such a program
 //! runs among its arguments is read, and a machine rewind protects among its words asks.
 
-use super::flow::Held;
+use super::flow::{self, Held};
 use super::{Ctx, text_in};
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Class, Cmd, Unknown, clip};
@@ -39,7 +39,7 @@ pub(super) fn dynamic_program(
                 "PowerShell code built at run time is invoked, and what it does is not read",
             )));
         }
-        if super::flow::method_call(ctx, &first.raw)? {
+        if flow::method_call(ctx, &first.raw)? {
             return Ok(());
         }
         if let Some(host) = method_on_a_machine(ctx, &first.raw) {
@@ -174,9 +174,10 @@ pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), 
         .iter()
         .map(String::as_str)
         .chain(cmd.words.iter().map(Arg::text));
-    // `'win01' | ./deploy.ps1`: what a PowerShell pipe hands it.
+    // `'win01' | ./deploy.ps1`: what a PowerShell pipe hands it (a loop's block is read
+    // with each item).
     let piped = match &ctx.flow.piped {
-        Some(Held::Text(text)) => text.value.as_deref(),
+        Some(Held::Text(text)) if !flow::reads_each_item(cmd) => text.value.as_deref(),
         _ => None,
     };
     for word in words.chain(piped) {

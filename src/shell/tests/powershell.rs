@@ -416,11 +416,17 @@ fn the_vm_cmdlets_act_on_the_vm_they_name() {
 }
 
 /// What a variable or a pipe hands a program no grammar reads still meets the protected-VM
-/// net, and so does a value written to a UNC path.
+/// net, and so does a value written to a UNC path; a loop whose block is read item by item
+/// does not.
 #[test]
 fn the_protected_net_sees_what_variables_hand_on() {
     let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
-    let known = Inventory::of(["win01"]);
+    let known = Inventory::of(["win01", "web01", "web02"]);
+    let looped = "'web01', 'web02' | ForEach-Object { ssh $_ 'sudo systemctl restart nginx' }";
+    match analyse(looped, Dialect::PowerShell, &catalog, &known, None).verdict {
+        Verdict::Mutating(targets) => assert_eq!(targets.len(), 2, "{looped}: {targets:?}"),
+        other => panic!("{looped}: {other:?}"),
+    }
     for command in [
         "$h = 'win01'; .\\deploy.ps1 -Target $h",
         "$h = 'win01'; $h | .\\deploy.ps1",
@@ -429,6 +435,16 @@ fn the_protected_net_sees_what_variables_hand_on() {
         let got = analyse(command, Dialect::PowerShell, &catalog, &known, None).verdict;
         assert!(matches!(got, Verdict::Unknown { .. }), "{command}: {got:?}");
     }
+    // A single-quoted list is a value, not a program the net would ask about; a
+    // double-quoted word may be one (cmd runs `"C:\\…\\ssh.exe" web01`).
+    let listed = "Restart-Computer -ComputerName @('win01','web01') -Force";
+    match analyse(listed, Dialect::PowerShell, &catalog, &known, None).verdict {
+        Verdict::Mutating(targets) => assert_eq!(targets.len(), 2, "{listed}: {targets:?}"),
+        other => panic!("{listed}: {other:?}"),
+    }
+    let quoted = "\"ssh.exe\" web01 reboot";
+    let got = analyse(quoted, Dialect::PowerShell, &catalog, &known, None).verdict;
+    assert!(matches!(got, Verdict::Mutating(_)), "{quoted}: {got:?}");
     let written = "$x = 'done' > \\\\win01\\share\\flag.txt";
     let got = analyse(written, Dialect::PowerShell, &catalog, &known, None).verdict;
     assert!(matches!(got, Verdict::Mutating(_)), "{written}: {got:?}");
@@ -464,4 +480,46 @@ fn an_administrative_share_is_written_out() {
     }
     no_decision("Write-Output 5$ c$");
     asks("Copy-Item .\\app \\\\$h\\c$\\app");
+}
+
+/// A script block is read whatever characters it holds.
+#[test]
+fn a_script_block_is_read_whatever_it_holds() {
+    for template in [
+        "'x' | ForEach-Object { Restart-Computer -ComputerName {h} } # café",
+        "'x' | ForEach-Object { Restart-Computer -ComputerName {h} # café }",
+        "Invoke-Command -ComputerName {h} { Restart-Service W3SVC # née }",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    no_decision("Invoke-Command -ComputerName {h} { Get-Service # ünïcödé }");
+}
+
+/// A loop over a list the command writes is followed item by item: the `foreach` statement's
+/// variable and `$_` in `ForEach-Object` are each item in turn.
+#[test]
+fn a_loop_over_a_written_list_reaches_each_item() {
+    for template in [
+        "foreach ($h in {q}, 'win02') { Restart-Computer -ComputerName $h -Force }",
+        "foreach ($h in @({q}, 'win02')) { Restart-Computer -ComputerName $h }",
+        "$list = {q}, 'win02'; foreach ($h in $list) { Restart-Computer -ComputerName $h }",
+        "{q}, 'win02' | ForEach-Object { Restart-Computer -ComputerName $_ }",
+        "{q}, 'win02' | % { Restart-Computer -ComputerName $PSItem }",
+        "{q}, 'win02' | Where-Object { $_ -like 'win*' } | foreach { Restart-Computer $_ }",
+    ] {
+        checkpoints(template, &["win01", "win02"]);
+    }
+    checkpoints(
+        "'web01', 'web02' | ForEach-Object { ssh $_ 'sudo systemctl restart nginx' }",
+        &["web01", "web02"],
+    );
+    no_decision("foreach ($h in {q}, 'win02') { Invoke-Command -ComputerName $h { Get-Service } }");
+    for template in [
+        "foreach ($h in Get-Content hosts.txt) { Restart-Computer -ComputerName $h }",
+        "foreach ($h in {q}) { $h = 'win02'; Restart-Computer -ComputerName $h }",
+        "Get-Content hosts.txt | ForEach-Object { Restart-Computer -ComputerName $_ }",
+        "'win01,win02' | ForEach-Object { ssh $_ reboot }",
+    ] {
+        asks(template);
+    }
 }
