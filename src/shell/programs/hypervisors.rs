@@ -48,7 +48,12 @@ pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result
         }
         operands.push(arg.clone());
     }
-    let class = if program.is_read_only(subcommand) {
+    // `vm.question -answer 0` answers the VM's pending question.
+    let answers = subcommand == "vm.question"
+        && args
+            .iter()
+            .any(|a| a.text().trim_start_matches('-').starts_with("answer"));
+    let class = if program.is_read_only(subcommand) && !answers {
         Class::ReadOnly
     } else if program.is_mutating(subcommand) {
         Class::Mutating
@@ -232,6 +237,24 @@ const VIRSH_VALUE_OPTIONS: &[&str] = &[
     "--format",
 ];
 
+/// Whether a subcommand on virsh's read-only list sets something with these arguments:
+/// `domtime --sync`/`--now`/`--time` set the guest's clock, `dommemstat --period` (with
+/// `--config` or `--live`) changes the domain, `snapshot-current DOMAIN NAME` makes NAME the
+/// current snapshot.
+fn virsh_sets(subcommand: &str, rest: &[Arg]) -> bool {
+    let has = |names: &[&str]| {
+        rest.iter()
+            .any(|a| names.iter().any(|n| a.text().split('=').next() == Some(*n)))
+    };
+    let operands = rest.iter().filter(|a| !a.text().starts_with('-')).count();
+    match subcommand {
+        "domtime" => has(&["--sync", "--now", "--time"]),
+        "dommemstat" => has(&["--period"]),
+        "snapshot-current" => operands > 1 || has(&["--snapshotname"]),
+        _ => false,
+    }
+}
+
 pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -261,10 +284,7 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
         return Ok(());
     };
     // `domtime` reads the guest's clock, and sets it with --sync, --time or --now.
-    let sets = subcommand == "domtime"
-        && args[i + 1..]
-            .iter()
-            .any(|a| matches!(a.text(), "--sync" | "--now") || a.text().starts_with("--time"));
+    let sets = virsh_sets(subcommand, &args[i + 1..]);
     if program.is_read_only(subcommand) && !sets {
         ctx.findings.push(finding(
             program,
