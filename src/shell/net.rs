@@ -208,10 +208,12 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
     }
     // `user@host`, `user@host:path`.
     let after_user = word.rsplit_once('@').map_or(word, |(_, host)| host);
-    // `host:path` (not `C:\…`, not an IPv6 address).
+    // `host:path`, `host::module`, `host:/repo::archive` (not `C:\…`, not an IPv6 address).
     let host = match after_user.split_once(':') {
         Some((host, _))
-            if host.len() > 1 && !host.contains('/') && after_user.matches(':').count() == 1 =>
+            if host.len() > 1
+                && !host.contains('/')
+                && after_user.parse::<std::net::Ipv6Addr>().is_err() =>
         {
             host
         }
@@ -316,6 +318,9 @@ mod tests {
             ("-ComputerName:win01", vec!["win01"]),
             ("DOCKER_HOST=ssh://deploy@web01", vec!["web01"]),
             ("web01,db01", vec!["web01", "db01"]),
+            ("web01::/srv-backup", vec!["web01"]),
+            ("web01:/backup::{now}", vec!["web01"]),
+            ("fe80::1", vec!["fe80::1"]),
             ("./logs/web01/app.log", vec![]),
             ("/etc/web01.conf", vec![]),
         ];
