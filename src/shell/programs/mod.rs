@@ -308,7 +308,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
             })?;
         }
     }
-    let Some(program) = program else {
+    let Some(mut program) = program else {
         if dialect == Dialect::PowerShell
             && let Some(next) = cmdlets::start_process(name, &cmd.words[1..])
         {
@@ -316,38 +316,24 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         }
         return unread_program(ctx, name, cmd);
     };
+    // A fleet entry of several programs (`pskill`, `psshutdown`) speaks of the one run: the
+    // fleet grammar names its program by the entry's first name.
+    if program.grammar == Grammar::Fleet {
+        let base = lower_base(name);
+        let base = base.strip_suffix(".exe").unwrap_or(&base);
+        if let Some(at) = program
+            .names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(base))
+        {
+            program.names.swap(0, at);
+        }
+    }
     read(ctx, &program, name, cmd)
 }
 
 /// Which grammar reads a program the catalog names.
 fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
-    let before = ctx.findings.len();
-    let result = read_with(ctx, program, name, cmd);
-    // A fleet entry of several programs (`pskill`, `psshutdown`): each finding names the one
-    // run.
-    let base = lower_base(name);
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    if let Some(named) = program.names[1..]
-        .iter()
-        .filter(|_| program.grammar == Grammar::Fleet)
-        .find(|n| n.eq_ignore_ascii_case(base))
-    {
-        let (first, run) = (format!("`{}`", program.names[0]), format!("`{named}`"));
-        for finding in &mut ctx.findings[before..] {
-            if finding.program == program.names[0] {
-                finding.program.clone_from(named);
-                finding.why = finding.why.replace(&first, &run);
-                if let Some(unknown) = &mut finding.unknown {
-                    *unknown = unknown.replace(&first, &run);
-                }
-            }
-        }
-    }
-    result
-}
-
-/// [`read`] by the program's grammar.
-fn read_with(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let args = &cmd.words[1..];
     match program.grammar {
         Grammar::Ssh => ssh::ssh(ctx, program, args, cmd),
