@@ -301,17 +301,7 @@ pub(super) fn fleet(
     let mut targets: Vec<Target> = Vec::new();
     for host in &hosts {
         match host_names(host) {
-            Ok(names) => {
-                for name in names {
-                    let target = Target {
-                        name,
-                        kind: TargetKind::Host,
-                    };
-                    if !targets.contains(&target) {
-                        targets.push(target);
-                    }
-                }
-            }
+            Ok(names) => add_hosts(&mut targets, names),
             Err(why) if class == Class::Mutating => {
                 ctx.findings.push(unknown_finding(program, why));
                 return Ok(());
@@ -512,17 +502,7 @@ fn exec_on_hosts(
     };
     for host in hosts {
         match (host_names(host), &mut targets) {
-            (Ok(names), Ok(targets)) => {
-                for name in names {
-                    let target = Target {
-                        name,
-                        kind: TargetKind::Host,
-                    };
-                    if !targets.contains(&target) {
-                        targets.push(target);
-                    }
-                }
-            }
+            (Ok(names), Ok(targets)) => add_hosts(targets, names),
             (Err(why), Ok(_)) => targets = Err(why),
             (_, Err(_)) => {}
         }
@@ -615,6 +595,19 @@ fn class_of(
         Class::ReadOnly
     } else {
         Class::Mutating
+    }
+}
+
+/// Adds each host of `names` to `targets`, once.
+fn add_hosts(targets: &mut Vec<Target>, names: Vec<String>) {
+    for name in names {
+        let target = Target {
+            name,
+            kind: TargetKind::Host,
+        };
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
     }
 }
 
