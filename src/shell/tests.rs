@@ -892,9 +892,14 @@ fn local_commands_that_name_a_remote_program_stay_local() {
 }
 
 /// The verdict for `command` with the shipped shell catalog and no protected machines.
-fn verdict_of(command: &str, dialect: Dialect) -> Verdict {
+pub(super) fn verdict_of(command: &str, dialect: Dialect) -> Verdict {
+    verdict_with(command, dialect, &Inventory::default())
+}
+
+/// The verdict for `command` with the shipped shell catalog and `known` protected.
+fn verdict_with(command: &str, dialect: Dialect, known: &Inventory) -> Verdict {
     let catalog = ShellCatalog::builtin().expect("catalog");
-    analyse(command, dialect, &catalog, &Inventory::default(), None).verdict
+    analyse(command, dialect, &catalog, known, None).verdict
 }
 
 #[track_caller]
@@ -1293,11 +1298,19 @@ fn an_inline_inventory_host_with_a_port_is_the_host_a_pattern_names() {
 /// The decision for `command` in the words of the corpus: `none`, `ask`, or `checkpoint`
 /// and the targets, sorted.
 fn decision_of(command: &str, dialect: Dialect) -> String {
-    match verdict_of(command, dialect) {
+    decision_in(command, dialect, &Inventory::default())
+}
+
+/// [`decision_of`] with `known` protected, the targets' names in lower case.
+pub(super) fn decision_in(command: &str, dialect: Dialect, known: &Inventory) -> String {
+    match verdict_with(command, dialect, known) {
         Verdict::Local | Verdict::ReadOnly => String::from("none"),
         Verdict::Unknown { .. } => String::from("ask"),
         Verdict::Mutating(targets) => {
-            let mut names: Vec<String> = targets.into_iter().map(|t| t.name).collect();
+            let mut names: Vec<String> = targets
+                .into_iter()
+                .map(|t| t.name.to_ascii_lowercase())
+                .collect();
             names.sort();
             names.dedup();
             format!("checkpoint {}", names.join(","))

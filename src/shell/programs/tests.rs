@@ -2,25 +2,18 @@
 //! objects), each example in the spellings its tool accepts.
 
 use crate::inventory::Inventory;
-use crate::shell::{Dialect, ShellCatalog, Verdict, analyse};
+use crate::shell::Dialect;
+use crate::shell::Verdict;
+use crate::shell::tests::{decision_in, verdict_of};
 
-/// What the hook would do: `none`, `ask`, or `checkpoint a,b` (sorted, lower case).
+/// What the hook would do with the test inventory protected: `none`, `ask`, or `checkpoint
+/// a,b` (sorted, lower case).
 fn outcome(command: &str, dialect: Dialect) -> String {
-    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
-    let known = Inventory::of(["web01", "db01", "win01", "10.0.0.5"]);
-    match analyse(command, dialect, &catalog, &known, None).verdict {
-        Verdict::Local | Verdict::ReadOnly => String::from("none"),
-        Verdict::Unknown { .. } => String::from("ask"),
-        Verdict::Mutating(targets) => {
-            let mut names: Vec<String> = targets
-                .iter()
-                .map(|t| t.name.to_ascii_lowercase())
-                .collect();
-            names.sort();
-            names.dedup();
-            format!("checkpoint {}", names.join(","))
-        }
-    }
+    decision_in(
+        command,
+        dialect,
+        &Inventory::of(["web01", "db01", "win01", "10.0.0.5"]),
+    )
 }
 
 #[track_caller]
@@ -146,16 +139,7 @@ fn virsh_host_objects_ask_unless_a_connection_names_the_host() {
 
 /// What the pure analysis leaves for resolution: a deploy tool's configuration file.
 fn deploy_target(command: &str) -> Option<String> {
-    let catalog = ShellCatalog::builtin().expect("the shipped shell catalog loads");
-    match analyse(
-        command,
-        Dialect::Posix,
-        &catalog,
-        &Inventory::default(),
-        None,
-    )
-    .verdict
-    {
+    match verdict_of(command, Dialect::Posix) {
         Verdict::Mutating(targets) => Some(
             targets
                 .iter()
