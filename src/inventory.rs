@@ -158,7 +158,12 @@ impl Inventory {
             text.push('\n');
             text.push_str(reference);
         }
-        let _ = crate::lockfile::write_private_atomic(&path_in(dir), text.as_bytes());
+        // Every guard lists the VMs: an unchanged net is not written (and synced) again.
+        let path = path_in(dir);
+        if std::fs::read(&path).is_ok_and(|stored| stored == text.as_bytes()) {
+            return;
+        }
+        let _ = crate::lockfile::write_private_atomic(&path, text.as_bytes());
     }
 }
 
