@@ -248,6 +248,20 @@ fn config_target(
     let Some(file) = fixed(ctx, program, config, "the configuration file") else {
         return;
     };
+    // `… > config/deploy.yml && kamal deploy`: the hook would read the file before the
+    // command writes it.
+    let bare = |path: &str| path.trim_start_matches("./").to_owned();
+    if ctx
+        .written
+        .iter()
+        .any(|(path, _)| bare(path).ends_with(&bare(file)))
+    {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!("the command writes {file} before the deploy reads it"),
+        ));
+        return;
+    }
     let roles = match roles {
         Some(r) => match fixed(ctx, program, &r, "the roles") {
             Some(r) => Some(r.to_owned()),

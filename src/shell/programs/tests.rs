@@ -210,6 +210,14 @@ fn kamal_reads_its_servers_from_its_configuration_or_its_host_filter() {
         ("kamal deploy --help", "none"),
         ("kamal deploy -d $STAGE", "ask"),
         ("kamal deploy --hosts=$HOSTS", "ask"),
+        (
+            "printf 'servers: [web02]' > config/deploy.yml && kamal deploy",
+            "ask",
+        ),
+        (
+            "echo x > ./config/deploy/production.rb; cap production deploy",
+            "ask",
+        ),
         ("cap -T", "none"),
         ("cap production -T", "none"),
         ("cap production deploy --dry-run", "none"),
