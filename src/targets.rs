@@ -120,19 +120,35 @@ impl Targets {
         Targets::exact(hosts, source)
     }
 
-    /// The targets of a catalog entry's `vm_arg` keys: the first key that is present in
-    /// `input` decides, whatever its value (hole-free: a present but unusable value never
-    /// falls through to a later key).
+    /// The targets of a catalog entry's `vm_arg` keys: every key present in `input` names
+    /// VMs, since which of them the server acts on is not known (`{"host": "web01",
+    /// "target": "db01"}` reaches both). A present value that is unusable or unknowable
+    /// decides for the whole call (hole-free: it never falls through to another key).
     pub fn from_vm_arg(keys: &[String], input: &Value) -> Targets {
+        let mut found: Vec<VmRef> = Vec::new();
         for key in keys {
             let value = if key.starts_with('/') {
                 input.pointer(key)
             } else {
                 input.get(key)
             };
-            if let Some(value) = value {
-                return Targets::from_value(value, &format!("`{key}`"));
+            let Some(value) = value else { continue };
+            match Targets::from_value(value, &format!("`{key}`")) {
+                Targets::Exact(refs) => {
+                    for r in refs {
+                        if !found
+                            .iter()
+                            .any(|t| t.reference.eq_ignore_ascii_case(&r.reference))
+                        {
+                            found.push(r);
+                        }
+                    }
+                }
+                other => return other,
             }
+        }
+        if !found.is_empty() {
+            return Targets::Exact(found);
         }
         let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
         Targets::Missing {
@@ -450,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_present_key_decides_even_when_unusable() {
+    fn every_present_key_names_vms_and_an_unusable_one_decides() {
         let keys = vec![
             String::from("hosts"),
             String::from("limit"),
@@ -481,8 +497,19 @@ mod tests {
                 &keys,
                 &json!({"hosts": ["db01", "jp-ubuntu:db01"], "pattern": "x"})
             )),
-            ["db01", "jp-ubuntu"]
+            ["db01", "jp-ubuntu", "x"]
         );
+        assert_eq!(
+            refs(&Targets::from_vm_arg(
+                &keys,
+                &json!({"hosts": "jp-ubuntu", "pattern": "db01", "limit": "JP-UBUNTU"})
+            )),
+            ["jp-ubuntu", "db01"]
+        );
+        assert!(matches!(
+            Targets::from_vm_arg(&keys, &json!({"hosts": "jp-ubuntu", "pattern": "web*"})),
+            Targets::Unknowable { .. }
+        ));
         assert_eq!(
             refs(&Targets::from_vm_arg(
                 &keys,

@@ -174,7 +174,7 @@ pub struct Entry {
     pub server: String,
     /// Tool name or glob.
     pub tool: String,
-    /// Keys (or `/json/pointers`) of the arguments naming the VM; first present wins.
+    /// Keys (or `/json/pointers`) of the arguments naming the VM; every one present names VMs.
     pub vm_arg: Vec<String>,
     /// The argument (key or `/json/pointer`) holding a command string, for tools that run
     /// one (Desktop Commander's `start_process.command`): it is parsed like a shell command.
@@ -507,7 +507,7 @@ pub enum Bound {
 impl Catalog {
     /// The VM a mutating call is bound to when it names none itself: the session its
     /// `session_arg` names (looked up with `recall`), else its server's `[[server]]` binding.
-    /// A call that has any of its `vm_arg` keys is never bound: the first key present decides.
+    /// A call that has any of its `vm_arg` keys is never bound: every key present names VMs.
     pub fn bound_target(
         &self,
         server: &str,
@@ -865,14 +865,18 @@ mod tests {
         );
         let Classification::Mutating { targets, .. } = cat.classify(
             &ToolName::parse("mcp__fs__write_file", None),
-            &json!({"target": {"host": "db01"}, "host": "ignored"}),
+            &json!({"target": {"host": "db01"}, "host": "web01"}),
         ) else {
             panic!("mutating");
         };
-        assert_eq!(
-            targets,
-            Targets::exact([String::from("db01")], "`/target/host`")
-        );
+        let Targets::Exact(refs) = targets else {
+            panic!("exact targets");
+        };
+        let named: Vec<(&str, &str)> = refs
+            .iter()
+            .map(|r| (r.reference.as_str(), r.source.as_str()))
+            .collect();
+        assert_eq!(named, [("db01", "`/target/host`"), ("web01", "`host`")]);
     }
 
     #[test]

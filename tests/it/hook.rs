@@ -302,6 +302,22 @@ fn the_fallback_is_an_earlier_untagged_checkpoint_the_zvm_lists() {
     }
 }
 
+/// An MCP call that names two VMs under two of its entry's `vm_arg` keys may act on either
+/// (which one the server picks is not known): both are checkpointed before it runs.
+#[test]
+fn every_vm_argument_present_is_checkpointed() {
+    let env = TestEnv::start();
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "server": "db01", "command": "sudo systemctl restart app"}),
+        "toolu_two_keys",
+    ));
+    assert_eq!(run.decision(), "none", "{run:#?}");
+    let mut per_vpg: Vec<String> = env.sim.inserts().into_iter().map(|i| i.vpg_name).collect();
+    per_vpg.sort_unstable();
+    assert_eq!(per_vpg, ["db01-azure", "db01-local", "jp-ubuntu-vpg"]);
+}
+
 /// Two VMs protected by one VPG: that VPG gets one insert, its tag naming both VMs and the
 /// change, and both VMs' recover commands find it.
 #[test]
