@@ -560,6 +560,81 @@ fn generated_attacks_never_pass_undecided() {
         .expect("every generated attack checkpoints web01 or asks");
 }
 
+/// PowerShell's spellings of one change, with no protected machine known (the net is not
+/// what catches them): the cmdlet's name built from literal pieces (`+`, `-join`, `-f`), or
+/// started through .NET, a parameter name abbreviated and broken by backticks, the machine
+/// bare or quoted or reached through a WMI path, a CIM session or a mapped drive. Each
+/// checkpoints win01 or asks; none passes undecided.
+#[test]
+fn generated_powershell_spellings_never_pass_undecided() {
+    use rewind::inventory::Inventory;
+    use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
+    let catalog = ShellCatalog::builtin().expect("shipped shell catalog");
+    let known = Inventory::default();
+    let names: [fn(&str) -> String; 6] = [
+        |p| p.to_owned(),
+        |p| format!("& ('{}' + '{}')", &p[..3], &p[3..]),
+        |p| format!(". ('{}','{}' -join '')", &p[..2], &p[2..]),
+        |p| format!("& (\"{{1}}{{0}}\" -f '{}','{}')", &p[4..], &p[..4]),
+        |p| format!("& (-join ('{}', \"{}\"))", &p[..5], &p[5..]),
+        |p| format!("& $('{}' + '{}')", &p[..1], &p[1..]),
+    ];
+    let hosts = ["win01", "'win01'", "\"win01\"", "WIN01"];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 300,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = (
+        0..names.len(),
+        0..hosts.len(),
+        4usize..=12,
+        proptest::option::of(1usize..12),
+        0usize..6,
+    );
+    runner
+        .run(&strategy, |(n, h, keep, tick, shape)| {
+            // `-Comp`, `-ComputerN`, ``-Comp`uterName``: any prefix of four letters or more,
+            // a backtick anywhere after the first letter.
+            let mut parameter = String::from(&"ComputerName"[..keep]);
+            if let Some(at) = tick.filter(|at| *at < parameter.len()) {
+                parameter.insert(at, '`');
+            }
+            let host = hosts[h];
+            let command = match shape {
+                0 => format!("{} -{parameter} {host} -Force", names[n]("Restart-Computer")),
+                1 => format!(
+                    "{} -{parameter} {host} -ScriptBlock {{ Restart-Service W3SVC }}",
+                    names[n]("Invoke-Command")
+                ),
+                2 => String::from(
+                    "[System.Diagnostics.Process]::Start('psexec.exe', '\\\\win01 -s shutdown /r')",
+                ),
+                3 => String::from(
+                    "([wmiclass]'\\\\win01\\root\\cimv2:Win32_Process').Create('shutdown /r')",
+                ),
+                4 => String::from(
+                    "$s = [CimSession]::Create('win01'); Invoke-CimMethod -CimSession $s -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine='shutdown /r'}",
+                ),
+                _ => format!(
+                    "New-PSDrive -Name X -PSProvider FileSystem -Root \\\\win01\\c$; {} X:\\app -Recurse",
+                    names[n]("Remove-Item")
+                ),
+            };
+            let verdict = analyse(&command, Dialect::PowerShell, &catalog, &known, None).verdict;
+            match &verdict {
+                Verdict::Unknown { .. } => {}
+                Verdict::Mutating(targets) => prop_assert!(
+                    targets.iter().any(|t| t.name.eq_ignore_ascii_case("win01")),
+                    "{command}: {verdict:?}"
+                ),
+                _ => prop_assert!(false, "{command}: {verdict:?}"),
+            }
+            Ok(())
+        })
+        .expect("every generated PowerShell spelling checkpoints win01 or asks");
+}
+
 /// Deeply nested and very long commands, of every compound kind, in every host's payload:
 /// the hook answers with exit 0 and a decision, or exit 2 with one line, never a crash.
 #[test]

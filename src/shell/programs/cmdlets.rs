@@ -50,6 +50,45 @@ pub(super) fn start_process(name: &str, args: &[Arg]) -> Option<Arg> {
     Some(join(&words))
 }
 
+/// The drive a command maps to a share: `New-PSDrive [-Name] X [-PSProvider] FileSystem
+/// [-Root] \\win01\c$` (`ndr`, `mount`), `New-SmbMapping -LocalPath X: -RemotePath …`,
+/// `net use X: \\win01\share`. The drive's name, without its colon, and the root.
+pub(super) fn mapped_drive(words: &[Arg]) -> Option<(String, Arg)> {
+    let (first, args) = words.split_first()?;
+    let name = first.value.as_deref()?.to_ascii_lowercase();
+    let (drive, root) = match name.trim_end_matches(".exe") {
+        "new-psdrive" | "ndr" | "mount" => {
+            let parsed = ps_args(args, &["Persist"]);
+            let drive = parsed
+                .get("Name", &[])
+                .cloned()
+                .flatten()
+                .or_else(|| parsed.positional.first().cloned())?;
+            let root = parsed
+                .get("Root", &[])
+                .cloned()
+                .flatten()
+                .or_else(|| parsed.positional.get(2).cloned())?;
+            (drive, root)
+        }
+        "new-smbmapping" => {
+            let parsed = ps_args(args, &["Persistent"]);
+            let drive = parsed.get("LocalPath", &[]).cloned().flatten()?;
+            let root = parsed.get("RemotePath", &[]).cloned().flatten()?;
+            (drive, root)
+        }
+        "net" => match args {
+            [verb, drive, root, ..] if verb.text().eq_ignore_ascii_case("use") => {
+                (drive.clone(), root.clone())
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let drive = drive.value?.trim_end_matches(':').to_ascii_lowercase();
+    (!drive.is_empty() && !drive.contains(['\\', '/'])).then_some((drive, root))
+}
+
 /// PowerShell parameters as typed: `(name, value)` pairs, switches, and positional words.
 struct PsArgs {
     named: Vec<(String, Option<Arg>)>,

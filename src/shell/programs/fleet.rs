@@ -790,6 +790,21 @@ pub(super) fn unc_write(
     }
     let mut targets: Vec<Target> = Vec::new();
     for path in written {
+        // `X:\app` after `New-PSDrive X … -Root \\win01\c$`: under the share.
+        let path = match ctx.through_drive(&path) {
+            Some(under) if under.value.is_none() => {
+                ctx.findings.push(unknown_finding(
+                    program,
+                    format!(
+                        "writes to `{}` through a drive whose share is only known when the command runs",
+                        path.raw
+                    ),
+                ));
+                return Ok(());
+            }
+            Some(under) => under,
+            None => path,
+        };
         // `Microsoft.PowerShell.Core\FileSystem::\\win01\c$`: a provider-qualified path.
         let unqualified = |t: &str| t.rsplit_once("::").map_or(t, |(_, p)| p).to_owned();
         let raw = unqualified(path.raw.trim_matches(['"', '\'']));

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use super::{Ctx, cmdlets, command, remember, text_in, unknown_finding};
+use super::{Ctx, cmdlets, code, command, dotnet, remember, text_in, unknown_finding};
 use crate::shell::catalog::Grammar;
 use crate::shell::dialect::Dialect;
 use crate::shell::net;
@@ -112,6 +112,24 @@ fn read(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Result<(), Unknown> {
             result?;
         }
         return Ok(());
+    }
+    // `[Diagnostics.Process]::Start('ssh', 'web01 sudo reboot')`: the command line it starts,
+    // judged as `Start-Process` has it judged.
+    let statement = cmd
+        .words
+        .iter()
+        .map(|w| w.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    match dotnet::process_started(&statement) {
+        Some(Ok(line)) => code(ctx, "Process.Start", &Arg::literal(line), Dialect::Posix)?,
+        Some(Err(unread)) => {
+            return Err(Unknown(format!(
+                "`{}` starts a program through .NET, and which one is only known when it runs",
+                clip(&unread)
+            )));
+        }
+        None => {}
     }
     for word in cmd.words.iter().skip(1) {
         if word.value.is_none() && word.raw.starts_with(['$', '(', '[']) {
@@ -257,6 +275,19 @@ fn output(ctx: &mut Ctx<'_>, cmd: &Cmd, input: Option<&Held>) -> Held {
     let Some(first) = cmd.words.first() else {
         return Held::Unknown;
     };
+    // `[wmiclass]'\\win01\root\cimv2:Win32_Process'`, `[CimSession]::Create('win01')`:
+    // objects bound to the machine the path or the session names.
+    if first.raw.starts_with('[') || first.raw.eq_ignore_ascii_case("new-object") {
+        let expression = cmd
+            .words
+            .iter()
+            .map(|w| w.raw.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some(bound) = dotnet::wmi_bound(&expression) {
+            return Held::Bound(bound);
+        }
+    }
     if cmd.words.len() == 1 && !cmd.call {
         if first.raw.starts_with(['$', '(', '@']) {
             return held(ctx, first).unwrap_or(Held::Unknown);

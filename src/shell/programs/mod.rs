@@ -33,6 +33,7 @@ mod cmdlets;
 mod copy;
 mod database;
 mod deploy;
+mod dotnet;
 mod exec;
 mod fleet;
 mod flow;
@@ -67,6 +68,9 @@ pub(crate) struct Ctx<'a> {
     exported: Option<String>,
     /// PowerShell's location was set to a UNC path: relative writes land on that machine.
     pub(crate) unc_location: Option<String>,
+    /// Drives an earlier command mapped to a share (`New-PSDrive X … -Root \\win01\c$`,
+    /// `net use Z: \\win01\share`): the drive's name, lower-case, and its root.
+    drives: Vec<(String, Arg)>,
     /// An ssh earlier in the text forwards ports of this machine to this one's side: a later
     /// client's connection to this machine may reach it.
     pub(crate) forwarded: Option<Target>,
@@ -93,6 +97,28 @@ impl Ctx<'_> {
             self.whole
                 .split(net::is_separator)
                 .any(|w| w.starts_with("\\\\") || net::protected(w, self.known).is_some())
+        })
+    }
+
+    /// `path` written through a drive an earlier command mapped to a share (`X:\app` after
+    /// `New-PSDrive X … -Root \\win01\c$`): the same path under the share's root; none for
+    /// any other path.
+    pub(crate) fn through_drive(&self, path: &Arg) -> Option<Arg> {
+        let (drive, rest) = path.raw.trim_matches(['"', '\'']).split_once(':')?;
+        let (_, root) = self
+            .drives
+            .iter()
+            .rev()
+            .find(|(name, _)| name.eq_ignore_ascii_case(drive))?;
+        let rest = rest.trim_start_matches(['\\', '/']);
+        let under = |root: &str| format!("{}\\{rest}", root.trim_end_matches(['\\', '/']));
+        Some(Arg {
+            raw: under(&root.raw),
+            value: root
+                .value
+                .as_deref()
+                .filter(|_| path.value.is_some())
+                .map(under),
         })
     }
 
@@ -132,6 +158,7 @@ pub(crate) fn analyse_text(
         written: Vec::new(),
         exported: None,
         unc_location: None,
+        drives: Vec::new(),
         forwarded: None,
         flow: flow::Flow::default(),
         names_a_machine: OnceCell::new(),
@@ -268,6 +295,17 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         if let Some(block) = block {
             return code(ctx, "&", block, Dialect::PowerShell);
         }
+    }
+    // `& ('Restart-' + 'Computer') …`, `. ('s','s','h' -join '') …`: a program name built
+    // from literals is that name.
+    if dialect == Dialect::PowerShell
+        && cmd.call
+        && first.value.is_none()
+        && let Some(name) = dotnet::literal_string(&first.raw)
+    {
+        let mut built = cmd.clone();
+        built.words[0] = Arg::literal(name);
+        return command(ctx, &built, dialect);
     }
     let name = match first.value.as_deref() {
         Some(name) if dialect == Dialect::PowerShell || !posix::expands_when_run(&first.raw) => {
@@ -474,8 +512,13 @@ fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknow
                 why: format!("sends data to {host} through {path}"),
             });
         }
+        // `Get-Date > X:\log` after `New-PSDrive X … -Root \\win01\c$`: a write there.
+        let mapped = (dialect == Dialect::PowerShell)
+            .then(|| ctx.through_drive(&Arg::literal(path.clone())))
+            .flatten();
+        let path = mapped.map_or_else(|| path.clone(), |m| m.value.unwrap_or(m.raw));
         if dialect == Dialect::PowerShell && (path.starts_with("\\\\") || path.starts_with("//")) {
-            let host = net::hosts_in(path)
+            let host = net::hosts_in(&path)
                 .into_iter()
                 .next()
                 .unwrap_or_default()
@@ -512,6 +555,9 @@ fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknow
         {
             ctx.exported = Some(host.to_owned());
         }
+    }
+    if let Some(drive) = cmdlets::mapped_drive(&cmd.words) {
+        ctx.drives.push(drive);
     }
     if dialect == Dialect::PowerShell
         && let [first, path, ..] = cmd.words.as_slice()

@@ -58,6 +58,7 @@ pub(super) fn dynamic_program(
             w.value.is_none()
                 || net::could_name_a_host(w.text(), ctx.known)
                 || FLEET_WORDS.contains(&w.text().to_ascii_lowercase().as_str())
+                || (dialect == Dialect::PowerShell && names_a_machine_parameter(w.text()))
         })
         .or_else(|| net::could_name_a_host(&first.raw, ctx.known).then_some(first));
     if hides_a_program || host_after.is_some() {
@@ -71,6 +72,31 @@ pub(super) fn dynamic_program(
         )));
     }
     Ok(())
+}
+
+/// A PowerShell parameter that names the machine a cmdlet acts on (`-ComputerName`, `-Cn`,
+/// `-Session`, `-VMName`, `-HostName`), abbreviated or not: after a program only known at
+/// run time it asks as a host name would.
+fn names_a_machine_parameter(word: &str) -> bool {
+    let Some(name) = word.strip_prefix('-') else {
+        return false;
+    };
+    let name = name
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    name == "cn"
+        || (name.len() >= 3
+            && [
+                "computername",
+                "session",
+                "cimsession",
+                "vmname",
+                "hostname",
+            ]
+            .iter()
+            .any(|p| p.starts_with(&name)))
 }
 
 /// A program whose use here no grammar reads (not in the catalog, or a catalogued program

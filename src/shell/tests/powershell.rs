@@ -523,3 +523,69 @@ fn a_loop_over_a_written_list_reaches_each_item() {
         asks(template);
     }
 }
+
+/// .NET's entry points are read as what they do: a program started through
+/// `System.Diagnostics.Process` is judged by its command line, a WMI path or a CIM session
+/// binds its objects to the machine it names (protected or not), and a command name built
+/// from literals is that name; what is only known when the command runs asks.
+#[test]
+fn dotnet_entry_points_are_read_as_what_they_do() {
+    for template in [
+        "[System.Diagnostics.Process]::Start('ssh', 'win01 sudo reboot')",
+        "$null = [Diagnostics.Process]::Start(\"ssh.exe\", \"win01 sudo reboot\")",
+        "New-Object System.Diagnostics.ProcessStartInfo('ssh', 'win01 sudo reboot')",
+        "([wmiclass]'\\\\win01\\root\\cimv2:Win32_Process').Create('shutdown /r')",
+        "$c = [wmiclass]'\\\\win01\\root\\cimv2:Win32_Process'; $c.Create('shutdown /r')",
+        "([wmi]'\\\\win01\\root\\cimv2:Win32_Service.Name=\"Spooler\"').StopService()",
+        "$s = [CimSession]::Create({q}); Invoke-CimMethod -CimSession $s -ClassName Win32_Process -MethodName Create",
+        "& ('Restart-' + 'Computer') -ComputerName {h} -Force",
+        "& (\"{0}-{1}\" -f 'Restart','Computer') -ComputerName {h} -Force",
+        ". ('s','s','h' -join '') win01 sudo reboot",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    for template in [
+        "[Diagnostics.Process]::Start($exe, 'win01 sudo reboot')",
+        "$p = New-Object System.Diagnostics.ProcessStartInfo('ssh', 'win01 sudo reboot'); [Diagnostics.Process]::Start($p)",
+        "$p = New-Object System.Diagnostics.Process; $p.StartInfo.FileName = 'ssh'; [System.Diagnostics.ProcessStartInfo]$i = $p.StartInfo; $p.Start()",
+        "([wmiclass]\"\\\\$h\\root\\cimv2:Win32_Process\").Create('shutdown /r')",
+        "& ($verb + '-Computer') -ComputerName {h}",
+    ] {
+        asks(template);
+    }
+    for template in [
+        "[System.Diagnostics.Process]::Start('notepad.exe')",
+        "[System.Diagnostics.Process]::GetProcesses() | Select-Object -First 5",
+        "([wmiclass]'\\\\win01\\root\\cimv2:Win32_Process').GetInstances()",
+        "([wmiclass]'root\\cimv2:Win32_Process').Create('notepad.exe')",
+        "$s = [CimSession]::Create({q}); Get-CimInstance -CimSession $s -ClassName Win32_OperatingSystem",
+        "& ('Get-' + 'Service') -ComputerName {h}",
+    ] {
+        no_decision(template);
+    }
+    // A Linux program's name keeps its case: only this spelling is read-only there.
+    let uptime = verdict("[Diagnostics.Process]::Start('ssh', 'win01 uptime')");
+    assert!(matches!(uptime, Verdict::ReadOnly), "{uptime:?}");
+}
+
+/// A drive mapped to a share (`New-PSDrive`, `New-SmbMapping`, `net use`) puts what is
+/// written through it on the share's machine, whether or not rewind protects it; reading
+/// through it changes nothing, and a root only known when the command runs asks.
+#[test]
+fn a_drive_mapped_to_a_share_writes_on_its_machine() {
+    for template in [
+        "New-PSDrive -Name X -PSProvider FileSystem -Root \\\\win01\\c$; Remove-Item X:\\app -Recurse",
+        "New-PSDrive X FileSystem \\\\win01\\c$ -Persist; Copy-Item .\\app X:\\inetpub\\app",
+        "ndr -Name Share -PSProvider FileSystem -Root '\\\\win01\\share'; Set-Content -Path Share:\\web.config -Value ''",
+        "New-SmbMapping -LocalPath 'Z:' -RemotePath '\\\\win01\\share'; Remove-Item Z:\\old",
+        "net use Z: \\\\win01\\share; Remove-Item Z:\\app -Recurse",
+        "New-PSDrive -Name X -PSProvider FileSystem -Root \\\\win01\\c$; Get-Date > X:\\stamp.txt",
+    ] {
+        checkpoints(template, &["win01"]);
+    }
+    no_decision(
+        "New-PSDrive -Name X -PSProvider FileSystem -Root \\\\win01\\c$; Get-ChildItem X:\\logs",
+    );
+    no_decision("Remove-Item X:\\app -Recurse");
+    asks("New-PSDrive -Name X -PSProvider FileSystem -Root $share; Remove-Item X:\\app -Recurse");
+}
