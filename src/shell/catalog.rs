@@ -86,6 +86,10 @@ pub(crate) enum Grammar {
 
 /// One remote program.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is an independent switch of a catalog entry, set in the TOML"
+)]
 pub(crate) struct Program {
     pub(crate) names: Vec<String>,
     pub(crate) grammar: Grammar,
@@ -108,6 +112,9 @@ pub(crate) struct Program {
     pub(crate) without_host_asks: bool,
     /// Options are also written `/x` and `/x:value` (Windows programs; fleet grammar).
     pub(crate) windows_flags: bool,
+    /// Operands after the URL are HTTPie's request items: `field=value`, `field:=json` and
+    /// `field@file` send data, which makes the request a POST (fleet grammar).
+    pub(crate) request_items: bool,
     /// Only in text of this dialect (`cp` is Copy-Item in PowerShell alone).
     pub(crate) dialect: Option<Dialect>,
     /// The services that are this program's business (`aws ec2`, `az vm`; fleet grammar):
@@ -144,6 +151,50 @@ impl Program {
     /// Whether `option` (as typed, before any `=value`) takes a value.
     pub(crate) fn takes_value(&self, option: &str) -> bool {
         self.value_options.iter().any(|o| o == option)
+    }
+
+    /// Every option the entry lists as taking a value, naming hosts or changing things.
+    fn acting_options(&self) -> impl Iterator<Item = &String> {
+        self.value_options
+            .iter()
+            .chain(&self.host_options)
+            .chain(&self.other_host_options)
+            .chain(&self.mutating_options)
+            .chain(&self.method_options)
+            .filter(|o| o.starts_with('-'))
+    }
+
+    /// Every option the entry lists, whatever it says of it.
+    fn listed_options(&self) -> impl Iterator<Item = &String> {
+        self.acting_options()
+            .chain(self.read_only.iter().filter(|o| o.starts_with('-')))
+    }
+
+    /// The listed long option `given` abbreviates (`--req` for `--request`): programs that
+    /// parse with `getopt_long` (curl among them) take any unambiguous prefix. None when
+    /// `given` is listed itself, or abbreviates no listed option or several. A read-only
+    /// option is never the one meant: a list is not every option a program has, and `--noop`
+    /// of `bolt apply` is no `--noop-plan`.
+    pub(crate) fn long_option_for(&self, given: &str) -> Option<&str> {
+        if !given.starts_with("--") || given.len() < 4 || self.listed_options().any(|o| o == given)
+        {
+            return None;
+        }
+        let mut found = self
+            .acting_options()
+            .filter(|o| o.starts_with("--") && o.starts_with(given));
+        let first = found.next()?;
+        found.all(|o| o == first).then_some(first.as_str())
+    }
+
+    /// Whether the program bundles short options as POSIX utilities do (`-sfX DELETE`): none
+    /// of its listed options is a long one written with one dash (`-vm`, `-pw`).
+    pub(crate) fn bundles_short_options(&self) -> bool {
+        !self.cmdlet
+            && !self.windows_flags
+            && self
+                .listed_options()
+                .all(|o| o.starts_with("--") || o.chars().count() == 2)
     }
 
     /// Whether `name` is in the `read_only` list (globs allowed).
@@ -511,6 +562,8 @@ struct RawProgram {
     without_host: Option<WithoutHost>,
     #[serde(default)]
     windows_flags: bool,
+    #[serde(default)]
+    request_items: bool,
     dialect: Option<Dialect>,
     #[serde(default)]
     scope: Vec<String>,
@@ -1207,6 +1260,7 @@ fn check_program(
         mutating_options: raw.mutating_options,
         without_host_asks: raw.without_host == Some(WithoutHost::Ask),
         windows_flags: raw.windows_flags,
+        request_items: raw.request_items,
         dialect: raw.dialect,
         scope: raw.scope,
         ask_actions: raw.ask_actions,
@@ -1269,6 +1323,7 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
                 || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
                 || raw.without_host.is_some()
                 || raw.windows_flags
+                || raw.request_items
                 || !raw.scope.is_empty()
                 || !raw.ask_actions.is_empty()
                 || !raw.method_options.is_empty()
@@ -1277,7 +1332,7 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
                 || !raw.exec_kwargs.is_empty())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, scope, ask_actions, method_options, remote_command, exec and exec_kwargs are only read for the fleet grammar (host_operand for ps-objects too)",
+            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, request_items, scope, ask_actions, method_options, remote_command, exec and exec_kwargs are only read for the fleet grammar (host_operand for ps-objects too)",
             at()
         );
     }
@@ -1387,7 +1442,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`, `vm_options`, `vm_operand`, `method_options`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `request_items`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`, `vm_options`, `vm_operand`, `method_options`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

@@ -173,18 +173,17 @@ fn check(
     } else {
         base
     };
+    // A rule's conditions hold even for a program the plain list names (`rg --pre`).
+    if let Some(rule) = ctx.catalog.remote_rule(base) {
+        rule_allows(rule, &args)?;
+        note(readers, base);
+        return Ok(());
+    }
     if ctx.catalog.remote_read_only(base) {
         note(readers, base);
         return Ok(());
     }
-    match ctx.catalog.remote_rule(base) {
-        Some(rule) => {
-            rule_allows(rule, &args)?;
-            note(readers, base);
-            Ok(())
-        }
-        None => Err(format!("runs `{base}`, which is not on the read-only list")),
-    }
+    Err(format!("runs `{base}`, which is not on the read-only list"))
 }
 
 /// Refuses assignments (`NAME=value`) of a variable that makes the command run a program or
@@ -331,6 +330,15 @@ fn rule_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
             && !rule.actions.iter().any(|a| a.starts_with(action))
         {
             return Err(format!("runs `{name} … {action}`, which changes things"));
+        }
+        // `ip link s eth0 down`: iproute2 tries `set` before `show` for links, so `s` and
+        // `se` set (for addresses and routes `s` is `show`).
+        if name == "ip"
+            && let [object, action, ..] = operands.as_slice()
+            && "link".starts_with(*object)
+            && "set".starts_with(*action)
+        {
+            return Err(format!("runs `ip {object} {action}`, which sets the link"));
         }
     }
     unless_allows(rule, args)?;
@@ -502,10 +510,10 @@ fn unless_allows(rule: &RemoteRule, args: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// A long option written shorter (`--in` for `--in-place`, `--se` for `--set`): GNU getopt
-/// takes any unambiguous prefix of three characters or more.
+/// A long option written shorter (`--i` for `--in-place`, `--o` for `--output`): GNU
+/// getopt takes any unambiguous prefix, one letter after the dashes included.
 fn abbreviates(key: &str, long: &str) -> bool {
-    key.starts_with("--") && long.starts_with("--") && key.len() >= 4 && long.starts_with(key)
+    key.starts_with("--") && long.starts_with("--") && key.len() >= 3 && long.starts_with(key)
 }
 
 /// Whether a rule knows `option` as a flag without a value before its subcommand.
@@ -573,7 +581,19 @@ pub(crate) fn classify_cmd(ctx: &mut Judge<'_>, text: &str) -> (Class, String) {
         ctx.walk.leave();
         return judged;
     }
-    classify_windows(ctx, &trimmed.replace("||", ";").replace('&', ";"))
+    // Read by PowerShell's tokenizer, cmd.exe's text must not hide a command: `#` starts no
+    // comment in cmd.exe, and neither a backtick nor a single quote protects `&` there.
+    let plain: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '#' | '`' | '\'') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    classify_windows(ctx, &plain.replace("||", ";").replace('&', ";"))
 }
 
 /// Classifies a Windows remote command (cmd.exe or PowerShell) by the `[windows]` list.

@@ -74,6 +74,38 @@ pub(super) fn fleet(
             name = &text[..short.len()];
             attached = text.get(2..);
         }
+        // `--req DELETE`: an unambiguous prefix of a listed long option is that option.
+        if posix && let Some(whole) = program.long_option_for(name) {
+            name = whole;
+        }
+        // `-sfX DELETE`, `-sXDELETE`: bundled short options, each one set, the first that
+        // takes a value taking the rest of the word or the next one.
+        let bundled: String;
+        if posix
+            && attached.is_none()
+            && !text.starts_with("--")
+            && text.len() > 2
+            && program.bundles_short_options()
+            && text[1..].chars().all(|c| c.is_ascii_alphanumeric())
+        {
+            for (at, letter) in text.char_indices().skip(1) {
+                let short = format!("-{letter}");
+                let takes_a_value = [
+                    &program.value_options,
+                    &program.host_options,
+                    &program.method_options,
+                ]
+                .iter()
+                .any(|list| list.contains(&short));
+                if takes_a_value {
+                    bundled = short;
+                    name = &bundled;
+                    attached = text.get(at + 1..).filter(|rest| !rest.is_empty());
+                    break;
+                }
+                flags.push(short);
+            }
+        }
         // `-WhatIf:$false` sets no switch.
         match attached {
             Some(value) if program.cmdlet && !value.eq_ignore_ascii_case("$true") => {
@@ -572,6 +604,9 @@ fn class_of(
     {
         return Class::Mutating;
     }
+    if program.request_items && words.iter().any(|w| sends_data(w)) {
+        return Class::Mutating;
+    }
     let action = action.map(str::to_ascii_lowercase).unwrap_or_default();
     // An entry of several words (`file download`) is an action and what follows it.
     let listed = |r: &String| {
@@ -596,6 +631,23 @@ fn class_of(
     } else {
         Class::Mutating
     }
+}
+
+/// Whether an HTTPie request item sends data: the earliest separator in it (the longest at
+/// one place) is `=`, `:=`, `@`, `=@` or `:=@` (`name=x`, `n:=1`, `f@file`), not a header's
+/// `:` or a query's `==`. The URL (`web01/x?a=b`) is no item.
+fn sends_data(item: &str) -> bool {
+    let Some(at) = item.find(['=', ':', '@']) else {
+        return false;
+    };
+    if at == 0 || item[..at].contains(['/', '?']) {
+        return false;
+    }
+    let rest = &item[at..];
+    let separator = [":=@", "=@", "==", ":=", "=", ":", "@"]
+        .iter()
+        .find(|s| rest.starts_with(**s));
+    !matches!(separator, Some(&("==" | ":")) | None)
 }
 
 /// Adds each host of `names` to `targets`, once.

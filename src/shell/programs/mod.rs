@@ -71,6 +71,10 @@ pub(crate) struct Ctx<'a> {
     /// Drives an earlier command mapped to a share (`New-PSDrive X … -Root \\win01\c$`,
     /// `net use Z: \\win01\share`): the drive's name, lower-case, and its root.
     drives: Vec<(String, Arg)>,
+    /// Paths an earlier command made a remote program under another name (`ln -s
+    /// /usr/bin/ssh /tmp/x`, `cp $(which ssh) ./x`): the path, without a leading `./`, and
+    /// the program.
+    aliases: Vec<(String, String)>,
     /// An ssh earlier in the text forwards ports of this machine to this one's side: a later
     /// client's connection to this machine may reach it.
     pub(crate) forwarded: Option<Target>,
@@ -159,6 +163,7 @@ pub(crate) fn analyse_text(
         exported: None,
         unc_location: None,
         drives: Vec::new(),
+        aliases: Vec::new(),
         forwarded: None,
         flow: flow::Flow::default(),
         names_a_machine: OnceCell::new(),
@@ -307,6 +312,18 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         built.words[0] = Arg::literal(name);
         return command(ctx, &built, dialect);
     }
+    // `ln -s /usr/bin/ssh /tmp/x && /tmp/x web01 reboot`: the program under its new name.
+    if let Some(name) = first.value.as_deref()
+        && let Some((_, program)) = ctx
+            .aliases
+            .iter()
+            .rev()
+            .find(|(path, _)| path == name.trim_start_matches("./"))
+    {
+        let mut renamed = cmd.clone();
+        renamed.words[0] = Arg::literal(program.clone());
+        return command(ctx, &renamed, dialect);
+    }
     let name = match first.value.as_deref() {
         Some(name) if dialect == Dialect::PowerShell || !posix::expands_when_run(&first.raw) => {
             name
@@ -314,6 +331,7 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         _ => return dynamic_program(ctx, cmd, dialect),
     };
     run_code(ctx, name, runners::code_of(&lower_base(name), cmd))?;
+    unread::deploy_entry(name, cmd)?;
     if let Some(script) = script_of(&lower_base(name), cmd)
         && let Some(content) = written_file(ctx, &script).cloned()
     {
@@ -559,6 +577,9 @@ fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknow
     if let Some(drive) = cmdlets::mapped_drive(&cmd.words) {
         ctx.drives.push(drive);
     }
+    if let Some(alias) = renamed_program(ctx.catalog, cmd) {
+        ctx.aliases.push(alias);
+    }
     if dialect == Dialect::PowerShell
         && let [first, path, ..] = cmd.words.as_slice()
         && matches!(
@@ -572,6 +593,29 @@ fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknow
             .then(|| path.text().to_owned());
     }
     Ok(())
+}
+
+/// A remote program put under another name: `ln [-s] SRC DEST`, `cp SRC DEST`, `install
+/// SRC DEST` or `mv SRC DEST` whose source names one (`/usr/bin/ssh`, `$(which ssh)`). The
+/// destination, without a leading `./`, and the program's name.
+fn renamed_program(catalog: &ShellCatalog, cmd: &Cmd) -> Option<(String, String)> {
+    let (first, rest) = cmd.words.split_first()?;
+    if !matches!(
+        lower_base(first.value.as_deref()?).as_str(),
+        "ln" | "cp" | "install" | "mv"
+    ) {
+        return None;
+    }
+    let operands: Vec<&Arg> = rest.iter().filter(|a| !a.text().starts_with('-')).collect();
+    let [source, .., destination] = operands.as_slice() else {
+        return None;
+    };
+    let program = catalog.names_a_program(&source.raw)?;
+    let destination = destination.value.as_deref()?;
+    Some((
+        destination.trim_start_matches("./").to_owned(),
+        program.to_owned(),
+    ))
 }
 
 /// The text an earlier command of the same command wrote into `path`: `Some(None)` when it

@@ -477,3 +477,85 @@ fn the_worlds_remaining_reads_and_changes() {
         assert_eq!(outcome(command, Dialect::PowerShell), want, "{command}");
     }
 }
+
+/// Options are read as the programs' own parsers read them: bundled short options, long
+/// options abbreviated to any unambiguous prefix, HTTPie's data items, iproute2's
+/// abbreviations in the order it tries them, ripgrep's `--pre`.
+#[test]
+fn options_are_read_as_the_programs_parse_them() {
+    expect(&[
+        (
+            "curl -sfX DELETE http://web01:8080/api/app",
+            "checkpoint web01",
+        ),
+        ("curl -sSXPUT http://web01:8080/x", "checkpoint web01"),
+        (
+            "curl --req DELETE http://web01:8080/api/app",
+            "checkpoint web01",
+        ),
+        ("curl -sSL -o /tmp/out http://web01:8080/health", "none"),
+        ("http web01:8080/api/app name=x", "checkpoint web01"),
+        ("http web01:8080/api/app count:=3", "checkpoint web01"),
+        ("http -f web01:8080/upload file@/tmp/x", "checkpoint web01"),
+        ("http web01:8080/api/app X-Token:abc q==1", "none"),
+        ("http 'web01:8080/search?q=x'", "none"),
+        (
+            "bolt apply manifests/site.pp --noop -t web01",
+            "checkpoint web01",
+        ),
+        ("ssh web01 sort --o=/etc/passwd /tmp/x", "checkpoint web01"),
+        ("ssh web01 sed --i s/a/b/ /etc/hosts", "checkpoint web01"),
+        ("ssh web01 ip link s eth0 down", "checkpoint web01"),
+        ("ssh web01 ip a s", "none"),
+        ("ssh web01 ip route s", "none"),
+        ("ssh web01 rg --pre /tmp/x.sh foo /etc", "checkpoint web01"),
+        ("ssh web01 rg -n foo /etc", "none"),
+        ("rg -n 'ssh web01' scripts/", "none"),
+    ]);
+}
+
+/// cmd.exe's text is cmd.exe's: `#`, a backtick or a single quote hides no command there.
+#[test]
+fn cmd_text_hides_no_command_behind_powershell_syntax() {
+    expect(&[
+        ("winrs -r:win01 \"dir #& shutdown /r\"", "checkpoint win01"),
+        ("winrs -r:win01 \"dir <#& shutdown /r\"", "checkpoint win01"),
+        (
+            "winrs -r:win01 \"dir 'x & shutdown /r'\"",
+            "checkpoint win01",
+        ),
+        (
+            "psexec \\\\win01 cmd /c \"dir #& shutdown /r\"",
+            "checkpoint win01",
+        ),
+        ("winrs -r:win01 \"ipconfig /all & hostname\"", "none"),
+    ]);
+}
+
+/// A remote program under another name is still that program, and a project's deploy
+/// script run by its interpreter is the project's deploy entry point.
+#[test]
+fn a_renamed_program_and_an_interpreted_deploy_script_are_read() {
+    expect(&[
+        (
+            "ln -s /usr/bin/ssh /tmp/x && /tmp/x web01 sudo reboot",
+            "checkpoint web01",
+        ),
+        (
+            "cp $(which ssh) ./s; ./s web01 sudo reboot",
+            "checkpoint web01",
+        ),
+        (
+            "ln -sf \"$(command -v ssh)\" x; ./x web01 sudo reboot",
+            "checkpoint web01",
+        ),
+        ("ln -s /usr/bin/ssh /tmp/x && /tmp/x web01 uptime", "none"),
+        ("cp a.txt b.txt && ./b.txt", "none"),
+        ("bash scripts/deploy.sh", "ask"),
+        ("python3 deploy.py --env prod", "ask"),
+        ("python3.12 -u ./deploy_app.py", "ask"),
+        ("bash -n scripts/deploy.sh", "none"),
+        ("shellcheck deploy.sh", "none"),
+        ("python3 manage.py migrate", "none"),
+    ]);
+}

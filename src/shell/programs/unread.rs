@@ -104,7 +104,6 @@ fn names_a_machine_parameter(word: &str) -> bool {
 /// machine among them asks.
 pub(super) fn unread_program(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     runs_its_arguments(ctx, name, cmd)?;
-    deploy_entry(name, cmd)?;
     protected_net(ctx, name, cmd)
 }
 
@@ -117,7 +116,7 @@ const SCRIPT_RUNNERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
 
 /// A project's own deploy entry point (`./scripts/deploy.sh`, `bin/deploy`, `make deploy`,
 /// `npm run deploy:prod`): it reaches the machines its code names, which are not read here.
-fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+pub(super) fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
     let operands: Vec<&str> = cmd
         .words
@@ -127,7 +126,15 @@ fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
         .filter(|w| !w.starts_with('-'))
         .collect();
     let is_deploy = |word: &str| word.to_ascii_lowercase().starts_with("deploy");
-    let script = name.contains(['/', '\\']) && is_deploy(&base);
+    // `./scripts/deploy.sh`, or `bash scripts/deploy.sh`, `python3 deploy.py`.
+    // `bash -n deploy.sh` only checks its syntax.
+    let checks_only = cmd.words[1..].iter().any(|w| {
+        w.text().starts_with('-') && !w.text().starts_with("--") && w.text().contains('n')
+    }) && SHELLS.contains(&base.as_str());
+    let script = (name.contains(['/', '\\']) && is_deploy(&base))
+        || (runs_scripts(&base)
+            && !checks_only
+            && operands.first().is_some_and(|s| is_deploy(&lower_base(s))));
     // `make -C infra deploy`, `./gradlew clean deploy`: any target.
     let target = TASK_RUNNERS.contains(&base.as_str())
         && operands.iter().any(|t| !t.contains('=') && is_deploy(t));
@@ -149,6 +156,34 @@ fn deploy_entry(name: &str, cmd: &Cmd) -> Result<(), Unknown> {
         )));
     }
     Ok(())
+}
+
+/// The shells, which run the script file they are given.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "ash", "fish"];
+
+/// Whether a program runs the script file it is given: a shell, or an interpreter under any
+/// version's name (`python3.12`, `node20`, `perl5.36`).
+fn runs_scripts(base: &str) -> bool {
+    const FAMILIES: &[&str] = &[
+        "python",
+        "pypy",
+        "node",
+        "nodejs",
+        "ruby",
+        "perl",
+        "php",
+        "pwsh",
+        "powershell",
+        "lua",
+        "tclsh",
+        "deno",
+        "bun",
+    ];
+    SHELLS.contains(&base)
+        || FAMILIES.iter().any(|family| {
+            base.strip_prefix(family)
+                .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        })
 }
 
 /// Words that say a program acts on a fleet of machines (`$TOOL deploy --prod`): after a

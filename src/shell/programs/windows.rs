@@ -77,6 +77,7 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         mutating_options: Vec::new(),
         without_host_asks: false,
         windows_flags: false,
+        request_items: false,
         dialect: None,
         scope: Vec::new(),
         ask_actions: Vec::new(),
