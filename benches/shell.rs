@@ -1,8 +1,7 @@
 //! What the shell classifier adds beside the whole-process figures of `benches/hook.rs`
 //! (which runs a local `Bash` command and a read-only `ssh` command through `rewind hook`
-//! against the floor binary): the cost of one `ssh -G` (what resolving an `~/.ssh/config`
-//! alias adds to a mutating call) beside `/bin/true`, interleaved in the same run, and the
-//! in-process analysis alone.
+//! against the floor binary): the in-process analysis alone. Resolving an `~/.ssh/config`
+//! alias reads the file in process (it used to run `ssh -G`).
 //!
 //! `cargo bench --bench shell` (RUNS=n to change the sample count; default 200).
 
@@ -10,12 +9,11 @@
 
 mod support;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rewind::inventory::Inventory;
 use rewind::shell::{Dialect, ShellCatalog, analyse};
-use support::{median, ms, time};
+use support::median;
 
 /// A 200-character local command, as an agent types it.
 const LOCAL: &str = "cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat";
@@ -28,30 +26,6 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(200);
-    if Command::new("ssh").arg("-V").output().is_ok() {
-        let mut true_runs = Vec::with_capacity(runs);
-        let mut ssh_runs = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            true_runs.push(time(&mut Command::new("true"), b"", 0));
-            ssh_runs.push(time(
-                Command::new("ssh").args(["-G", "-F", "/dev/null", "jp-ubuntu"]),
-                b"",
-                0,
-            ));
-        }
-        let (base, ssh_g): (Duration, Duration) = (median(true_runs), median(ssh_runs));
-        println!("whole-process wall time, median of {runs} interleaved runs");
-        println!("  {:<36} {:>10}", "/bin/true", ms(base));
-        println!(
-            "  {:<36} {:>10}   (+{} over /bin/true)",
-            "ssh -G jp-ubuntu",
-            ms(ssh_g),
-            ms(ssh_g.saturating_sub(base))
-        );
-    } else {
-        println!("no ssh on PATH: the cost of `ssh -G` was not measured");
-    }
-
     let catalog = ShellCatalog::builtin().expect("the shipped shell catalog");
     println!("in-process analysis, median of {runs} runs (catalog loaded once)");
     for (name, command) in [

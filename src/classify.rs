@@ -4,7 +4,7 @@
 //!
 //! No I/O of its own. What it reads beyond the call and the configuration (what rewind
 //! protects of itself, the catalogs, the sessions earlier calls opened, the shell analysis
-//! with its inventory and `ssh -G`) comes through the [`Lookup`] its caller hands it; what a call asks to be remembered (a session
+//! with its inventory and the ssh configuration) comes through the [`Lookup`] its caller hands it; what a call asks to be remembered (a session
 //! it opens) comes back in [`Classified::remember`], for the caller to write or not: the
 //! hook writes it, `rewind check` does not.
 
@@ -19,7 +19,7 @@ use crate::sessions::Recalled;
 use crate::shell;
 use crate::targets::{Targets, VmRef};
 
-/// Longest the shell classifier may spend (parsing, `ssh -G`, the inventory) before it asks.
+/// Longest the shell classifier may spend (parsing, the ssh configuration, the inventory) before it asks.
 const SHELL_TIME_MAX: Duration = Duration::from_secs(10);
 
 /// What classification decides before any call to the ZVM.

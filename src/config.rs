@@ -349,7 +349,7 @@ impl Default for HookConfig {
 /// How shell commands are read (`[shell]`).
 #[derive(Debug, Clone)]
 pub struct ShellConfig {
-    /// Resolve `~/.ssh/config` aliases with `ssh -G`.
+    /// Resolve `~/.ssh/config` aliases by reading the configuration (never running it).
     pub resolve_ssh_config: bool,
     /// The inventory for Ansible patterns without `-i`; `None`: the one Ansible would read.
     pub ansible_inventory: Option<PathBuf>,

@@ -223,7 +223,7 @@ fn explain(class: &Classification) {
 }
 
 /// `rewind check --command`: the hook's own analysis of a command, targets resolved
-/// (`ssh -G`, the inventory), Zerto not called.
+/// (the ssh configuration, the inventory), Zerto not called.
 fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + config.hook.budget;
     let cwd = std::env::current_dir().ok();

@@ -30,6 +30,7 @@ mod programs;
 mod remote;
 pub(crate) mod resolve;
 mod runners;
+mod ssh_config;
 mod types;
 mod walk;
 mod wrappers;
@@ -204,7 +205,7 @@ pub(crate) struct Judgement {
 }
 
 /// Analyses `command` with the configured shell catalogs and resolves the targets of its
-/// mutating work (`ssh -G`, the Ansible inventory) before `until`. `cwd` is the directory the
+/// mutating work (the ssh configuration, the Ansible inventory) before `until`. `cwd` is the directory the
 /// command runs in; `typed`, whether it is typed into a shell already running (whose machine
 /// is not known). Errors are catalog errors (the hook denies on them).
 pub(crate) fn judge(

@@ -1,5 +1,5 @@
 //! From targets as named in a command to exact VM references: an `~/.ssh/config` alias
-//! through `ssh -G` (its `hostname`), an Ansible group or glob through the inventory (a direct
+//! through the configuration's `HostName` (read, never run), an Ansible group or glob through the inventory (a direct
 //! read of INI and YAML inventories, `ansible-inventory --list` for anything else), a deploy
 //! tool's configuration through the servers it lists. What
 //! cannot be expanded is an error saying why: the hook asks.
@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::ssh_config;
 use super::types::{Target, TargetKind};
 
 /// Longest one `ssh -G` or `ansible-inventory` may take, within the caller's deadline.
@@ -58,9 +59,9 @@ pub(crate) fn resolve(
     for target in targets {
         match &target.kind {
             TargetKind::Host | TargetKind::Vm => push(target.name.clone()),
-            TargetKind::Ssh { config } => {
+            TargetKind::Ssh { config, user } => {
                 let name = if options.resolve_ssh_config && !is_address(&target.name) {
-                    match ssh_hostname(&target.name, config.as_deref(), options, until) {
+                    match ssh_hostname(&target.name, user.as_deref(), config.as_deref(), options) {
                         Ok(name) => name.unwrap_or_else(|| target.name.clone()),
                         Err(why) => return Err(why),
                     }
@@ -96,57 +97,44 @@ fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
     }
 }
 
-/// The `hostname` `ssh -G` reports for `alias`, when it differs from the alias.
+/// The `HostName` the ssh configuration gives `alias` (for `user`, when the command names
+/// one), when it differs from the alias: read by [`ssh_config`], never by running `ssh -G`,
+/// which would run the agent's `Match exec` inside the hook.
 fn ssh_hostname(
     alias: &str,
+    user: Option<&str>,
     config: Option<&str>,
     options: &Options,
-    until: Instant,
 ) -> Result<Option<String>, String> {
-    let mut command = Command::new("ssh");
-    command.arg("-G");
-    let config = config.map(|c| options.path(c)).or_else(|| {
-        options
-            .home
-            .as_ref()
-            .map(|h| h.join(".ssh/config"))
-            .filter(|p| p.is_file())
-    });
-    if let Some(config) = config {
-        command.arg("-F").arg(config);
-    }
-    command.arg("--").arg(alias);
-    let output = match run(command, until) {
-        Ok(output) => output,
-        // A slow `Match exec` or a hung helper: the alias may name another machine, so
-        // falling back to its own name could checkpoint the wrong one.
-        Err(Ran::Late) => {
-            return Err(format!(
-                "`ssh -G {alias}` did not answer in time, so the machine the alias names is not known"
-            ));
-        }
-        // No ssh to ask, or a configuration it refuses: nothing maps the alias elsewhere.
-        Err(Ran::Failed) => return Ok(None),
-    };
-    let value = |key: &str| {
-        output
-            .lines()
-            .find_map(|line| line.strip_prefix(key))
-            .map(|v| v.trim().to_owned())
-    };
+    let local_user = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name);
+    let settings = ssh_config::lookup(
+        &ssh_config::Files {
+            explicit: config.map(|c| options.path(c)),
+            home: options.home.as_deref(),
+            system: Path::new("/etc/ssh/ssh_config"),
+        },
+        &ssh_config::Query {
+            host: alias,
+            user,
+            local_user: local_user.as_deref(),
+        },
+    )
+    .map_err(|why| format!("`{alias}`: {why}"))?;
+    let hostname = settings.hostname.unwrap_or_else(|| alias.to_owned());
     // A ProxyCommand from the configuration that connects elsewhere ends the connection
-    // there; `ssh -G` prints it with %h and %p already expanded.
-    if let Some(proxy) = value("proxycommand ").filter(|p| !p.eq_ignore_ascii_case("none")) {
-        let hostname = value("hostname ").unwrap_or_else(|| alias.to_owned());
+    // there.
+    if let Some(proxy) = settings.proxy_command {
         let unexpanded = proxy.replace(&hostname, "%h");
         match super::programs::proxy_end(&unexpanded) {
-            Some(Ok(end)) => return Ok(Some(end)),
+            Some(Ok(end)) => return Ok(Some(end.replace("%h", &hostname))),
             Some(Err(why)) => return Err(format!("`{alias}`: {why}")),
             None => {}
         }
     }
-    let hostname = value("hostname ").unwrap_or_default();
-    if hostname.is_empty() || hostname.eq_ignore_ascii_case(alias) {
+    if hostname.eq_ignore_ascii_case(alias) {
         Ok(None)
     } else {
         Ok(Some(hostname))

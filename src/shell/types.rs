@@ -103,11 +103,14 @@ pub(crate) enum Class {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub(crate) enum TargetKind {
-    /// An ssh destination; `ssh -G` may map it to another HostName. `config` is a `-F` file
-    /// named on the command line.
+    /// An ssh destination; the ssh configuration may map it to another HostName. `config` is
+    /// a `-F` file named on the command line, `user` the remote user it names (`-l`,
+    /// `user@`), which a `Match user` block reads.
     Ssh {
         #[serde(skip_serializing_if = "Option::is_none")]
         config: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
     },
     /// A host name or address (WinRM, SMB, psexec).
     Host,

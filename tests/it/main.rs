@@ -31,6 +31,7 @@ mod recover;
 mod scan;
 mod selfguard;
 mod servers;
+mod ssh_config;
 mod support;
 mod syslog;
 mod tls;

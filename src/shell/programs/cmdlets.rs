@@ -297,7 +297,10 @@ fn remoting_targets(
     if let Some(v) = parsed.get("HostName", &[]) {
         add_names(
             v.as_ref(),
-            &TargetKind::Ssh { config: None },
+            &TargetKind::Ssh {
+                config: None,
+                user: None,
+            },
             "-HostName",
             &mut targets,
             &mut unknown,

@@ -4,7 +4,7 @@
 use super::ssh::{SshOptions, local_texts, read_rsh, ssh_option};
 use super::{Ctx, finding, fixed, host_of, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
-use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Cmd, Target, Unknown};
 use crate::shell::wrappers::lower_base;
 
 /// A `host:path` operand: `Ok(Some(host))`, `Ok(None)` for a local path, `Err` when the host
@@ -125,8 +125,10 @@ pub(super) fn copy(
                 } else {
                     attached
                 };
-                if *c == 'o' {
-                    ssh_option('o', &value, &mut o);
+                // `-o Key=value`, and scp's and sftp's `-F` ssh configuration (rsync's `-F`
+                // is a filter rule).
+                if *c == 'o' || (*c == 'F' && !is_rsync) {
+                    ssh_option(*c, &value, &mut o);
                 }
                 if *c == 'e' && is_rsync {
                     read_rsh(&value, &mut o);
@@ -169,9 +171,7 @@ pub(super) fn copy(
                 program,
                 vec![Target {
                     name: host,
-                    kind: TargetKind::Ssh {
-                        config: o.config.clone(),
-                    },
+                    kind: o.target_kind(source.text()),
                 }],
                 class,
                 why,
@@ -206,9 +206,7 @@ pub(super) fn copy(
                 program,
                 vec![Target {
                     name: host,
-                    kind: TargetKind::Ssh {
-                        config: o.config.clone(),
-                    },
+                    kind: o.target_kind(destination.text()),
                 }],
                 class,
                 why,
@@ -248,9 +246,7 @@ fn sftp(
     };
     let target = Target {
         name: host.clone(),
-        kind: TargetKind::Ssh {
-            config: o.config.clone(),
-        },
+        kind: o.target_kind(text),
     };
     let (class, why) = if !batch && !path.is_empty() && !path.ends_with('/') {
         (Class::ReadOnly, format!("fetches {path} from {host}"))

@@ -13,6 +13,8 @@ use crate::shell::{remote, runners};
 #[derive(Default)]
 pub(super) struct SshOptions {
     pub(super) config: Option<String>,
+    /// The remote user `-l` or `-o User=` names, which a `Match user` block reads.
+    pub(super) user: Option<String>,
     remote_command: Option<String>,
     hostname: Option<String>,
     /// Where a `ProxyCommand` really connects: a literal end point, or why it is not known.
@@ -87,6 +89,15 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
 }
 
 impl SshOptions {
+    /// How a target reached through these options resolves: by the ssh configuration, with
+    /// the `-F` file and the user (`user@` in `destination` first) a `Match user` reads.
+    pub(super) fn target_kind(&self, destination: &str) -> TargetKind {
+        TargetKind::Ssh {
+            config: self.config.clone(),
+            user: user_of(destination).or_else(|| self.user.clone()),
+        }
+    }
+
     /// The machine the connection reaches for `destination` (its host part): a ProxyCommand's
     /// end point, else the first `HostName` (`%h` is the destination), else the destination.
     pub(super) fn endpoint(&self, destination: &str) -> Result<String, String> {
@@ -99,6 +110,21 @@ impl SshOptions {
                 .map_or_else(|| destination.to_owned(), |h| h.replace("%h", destination))),
         }
     }
+}
+
+/// The user a destination names: `admin` in `admin@web01`, `ssh://admin@web01:22/`,
+/// `admin@web01:/srv/x`.
+pub(super) fn user_of(destination: &str) -> Option<String> {
+    let rest = ["ssh://", "sftp://", "scp://", "rsync://"]
+        .iter()
+        .find_map(|scheme| destination.strip_prefix(scheme));
+    let authority = match rest {
+        Some(rest) => rest.split('/').next().unwrap_or(rest),
+        None => destination.split(':').next().unwrap_or(destination),
+    };
+    let (user, _) = authority.rsplit_once('@')?;
+    let user = user.split(';').next().unwrap_or(user);
+    (!user.is_empty()).then(|| user.to_owned())
 }
 
 /// Where a `ProxyCommand` connects: `None` when it connects to the destination itself (`%h`,
@@ -169,6 +195,9 @@ const CODE_VARIABLES_SENT: &[&str] = &[
 pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
         'F' => o.config = Some(value.to_owned()),
+        'l' => {
+            o.user.get_or_insert_with(|| value.to_owned());
+        }
         'L' | 'D' => o.forwards_here += 1,
         // `-W host:port` carries another ssh connection (a jump): it runs nothing here.
         'O' | 'Q' | 'W' => o.local_only = true,
@@ -185,6 +214,9 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                 }
                 "hostname" => {
                     o.hostname.get_or_insert_with(|| val.to_owned());
+                }
+                "user" => {
+                    o.user.get_or_insert_with(|| val.to_owned());
                 }
                 "proxycommand" if !val.eq_ignore_ascii_case("none") => {
                     if o.proxy_end.is_none() {
@@ -275,9 +307,7 @@ pub(super) fn ssh(
             program,
             vec![Target {
                 name,
-                kind: TargetKind::Ssh {
-                    config: o.config.clone(),
-                },
+                kind: o.target_kind(dest),
             }],
             Class::ReadOnly,
             format!("relays to another machine through `{first}`"),
@@ -286,9 +316,7 @@ pub(super) fn ssh(
     }
     let target = Target {
         name,
-        kind: TargetKind::Ssh {
-            config: o.config.clone(),
-        },
+        kind: o.target_kind(dest),
     };
     // Later in the same text, a connection to this machine may go through the forward.
     if o.forwards_here > 0 {
