@@ -349,7 +349,7 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::PsComputer => cmdlets::ps_computer(ctx, program, args, cmd),
         Grammar::PsVm => cmdlets::ps_vm(ctx, program, name, args, cmd),
         Grammar::PsObjects => cmdlets::ps_objects(ctx, program, args),
-        Grammar::Session => session::session(ctx, program, args),
+        Grammar::Session => session::session(ctx, program, name, cmd),
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
         Grammar::Cloud => cloud::cloud(ctx, program, args, cmd),

@@ -124,13 +124,9 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
                     .trim_end_matches(']')
                     .to_owned()
             }),
-        "socat" => words.iter().find_map(|w| {
-            let upper = w.to_ascii_uppercase();
-            ["TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:"]
-                .iter()
-                .find_map(|p| upper.starts_with(p).then(|| w[p.len()..].to_owned()))
-                .map(|hp| hp.split_once(':').map_or(hp.clone(), |(h, _)| h.to_owned()))
-        }),
+        "socat" => words[1..]
+            .iter()
+            .find_map(|w| super::session::socat_host(w)),
         _ => None,
     };
     match end {
@@ -145,6 +141,17 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
         ))),
     }
 }
+
+/// Programs a `ProxyCommand` runs to carry the connection to its end point.
+const RELAYS: &[&str] = &[
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "connect",
+    "connect-proxy",
+    "corkscrew",
+];
 
 /// Variables a `SendEnv` pattern may send that make the remote command run code: those a
 /// pattern such as `LESS*` or `*` would match.
@@ -190,7 +197,15 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                     if o.proxy_end.is_none() {
                         o.proxy_end = proxy_end(val);
                     }
-                    o.local_texts.push(val.to_owned());
+                    // `nc 10.0.0.31 22` only carries this connection, whose end point is
+                    // judged as ssh's; anything more is a command run here.
+                    let relay = val
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|first| RELAYS.contains(&lower_base(first).as_str()));
+                    if !relay || val.contains([';', '&', '|', '`', '$', '(', '<', '>', '\n']) {
+                        o.local_texts.push(val.to_owned());
+                    }
                 }
                 "localcommand" | "knownhostscommand" if !val.eq_ignore_ascii_case("none") => {
                     o.local_texts.push(val.to_owned());
