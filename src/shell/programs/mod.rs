@@ -42,6 +42,7 @@ mod ssh;
 mod unread;
 mod vmrun;
 mod windows;
+mod world;
 mod xe;
 
 pub(crate) use self::database::reads_remotely;
@@ -65,6 +66,10 @@ pub(crate) struct Ctx<'a> {
     written: Vec<(String, Option<String>)>,
     /// A protected machine an earlier command put in the environment (`export T=web01`).
     exported: Option<String>,
+    /// Every file an earlier command of the text wrote, by any means (`tee`, `cp`, `dd`).
+    touched: Vec<String>,
+    /// An earlier command changed where names go (`… >> /etc/hosts`, `~/.ssh/config`).
+    world: Option<world::World>,
     /// PowerShell's location was set to a UNC path: relative writes land on that machine.
     pub(crate) unc_location: Option<String>,
     /// An ssh earlier in the text forwards ports of this machine to this one's side: a later
@@ -131,6 +136,8 @@ pub(crate) fn analyse_text(
         vars: Vec::new(),
         written: Vec::new(),
         exported: None,
+        touched: Vec::new(),
+        world: None,
         unc_location: None,
         forwarded: None,
         flow: flow::Flow::default(),
@@ -235,8 +242,18 @@ fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, 
     (remote.value.unwrap_or(remote.raw), class, why)
 }
 
-/// Analyses one simple command of the agent's machine.
+/// Analyses one simple command of the agent's machine, in the world the command's earlier
+/// parts (and its own redirections and environment) leave.
 fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    world::note(ctx, cmd);
+    let from = ctx.findings.len();
+    let result = simple_command(ctx, cmd, dialect);
+    world::apply(ctx, from);
+    result
+}
+
+/// [`command`], in the world as it is.
+fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     let fixed;
     let cmd = if dialect == Dialect::Posix && cmd.words.iter().any(|w| w.value.is_none()) {
         fixed = with_bound_values(ctx, cmd);

@@ -2,7 +2,7 @@
 //! options (`-o HostName=`, `ProxyCommand`, `RemoteCommand`, `-F`), the destination, and the
 //! command it runs there, judged as a remote command.
 
-use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
+use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding, world};
 use crate::shell::catalog::{Grammar, Program};
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
@@ -63,14 +63,17 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
             let option = format!("-{c}");
             if program.takes_value(&option) {
                 let attached: String = chars[k + 1..].iter().collect();
-                let value = if attached.is_empty() {
+                let (value, dynamic) = if attached.is_empty() {
                     consumed_next = true;
-                    args.get(i + 1)
-                        .map(|a| a.text().to_owned())
-                        .unwrap_or_default()
+                    args.get(i + 1).map_or((String::new(), false), |a| {
+                        (a.text().to_owned(), a.value.is_none())
+                    })
                 } else {
-                    attached
+                    (attached, arg.value.is_none())
                 };
+                if dynamic {
+                    dynamic_option(*c, &value, o);
+                }
                 ssh_option(*c, &value, o);
                 break;
             }
@@ -173,6 +176,34 @@ const CODE_VARIABLES_SENT: &[&str] = &[
     "SHELLOPTS",
 ];
 
+/// An option whose value is only known when the command runs (`-F "$CFG"`, `-o
+/// "HostName=${TARGET:-10.0.0.31}"`): when it can send the connection elsewhere, where it
+/// ends is not known.
+fn dynamic_option(option: char, raw: &str, o: &mut SshOptions) {
+    let text = raw.trim_matches(['"', '\'']);
+    let key = text
+        .split(|c: char| c == '=' || c.is_whitespace())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let moves = match option {
+        'F' => true,
+        'o' => {
+            matches!(
+                key.as_str(),
+                "hostname" | "proxycommand" | "include" | "hostkeyalias"
+            ) && !(key == "hostname" && o.hostname.is_some())
+        }
+        _ => false,
+    };
+    if moves && o.proxy_end.is_none() {
+        o.proxy_end = Some(Err(format!(
+            "the ssh option `-{option} {}` is only known when the command runs, so the machine it reaches is not known",
+            super::clip(raw)
+        )));
+    }
+}
+
 pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
         'F' => o.config = Some(value.to_owned()),
@@ -251,6 +282,15 @@ pub(super) fn ssh(
     let command_at = ssh_options(program, args, at + 1, &mut o);
     local_texts(ctx, &o)?;
     if o.local_only {
+        return Ok(());
+    }
+    // `printf 'Host web01\n HostName db01' > cfg && ssh -F cfg web01 …`: the hook would read
+    // the file as it was before the command wrote it.
+    if let Some(config) = o.config.as_deref().filter(|c| world::wrote(ctx, c)) {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!("the command writes {config} before ssh reads it, so the machine it reaches is not known"),
+        ));
         return Ok(());
     }
     let words = &args[command_at.min(args.len())..];

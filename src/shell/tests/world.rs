@@ -133,3 +133,122 @@ fn connection_strings_name_their_server_to_the_net() {
         "ask"
     );
 }
+
+#[test]
+fn a_command_that_changes_where_a_name_goes_asks_for_what_it_then_changes_by_name() {
+    expect(&[
+        (
+            "printf 'Host jp-ubuntu\\n  HostName 10.0.0.31\\n' > /tmp/c && ssh -F /tmp/c jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "printf 'Host jp-ubuntu\\n  HostName 10.0.0.31\\n' >> ~/.ssh/config && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "echo '10.0.0.31 jp-ubuntu' >> /etc/hosts && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "echo '10.0.0.31 jp-ubuntu' | sudo tee -a /etc/hosts; ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "sudo cp hosts.new /etc/hosts && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "sudo install -m 644 hosts /etc/ && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "dd if=hosts of=/etc/hosts && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "sudo sed -i '$a 10.0.0.31 jp-ubuntu' /etc/hosts; ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "cp lab.conf ~/.ssh/config.d/ && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "mv /tmp/c /etc/ssh/ssh_config && ssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "cat >> ~/.ssh/config <<EOF\nHost jp-ubuntu\n  HostName 10.0.0.31\nEOF\nssh jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        (
+            "echo 'nameserver 10.9.9.9' > /etc/resolv.conf; mysql -h db01 -e 'DROP DATABASE app'",
+            "ask",
+        ),
+        ("HOSTALIASES=/tmp/aliases ssh jp-ubuntu sudo reboot", "ask"),
+        ("export HOSTALIASES=/tmp/aliases; telnet db01", "ask"),
+        (
+            "ssh -o \"HostName=${TARGET:-10.0.0.31}\" jp-ubuntu sudo reboot",
+            "ask",
+        ),
+        ("ssh -F \"$CFG\" jp-ubuntu sudo reboot", "ask"),
+        (
+            "GIT_SSH_COMMAND='ssh -o HostName=10.0.0.31' git push build:repo main",
+            "ask",
+        ),
+        (
+            "git -c core.sshCommand='ssh -o HostName=10.0.0.31' push build:repo main",
+            "ask",
+        ),
+        (
+            "git config core.sshCommand 'ssh -F /tmp/c' && git push build:repo main",
+            "ask",
+        ),
+    ]);
+}
+
+#[test]
+fn a_name_the_command_leaves_alone_is_judged_as_it_is() {
+    expect(&[
+        // A variable later used as a host is judged against its written value.
+        ("export H=db01; ssh $H sudo reboot", "checkpoint db01"),
+        ("H=db01; H=web; ssh $H sudo reboot", "ask"),
+        (
+            "ssh jp-ubuntu 'ssh 10.0.0.31 sudo reboot'",
+            "checkpoint 10.0.0.31,jp-ubuntu",
+        ),
+        // An address is no name; a write after the change, a read, and files that do not
+        // move names change nothing.
+        (
+            "echo '10.0.0.31 jp-ubuntu' >> /etc/hosts && ssh 10.0.0.11 sudo reboot",
+            "checkpoint 10.0.0.11",
+        ),
+        (
+            "ssh jp-ubuntu sudo reboot; echo '10.0.0.31 jp-ubuntu' >> /etc/hosts",
+            "checkpoint jp-ubuntu",
+        ),
+        (
+            "echo '10.0.0.31 jp-ubuntu' >> /etc/hosts && ssh jp-ubuntu uptime",
+            "none",
+        ),
+        (
+            "ssh-keyscan jp-ubuntu >> ~/.ssh/known_hosts && ssh jp-ubuntu sudo reboot",
+            "checkpoint jp-ubuntu",
+        ),
+        (
+            "cp /etc/hosts /tmp/hosts && ssh jp-ubuntu sudo reboot",
+            "checkpoint jp-ubuntu",
+        ),
+        (
+            "printf 'x' > /tmp/c && ssh -F /tmp/other jp-ubuntu sudo reboot",
+            "checkpoint jp-ubuntu",
+        ),
+        (
+            "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy' git push build:repo main",
+            "none",
+        ),
+        ("cat /etc/hosts", "none"),
+        ("ssh -G jp-ubuntu", "none"),
+        ("ssh jp-ubuntu uptime", "none"),
+    ]);
+}
