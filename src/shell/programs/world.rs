@@ -6,7 +6,8 @@
 //! it is. Every write form counts: a redirection, `tee [-a]`, `cp`, `mv`, `install`, `ln`,
 //! `dd of=`, `sed -i`, PowerShell's `Set-Content`, `Add-Content` and `Out-File`.
 
-use super::super::types::{Arg, Class, Cmd, TargetKind};
+use super::super::posix;
+use super::super::types::{Arg, Class, Cmd, Stdin, TargetKind};
 use super::super::wrappers::lower_base;
 use super::Ctx;
 
@@ -19,13 +20,16 @@ pub(crate) struct World {
 }
 
 /// Notes what `cmd` writes (every form) and whether that changes where later names go.
-pub(super) fn note(ctx: &mut Ctx<'_>, cmd: &Cmd) {
-    for path in files_written(cmd) {
-        if let Some(ssh_only) = changes_names(&path) {
+/// Returns the files the command writes text of its own into (a redirection, `tee`), each
+/// with that text when the command fixes it.
+pub(super) fn note(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Vec<(String, Option<String>)> {
+    let written = files_written(cmd);
+    for path in &written {
+        if let Some(ssh_only) = changes_names(path) {
             set(ctx, format!("the command writes {path} first"), ssh_only);
         }
-        if !ctx.touched.contains(&path) {
-            ctx.touched.push(path);
+        if !ctx.touched.contains(path) {
+            ctx.touched.push(path.clone());
         }
     }
     let exported = cmd.words.first().and_then(|w| w.value.as_deref()) == Some("export");
@@ -49,6 +53,30 @@ pub(super) fn note(ctx: &mut Ctx<'_>, cmd: &Cmd) {
             );
         }
     }
+    let redirected = posix::output_of(cmd).and_then(|a| a.value);
+    let teed = match &cmd.stdin {
+        Stdin::Pipe => cmd.piped.as_ref().and_then(|a| a.value.clone()),
+        Stdin::Text(text) => text.value.clone(),
+        _ => None,
+    };
+    let tee = cmd
+        .words
+        .first()
+        .is_some_and(|w| lower_base(w.text()) == "tee");
+    // A file copied from disk (`cp job /etc/cron.d/`) is, like a script run from disk, not
+    // read: only text the command itself writes is returned.
+    written
+        .into_iter()
+        .filter_map(|path| {
+            if cmd.writes.as_ref() == Some(&path) {
+                Some((path, redirected.clone()))
+            } else if tee {
+                Some((path, teed.clone()))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 fn set(ctx: &mut Ctx<'_>, why: String, ssh_only: bool) {

@@ -252,3 +252,122 @@ fn a_name_the_command_leaves_alone_is_judged_as_it_is() {
         ("ssh jp-ubuntu uptime", "none"),
     ]);
 }
+
+#[test]
+fn work_handed_on_to_run_later_is_judged_now() {
+    expect(&[
+        (
+            "tmux set-hook -g client-attached 'run-shell \"ssh db01 sudo reboot\"'",
+            "checkpoint db01",
+        ),
+        (
+            "tmux set-hook -g after-new-window 'send-keys \"ssh db01 sudo reboot\" Enter'",
+            "checkpoint db01",
+        ),
+        (
+            "tmux bind-key R run-shell 'ssh db01 sudo reboot'",
+            "checkpoint db01",
+        ),
+        (
+            "tmux bind -n F5 new-window 'ssh db01 sudo reboot'",
+            "checkpoint db01",
+        ),
+        (
+            "tmux set -g default-command 'ssh db01 sudo reboot'",
+            "checkpoint db01",
+        ),
+        ("tmux new -d 'ssh db01 sudo reboot'", "checkpoint db01"),
+        (
+            "tmux send-keys -t x 'ssh db01 sudo reboot' Enter",
+            "checkpoint db01",
+        ),
+        (
+            "screen -S s -X exec ssh db01 sudo reboot",
+            "checkpoint db01",
+        ),
+        (
+            "screen -S s -X exec .!. ssh db01 sudo reboot",
+            "checkpoint db01",
+        ),
+        (
+            "screen -X stuff 'ssh db01 sudo reboot\\n'",
+            "checkpoint db01",
+        ),
+        (
+            "echo '@reboot ssh db01 sudo reboot' | crontab -",
+            "checkpoint db01",
+        ),
+        (
+            "crontab - <<EOF\nMAILTO=ops\n# nightly\n0 3 * * * ssh db01 'sudo systemctl restart app' >/dev/null 2>&1\nEOF",
+            "checkpoint db01",
+        ),
+        (
+            "echo '*/5 * * * * ssh db01 sudo reboot' > /tmp/cr && crontab /tmp/cr",
+            "checkpoint db01",
+        ),
+        ("crontab <(echo '* * * * * ssh db01 sudo reboot')", "ask"),
+        (
+            "(crontab -l; echo '0 3 * * * ssh db01 sudo reboot') | crontab -",
+            "ask",
+        ),
+        (
+            "echo '0 3 * * * root ssh db01 sudo reboot' | sudo tee /etc/cron.d/nightly",
+            "checkpoint db01",
+        ),
+        (
+            "echo 'ssh db01 sudo reboot' > /etc/cron.daily/restart",
+            "checkpoint db01",
+        ),
+        (
+            "echo 'ssh db01 sudo reboot' > /tmp/job && at -f /tmp/job now",
+            "checkpoint db01",
+        ),
+        ("at now <<EOF\nssh db01 sudo reboot\nEOF", "checkpoint db01"),
+        ("vagrant ssh -c 'ssh db01 sudo reboot'", "checkpoint db01"),
+        (
+            "vagrant ssh web1 --command='mysql -h 10.0.0.31 -e \"DROP DATABASE app\"'",
+            "checkpoint 10.0.0.31",
+        ),
+        ("vagrant ssh db01 -c 'sudo reboot'", "ask"),
+        ("systemd-run ssh db01 sudo reboot", "checkpoint db01"),
+        ("nohup ssh db01 sudo reboot &", "checkpoint db01"),
+    ]);
+}
+
+#[test]
+fn looking_at_what_runs_later_stays_quiet() {
+    expect(&[
+        ("crontab -l", "none"),
+        ("crontab -u root -l", "none"),
+        ("crontab -e", "none"),
+        ("crontab -r", "none"),
+        // A table on disk is, like a script on disk, not read.
+        ("crontab jobs.txt", "none"),
+        ("crontab -l | grep -v backup | crontab -", "none"),
+        (
+            "echo '0 3 * * * /usr/local/bin/backup.sh' | crontab -",
+            "none",
+        ),
+        ("echo '0 3 * * * ssh db01 uptime' | crontab -", "none"),
+        (
+            "echo '0 3 * * * root /usr/bin/backup' > /etc/cron.d/backup",
+            "none",
+        ),
+        ("cp job /etc/cron.d/ && ssh db01 uptime", "none"),
+        ("cat /etc/crontab", "none"),
+        ("tmux ls", "none"),
+        ("tmux set -g mouse on", "none"),
+        ("tmux set-hook -gu client-attached", "none"),
+        ("tmux bind r source-file ~/.tmux.conf", "none"),
+        (
+            "tmux set-hook -g pane-died 'run-shell \"ssh db01 uptime\"'",
+            "none",
+        ),
+        ("screen -ls", "none"),
+        ("screen -S s -X exec ssh db01 uptime", "none"),
+        ("vagrant ssh -c uptime", "none"),
+        ("vagrant ssh -c 'sudo reboot'", "none"),
+        ("vagrant up", "none"),
+        ("at -l", "none"),
+    ]);
+}
