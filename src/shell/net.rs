@@ -222,6 +222,11 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
     let after_user = word
         .rsplit_once('@')
         .map_or(word, |(_, host)| host.strip_prefix("//").unwrap_or(host));
+    // `[v6]`, `[v6]:port`, `[v6]:path`.
+    if let Some(inner) = after_user.strip_prefix('[') {
+        hosts.extend(inner.split(']').next().filter(|h| !h.is_empty()));
+        return;
+    }
     // `host:path`, `host::module`, `host:/repo::archive` (not `C:\…`, not an IPv6 address).
     let host = match after_user.split_once(':') {
         Some((host, _))
@@ -335,6 +340,8 @@ mod tests {
             ("web01::/srv-backup", vec!["web01"]),
             ("web01:/backup::{now}", vec!["web01"]),
             ("fe80::1", vec!["fe80::1"]),
+            ("--host=[::ffff:a00:1f]", vec!["::ffff:a00:1f"]),
+            ("root@[fe80::1]:/etc/x", vec!["fe80::1"]),
             ("jdbc:mysql://db01:3306/app", vec!["db01"]),
             ("jdbc:sqlserver://db01:1433;databaseName=app", vec!["db01"]),
             ("jdbc:oracle:thin:@db01:1521:orcl", vec!["db01"]),
