@@ -194,9 +194,14 @@ fn sorted_lines_hold(text: &str, needle: &str) -> bool {
 
 /// The address `text` spells as the system's resolver reads it: IPv4 in every form
 /// `inet_aton` takes (one to four parts, each decimal, octal with a leading 0 or hex with
-/// 0x), or IPv6 (an IPv4-mapped one as its IPv4 address). `None`: not an address.
-fn address(text: &str) -> Option<std::net::IpAddr> {
+/// 0x), or IPv6, bracketed or not (an IPv4-mapped one as its IPv4 address). `None`: not an
+/// address.
+pub(crate) fn address(text: &str) -> Option<std::net::IpAddr> {
     use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let text = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(text);
     if let Ok(v6) = text.parse::<Ipv6Addr>() {
         return Some(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4));
     }
@@ -232,6 +237,18 @@ fn address(text: &str) -> Option<std::net::IpAddr> {
     }
     value |= last;
     Some(IpAddr::V4(Ipv4Addr::from(u32::try_from(value).ok()?)))
+}
+
+/// Whether `host` is this machine's loopback: `localhost`, or an address in 127.0.0.0/8 or
+/// `::1` in any spelling the resolver reads (`2130706433`, `127.1`, `[::ffff:127.0.0.1]`).
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host.trim_end_matches('.').eq_ignore_ascii_case("localhost")
+        || address(host).is_some_and(|ip| ip.is_loopback())
+}
+
+/// Whether two references spell the same address (`10.0.0.31` and `0xa00001f`).
+pub(crate) fn same_address(a: &str, b: &str) -> bool {
+    matches!((address(a), address(b)), (Some(x), Some(y)) if x == y)
 }
 
 fn path_in(dir: &Path) -> PathBuf {
@@ -284,6 +301,30 @@ mod tests {
         ] {
             assert!(!inventory.contains(other), "{other}");
         }
+    }
+
+    #[test]
+    fn loopback_and_the_same_address_in_any_spelling() {
+        for host in [
+            "localhost",
+            "LOCALHOST.",
+            "127.0.0.1",
+            "2130706433",
+            "127.1",
+            "0x7f.1",
+            "[::1]",
+            "::ffff:127.0.0.1",
+            "0177.0.0.1",
+        ] {
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in ["10.0.0.1", "127", "db01", "::2", ""] {
+            assert!(!is_loopback(host), "{host}");
+        }
+        assert!(same_address("10.0.0.31", "167772191"));
+        assert!(same_address("[::ffff:a00:1f]", "012.0.0.037"));
+        assert!(!same_address("10.0.0.31", "10.0.0.32"));
+        assert!(!same_address("db01", "db01"));
     }
 
     /// The search in place finds every stored reference and nothing else, whatever the

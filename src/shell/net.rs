@@ -176,6 +176,18 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
         collect(value, hosts, depth + 1);
         return;
     }
+    // An ADO or JDBC property list: `Server=db01;Database=app`, `Data Source=tcp:db01,1433;…`.
+    if word.contains(';') && !word.contains("://") {
+        for part in word.split(';') {
+            let value = part.split_once('=').map_or(part, |(_, v)| v).trim();
+            let value = value
+                .get(..4)
+                .filter(|p| p.eq_ignore_ascii_case("tcp:"))
+                .map_or(value, |_| &value[4..]);
+            collect(value, hosts, depth + 1);
+        }
+        return;
+    }
     if word.contains(',') {
         for part in word.split(',') {
             collect(part, hosts, depth + 1);
@@ -199,15 +211,22 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
         hosts.extend(rest.split(['\\', '/']).next().filter(|h| !h.is_empty()));
         return;
     }
-    // `scheme://[user[:password]@]host[:port][/…]`.
+    // `scheme://[user[:password]@]host[:port][/…]`, `jdbc:sqlserver://host:1433;…`.
     if let Some((_, rest)) = word.split_once("://") {
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let authority = rest.split(['/', '?', '#', ';']).next().unwrap_or_default();
         let host = authority.rsplit('@').next().unwrap_or(authority);
         hosts.push(strip_port(host));
         return;
     }
-    // `user@host`, `user@host:path`.
-    let after_user = word.rsplit_once('@').map_or(word, |(_, host)| host);
+    // `user@host`, `user@host:path`, Oracle's `jdbc:oracle:thin:@//host:1521/service`.
+    let after_user = word
+        .rsplit_once('@')
+        .map_or(word, |(_, host)| host.strip_prefix("//").unwrap_or(host));
+    // `[v6]`, `[v6]:port`, `[v6]:path`.
+    if let Some(inner) = after_user.strip_prefix('[') {
+        hosts.extend(inner.split(']').next().filter(|h| !h.is_empty()));
+        return;
+    }
     // `host:path`, `host::module`, `host:/repo::archive` (not `C:\…`, not an IPv6 address).
     let host = match after_user.split_once(':') {
         Some((host, _))
@@ -321,6 +340,18 @@ mod tests {
             ("web01::/srv-backup", vec!["web01"]),
             ("web01:/backup::{now}", vec!["web01"]),
             ("fe80::1", vec!["fe80::1"]),
+            ("--host=[::ffff:a00:1f]", vec!["::ffff:a00:1f"]),
+            ("root@[fe80::1]:/etc/x", vec!["fe80::1"]),
+            ("jdbc:mysql://db01:3306/app", vec!["db01"]),
+            ("jdbc:sqlserver://db01:1433;databaseName=app", vec!["db01"]),
+            ("jdbc:oracle:thin:@db01:1521:orcl", vec!["db01"]),
+            ("jdbc:oracle:thin:@//db01:1521/svc", vec!["db01"]),
+            ("--url=jdbc:postgresql://db01/app", vec!["db01"]),
+            ("Server=db01;Database=app", vec!["db01", "app"]),
+            (
+                "Data Source=tcp:db01,1433;Initial Catalog=app",
+                vec!["db01", "1433", "app"],
+            ),
             ("./logs/web01/app.log", vec![]),
             ("/etc/web01.conf", vec![]),
         ];

@@ -164,6 +164,9 @@ pub(crate) fn variable_code(base: &str, assignments: &[String]) -> Vec<Code> {
         };
         if COMMAND_VARIABLES.contains(&name) && !value.is_empty() {
             code.push(Code::Shell(strip_pipe(&arg)));
+            if matches!(name, "GIT_SSH_COMMAND" | "GIT_SSH") {
+                code.extend(moved_connection("git", value));
+            }
         } else if name.starts_with("BASH_FUNC_") {
             // An exported function: `() { body; }`.
             let body = value
@@ -186,6 +189,34 @@ pub(crate) fn variable_code(base: &str, assignments: &[String]) -> Vec<Code> {
         }
     }
     code
+}
+
+/// The ssh command a program runs with a destination of its own added (git's
+/// `GIT_SSH_COMMAND`, `core.sshCommand`): options that move the connection (`-o HostName=`,
+/// `ProxyCommand`, `-F`) send it to a machine the command does not name, which is asked about.
+fn moved_connection(base: &str, command: &str) -> Option<Code> {
+    let words = shlex::split(command).unwrap_or_default();
+    let moves = words.iter().enumerate().skip(1).any(|(at, word)| {
+        let option = if word == "-o" {
+            words.get(at + 1).map_or("", String::as_str)
+        } else if let Some(option) = word.strip_prefix("-o") {
+            option
+        } else {
+            return word.starts_with("-F");
+        };
+        let key = option
+            .split(|c: char| c == '=' || c.is_whitespace())
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        matches!(key.as_str(), "hostname" | "proxycommand" | "include")
+    });
+    moves.then(|| {
+        Code::Unread(format!(
+            "`{base}` connects through `{}`, whose options send it to a machine the command does not name",
+            clip(command)
+        ))
+    })
 }
 
 /// What the arguments of `cmd` (program `base`) make it run.
@@ -449,6 +480,9 @@ fn git(args: &[Arg], code: &mut Vec<Code>) {
                     && is_command_key(&key.to_ascii_lowercase())
                 {
                     code.push(Code::Shell(strip_bang(value)));
+                    if key.eq_ignore_ascii_case("core.sshcommand") {
+                        code.extend(moved_connection("git", value.text()));
+                    }
                 }
                 break;
             }
@@ -465,6 +499,9 @@ fn git(args: &[Arg], code: &mut Vec<Code>) {
                 if is_command_key(&key) {
                     let command = command.strip_prefix('!').unwrap_or(command);
                     code.push(Code::Shell(Arg::literal(command.to_owned())));
+                    if key == "core.sshcommand" {
+                        code.extend(moved_connection("git", command));
+                    }
                 }
             }
         }

@@ -2017,3 +2017,4 @@ fn a_database_client_in_a_remote_command_is_judged_by_its_statement() {
     );
 }
 mod powershell;
+mod world;

@@ -146,7 +146,10 @@ fn match_vms(reference: &str, host: &str, vms: &[Vm]) -> Resolution {
         .filter(|vm| {
             vm.id.eq_ignore_ascii_case(host)
                 || vm.name.eq_ignore_ascii_case(host)
-                || vm.ips.iter().any(|ip| ip == host)
+                || vm
+                    .ips
+                    .iter()
+                    .any(|ip| ip == host || crate::inventory::same_address(ip, host))
         })
         .collect();
     let matched = if exact.is_empty() {
@@ -236,7 +239,7 @@ fn looks_like_vm_identifier(s: &str) -> bool {
 
 /// The first label of an FQDN (`web01` of `web01.corp.example`); `None` for IPs and bare names.
 fn first_label(host: &str) -> Option<&str> {
-    if host.parse::<std::net::IpAddr>().is_ok() {
+    if crate::inventory::address(host).is_some() {
         return None;
     }
     host.split_once('.').map(|(label, _)| label)
@@ -287,6 +290,14 @@ mod tests {
             "admin@10.0.0.11:2222",
             "jp-ubuntu.corp.example",
             "ssh://root@jp-ubuntu.corp.example:22/",
+            // The guest IP in the other spellings the resolver reads.
+            "167772171",
+            "0xa00000b",
+            "10.11",
+            "012.0.0.013",
+            "[::ffff:10.0.0.11]",
+            "::ffff:a00:b",
+            "root@0xa00000b:22",
         ] {
             let Resolution::Found(vm) = found(reference) else {
                 panic!("{reference} did not resolve");

@@ -168,3 +168,70 @@ fn vmrun_and_kamal_checkpoint_the_vms_their_file_and_configuration_name() {
     let (decision, reason) = decide_in(&env, "kamal app logs -f", "toolu_kamal_logs", &cwd);
     assert_eq!((decision.as_str(), reason.as_str()), ("no decision", ""));
 }
+
+/// Issue 33 through the real hook on a configured machine: an address in another spelling
+/// reaches the VM Zerto lists by its guest IP; a command that first changes where a name goes
+/// asks for the change it then makes by that name; work handed to cron or tmux to run later
+/// is checkpointed now; reading any of it decides nothing.
+#[test]
+fn one_command_one_world_and_what_runs_later_through_the_hook() {
+    let env = TestEnv::start();
+    env.run(&["vms"], b"").success();
+    let cases: &[(&str, &str, &str)] = &[
+        // 10.0.0.31 as one number, 10.0.0.11 in hex: the guest IPs compared as addresses.
+        (
+            "mysql -h 167772191 -e 'DROP DATABASE app'",
+            "checkpoint confirmed",
+            "db01",
+        ),
+        (
+            "socat - TCP:0xa00000b:6379",
+            "checkpoint confirmed",
+            "jp-ubuntu",
+        ),
+        (
+            "echo '10.0.0.31 jp-ubuntu' | sudo tee -a /etc/hosts && ssh jp-ubuntu sudo reboot",
+            "ask",
+            "/etc/hosts",
+        ),
+        (
+            "printf 'Host jp-ubuntu\\n  HostName 10.0.0.31\\n' > /tmp/c && ssh -F /tmp/c jp-ubuntu sudo reboot",
+            "ask",
+            "/tmp/c",
+        ),
+        (
+            "cat >> ~/.ssh/config <<EOF\nHost jp-ubuntu\n  HostName 10.0.0.31\nEOF\nssh jp-ubuntu sudo reboot",
+            "ask",
+            ".ssh/config",
+        ),
+        (
+            "ssh -o \"HostName=${TARGET:-10.0.0.31}\" jp-ubuntu sudo reboot",
+            "ask",
+            "HostName",
+        ),
+        (
+            "GIT_SSH_COMMAND='ssh -o HostName=10.0.0.31' git push build:repo main",
+            "ask",
+            "git",
+        ),
+        (
+            "echo '@reboot ssh db01 sudo reboot' | crontab -",
+            "checkpoint confirmed",
+            "db01",
+        ),
+        (
+            "tmux set-hook -g client-attached 'run-shell \"ssh db01 sudo reboot\"'",
+            "checkpoint confirmed",
+            "db01",
+        ),
+        ("crontab -l", "no decision", ""),
+        ("cat /etc/hosts", "no decision", ""),
+        ("ssh jp-ubuntu uptime", "no decision", ""),
+        ("nc -z db01 22", "no decision", ""),
+    ];
+    for (i, (command, want, named)) in cases.iter().enumerate() {
+        let (decision, reason) = decide(&env, command, &format!("toolu_world_{i}"));
+        assert_eq!(decision, *want, "{command}: {reason}");
+        assert!(reason.contains(named), "{command}: {reason}");
+    }
+}

@@ -709,3 +709,103 @@ fn deep_and_long_commands_never_crash_the_hook() {
         }
     }
 }
+
+/// One IPv4 address in a spelling `inet_aton` reads: one to four parts, each decimal, hex
+/// (`0x`) or octal (leading `0`), the last part filling the bytes the others leave; or as an
+/// IPv4-mapped IPv6 address, dotted or in hex groups, bracketed or not.
+fn spell_address(address: u32, parts: usize, radixes: &[u8], form: u8) -> String {
+    let part = |value: u32, radix: u8| match radix % 3 {
+        0 => value.to_string(),
+        1 => format!("0x{value:x}"),
+        _ => format!("0{value:o}"),
+    };
+    let bytes = address.to_be_bytes();
+    match form % 6 {
+        0..=2 => {
+            let leading = parts.clamp(1, 4) - 1;
+            let mut words: Vec<String> = (0..leading)
+                .map(|i| part(u32::from(bytes[i]), radixes[i]))
+                .collect();
+            let last = address & (u32::MAX >> (8 * leading));
+            words.push(part(last, radixes[3]));
+            words.join(".")
+        }
+        3 => format!("::ffff:{}.{}.{}.{}", bytes[0], bytes[1], bytes[2], bytes[3]),
+        4 => format!("::ffff:{:x}:{:x}", address >> 16, address & 0xffff),
+        _ => format!(
+            "[0:0:0:0:0:ffff:{:x}:{:x}]",
+            address >> 16,
+            address & 0xffff
+        ),
+    }
+}
+
+/// Every spelling of a protected guest IP, in every program that reaches a server by it,
+/// names that machine: the analysis checkpoints a target the protected-VM net (which compares
+/// addresses as numbers) holds, or, for a program no grammar reads, asks. A spelling of
+/// another address is never taken for it.
+#[test]
+fn an_address_in_any_spelling_names_its_machine_in_every_program() {
+    use rewind::inventory::Inventory;
+    use rewind::shell::{Dialect, ShellCatalog, Verdict, analyse};
+    let catalog = ShellCatalog::builtin().expect("shipped shell catalog");
+    let known = Inventory::of(["db01", "10.0.0.31"]);
+    let programs: [fn(&str) -> String; 11] = [
+        |a| format!("ssh {a} sudo reboot"),
+        |a| format!("ssh root@{a} sudo reboot"),
+        |a| format!("mysql -h {a} -e 'DROP DATABASE app'"),
+        |a| format!("psql -h {a} -c 'DROP TABLE t'"),
+        |a| format!("redis-cli -h {a} FLUSHALL"),
+        |a| format!("sqlcmd -S {a},1433 -Q 'DROP DATABASE app'"),
+        |a| format!("socat - TCP:{}:6379", bracketed(a)),
+        |a| format!("nc -w 3 {a} 6379"),
+        |a| format!("telnet {a}"),
+        |a| format!("scp ./app.conf root@{}:/etc/app.conf", bracketed(a)),
+        |a| format!("mytool --host={a} restart"),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 400,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    });
+    let strategy = (
+        0..programs.len(),
+        1usize..=4,
+        proptest::collection::vec(any::<u8>(), 4),
+        any::<u8>(),
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(p, parts, radixes, form, other)| {
+            // 10.0.0.31, or a neighbour the net does not hold.
+            let address = if other { 0x0a00_0020 } else { 0x0a00_001f };
+            let spelled = spell_address(address, parts, &radixes, form);
+            let command = programs[p](&spelled);
+            let verdict = analyse(&command, Dialect::Posix, &catalog, &known, None).verdict;
+            let unread = command.starts_with("mytool");
+            match (&verdict, other) {
+                (Verdict::Mutating(targets), false) if !unread => prop_assert!(
+                    targets.iter().any(|t| known.contains(&t.name)),
+                    "{command}: {verdict:?}"
+                ),
+                (Verdict::Unknown { .. }, false) if unread => {}
+                (Verdict::Mutating(targets), true) => prop_assert!(
+                    !targets.iter().any(|t| known.contains(&t.name)),
+                    "{command}: {verdict:?}"
+                ),
+                (Verdict::Local | Verdict::ReadOnly, true) => {}
+                _ => prop_assert!(false, "{command}: {verdict:?}"),
+            }
+            Ok(())
+        })
+        .expect("every spelling of a protected address names it");
+}
+
+/// An IPv6 address in a `host:port` word is bracketed; anything else is left as it is.
+fn bracketed(address: &str) -> String {
+    if address.contains(':') && !address.starts_with('[') {
+        format!("[{address}]")
+    } else {
+        address.to_owned()
+    }
+}

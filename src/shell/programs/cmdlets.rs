@@ -216,12 +216,7 @@ fn ps_names(arg: &Arg) -> Result<Vec<String>, String> {
         .map(|n| n.trim().trim_matches(['\'', '"']))
         .filter(|n| !n.is_empty())
         .map(host_of)
-        .filter(|n| {
-            !matches!(
-                n.to_ascii_lowercase().as_str(),
-                "localhost" | "." | "127.0.0.1" | "::1"
-            )
-        })
+        .filter(|n| n != "." && !crate::inventory::is_loopback(n))
         .collect();
     if names.is_empty() && !value.trim().is_empty() {
         return Ok(names);

@@ -21,24 +21,13 @@ fn remote_operand(arg: &Arg) -> Result<Option<String>, String> {
             };
         }
     }
-    let (before, _) = if let Some(inner) = text.strip_prefix('[') {
-        // [v6]:path
-        match inner.split_once("]:") {
-            Some((host, _)) => return Ok(Some(host.to_owned())),
-            None => return Ok(None),
-        }
-    } else {
-        match text.split_once(':') {
-            Some(parts) => parts,
-            None => {
-                // No colon: local, unless the whole word is only known at run time.
-                return if arg.value.is_none() {
-                    Err(arg.raw.clone())
-                } else {
-                    Ok(None)
-                };
-            }
-        }
+    let Some((before, _)) = host_and_path(text) else {
+        // No colon: local, unless the whole word is only known at run time.
+        return if arg.value.is_none() {
+            Err(arg.raw.clone())
+        } else {
+            Ok(None)
+        };
     };
     if before.is_empty() || before.contains('/') {
         return Ok(None);
@@ -51,6 +40,20 @@ fn remote_operand(arg: &Arg) -> Result<Option<String>, String> {
         return Err(arg.raw.clone());
     }
     Ok(Some(host_of(before.trim_end_matches(':'))))
+}
+
+/// `[user@]host:path` split at the colon that ends the host: after the `]` of a bracketed
+/// IPv6 address (`root@[::ffff:10.0.0.31]:/etc/x`), else the first. `None`: no host part.
+fn host_and_path(text: &str) -> Option<(&str, &str)> {
+    let at = match text.split_once('@') {
+        Some((user, _)) if !user.contains([':', '/', '[']) => user.len() + 1,
+        _ => 0,
+    };
+    if text[at..].starts_with('[') {
+        let close = at + text[at..].find("]:")?;
+        return Some((&text[..=close], &text[close + 2..]));
+    }
+    text.split_once(':')
 }
 
 pub(super) fn copy(
@@ -234,7 +237,7 @@ fn sftp(
     let (host, path) = if text.starts_with("sftp://") {
         (host_of(text), text.splitn(4, '/').nth(3).unwrap_or(""))
     } else {
-        let (h, p) = text.split_once(':').unwrap_or((text, ""));
+        let (h, p) = host_and_path(text).unwrap_or((text, ""));
         (host_of(h), p)
     };
     let host = match o.endpoint(&host) {

@@ -317,12 +317,19 @@ fn server(
                 .map(|h| server_name(h))
                 .collect()
         } else {
-            value.split(',').map(server_name).collect()
+            // `tcp:db01,1433`: sqlcmd's port after a comma. The first part is always a
+            // host, an address spelled as one number (`167772191`) too.
+            value
+                .split(',')
+                .enumerate()
+                .filter(|(at, part)| *at == 0 || !part.trim().chars().all(|c| c.is_ascii_digit()))
+                .map(|(_, part)| server_name(part))
+                .collect()
         };
         for name in names {
             // `ssh -fN -L 6543:localhost:5432 db01 && psql -h localhost -p 6543 …`: this
             // machine's port reaches the machine an earlier ssh forwards it to.
-            if matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1")
+            if crate::inventory::is_loopback(&name)
                 && let Some(forwarded) = &ctx.forwarded
             {
                 if !targets.contains(forwarded) {
@@ -330,9 +337,7 @@ fn server(
                 }
                 continue;
             }
-            // `tcp:db01,1433`: sqlcmd's port after a comma.
-            if name.is_empty() || is_this_machine(&name) || name.chars().all(|c| c.is_ascii_digit())
-            {
+            if name.is_empty() || is_this_machine(&name) {
                 continue;
             }
             let target = Target {
@@ -386,10 +391,9 @@ fn server_name(text: &str) -> String {
 /// This machine: no VM to checkpoint (a socket directory, a named pipe, `.`, `(local)`).
 fn is_this_machine(host: &str) -> bool {
     let lower = host.to_ascii_lowercase();
-    matches!(
-        lower.as_str(),
-        "localhost" | "127.0.0.1" | "::1" | "." | "(local)" | "unix"
-    ) || lower.starts_with(['/', '@'])
+    matches!(lower.as_str(), "." | "(local)" | "unix")
+        || crate::inventory::is_loopback(&lower)
+        || lower.starts_with(['/', '@'])
         || lower.starts_with("(localdb)")
         || lower.starts_with("np:")
         || lower.starts_with("lpc:")

@@ -725,10 +725,8 @@ fn host_names(host: &Arg) -> Result<Vec<String>, String> {
 }
 
 fn is_this_machine(host: &str) -> bool {
-    matches!(
-        host.to_ascii_lowercase().as_str(),
-        "localhost" | "127.0.0.1" | "::1" | "." | "unix" | "local"
-    )
+    matches!(host.to_ascii_lowercase().as_str(), "." | "unix" | "local")
+        || crate::inventory::is_loopback(host)
 }
 
 /// The `unc-write` grammar: file commands that write where a path says (`robocopy SRC DEST`,

@@ -23,7 +23,7 @@ use super::catalog::{Grammar, Program, ShellCatalog};
 use super::dialect::Dialect;
 use super::types::{Arg, Class, Cmd, Finding, Stdin, Target, TargetKind, Unknown, clip};
 use super::walk::Walk;
-use super::wrappers::{Next, join, lower_base, may_reach_without_a_program, unwrap};
+use super::wrappers::{Next, cron_table, join, lower_base, may_reach_without_a_program, unwrap};
 use super::{net, posix, remote, runners};
 use crate::inventory::Inventory;
 
@@ -43,6 +43,7 @@ mod ssh;
 mod unread;
 mod vmrun;
 mod windows;
+mod world;
 mod xe;
 
 pub(crate) use self::database::reads_remotely;
@@ -66,6 +67,10 @@ pub(crate) struct Ctx<'a> {
     written: Vec<(String, Option<String>)>,
     /// A protected machine an earlier command put in the environment (`export T=web01`).
     exported: Option<String>,
+    /// Every file an earlier command of the text wrote, by any means (`tee`, `cp`, `dd`).
+    touched: Vec<String>,
+    /// An earlier command changed where names go (`… >> /etc/hosts`, `~/.ssh/config`).
+    world: Option<world::World>,
     /// PowerShell's location was set to a UNC path: relative writes land on that machine.
     pub(crate) unc_location: Option<String>,
     /// Drives an earlier command mapped to a share (`New-PSDrive X … -Root \\win01\c$`,
@@ -161,6 +166,8 @@ pub(crate) fn analyse_text(
         vars: Vec::new(),
         written: Vec::new(),
         exported: None,
+        touched: Vec::new(),
+        world: None,
         unc_location: None,
         drives: Vec::new(),
         aliases: Vec::new(),
@@ -267,8 +274,54 @@ fn judge_remote(ctx: &mut Ctx<'_>, words: &[Arg], cmd: &Cmd) -> (String, Class, 
     (remote.value.unwrap_or(remote.raw), class, why)
 }
 
-/// Analyses one simple command of the agent's machine.
+/// Analyses one simple command of the agent's machine, in the world the command's earlier
+/// parts (and its own redirections and environment) leave.
 fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
+    for (path, content) in world::note(ctx, cmd) {
+        scheduled(ctx, &path, content)?;
+    }
+    let from = ctx.findings.len();
+    let result = simple_command(ctx, cmd, dialect);
+    world::apply(ctx, from);
+    result
+}
+
+/// A file the system runs later, written by the command: a cron table (`/etc/cron.d/job`,
+/// `/etc/crontab`, with a user field; `/var/spool/cron/…`) or a periodic script
+/// (`/etc/cron.daily/x`). What it runs is judged now when the text fixes it, and asked about,
+/// as a script not read is, when it does not and the command could reach another machine.
+fn scheduled(ctx: &mut Ctx<'_>, path: &str, content: Option<String>) -> Result<(), Unknown> {
+    let path = path.trim_matches(['"', '\'']);
+    let system = path == "/etc/crontab" || path.starts_with("/etc/cron.d/");
+    let table = system || path.starts_with("/var/spool/cron/");
+    let script = [
+        "/etc/cron.hourly/",
+        "/etc/cron.daily/",
+        "/etc/cron.weekly/",
+        "/etc/cron.monthly/",
+    ]
+    .iter()
+    .any(|dir| path.starts_with(dir));
+    if !table && !script {
+        return Ok(());
+    }
+    match content {
+        Some(text) if table => code(
+            ctx,
+            path,
+            &cron_table(&Arg::literal(text), system),
+            Dialect::Posix,
+        ),
+        Some(text) => text_in(ctx, &text, Dialect::Posix),
+        None if ctx.named() || ctx.names_a_machine() => Err(Unknown(format!(
+            "the command writes {path}, which the system runs later, with text not known here"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// [`command`], in the world as it is.
+fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     let fixed;
     let cmd = if dialect == Dialect::Posix && cmd.words.iter().any(|w| w.value.is_none()) {
         fixed = with_bound_values(ctx, cmd);
@@ -336,6 +389,12 @@ fn command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown
         && let Some(content) = written_file(ctx, &script).cloned()
     {
         return match content {
+            Some(table) if lower_base(name) == "crontab" => code(
+                ctx,
+                name,
+                &cron_table(&Arg::literal(table), false),
+                Dialect::Posix,
+            ),
             Some(text) => text_in(ctx, &text, Dialect::Posix),
             None => Err(Unknown(format!(
                 "`{name}` runs {script}, which the command wrote with text not known here"
@@ -405,7 +464,7 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
         Grammar::PsComputer => cmdlets::ps_computer(ctx, program, args, cmd),
         Grammar::PsVm => cmdlets::ps_vm(ctx, program, name, args, cmd),
         Grammar::PsObjects => cmdlets::ps_objects(ctx, program, args),
-        Grammar::Session => session::session(ctx, program, args),
+        Grammar::Session => session::session(ctx, program, name, cmd),
         Grammar::HostList => session::host_list(ctx, program, args, cmd),
         Grammar::Fleet => fleet::fleet(ctx, program, args, cmd),
         Grammar::Cloud => cloud::cloud(ctx, program, args, cmd),
@@ -460,7 +519,26 @@ fn wrapped(
             }
             Ok(())
         }
-        Next::Text(text, inner_dialect) => code(ctx, name, &text, inner_dialect),
+        Next::Text(text, inner_dialect) => {
+            // `vagrant ssh db01 -c …`: the development VM's own name meets the net.
+            if lower_base(name) == "vagrant" {
+                let own: Vec<Arg> = cmd
+                    .words
+                    .iter()
+                    .filter(|w| w.raw != text.raw)
+                    .cloned()
+                    .collect();
+                protected_net(
+                    ctx,
+                    name,
+                    &Cmd {
+                        words: own,
+                        ..Cmd::default()
+                    },
+                )?;
+            }
+            code(ctx, name, &text, inner_dialect)
+        }
         Next::Texts(texts, inner_dialect) => {
             for text in texts {
                 code(ctx, name, &text, inner_dialect)?;
@@ -480,7 +558,17 @@ fn wrapped(
                 dialect
             };
             match &cmd.piped {
+                // `echo '@reboot ssh db01 reboot' | crontab -`: the table's commands.
+                Some(table) if cmd.stdin == Stdin::Pipe && lower_base(name) == "crontab" => {
+                    code(ctx, name, &cron_table(table, false), consumer)
+                }
                 Some(text) if cmd.stdin == Stdin::Pipe => code(ctx, name, text, consumer),
+                // A table built when the command runs (`crontab -l | grep -v x | crontab -`)
+                // is, like a script not read, asked about when the command could reach
+                // another machine.
+                _ if lower_base(name) == "crontab" && !ctx.named() && !ctx.names_a_machine() => {
+                    Ok(())
+                }
                 _ => Err(Unknown(reason)),
             }
         }
@@ -488,8 +576,22 @@ fn wrapped(
     }
 }
 
-/// The script file a shell runs: `bash FILE`, `sh < FILE`, `source FILE`, `. FILE`.
+/// The script file a shell runs: `bash FILE`, `sh < FILE`, `source FILE`, `. FILE`; the
+/// table `crontab FILE` installs and the job `at -f FILE` runs later.
 fn script_of(base: &str, cmd: &Cmd) -> Option<String> {
+    if base == "crontab" {
+        let at = super::wrappers::skip_options(&cmd.words, 1, &["-u", "-c"]);
+        return match (cmd.words.get(at), &cmd.stdin) {
+            (Some(file), _) if file.text() != "-" => file.value.clone(),
+            (_, Stdin::File(Some(path))) => Some(path.clone()),
+            _ => None,
+        };
+    }
+    // `at -f FILE now`: the job's commands.
+    if matches!(base, "at" | "batch") {
+        let at = cmd.words.iter().position(|w| w.text() == "-f")?;
+        return cmd.words.get(at + 1).and_then(|w| w.value.clone());
+    }
     if !matches!(
         base,
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "source" | "."

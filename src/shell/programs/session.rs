@@ -1,7 +1,9 @@
-//! Interactive sessions and host lists: `telnet`, `rlogin` (a session on one host) and `pdsh`,
-//! `clush`, `pssh` (one command on a list of hosts), with their options as the catalog lists
-//! them.
+//! Interactive sessions and host lists: `telnet`, `rlogin` (a session on one host), raw
+//! sockets (`nc`, `ncat`, `socat`: what they send is not read, and a service may act on it)
+//! and `pdsh`, `clush`, `pssh` (one command on a list of hosts), with their options as the
+//! catalog lists them.
 
+use super::unread::unread_program;
 use super::{Ctx, finding, fixed, host_of, judge_remote};
 use crate::shell::catalog::Program;
 use crate::shell::types::{Arg, Class, Cmd, Target, TargetKind, Unknown};
@@ -60,8 +62,17 @@ fn read_options(program: &Program, args: &[Arg]) -> (usize, Vec<(String, Option<
     (i, seen)
 }
 
-pub(super) fn session(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
-    let (at, _) = read_options(program, args);
+pub(super) fn session(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
+    let args = &cmd.words[1..];
+    let (at, seen) = read_options(program, args);
+    if matches!(program.names[0].as_str(), "nc" | "socat") {
+        return socket(ctx, program, name, cmd, &args[at.min(args.len())..], &seen);
+    }
     let Some(host) = args.get(at) else {
         // No host: the program's own prompt, where a host may be opened later.
         return Ok(());
@@ -79,6 +90,98 @@ pub(super) fn session(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
         String::from("opens an interactive session on the host"),
     ));
     Ok(())
+}
+
+/// A raw socket (`nc db01 6379`, `ncat --ssl db01 443`, `socat - TCP:db01:6379`): what it
+/// sends a service on a protected machine may change it, so that machine is checkpointed. A
+/// listener or a port probe (`nc -l`, `nc -z`) sends nothing anywhere. A host that is not a
+/// protected machine, or is only known when the command runs, is left to the rest of the
+/// analysis, as for a program no grammar reads.
+fn socket(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    name: &str,
+    cmd: &Cmd,
+    operands: &[Arg],
+    seen: &[(String, Option<Arg>)],
+) -> Result<(), Unknown> {
+    let listens = seen
+        .iter()
+        .any(|(option, _)| matches!(option.as_str(), "-l" | "--listen" | "-z"));
+    let hosts: Vec<Option<String>> = if program.names[0] == "socat" {
+        operands
+            .iter()
+            .filter_map(|a| match a.value.as_deref() {
+                Some(address) => socat_host(address).map(Some),
+                // An address known only when it runs may connect anywhere.
+                None => Some(None),
+            })
+            .collect()
+    } else if listens {
+        Vec::new()
+    } else {
+        operands
+            .first()
+            .map(|a| a.value.as_deref().map(host_of))
+            .into_iter()
+            .collect()
+    };
+    let mut targets = Vec::new();
+    for host in &hosts {
+        match host {
+            Some(host) if ctx.known.contains(host) => targets.push(Target {
+                name: host.clone(),
+                kind: TargetKind::Host,
+            }),
+            _ => return unread_program(ctx, name, cmd),
+        }
+    }
+    if !targets.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            targets,
+            Class::Mutating,
+            String::from(
+                "opens a raw connection to the host, whose service may act on what it sends",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The host a socat address connects to: `TCP:db01:6379`, `TCP4:`, `TCP6:`, `TCP-CONNECT:`,
+/// `OPENSSL:db01:443`, `SSL:`, `UDP:`, `SCTP-CONNECT:` (`[v6]:port` too, options after a
+/// comma), and the end host of `SOCKS4:proxy:db01:6379` or `PROXY:proxy:db01:6379`. `None`:
+/// an address that connects nowhere else (`-`, `STDIO`, `TCP-LISTEN:`, `EXEC:`, a file).
+pub(crate) fn socat_host(address: &str) -> Option<String> {
+    let (kind, rest) = address.split_once(':')?;
+    let kind = kind.to_ascii_uppercase();
+    let rest = rest.split(',').next().unwrap_or(rest);
+    let fields = |text: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut text = text;
+        while !text.is_empty() {
+            if let Some(inner) = text.strip_prefix('[') {
+                let (host, after) = inner.split_once(']').unwrap_or((inner, ""));
+                out.push(host.to_owned());
+                text = after.strip_prefix(':').unwrap_or(after);
+            } else {
+                let (field, after) = text.split_once(':').unwrap_or((text, ""));
+                out.push(field.to_owned());
+                text = after;
+            }
+        }
+        out
+    };
+    let at = match kind.as_str() {
+        "TCP" | "TCP4" | "TCP6" | "TCP-CONNECT" | "TCP4-CONNECT" | "TCP6-CONNECT" | "OPENSSL"
+        | "SSL" | "OPENSSL-CONNECT" | "UDP" | "UDP4" | "UDP6" | "UDP-CONNECT" | "UDP-SENDTO"
+        | "SCTP" | "SCTP-CONNECT" | "DCCP-CONNECT" => 0,
+        "SOCKS" | "SOCKS4" | "SOCKS4A" | "SOCKS5" | "SOCKS5-CONNECT" | "PROXY"
+        | "PROXY-CONNECT" => 1,
+        _ => return None,
+    };
+    fields(rest).into_iter().nth(at).filter(|h| !h.is_empty())
 }
 
 /// One host of a host list (`web01`, `user@web01`, `ssh:user@web01`, `web01:2222`); `Err`

@@ -2,7 +2,7 @@
 //! options (`-o HostName=`, `ProxyCommand`, `RemoteCommand`, `-F`), the destination, and the
 //! command it runs there, judged as a remote command.
 
-use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding};
+use super::{Ctx, finding, host_of, judge_remote, not_fixed, text_in, unknown_finding, world};
 use crate::shell::catalog::{Grammar, Program};
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown};
@@ -65,14 +65,17 @@ fn ssh_options(program: &Program, args: &[Arg], mut i: usize, o: &mut SshOptions
             let option = format!("-{c}");
             if program.takes_value(&option) {
                 let attached: String = chars[k + 1..].iter().collect();
-                let value = if attached.is_empty() {
+                let (value, dynamic) = if attached.is_empty() {
                     consumed_next = true;
-                    args.get(i + 1)
-                        .map(|a| a.text().to_owned())
-                        .unwrap_or_default()
+                    args.get(i + 1).map_or((String::new(), false), |a| {
+                        (a.text().to_owned(), a.value.is_none())
+                    })
                 } else {
-                    attached
+                    (attached, arg.value.is_none())
                 };
+                if dynamic {
+                    dynamic_option(*c, &value, o);
+                }
                 ssh_option(*c, &value, o);
                 break;
             }
@@ -150,13 +153,9 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
                     .trim_end_matches(']')
                     .to_owned()
             }),
-        "socat" => words.iter().find_map(|w| {
-            let upper = w.to_ascii_uppercase();
-            ["TCP:", "TCP4:", "TCP6:", "TCP-CONNECT:"]
-                .iter()
-                .find_map(|p| upper.starts_with(p).then(|| w[p.len()..].to_owned()))
-                .map(|hp| hp.split_once(':').map_or(hp.clone(), |(h, _)| h.to_owned()))
-        }),
+        "socat" => words[1..]
+            .iter()
+            .find_map(|w| super::session::socat_host(w)),
         _ => None,
     };
     match end {
@@ -171,6 +170,17 @@ pub(crate) fn proxy_end(command: &str) -> Option<Result<String, String>> {
         ))),
     }
 }
+
+/// Programs a `ProxyCommand` runs to carry the connection to its end point.
+const RELAYS: &[&str] = &[
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "connect",
+    "connect-proxy",
+    "corkscrew",
+];
 
 /// Variables a `SendEnv` pattern may send that make the remote command run code: those a
 /// pattern such as `LESS*` or `*` would match.
@@ -191,6 +201,34 @@ const CODE_VARIABLES_SENT: &[&str] = &[
     "PS4",
     "SHELLOPTS",
 ];
+
+/// An option whose value is only known when the command runs (`-F "$CFG"`, `-o
+/// "HostName=${TARGET:-10.0.0.31}"`): when it can send the connection elsewhere, where it
+/// ends is not known.
+fn dynamic_option(option: char, raw: &str, o: &mut SshOptions) {
+    let text = raw.trim_matches(['"', '\'']);
+    let key = text
+        .split(|c: char| c == '=' || c.is_whitespace())
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let moves = match option {
+        'F' => true,
+        'o' => {
+            matches!(
+                key.as_str(),
+                "hostname" | "proxycommand" | "include" | "hostkeyalias"
+            ) && !(key == "hostname" && o.hostname.is_some())
+        }
+        _ => false,
+    };
+    if moves && o.proxy_end.is_none() {
+        o.proxy_end = Some(Err(format!(
+            "the ssh option `-{option} {}` is only known when the command runs, so the machine it reaches is not known",
+            super::clip(raw)
+        )));
+    }
+}
 
 pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     match option {
@@ -222,7 +260,15 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                     if o.proxy_end.is_none() {
                         o.proxy_end = proxy_end(val);
                     }
-                    o.local_texts.push(val.to_owned());
+                    // `nc 10.0.0.31 22` only carries this connection, whose end point is
+                    // judged as ssh's; anything more is a command run here.
+                    let relay = val
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|first| RELAYS.contains(&lower_base(first).as_str()));
+                    if !relay || val.contains([';', '&', '|', '`', '$', '(', '<', '>', '\n']) {
+                        o.local_texts.push(val.to_owned());
+                    }
                 }
                 "localcommand" | "knownhostscommand" if !val.eq_ignore_ascii_case("none") => {
                     o.local_texts.push(val.to_owned());
@@ -268,6 +314,15 @@ pub(super) fn ssh(
     let command_at = ssh_options(program, args, at + 1, &mut o);
     local_texts(ctx, &o)?;
     if o.local_only {
+        return Ok(());
+    }
+    // `printf 'Host web01\n HostName db01' > cfg && ssh -F cfg web01 …`: the hook would read
+    // the file as it was before the command wrote it.
+    if let Some(config) = o.config.as_deref().filter(|c| world::wrote(ctx, c)) {
+        ctx.findings.push(unknown_finding(
+            program,
+            format!("the command writes {config} before ssh reads it, so the machine it reaches is not known"),
+        ));
         return Ok(());
     }
     let words = &args[command_at.min(args.len())..];

@@ -9,6 +9,7 @@ mod powershell;
 mod terminals;
 
 pub(crate) use self::interpreters::may_reach_without_a_program;
+pub(crate) use self::posix::cron_table;
 use crate::shell::catalog::ShellCatalog;
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Stdin};
@@ -83,6 +84,8 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         "script" => terminals::script(args),
         "expect" => terminals::expect(args, stdin),
         "at" | "batch" => posix::at(name, args, stdin),
+        "crontab" => posix::crontab(args, stdin),
+        "vagrant" => posix::vagrant(args),
         "source" | "." => posix::source(name, args, stdin),
         // sshpass [-p PASSWORD | -f FILE | -d FD | -e] [-P PROMPT] [-v] COMMAND…
         "sshpass" => posix::after_options(args, &["-p", "-f", "-d", "-P"]),
@@ -172,7 +175,7 @@ fn option_flags(args: &[Arg], value_options: &[&str]) -> Vec<String> {
 /// Returns the index of the first operand.
 /// A bundle of short options (`-iu root`, `-dmS name`) takes the next word when its last
 /// letter is a value option and its value is not attached (`-n5`).
-fn skip_options(args: &[Arg], mut i: usize, value_options: &[&str]) -> usize {
+pub(crate) fn skip_options(args: &[Arg], mut i: usize, value_options: &[&str]) -> usize {
     while let Some(arg) = args.get(i) {
         let text = arg.text();
         if text == "--" {

@@ -447,6 +447,100 @@ pub(super) fn at(name: &str, args: &[Arg], stdin: &Stdin) -> Next {
     }
 }
 
+/// `vagrant ssh [NAME] -c COMMAND` (`winrm` and `powershell` the same with PowerShell):
+/// COMMAND runs in the development VM, and what it reaches from there (`ssh db01 …`) is read
+/// as if typed here. The VM's own name is left to the protected-VM net, as for the rest of
+/// vagrant.
+pub(super) fn vagrant(args: &[Arg]) -> Next {
+    let dialect = match args.get(1).map(Arg::text) {
+        Some("ssh") => Dialect::Posix,
+        Some("winrm" | "powershell") => Dialect::PowerShell,
+        _ => return Next::Nothing,
+    };
+    let command = args
+        .iter()
+        .enumerate()
+        .skip(2)
+        .find_map(|(at, a)| match a.text() {
+            "-c" | "--command" => args.get(at + 1).cloned(),
+            text => text
+                .strip_prefix("--command=")
+                .map(|_| super::attached(a, 10)),
+        });
+    command.map_or(Next::Nothing, |text| Next::Text(text, dialect))
+}
+
+/// `crontab [-u USER] [FILE | -]`: the table it installs runs later, so its commands are
+/// judged now. A table on standard input is read (a here-document here, a pipe by the
+/// caller); a file the same command writes is read by the caller; a file already on disk is,
+/// like a script the agent runs (`bash deploy.sh`), not read; `<(…)` is only known when it
+/// runs. Listing, removing and the editor (`-l`, `-r`, `-e`; the editor's variable is read as
+/// code) install nothing here: those, and a file on disk, are crontab itself (`Next::No`),
+/// which a remote command's read-only list judges.
+pub(super) fn crontab(args: &[Arg], stdin: &Stdin) -> Next {
+    let at = skip_options(args, 1, &["-u", "-c"]);
+    if args[1..at.min(args.len())]
+        .iter()
+        .any(|a| a.text().starts_with(['-']) && a.text()[1..].contains(['l', 'r', 'e', 'T', 'V']))
+    {
+        return Next::No;
+    }
+    match args.get(at) {
+        Some(file) if file.raw == "<(…)" || file.value.is_none() => Next::Piped(format!(
+            "`crontab` installs `{}`, whose content is only known when the command runs",
+            file.raw
+        )),
+        Some(file) if file.text() != "-" => Next::No,
+        _ => match stdin {
+            Stdin::Text(body) => Next::Text(cron_table(body, false), Dialect::Posix),
+            Stdin::Pipe => Next::Piped(String::from(
+                "`crontab` installs a table read from a pipe, which is not seen",
+            )),
+            Stdin::File(_) | Stdin::Inherited => Next::No,
+        },
+    }
+}
+
+/// The commands a crontab runs, one a line: each entry's command after its five time fields
+/// or its `@reboot`-style word (and the user field of a system table, `system`), up to cron's
+/// first unescaped `%`, which starts the command's input. Comments, blank lines and
+/// variable settings run nothing.
+pub(crate) fn cron_table(table: &Arg, system: bool) -> Arg {
+    let read = |text: &str| {
+        let mut commands = Vec::new();
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let first = line.split_whitespace().next().unwrap_or_default();
+            if !first.starts_with('@') && first.contains('=') {
+                continue;
+            }
+            let fields = usize::from(system) + if first.starts_with('@') { 1 } else { 5 };
+            let mut rest = line;
+            for _ in 0..fields {
+                rest = rest.trim_start();
+                rest = rest.find(char::is_whitespace).map_or("", |at| &rest[at..]);
+            }
+            let mut command = String::new();
+            let mut escaped = false;
+            for c in rest.trim().chars() {
+                if c == '%' && !escaped {
+                    break;
+                }
+                escaped = c == '\\' && !escaped;
+                command.push(c);
+            }
+            commands.push(command.replace("\\%", "%"));
+        }
+        commands.join("\n")
+    };
+    Arg {
+        raw: read(&table.raw),
+        value: table.value.as_deref().map(read),
+    }
+}
+
 /// `source FILE`, `. FILE`: a file only known at run time, or the standard input.
 pub(super) fn source(name: &str, args: &[Arg], stdin: &Stdin) -> Next {
     match args.get(1) {

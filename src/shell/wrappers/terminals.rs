@@ -16,6 +16,15 @@ pub(super) fn screen(args: &[Arg]) -> Next {
             return match args.get(i + 1).map(Arg::text) {
                 Some("stuff") => Next::Text(typed(&args[i + 2..]), Dialect::Posix),
                 Some("screen") => rest_of(args, i + 2),
+                // `exec [fdpat] COMMAND…`: runs COMMAND in the window, its streams joined as
+                // the pattern (`.!.`, `!..|`) says.
+                Some("exec") => {
+                    let fdpat = args.get(i + 2).is_some_and(|a| {
+                        !a.text().is_empty()
+                            && a.text().chars().all(|c| matches!(c, '.' | '!' | ':' | '|'))
+                    });
+                    rest_of(args, i + 2 + usize::from(fdpat))
+                }
                 _ => Next::Nothing,
             };
         }
@@ -42,7 +51,8 @@ fn typed(words: &[Arg]) -> Arg {
 
 /// tmux (and byobu, which runs it): the commands that start a program (`new-session`,
 /// `new-window`, `split-window`, `respawn-*`, `run-shell`, `if-shell`, `display-popup`,
-/// `pipe-pane`) and `send-keys`, whose keys are typed into a pane's shell. Commands are
+/// `pipe-pane`), `send-keys`, whose keys are typed into a pane's shell, and what runs later:
+/// a hook's or a key's command (`set-hook`, `bind-key`) and `default-command`. Commands are
 /// split on `;` words; `tmux -c CMD` runs CMD as a shell would.
 pub(super) fn tmux(args: &[Arg]) -> Next {
     let mut i = 1;
@@ -79,6 +89,44 @@ pub(super) fn tmux(args: &[Arg]) -> Next {
             "display-popup" | "popup" => &[
                 "-b", "-c", "-d", "-e", "-h", "-s", "-S", "-t", "-T", "-w", "-x", "-y",
             ],
+            // `set-hook [-agpRuw] [-t target] hook COMMAND`, `bind-key [-nr] [-N note] [-T
+            // table] key COMMAND…`: a tmux command run later, when the hook fires or the key
+            // is pressed, read as tmux would.
+            "set-hook" | "bind-key" | "bind" => {
+                let at = skip_options(rest, 0, &["-t", "-T", "-N"]);
+                let Some(command) = rest.get(at + 1..).filter(|c| !c.is_empty()) else {
+                    continue;
+                };
+                // One word is a tmux command line; several are its words, as quoted here.
+                let line = if let [one] = command {
+                    one.clone()
+                } else {
+                    let raw = command.iter().map(|a| a.raw.as_str()).collect::<Vec<_>>();
+                    let raw = raw.join(" ");
+                    Arg {
+                        value: command
+                            .iter()
+                            .all(|a| a.value.is_some())
+                            .then(|| raw.clone()),
+                        raw,
+                    }
+                };
+                texts.push(Arg {
+                    raw: format!("tmux {}", line.raw),
+                    value: line.value.map(|v| format!("tmux {v}")),
+                });
+                continue;
+            }
+            // `set-option -g default-command 'ssh db01'`: the command each new window runs.
+            "set-option" | "set" | "set-window-option" | "setw" => {
+                let at = skip_options(rest, 0, &["-t"]);
+                if let [option, value, ..] = &rest[at.min(rest.len())..]
+                    && matches!(option.text(), "default-command" | "default-shell")
+                {
+                    texts.push(value.clone());
+                }
+                continue;
+            }
             "send-keys" | "send" => {
                 let at = skip_options(rest, 0, &["-N", "-t"]);
                 texts.push(keys(&rest[at.min(rest.len())..]));
