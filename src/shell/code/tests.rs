@@ -437,3 +437,99 @@ fn no_text_makes_a_scan_panic() {
         }
     }
 }
+
+/// (command name, code option, code that reboots web01 over ssh, code that only prints).
+const INTERPRETERS: &[(&str, &str, &str, &str)] = &[
+    (
+        "python",
+        "-c",
+        "import os; os.system(\"ssh web01 sudo reboot\")",
+        "print(1)",
+    ),
+    (
+        "pypy",
+        "-c",
+        "import os; os.system(\"ssh web01 sudo reboot\")",
+        "print(2)",
+    ),
+    ("perl", "-e", "system(\"ssh web01 sudo reboot\")", "print 1"),
+    ("ruby", "-e", "system(\"ssh web01 sudo reboot\")", "puts 1"),
+    (
+        "node",
+        "-e",
+        "require(\"child_process\").execSync(\"ssh web01 sudo reboot\")",
+        "console.log(1)",
+    ),
+    ("php", "-r", "system(\"ssh web01 sudo reboot\");", "echo 1;"),
+    (
+        "lua",
+        "-e",
+        "os.execute(\"ssh web01 sudo reboot\")",
+        "print(1)",
+    ),
+];
+
+/// `text` quoted as one shell word: single quotes, double quotes, or ANSI-C quotes.
+fn quoted(text: &str, how: u8) -> String {
+    match how % 3 {
+        0 => format!("'{}'", text.replace('\'', "'\\''")),
+        1 => format!(
+            "\"{}\"",
+            text.replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('$', "\\$")
+                .replace('`', "\\`")
+        ),
+        _ => format!("$'{}'", text.replace('\\', "\\\\").replace('\'', "\\'")),
+    }
+}
+
+/// `name` handed `code` in one of the forms an agent writes.
+fn handing(name: &str, option: &str, code: &str, form: u8, how: u8) -> String {
+    let word = quoted(code, how);
+    match form % 6 {
+        0 => format!("{name} {option} {word}"),
+        1 => format!("{name} {option}{word}"),
+        2 => format!("{name} <<< {word}"),
+        3 => format!("{name} - <<'EOF'\n{code}\nEOF"),
+        4 => format!("echo {word} | {name}"),
+        _ if name.starts_with("node") => format!("{name} --eval={word}"),
+        _ => format!("/usr/bin/{name} {option} {word}"),
+    }
+}
+
+proptest::proptest! {
+    /// Any version of an interpreter, any form the code is handed in, any quoting: code
+    /// that runs `ssh web01 sudo reboot` checkpoints web01, and code that prints decides
+    /// nothing.
+    #[test]
+    fn interpreter_versions_forms_and_quoting(
+        which in 0..INTERPRETERS.len(),
+        version in proptest::option::of((1u8..40, proptest::option::of(0u8..40))),
+        form in 0u8..6,
+        how in 0u8..3,
+    ) {
+        use crate::inventory::Inventory;
+        use crate::shell::{Dialect, ShellCatalog, Verdict, analyse};
+        let (family, option, reboot, prints) = INTERPRETERS[which];
+        let name = match version {
+            None => family.to_owned(),
+            Some((major, None)) => format!("{family}{major}"),
+            Some((major, Some(minor))) => format!("{family}{major}.{minor}"),
+        };
+        let catalog = ShellCatalog::builtin().expect("catalog");
+        let known = Inventory::of(["web01"]);
+        let command = handing(&name, option, reboot, form, how);
+        let verdict = analyse(&command, Dialect::Posix, &catalog, &known, None).verdict;
+        proptest::prop_assert!(
+            matches!(&verdict, Verdict::Mutating(t) if t.len() == 1 && t[0].name == "web01"),
+            "{command}: {verdict:?}"
+        );
+        let command = handing(&name, option, prints, form, how);
+        let verdict = analyse(&command, Dialect::Posix, &catalog, &known, None).verdict;
+        proptest::prop_assert!(
+            matches!(verdict, Verdict::Local | Verdict::ReadOnly),
+            "{command}: {verdict:?}"
+        );
+    }
+}
