@@ -1,5 +1,7 @@
 //! The families, the forms code is handed in, and what a scan finds.
 
+use proptest::strategy::Strategy as _;
+
 use super::*;
 
 fn words(command: &[&str]) -> Vec<Arg> {
@@ -531,5 +533,85 @@ proptest::proptest! {
             matches!(verdict, Verdict::Local | Verdict::ReadOnly),
             "{command}: {verdict:?}"
         );
+    }
+}
+
+/// Pieces code is made of: quotes, brackets, escapes, the calls a scan looks for, and
+/// characters of more than one byte.
+const PIECES: &[&str] = &[
+    "\"",
+    "'",
+    "`",
+    "'''",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ";",
+    "\n",
+    "\\",
+    " ",
+    "+",
+    ".",
+    "=",
+    "$",
+    "#",
+    "//",
+    "--",
+    "%",
+    "qx{",
+    "%x(",
+    "os.system",
+    "subprocess.run",
+    "system",
+    "exec",
+    "eval",
+    "execSync",
+    "child_process",
+    "call-process",
+    "shell-command",
+    "os:cmd",
+    "do shell script",
+    "shell ",
+    "!",
+    ".shell ",
+    "/inet/tcp/0/",
+    "ssh",
+    "web01",
+    "é",
+    "ü",
+    "\u{1F600}",
+    "f\"",
+    "${",
+    "#{",
+    "c(",
+    "nil",
+    "shell=True",
+];
+
+fn code_text() -> impl proptest::strategy::Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(PIECES), 0..24).prop_map(|p| p.concat())
+}
+
+proptest::proptest! {
+    /// Whatever the text, a scan in any language ends without a panic, and so does finding
+    /// the code in any words.
+    #[test]
+    fn scans_never_panic(code in code_text(), words in proptest::collection::vec(code_text(), 0..6)) {
+        for lang in [
+            Lang::Python, Lang::Perl, Lang::Ruby, Lang::JavaScript, Lang::Php, Lang::Lua,
+            Lang::Tcl, Lang::R, Lang::Julia, Lang::Elixir, Lang::Erlang, Lang::Lisp,
+            Lang::AppleScript, Lang::Gdb, Lang::Sqlite, Lang::Awk,
+        ] {
+            let _ = scan(lang, &code);
+        }
+        for family in FAMILIES {
+            let mut args = vec![Arg::literal(String::from(family.names[0]))];
+            args.extend(words.iter().map(|w| Arg::literal(w.clone())));
+            let _ = handed(family, &args, &Stdin::Text(Arg::literal(code.clone())));
+        }
     }
 }
