@@ -21,6 +21,7 @@
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
 pub(crate) mod catalog;
+mod code;
 mod deploy_config;
 pub(crate) mod dialect;
 mod net;

@@ -491,6 +491,22 @@ fn a_hidden_remote_program_asks_or_checkpoints() {
 
 /// (dialect, command, the targets it checkpoints).
 const CHECKPOINT_BEHIND_TOOLS: &[(Dialect, &str, &[&str])] = &[
+    // A command code starts, written in the code, is read as the command it is.
+    (
+        Dialect::Posix,
+        "python3 -c \"import subprocess; subprocess.run(['ssh', 'web01', 'reboot'])\"",
+        &["web01"],
+    ),
+    (
+        Dialect::Posix,
+        "perl -e 'system(\"ssh web01 reboot\")'",
+        &["web01"],
+    ),
+    (
+        Dialect::Posix,
+        "node -e 'require(\"child_process\").execSync(\"ssh web01 reboot\")'",
+        &["web01"],
+    ),
     // Literal text fed to a shell is read as the code it is, and so is a command in a
     // variable or setting that the program runs.
     (
@@ -744,15 +760,12 @@ const ASK_BEHIND_TOOLS: &[(Dialect, &str)] = &[
         "python3 -c 'import fabric; fabric.Connection(\"web01\").run(\"reboot\")'",
     ),
     (Dialect::Posix, "python3 - <<'PY'\nimport paramiko\nPY"),
+    // Code that starts a program whose name or machine is only known when it runs.
     (
         Dialect::Posix,
-        "python3 -c \"import subprocess; subprocess.run(['ssh', 'web01', 'reboot'])\"",
+        "python3 -c 'import os; os.system(\"ssh \" + host + \" reboot\")'",
     ),
-    (Dialect::Posix, "perl -e 'system(\"ssh web01 reboot\")'"),
-    (
-        Dialect::Posix,
-        "node -e 'require(\"child_process\").execSync(\"ssh web01 reboot\")'",
-    ),
+    (Dialect::Posix, "perl -e 'system(\"ssh $host reboot\")'"),
     (Dialect::Posix, "systemd-run -H web01 reboot"),
     (Dialect::Posix, "parallel --nonall -S web01 reboot"),
     (

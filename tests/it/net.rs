@@ -235,3 +235,56 @@ fn one_command_one_world_and_what_runs_later_through_the_hook() {
         assert!(reason.contains(named), "{command}: {reason}");
     }
 }
+
+#[test]
+fn code_handed_to_an_interpreter_checkpoints_the_vm_it_reaches_after_rewind_vms() {
+    let env = TestEnv::start();
+    // Before any listing the net knows no machine: a socket to an address is not caught.
+    let socket = "python3 -c 'import socket; s=socket.create_connection((\"10.0.0.11\",6379)); s.sendall(b\"FLUSHALL\\r\\n\")'";
+    let (decision, reason) = decide(&env, socket, "toolu_code_before");
+    assert_eq!((decision.as_str(), reason.as_str()), ("no decision", ""));
+    env.run(&["vms"], b"").success();
+
+    // A raw socket to jp-ubuntu's guest address, a database driver naming db01.
+    let (decision, reason) = decide(&env, socket, "toolu_code_socket");
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(reason.contains("jp-ubuntu"), "{reason}");
+    let (decision, reason) = decide(
+        &env,
+        "python3 -c 'import pymysql; pymysql.connect(host=\"db01\").cursor().execute(\"DROP DATABASE app\")'",
+        "toolu_code_db",
+    );
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(reason.contains("db01"), "{reason}");
+    // A command the code starts, from a versioned interpreter.
+    let (decision, reason) = decide(
+        &env,
+        "lua5.4 -e 'os.execute(\"ssh jp-ubuntu sudo reboot\")'",
+        "toolu_code_lua",
+    );
+    assert_eq!(decision, "checkpoint confirmed", "{reason}");
+    assert!(reason.contains("jp-ubuntu"), "{reason}");
+    // A connection whose machine the code takes from its arguments asks.
+    let (decision, reason) = decide(
+        &env,
+        "python3 -c 'import socket,sys; socket.create_connection((sys.argv[1],6379))' db01",
+        "toolu_code_argv",
+    );
+    assert_eq!(decision, "ask", "{reason}");
+    // Read-only work stays without a decision.
+    for (i, command) in [
+        "python3 -c 'import os; os.system(\"ssh jp-ubuntu uptime\")'",
+        "python3 -c 'print(1)'",
+        "node -e 'console.log(process.version)'",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (decision, reason) = decide(&env, command, &format!("toolu_code_ro_{i}"));
+        assert_eq!(
+            (decision.as_str(), reason.as_str()),
+            ("no decision", ""),
+            "{command}"
+        );
+    }
+}

@@ -38,6 +38,7 @@ mod exec;
 mod fleet;
 mod flow;
 mod hypervisors;
+mod interpreted;
 mod session;
 mod ssh;
 mod unread;
@@ -573,6 +574,7 @@ fn wrapped(
             }
         }
         Next::Opaque(reason) | Next::Ask(reason) => Err(Unknown(reason)),
+        Next::Code(handed) => interpreted::interpreted(ctx, cmd, name, &handed),
     }
 }
 

@@ -11,6 +11,7 @@ mod terminals;
 pub(crate) use self::interpreters::may_reach_without_a_program;
 pub(crate) use self::posix::cron_table;
 use crate::shell::catalog::ShellCatalog;
+use crate::shell::code::{self, Handed};
 use crate::shell::dialect::Dialect;
 use crate::shell::types::{Arg, Stdin};
 
@@ -35,9 +36,11 @@ pub(crate) enum Next {
     Piped(String),
     /// Each of these commands runs (`find -exec … ; -exec … ;`).
     Commands(Vec<Vec<Arg>>),
-    /// It reaches another machine or runs code that can, by means no grammar reads
-    /// (`python3 -c '…paramiko…'`, `systemd-run --host`): always unknown.
+    /// It reaches another machine by means no grammar reads (`systemd-run --host`): always
+    /// unknown.
     Ask(String),
+    /// It runs code of a language (`python3 -c '…'`, `perl -e`, code on standard input).
+    Code(Handed),
 }
 
 /// Looks through one wrapper. `args[0]` is the wrapper's name. Each arm says which reading
@@ -109,11 +112,6 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         "bash" | "sh" | "zsh" | "dash" | "ksh" | "ash" | "mksh" | "fish" => {
             posix::shell(args, stdin)
         }
-        "python" | "python2" | "python3" | "pypy" | "pypy3" | "perl" | "ruby" | "node"
-        | "nodejs" | "deno" | "bun" | "php" | "lua" | "tclsh" | "osascript" | "rscript" => {
-            interpreters::interpreter(catalog, name, args, stdin)
-        }
-        _ if base.starts_with("python3.") => interpreters::interpreter(catalog, name, args, stdin),
         "pwsh" | "pwsh.exe" | "powershell" | "powershell.exe" => {
             powershell::powershell(args, stdin)
         }
@@ -123,7 +121,10 @@ pub(crate) fn unwrap(catalog: &ShellCatalog, args: &[Arg], stdin: &Stdin) -> Nex
         "bundle" if args.get(1).is_some_and(|a| a.text() == "exec") => {
             rest_of(args, skip_options(args, 2, &["--gemfile"]))
         }
-        _ => Next::No,
+        // Interpreters and other programs that run code (`python3.12 -c`, `gdb -ex`).
+        _ => code::family(&base).map_or(Next::No, |family| {
+            interpreters::interpreter(family, args, stdin)
+        }),
     }
 }
 
