@@ -439,6 +439,16 @@ pub enum ApplianceArg {
     RetryAfter,
     /// Checkpoint names listed cut to 40 characters.
     NamesCut,
+    /// A journal VM restore's task waits in WaitingForUserInput until commit or rollback.
+    RestoreWaitsForCommit,
+    /// Journal VM restores fail with a reason.
+    RestoreFails,
+    /// Journal VM restore requests answer HTTP 500 with a message.
+    Restore500,
+    /// RestoreCommit and RestoreRollback accept only an empty body.
+    RestoreDecisionNoBody,
+    /// Stopping a failover test re-tags the tested checkpoint "Tested at …".
+    RetagOnTestStop,
 }
 
 /// Certificate shapes `rewind sim` can present.

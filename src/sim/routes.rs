@@ -40,6 +40,11 @@ pub(crate) enum Route {
     FlrUnmount,
     FlrBrowse,
     FlrDownload,
+    Restore,
+    RestoreCommit,
+    RestoreRollback,
+    FailoverTest,
+    FailoverTestStop,
 }
 
 const ROUTES: &[(&str, &str, Route)] = &[
@@ -80,6 +85,19 @@ const ROUTES: &[(&str, &str, Route)] = &[
     ("DELETE", "/v1/flrs/{id}", Route::FlrUnmount),
     ("POST", "/v1/flrs/{id}/browse", Route::FlrBrowse),
     ("POST", "/v1/flrs/{id}/download", Route::FlrDownload),
+    ("POST", "/v1/vms/{id}/Restore", Route::Restore),
+    ("POST", "/v1/vms/{id}/RestoreCommit", Route::RestoreCommit),
+    (
+        "POST",
+        "/v1/vms/{id}/RestoreRollback",
+        Route::RestoreRollback,
+    ),
+    ("POST", "/v1/vpgs/{id}/FailoverTest", Route::FailoverTest),
+    (
+        "POST",
+        "/v1/vpgs/{id}/FailoverTestStop",
+        Route::FailoverTestStop,
+    ),
 ];
 
 /// A matched route: what it is, its name for statistics (`GET /v1/vpgs/{id}`), and its id.
@@ -286,6 +304,17 @@ fn zvm(world: &mut World, base: &str, request: &Request, now: f64, instant: Inst
         }
         Route::InsertCheckpoint => match find_vpg(world, id) {
             Ok(vpg) => insert(world, request, vpg, now, instant),
+            Err(refusal) => refusal,
+        },
+        Route::Restore => super::restore::restore(world, request, id, now),
+        Route::RestoreCommit => super::restore::decide(world, request, id, true, now),
+        Route::RestoreRollback => super::restore::decide(world, request, id, false, now),
+        Route::FailoverTest => match find_vpg(world, id) {
+            Ok(vpg) => super::restore::test_start(world, request, vpg, now),
+            Err(refusal) => refusal,
+        },
+        Route::FailoverTestStop => match find_vpg(world, id) {
+            Ok(vpg) => super::restore::test_stop(world, vpg, now),
             Err(refusal) => refusal,
         },
         Route::Tasks => tasks(world, base, request, now),
