@@ -399,3 +399,46 @@ fn the_json_document_of_a_committed_restore() {
         insta::assert_snapshot!("restore_vm_committed", serde_json::to_string_pretty(&value).expect("JSON"));
     });
 }
+
+/// `rewind restore-vm <args>` on a terminal (util-linux `script` gives it one), answering
+/// the questions with `answers`; `None` where `script` is not installed.
+fn on_a_terminal(env: &TestEnv, args: &[&str], answers: &[u8]) -> Option<Run> {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())?;
+    let rewind = env!("CARGO_BIN_EXE_rewind");
+    let mut line = format!("{} restore-vm", shlex::try_quote(rewind).expect("quotable"));
+    for arg in args {
+        line.push(' ');
+        line.push_str(&shlex::try_quote(arg).expect("quotable"));
+    }
+    let template = env.command(&[]);
+    let mut cmd = Command::new(script);
+    cmd.env_clear();
+    for (key, value) in template.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    cmd.current_dir(env.dir.path())
+        .args(["-qec", &line, "/dev/null"]);
+    Some(crate::support::run(cmd, answers))
+}
+
+#[test]
+fn no_at_the_commit_question_rolls_back_and_no_at_the_first_starts_nothing() {
+    let env = TestEnv::start();
+    let broken = guarded_change(&env, VM, "toolu_v10");
+    let Some(run) = on_a_terminal(&env, &[VM, "--change", "toolu_v10"], b"n\n") else {
+        return;
+    };
+    assert_eq!(run.code, 3, "not confirmed: {run:#?}");
+    assert!(!started_restore(&env), "{run:#?}");
+    let run = on_a_terminal(&env, &[VM, "--change", "toolu_v10"], b"y\nn\n").expect("script");
+    assert_eq!(run.code, 4, "rolled back: {run:#?}");
+    assert!(run.stdout.contains("the operator answered no"), "{run:#?}");
+    assert_eq!(marker(&env), broken);
+    let run = on_a_terminal(&env, &[VM, "--change", "toolu_v10"], b"y\ny\n").expect("script");
+    assert_eq!(run.code, 0, "committed: {run:#?}");
+    assert_eq!(marker(&env), 0);
+}
