@@ -547,6 +547,11 @@ pub struct SelftestArgs {
     /// Write the shape of every answer (field names and JSON types, no values) to FILE.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// Also run a failover test of the VM from the tagged checkpoint and stop it (the VM
+    /// itself is not touched; a test VM comes up on the VPG's test network for a moment),
+    /// so that --capture records its answers too.
+    #[arg(long)]
+    pub failover_test: bool,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,7 @@ pub(crate) enum Route {
     InsertCheckpoint,
     CheckpointStats,
     Tasks,
+    TaskTypes,
     Task,
     Flrs,
     FlrMount,
@@ -78,6 +79,7 @@ const ROUTES: &[(&str, &str, Route)] = &[
         Route::CheckpointStats,
     ),
     ("GET", "/v1/tasks", Route::Tasks),
+    ("GET", "/v1/tasks/types", Route::TaskTypes),
     ("GET", "/v1/tasks/{id}", Route::Task),
     ("GET", "/v1/flrs", Route::Flrs),
     ("POST", "/v1/flrs", Route::FlrMount),
@@ -318,6 +320,7 @@ fn zvm(world: &mut World, base: &str, request: &Request, now: f64, instant: Inst
             Err(refusal) => refusal,
         },
         Route::Tasks => tasks(world, base, request, now),
+        Route::TaskTypes => task_types(),
         Route::Task => task(world, base, id, now),
         Route::Flrs
         | Route::FlrMount
@@ -606,6 +609,15 @@ fn insert(
     };
     let task = world.insert_tagged(vpg, tag, now, instant);
     Response::json(200, &json!(world.tasks[task].id))
+}
+
+/// `GET /v1/tasks/types`.
+fn task_types() -> Response {
+    let kinds: Vec<&str> = super::state::TaskKind::ALL
+        .iter()
+        .map(|k| k.wire())
+        .collect();
+    Response::json(200, &Value::from(kinds))
 }
 
 fn tasks(world: &World, base: &str, request: &Request, now: f64) -> Response {

@@ -70,6 +70,18 @@ pub(crate) enum TaskKind {
 }
 
 impl TaskKind {
+    /// Every kind, as `GET /v1/tasks/types` lists them.
+    pub(crate) const ALL: [TaskKind; 8] = [
+        TaskKind::InsertTaggedCp,
+        TaskKind::FlrJournalMount,
+        TaskKind::FlrJournalUnmount,
+        TaskKind::RestoreVm,
+        TaskKind::RestoreVmCommit,
+        TaskKind::RestoreVmRollback,
+        TaskKind::FailoverTest,
+        TaskKind::StopFailoverTest,
+    ];
+
     pub(crate) fn wire(self) -> &'static str {
         match self {
             TaskKind::InsertTaggedCp => "InsertTaggedCP",

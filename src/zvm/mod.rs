@@ -227,6 +227,11 @@ impl Client {
         self.get("/v1/tasks", Vec::new(), deadline, wire::tasks)
     }
 
+    /// `GET /v1/tasks/types`: the task types the ZVM knows.
+    pub fn task_types(&self, deadline: &Deadline) -> Result<Vec<String>, ZvmError> {
+        self.get("/v1/tasks/types", Vec::new(), deadline, Ok)
+    }
+
     /// `POST /v1/vms/{id}/Restore`: starts a journal VM restore; returns the task id.
     pub fn restore_vm(
         &self,
