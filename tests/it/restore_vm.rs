@@ -442,3 +442,71 @@ fn no_at_the_commit_question_rolls_back_and_no_at_the_first_starts_nothing() {
     assert_eq!(run.code, 0, "committed: {run:#?}");
     assert_eq!(marker(&env), 0);
 }
+
+#[test]
+fn ctrl_c_while_verifying_rolls_the_restore_back() {
+    let env = TestEnv::start();
+    let broken = guarded_change(&env, VM, "toolu_v11");
+    let started = env.path("verifying");
+    let verify = format!("touch {}; sleep 30", started.display());
+    let mut child = spawn(
+        &env,
+        &[VM, "--change", "toolu_v11", "--yes", "--verify", &verify],
+    );
+    // Ctrl-C the whole foreground group once the verification runs.
+    eventually("the verification to start", || started.exists());
+    let group = format!("-{}", child.id());
+    Command::new("kill")
+        .args(["-INT", "--", &group])
+        .status()
+        .expect("kill");
+    let status = child.wait().expect("rewind ends");
+    let mut out = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().expect("stdout"), &mut out).expect("read");
+    assert_eq!(status.code(), Some(4), "{out}");
+    assert!(
+        out.contains("interrupted (Ctrl-C) while verifying"),
+        "{out}"
+    );
+    assert_eq!(marker(&env), broken);
+    assert_eq!(env.sim.whole_vm_operations(), (0, 0));
+}
+
+#[test]
+fn a_vm_in_two_vpgs_restores_from_the_first_recorded_or_the_one_named() {
+    let env = TestEnv::start();
+    let run = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "db01", "command": "sudo systemctl stop postgresql"}),
+        "toolu_v12",
+    ));
+    assert!(
+        run.reason().contains("tagged checkpoint"),
+        "guarded: {run:#?}"
+    );
+    let broken = env.sim.change_vm("db01").expect("db01");
+    let run = restore_vm(&env, &["db01", "--change", "toolu_v12", "--yes", "--json"]);
+    run.success();
+    let doc = run.json();
+    assert_eq!(doc["vpg"]["name"], "db01-local", "{doc:#}");
+    assert_eq!(doc["other_vpgs"][0]["vpg"], "db01-azure", "{doc:#}");
+    assert!(run.stderr.contains("also:        checkpoint"), "{run:#?}");
+    assert_eq!(env.sim.vm_marker("db01"), Some(0));
+    env.sim.change_vm("db01").expect("db01");
+    let run = restore_vm(
+        &env,
+        &[
+            "db01",
+            "--change",
+            "toolu_v12",
+            "--vpg",
+            "db01-azure",
+            "--yes",
+            "--json",
+        ],
+    );
+    run.success();
+    assert_eq!(run.json()["vpg"]["name"], "db01-azure");
+    assert_eq!(env.sim.vm_marker("db01"), Some(0));
+    assert!(broken > 0);
+}
