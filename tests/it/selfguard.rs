@@ -67,6 +67,13 @@ fn restore_vm_cases() -> Vec<Case> {
             "bash -c 'rewind --config /etc/rewind/config.toml restore-vm db01 --checkpoint 1042 --preview --yes'",
             true,
         ),
+        Case {
+            name: "powershell_rewind_restore_vm",
+            tool: "PowerShell",
+            input: json!({"command": "& rewind.exe restore-vm win2019-1 --change toolu_9 --yes"}),
+            hosts: Hosts::PowerShell,
+            asks: true,
+        },
     ]
 }
 
