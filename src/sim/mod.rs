@@ -489,7 +489,7 @@ fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
         "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
          Trust (ca_cert): {}\n\
          Credentials:    {} / {}\n\
-         Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens\n\
+         Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens, /_sim/vm-change, /_sim/whole-vm\n\
          \n\
          VMs:\n{inventory}\n\
          \n\
