@@ -59,8 +59,13 @@ pub enum Ending {
     /// `checkpoint_vm` cancelled or its client gone); a checkpoint already inserted stays in
     /// Zerto.
     Cancelled,
-    /// An MCP tool call (`rewind mcp`) that answered.
+    /// An MCP tool call (`rewind mcp`) that answered; a step of `rewind restore-vm` that
+    /// Zerto accepted.
     Ok,
+    /// A `rewind restore-vm` that Zerto committed: the VM is at the checkpoint.
+    VmRestored,
+    /// A `rewind restore-vm` rolled back: the VM is as it was before.
+    RolledBack,
     /// An MCP tool call refused before it acted (`recover_file` unconfirmed, a stale plan).
     Refused,
     /// An MCP tool call that failed.
@@ -82,6 +87,8 @@ impl Ending {
             Self::RecoverFailed => "recover-failed",
             Self::Cancelled => "cancelled",
             Self::Ok => "ok",
+            Self::VmRestored => "vm-restored",
+            Self::RolledBack => "rolled-back",
             Self::Refused => "refused",
             Self::Error => "error",
         }

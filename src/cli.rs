@@ -41,6 +41,9 @@ pub enum Command {
     Guard(GuardArgs),
     /// Restore a guest file from a checkpoint with Zerto File Level Restore.
     Recover(RecoverArgs),
+    /// Put a whole VM back to the checkpoint before a change: preview it in a failover test,
+    /// or restore it from the journal, verify, and commit or roll back.
+    RestoreVm(RestoreVmArgs),
     /// File Level Restore sessions: list them, or end one a crash left mounted.
     #[command(subcommand)]
     Flr(FlrCommand),
@@ -204,6 +207,70 @@ pub struct RecoverArgs {
     /// Overwrite an existing destination file.
     #[arg(long)]
     pub force: bool,
+}
+
+/// The point to restore to is required: clap refuses the command line (exit 2) without one
+/// of `--change` and `--checkpoint`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("point").required(true).multiple(false)))]
+pub struct RestoreVmArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    pub vm: String,
+    /// Restore to the checkpoint pinned for this change (the host's tool_use_id).
+    #[arg(long, value_name = "ID", group = "point")]
+    pub change: Option<String>,
+    /// Restore to this checkpoint id.
+    #[arg(long, value_name = "ID", group = "point")]
+    pub checkpoint: Option<String>,
+    /// The VPG whose journal to restore from, when the VM is in several [default: the first
+    /// recorded for the change].
+    #[arg(long, value_name = "NAME")]
+    pub vpg: Option<String>,
+    /// Only preview: bring the VM up from the checkpoint in a failover test on the test
+    /// network, wait, and stop the test; the VM itself is not touched.
+    #[arg(long)]
+    pub preview: bool,
+    /// With --preview: keep the test up this long instead of waiting for Enter.
+    #[arg(long, value_name = "DURATION", requires = "preview")]
+    pub hold: Option<humantime::Duration>,
+    /// A command run by the shell once the VM is ready for commit (e.g. an ssh health
+    /// check): a non-zero exit rolls the restore back.
+    #[arg(long, value_name = "COMMAND", conflicts_with = "preview")]
+    pub verify: Option<String>,
+    /// How long Zerto keeps a restore that nobody commits before rolling it back by itself
+    /// (so that a crashed rewind leaves nothing half-done), from 5 minutes to 24 hours.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = rollback_after)]
+    pub rollback_after: humantime::Duration,
+    /// What Zerto does with the running VM when the restore starts.
+    #[arg(long, value_enum, default_value_t = ShutdownArg::Force)]
+    pub shutdown: ShutdownArg,
+    /// Answer yes to starting the restore and to committing it (for scripts).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON document (shape in the docs) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What Zerto does with the running VM when a restore starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShutdownArg {
+    /// Shut the guest down gracefully, then power it off after Zerto's wait.
+    Force,
+    /// Shut the guest down gracefully (fails without the guest tools).
+    Graceful,
+    /// Leave it running.
+    None,
+}
+
+fn rollback_after(text: &str) -> Result<humantime::Duration, String> {
+    let wait: humantime::Duration = text.parse().map_err(|e| format!("{e}"))?;
+    let secs = wait.as_secs();
+    if (300..=86_400).contains(&secs) {
+        Ok(wait)
+    } else {
+        Err(String::from("must be from 5m to 24h"))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -439,6 +506,16 @@ pub enum ApplianceArg {
     RetryAfter,
     /// Checkpoint names listed cut to 40 characters.
     NamesCut,
+    /// A journal VM restore's task waits in WaitingForUserInput until commit or rollback.
+    RestoreWaitsForCommit,
+    /// Journal VM restores fail with a reason.
+    RestoreFails,
+    /// Journal VM restore requests answer HTTP 500 with a message.
+    Restore500,
+    /// RestoreCommit and RestoreRollback accept only an empty body.
+    RestoreDecisionNoBody,
+    /// Stopping a failover test re-tags the tested checkpoint "Tested at …".
+    RetagOnTestStop,
 }
 
 /// Certificate shapes `rewind sim` can present.
@@ -470,6 +547,11 @@ pub struct SelftestArgs {
     /// Write the shape of every answer (field names and JSON types, no values) to FILE.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
+    /// Also run a failover test of the VM from the tagged checkpoint and stop it (the VM
+    /// itself is not touched; a test VM comes up on the VPG's test network for a moment),
+    /// so that --capture records its answers too.
+    #[arg(long)]
+    pub failover_test: bool,
 }
 
 #[derive(Debug, Args)]

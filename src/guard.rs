@@ -850,6 +850,7 @@ mod tests {
             recovery_site: None,
             configured_history: None,
             actual_history: None,
+            running_test: None,
         }
     }
 

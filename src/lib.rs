@@ -25,6 +25,8 @@
 //! - `selfguard`: calls that would undo rewind itself (its configuration, catalogs, hook
 //!   entries, the ZVM's own address) are asked about, whatever tool carries them.
 //! - `recover`: File Level Restore of a guest file, always unmounted.
+//! - `vmrestore`: `rewind restore-vm`, a whole VM back to a checkpoint (journal VM restore
+//!   with an explicit commit or rollback), or previewed in a failover test.
 //! - [`mcp`]: `rewind mcp`, the same operations as MCP tools over stdio, served by the
 //!   `rewind-mcp` binary so that its SDK and runtime stay out of the hook's binary.
 //! - `broker`: `rewind broker`, the one process holding the ZVM credentials, the token cache
@@ -39,7 +41,7 @@
 //!
 //! Exit codes (`exit`): `hook` exits 0 (a decision on stdout) or 2 (blocked, one line on
 //! stderr); the other commands exit 0 on success, 1 on failure (the reason on stderr), 2 on a
-//! usage error.
+//! usage error; `restore-vm` also 3 (refused, nothing started) and 4 (rolled back).
 
 pub mod audit;
 pub(crate) mod broker;
@@ -72,6 +74,7 @@ pub mod sim;
 pub mod tag;
 pub mod targets;
 pub mod time;
+pub(crate) mod vmrestore;
 pub mod zvm;
 
 use std::process::ExitCode;
@@ -129,6 +132,12 @@ pub fn run(cli: Cli) -> ExitCode {
             Some(brokered) => broker::commands::flr(&brokered, &command),
             None => recover::flr(config, &command),
         }),
+        Command::RestoreVm(args) => match broker::commands::brokered(config) {
+            Some(_) => report(Err(anyhow::anyhow!(
+                "rewind restore-vm does not run through the broker: run it where the ZVM credentials are"
+            ))),
+            None => vmrestore::restore_vm(config, &args),
+        },
         Command::Demo(args) => report(commands::demo::demo(&args)),
         Command::Completions(args) => report(commands::completions(args.shell)),
     }

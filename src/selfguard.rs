@@ -2,7 +2,7 @@
 //! whatever tool carries them.
 //!
 //! What is protected, and why each ask names it:
-//! - running `rewind recover`, `flr end`, `uninstall`, `install`, `trust`, `catalog add` or
+//! - running `rewind recover`, `restore-vm`, `flr end`, `uninstall`, `install`, `trust`, `catalog add` or
 //!   `catalog scan --write`, and the MCP twins of restore (`recover_file`, `flr_end` of the
 //!   server registered as `rewind`);
 //! - writing, moving or removing rewind's configuration, catalogs, state and audit files, the
@@ -1244,6 +1244,9 @@ fn rewind_command(args: &[String]) -> Option<String> {
     let what = match positional.as_slice() {
         ["recover", ..] => {
             "runs `rewind recover`, which restores a guest file from a Zerto checkpoint (any file of any protected VM) onto this machine"
+        }
+        ["restore-vm", ..] => {
+            "runs `rewind restore-vm`, which puts a whole protected VM back to an earlier checkpoint (or starts a failover test of it): an operator's decision"
         }
         ["flr", "end", ..] => {
             "runs `rewind flr end`, which unmounts a File Level Restore session that may be a person's restore in progress"

@@ -157,6 +157,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<()> {
 
     say("== The story: a guarded change, a broken file, the file back ==\n");
     demo.story()?;
+    say("\n== The whole VM: a preview in a failover test, then the VM back ==\n");
+    demo.whole_vm()?;
     if !missed.is_empty() {
         bail!(
             "row(s) {} did not show what they claim (a busy machine, or a budget too short for --time-scale {})",
@@ -352,6 +354,10 @@ impl<'a> Demo<'a> {
             String::from_utf8_lossy(&before).replace("mode = safe", "mode = f@st\u{0}garbage");
         self.sim
             .write_guest_file(STORY_VM, STORY_PATH, broken.as_bytes())?;
+        // The same change, seen whole: the VM's content marker moves on.
+        self.sim
+            .change_vm(STORY_VM)
+            .context("the lab scenario has no jp-ubuntu")?;
         say(format!(
             "The agent's edit went wrong. {STORY_PATH} is now: sha256 {}",
             sha(broken.as_bytes())
@@ -399,6 +405,51 @@ impl<'a> Demo<'a> {
             );
         }
         say("no File Level Restore session is left mounted.");
+        Ok(())
+    }
+}
+
+impl Demo<'_> {
+    /// The story's change undone for the whole VM: `restore-vm --preview` brings the VM up
+    /// from the checkpoint in a failover test and touches nothing, then `restore-vm --yes`
+    /// restores, verifies and commits; the VM's content marker is back where it was before
+    /// the change.
+    fn whole_vm(&self) -> anyhow::Result<()> {
+        let marker = |when: &str| -> anyhow::Result<u64> {
+            let marker = self
+                .sim
+                .vm_marker(STORY_VM)
+                .context("the lab scenario has no jp-ubuntu")?;
+            say(format!("{STORY_VM}'s content marker {when}: {marker}"));
+            Ok(marker)
+        };
+        let changed = marker("after the agent's change")?;
+        for (args, what) in [
+            (&["--preview", "--yes"][..], "preview"),
+            (&["--yes"][..], "restore"),
+        ] {
+            say(format!(
+                "\n$ rewind restore-vm {STORY_VM} --change {STORY_CHANGE} {}",
+                args.join(" ")
+            ));
+            let status = self
+                .command(Variant::Normal)
+                .args(["restore-vm", STORY_VM, "--change", STORY_CHANGE])
+                .args(args)
+                .stdin(Stdio::null())
+                .status()
+                .with_context(|| format!("cannot run rewind restore-vm ({what})"))?;
+            if !status.success() {
+                bail!("rewind restore-vm ({what}) failed ({status})");
+            }
+            if what == "preview" && marker("after the preview")? != changed {
+                bail!("the preview touched the VM");
+            }
+        }
+        if marker("after the restore")? != 0 {
+            bail!("the VM is not back at the point before the change");
+        }
+        say("the VM is back at the point the hook pinned before the change.");
         Ok(())
     }
 }

@@ -196,6 +196,12 @@ fn run(
     if steps.check("checkpoint list", listing).is_none() {
         return;
     }
+    let offered = stopped().and_then(|()| whole_vm_offered(client, deadline));
+    steps.check("whole-VM recovery", offered);
+    if args.failover_test {
+        let test = stopped().and_then(|()| failover_test(client, &vm, &vpg, &checkpoint, deadline));
+        steps.check("failover test", test);
+    }
     let plan = Plan {
         vm,
         vpg,
@@ -207,6 +213,90 @@ fn run(
         Some(path) => restore(client, plan, path, deadline, steps),
         None => browse_only(client, &plan, deadline, steps),
     }
+}
+
+/// Whether the ZVM offers journal VM restore and failover test, from the task types it
+/// lists: nothing is started.
+fn whole_vm_offered(client: &Client, deadline: &Deadline) -> anyhow::Result<((), String)> {
+    let types = match client.task_types(deadline) {
+        Ok(types) => types,
+        Err(e) if matches!(e.status(), Some(404 | 405)) => {
+            return Ok((
+                (),
+                String::from(
+                    "the ZVM does not list its task types (GET /v1/tasks/types): whether it offers journal VM restore and failover test is unknown",
+                ),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let find = |pick: &dyn Fn(&str) -> bool| {
+        types
+            .iter()
+            .find(|t| pick(&t.to_ascii_lowercase()))
+            .cloned()
+    };
+    let test = find(&|t| t.contains("failovertest") && !t.contains("stop"));
+    let restore = find(&|t| {
+        t.contains("restore")
+            && !t.contains("flr")
+            && !t.contains("commit")
+            && !t.contains("rollback")
+    });
+    let words = |found: Option<String>, what: &str| match found {
+        Some(kind) => format!("{what}: offered (task type {kind})"),
+        None => format!(
+            "{what}: no task type for it among the {} listed",
+            types.len()
+        ),
+    };
+    Ok((
+        (),
+        format!(
+            "{}; {}",
+            words(restore, "journal VM restore"),
+            words(test, "failover test")
+        ),
+    ))
+}
+
+/// `--failover-test`: a failover test of the VM from the tagged checkpoint, started, followed
+/// until the test VM is up, and stopped; the VM itself is not touched.
+fn failover_test(
+    client: &Client,
+    vm: &crate::zvm::Vm,
+    vpg: &crate::zvm::VpgRef,
+    checkpoint: &crate::zvm::Checkpoint,
+    deadline: &Deadline,
+) -> anyhow::Result<((), String)> {
+    let wait = |task: &str| -> anyhow::Result<()> {
+        loop {
+            let state = client.task(task, deadline)?;
+            match state.state {
+                crate::zvm::TaskState::Completed => return Ok(()),
+                s if s.is_terminal() => bail!("task {task} ended {s}: {}", state.reason),
+                _ => {}
+            }
+            if INTERRUPTED.load(Ordering::SeqCst) || !deadline.sleep(Duration::from_secs(1)) {
+                bail!("task {task} was still running");
+            }
+        }
+    };
+    let started = Instant::now();
+    let task = client.failover_test(&vpg.id, &checkpoint.id, &[&vm.id], deadline)?;
+    let up = wait(&task);
+    let up_secs = started.elapsed().as_secs_f64();
+    let stop = client.failover_test_stop(&vpg.id, up.is_ok(), "rewind selftest", deadline)?;
+    let stopped = wait(&stop);
+    up?;
+    stopped?;
+    Ok((
+        (),
+        format!(
+            "VPG {}: test VM up in {up_secs:.1} s (task {task}), stopped (task {stop})",
+            vpg.name
+        ),
+    ))
 }
 
 /// Mount, find and download the file (hashed), unmount: `recover`'s own restore, into a

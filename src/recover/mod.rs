@@ -407,7 +407,7 @@ const FIRST_WINDOW: Duration = Duration::from_secs(60 * 60);
 /// Finds the point's checkpoint in a VPG's journal, asking for windows of time from the
 /// newest backwards (a long journal listed whole is a large, slow answer) until it is found
 /// or the window reaches the journal's earliest checkpoint. Returns it and every row read.
-fn search_journal(
+pub(crate) fn search_journal(
     client: &Client,
     vpg_id: &str,
     point: &Point,

@@ -11,6 +11,8 @@
 //! | `POST /_sim/expire-tokens` | invalidate every access token and session |
 //! | `POST /_sim/guest-files` | write a guest file now: `{"vm", "path", "content"}` (text) or `"content_base64"` |
 //! | `GET /_sim/flr-download/<token>` | the bytes behind an FLR download URL |
+//! | `GET /_sim/whole-vm` | journal VM restores, failover tests and each VM's content marker |
+//! | `POST /_sim/vm-change` | a change on a VM: `{"vm"}`; its content marker moves on |
 //!
 //! Requests to `/_sim/` are not counted in the statistics and never faulted.
 
@@ -101,6 +103,8 @@ pub(crate) fn handle(app: &SimApp, request: &Request) -> Response {
                 Err(err) => Response::message(400, &err),
             }
         }
+        ("GET", "/_sim/whole-vm") => Response::json(200, &super::restore::view(&world, now)),
+        ("POST", "/_sim/vm-change") => vm_change(&mut world, request, now),
         ("GET", _) if path.starts_with("/_sim/flr-download/") => {
             let token = &request.path.trim_end_matches('/')["/_sim/flr-download/".len()..];
             match world.flr.download(&world, token, now) {
@@ -110,6 +114,22 @@ pub(crate) fn handle(app: &SimApp, request: &Request) -> Response {
             }
         }
         _ => Response::message(404, &format!("no simulator endpoint {method} {path}")),
+    }
+}
+
+/// `POST /_sim/vm-change`: a change on a VM moves its content marker on.
+fn vm_change(world: &mut super::state::World, request: &Request, now: f64) -> Response {
+    let body = match request.json() {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    let vm = body.get("vm").and_then(Value::as_str).unwrap_or_default();
+    match world.scenario.vm_matches(vm)[..] {
+        [index] => {
+            let marker = world.bump_marker(index, now);
+            Response::json(200, &json!({ "vm": vm, "marker": marker }))
+        }
+        _ => Response::message(400, &format!("no single VM named {vm:?}")),
     }
 }
 

@@ -70,6 +70,19 @@ pub enum Fault {
     RetryAfter { status: u16, secs: u64, every: u32 },
     /// Tags are listed cut to `max` characters.
     NamesCut { max: usize },
+    /// A journal VM restore's start task sits in WaitingForUserInput (2) while the VM is ready
+    /// for commit, instead of completing.
+    RestoreWaitsForCommit,
+    /// Journal VM restores fail (task state 4) with this reason; the VM is untouched.
+    RestoreFails { reason: String },
+    /// `POST /v1/vms/{id}/Restore` answers HTTP 500 with Zerto's message, as in the lab of
+    /// the SDK's author.
+    Restore500,
+    /// `RestoreCommit` and `RestoreRollback` refuse any body (400): only the body-less form
+    /// of Zerto's SDK is accepted.
+    RestoreDecisionNoBody,
+    /// Stopping a failover test re-tags the tested checkpoint "Tested at <start time>".
+    RetagOnTestStop,
 }
 
 /// The form of an FLR download URL (`download-url` fault).
@@ -171,7 +184,12 @@ impl Fault {
             | Fault::DownloadZip
             | Fault::NullNameRows
             | Fault::TaskGone401
-            | Fault::NamesCut { .. } => Ok(()),
+            | Fault::NamesCut { .. }
+            | Fault::RestoreWaitsForCommit
+            | Fault::RestoreFails { .. }
+            | Fault::Restore500
+            | Fault::RestoreDecisionNoBody
+            | Fault::RetagOnTestStop => Ok(()),
         }
     }
 }

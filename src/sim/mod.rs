@@ -20,6 +20,7 @@ mod flr;
 mod guest;
 mod http;
 mod ids;
+mod restore;
 mod routes;
 mod scenario;
 mod server;
@@ -331,6 +332,40 @@ impl Sim {
             .collect()
     }
 
+    /// A change on a VM (name, or id when the name is shared): its content marker moves on;
+    /// returns the new marker, or `None` for an unknown VM.
+    pub fn change_vm(&self, vm: &str) -> Option<u64> {
+        let (mut world, now) = self.app.world();
+        let [index] = world.scenario.vm_matches(vm)[..] else {
+            return None;
+        };
+        Some(world.bump_marker(index, now))
+    }
+
+    /// A VM's content marker now: 0 at the start, one more for each change; a restore ready
+    /// for commit (or committed) shows its checkpoint's marker.
+    pub fn vm_marker(&self, vm: &str) -> Option<u64> {
+        let (world, _) = self.app.world();
+        let [index] = world.scenario.vm_matches(vm)[..] else {
+            return None;
+        };
+        Some(world.marker(index))
+    }
+
+    /// The journal VM restores still running (restoring, or ready for commit) and the
+    /// failover tests still up.
+    pub fn whole_vm_operations(&self) -> (usize, usize) {
+        let (world, now) = self.app.world();
+        (
+            world.restores.iter().filter(|r| r.running(now)).count(),
+            world
+                .failover_tests
+                .iter()
+                .filter(|t| t.running(now))
+                .count(),
+        )
+    }
+
     /// Invalidates every issued access token and session: the next API call answers 401.
     pub fn expire_tokens(&self) {
         self.app.world().0.auth.expire_all();
@@ -413,6 +448,13 @@ fn appliance_fault(behaviour: crate::cli::ApplianceArg) -> Fault {
             every: 4,
         },
         A::NamesCut => Fault::NamesCut { max: 40 },
+        A::RestoreWaitsForCommit => Fault::RestoreWaitsForCommit,
+        A::RestoreFails => Fault::RestoreFails {
+            reason: String::from("Failed to restore the VM: the datastore is not accessible."),
+        },
+        A::Restore500 => Fault::Restore500,
+        A::RestoreDecisionNoBody => Fault::RestoreDecisionNoBody,
+        A::RetagOnTestStop => Fault::RetagOnTestStop,
     }
 }
 
@@ -447,7 +489,7 @@ fn banner(sim: &Sim, time_scale: f64, inventory: &str) -> String {
         "rewind sim: ZVM simulator listening on {url} (time scale {time_scale}x)\n\
          Trust (ca_cert): {}\n\
          Credentials:    {} / {}\n\
-         Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens\n\
+         Simulator API:  {url}/_sim/stats, /_sim/inserts, /_sim/faults, /_sim/expire-tokens, /_sim/vm-change, /_sim/whole-vm\n\
          \n\
          VMs:\n{inventory}\n\
          \n\

@@ -33,6 +33,7 @@ pub(crate) enum Route {
     InsertCheckpoint,
     CheckpointStats,
     Tasks,
+    TaskTypes,
     Task,
     Flrs,
     FlrMount,
@@ -40,6 +41,11 @@ pub(crate) enum Route {
     FlrUnmount,
     FlrBrowse,
     FlrDownload,
+    Restore,
+    RestoreCommit,
+    RestoreRollback,
+    FailoverTest,
+    FailoverTestStop,
 }
 
 const ROUTES: &[(&str, &str, Route)] = &[
@@ -73,6 +79,7 @@ const ROUTES: &[(&str, &str, Route)] = &[
         Route::CheckpointStats,
     ),
     ("GET", "/v1/tasks", Route::Tasks),
+    ("GET", "/v1/tasks/types", Route::TaskTypes),
     ("GET", "/v1/tasks/{id}", Route::Task),
     ("GET", "/v1/flrs", Route::Flrs),
     ("POST", "/v1/flrs", Route::FlrMount),
@@ -80,6 +87,19 @@ const ROUTES: &[(&str, &str, Route)] = &[
     ("DELETE", "/v1/flrs/{id}", Route::FlrUnmount),
     ("POST", "/v1/flrs/{id}/browse", Route::FlrBrowse),
     ("POST", "/v1/flrs/{id}/download", Route::FlrDownload),
+    ("POST", "/v1/vms/{id}/Restore", Route::Restore),
+    ("POST", "/v1/vms/{id}/RestoreCommit", Route::RestoreCommit),
+    (
+        "POST",
+        "/v1/vms/{id}/RestoreRollback",
+        Route::RestoreRollback,
+    ),
+    ("POST", "/v1/vpgs/{id}/FailoverTest", Route::FailoverTest),
+    (
+        "POST",
+        "/v1/vpgs/{id}/FailoverTestStop",
+        Route::FailoverTestStop,
+    ),
 ];
 
 /// A matched route: what it is, its name for statistics (`GET /v1/vpgs/{id}`), and its id.
@@ -288,7 +308,19 @@ fn zvm(world: &mut World, base: &str, request: &Request, now: f64, instant: Inst
             Ok(vpg) => insert(world, request, vpg, now, instant),
             Err(refusal) => refusal,
         },
+        Route::Restore => super::restore::restore(world, request, id, now),
+        Route::RestoreCommit => super::restore::decide(world, request, id, true, now),
+        Route::RestoreRollback => super::restore::decide(world, request, id, false, now),
+        Route::FailoverTest => match find_vpg(world, id) {
+            Ok(vpg) => super::restore::test_start(world, request, vpg, now),
+            Err(refusal) => refusal,
+        },
+        Route::FailoverTestStop => match find_vpg(world, id) {
+            Ok(vpg) => super::restore::test_stop(world, vpg, now),
+            Err(refusal) => refusal,
+        },
         Route::Tasks => tasks(world, base, request, now),
+        Route::TaskTypes => task_types(),
         Route::Task => task(world, base, id, now),
         Route::Flrs
         | Route::FlrMount
@@ -577,6 +609,15 @@ fn insert(
     };
     let task = world.insert_tagged(vpg, tag, now, instant);
     Response::json(200, &json!(world.tasks[task].id))
+}
+
+/// `GET /v1/tasks/types`.
+fn task_types() -> Response {
+    let kinds: Vec<&str> = super::state::TaskKind::ALL
+        .iter()
+        .map(|k| k.wire())
+        .collect();
+    Response::json(200, &Value::from(kinds))
 }
 
 fn tasks(world: &World, base: &str, request: &Request, now: f64) -> Response {

@@ -192,6 +192,12 @@ fn serve_connection(tcp: TcpStream, tls: Arc<ServerConfig>, app: &dyn App, contr
     let _ = tcp.set_nodelay(true);
     let _ = tcp.set_read_timeout(Some(IDLE_TIMEOUT));
     let _ = tcp.set_write_timeout(Some(WRITE_TIMEOUT));
+    // Plain HTTP on the TLS port is reset, as a ZVM's web server does: closing with the
+    // request unread sends a reset.
+    let mut first = [0_u8; 1];
+    if tcp.peek(&mut first).is_ok_and(|n| n == 1) && first[0] != 0x16 {
+        return;
+    }
     let Ok(conn) = ServerConnection::new(tls) else {
         return;
     };

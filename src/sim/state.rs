@@ -19,6 +19,7 @@ use super::scenario::Scenario;
 
 /// Task states on the wire.
 pub(crate) const IN_PROGRESS: u8 = 1;
+pub(crate) const WAITING_FOR_USER_INPUT: u8 = 2;
 pub(crate) const FAILED: u8 = 4;
 pub(crate) const STOPPED: u8 = 5;
 pub(crate) const COMPLETED: u8 = 6;
@@ -61,14 +62,36 @@ pub(crate) enum TaskKind {
     InsertTaggedCp,
     FlrJournalMount,
     FlrJournalUnmount,
+    RestoreVm,
+    RestoreVmCommit,
+    RestoreVmRollback,
+    FailoverTest,
+    StopFailoverTest,
 }
 
 impl TaskKind {
+    /// Every kind, as `GET /v1/tasks/types` lists them.
+    pub(crate) const ALL: [TaskKind; 8] = [
+        TaskKind::InsertTaggedCp,
+        TaskKind::FlrJournalMount,
+        TaskKind::FlrJournalUnmount,
+        TaskKind::RestoreVm,
+        TaskKind::RestoreVmCommit,
+        TaskKind::RestoreVmRollback,
+        TaskKind::FailoverTest,
+        TaskKind::StopFailoverTest,
+    ];
+
     pub(crate) fn wire(self) -> &'static str {
         match self {
             TaskKind::InsertTaggedCp => "InsertTaggedCP",
             TaskKind::FlrJournalMount => "FlrJournalMount",
             TaskKind::FlrJournalUnmount => "FlrJournalUnmount",
+            TaskKind::RestoreVm => "RestoreVm",
+            TaskKind::RestoreVmCommit => "RestoreVmCommit",
+            TaskKind::RestoreVmRollback => "RestoreVmRollback",
+            TaskKind::FailoverTest => "FailOverTest",
+            TaskKind::StopFailoverTest => "StopFailOverTest",
         }
     }
 }
@@ -84,6 +107,9 @@ pub(crate) struct Task {
     pub(crate) outcome: (u8, String),
     pub(crate) vpg: Option<usize>,
     pub(crate) flr_session: Option<String>,
+    /// From then until it ends, the task waits in WaitingForUserInput (a restore ready for
+    /// commit, on an appliance that keeps its start task open).
+    pub(crate) waits_from: Option<f64>,
 }
 
 impl Task {
@@ -94,8 +120,15 @@ impl Task {
                 self.outcome.0,
                 if self.outcome.0 == COMPLETED { 100 } else { 0 },
             ),
+            _ if self.waits_from.is_some_and(|from| now >= from) => (WAITING_FOR_USER_INPUT, 100),
             Some(end) if end > self.started => {
                 let done = ((now - self.started) / (end - self.started)).clamp(0.0, 0.99);
+                (IN_PROGRESS, progress_percent(done))
+            }
+            None if self.waits_from.is_some() => {
+                let until = self.waits_from.unwrap_or(self.started);
+                let span = (until - self.started).max(1.0);
+                let done = ((now - self.started) / span).clamp(0.0, 0.99);
                 (IN_PROGRESS, progress_percent(done))
             }
             _ => (IN_PROGRESS, 0),
@@ -148,6 +181,7 @@ pub(crate) struct InsertView {
 pub(crate) fn state_name(state: u8) -> &'static str {
     match state {
         IN_PROGRESS => "InProgress",
+        WAITING_FOR_USER_INPUT => "WaitingForUserInput",
         FAILED => "Failed",
         STOPPED => "Stopped",
         COMPLETED => "Completed",
@@ -166,6 +200,12 @@ pub(crate) struct World {
     pub(crate) faults: FaultSet,
     pub(crate) files: Vec<GuestFiles>,
     pub(crate) flr: Flr,
+    /// Journal VM restores, oldest first.
+    pub(crate) restores: Vec<super::restore::Restore>,
+    /// Failover tests, oldest first.
+    pub(crate) failover_tests: Vec<super::restore::FailoverTest>,
+    /// Each VM's content marker over time: `(sequence, marker)`, oldest first.
+    pub(crate) markers: Vec<Vec<(u64, u64)>>,
     pub(crate) auth: Auth,
     pub(crate) stats: Stats,
     /// Until when a `retry-after` answer asked clients to wait (real time).
@@ -196,7 +236,11 @@ impl World {
                 files
             })
             .collect();
+        let markers = vec![Vec::new(); scenario.vms.len()];
         let mut world = World {
+            restores: Vec::new(),
+            failover_tests: Vec::new(),
+            markers,
             journals: scenario
                 .vpgs
                 .iter()
@@ -297,6 +341,7 @@ impl World {
             }
         }
         self.processed = now;
+        self.settle_restores(now);
         if !frozen {
             for (v, journal) in self.journals.iter_mut().enumerate() {
                 let cutoff = now - self.scenario.vpgs[v].journal_history_secs();
@@ -340,6 +385,18 @@ impl World {
         let time = self.clock.stamp_time(received, offset);
         let id = self.write_checkpoint(vpg, at, time, Some(tag), listed_at);
         self.inserts[insert].checkpoint = Some(id);
+    }
+
+    /// Gives a checkpoint of a VPG a new tag (Zerto tags a tested checkpoint when the test
+    /// stops, on some versions).
+    pub(crate) fn retag(&mut self, vpg: usize, checkpoint: u64, tag: &str) {
+        if let Some(cp) = self.journals[vpg]
+            .checkpoints
+            .iter_mut()
+            .find(|cp| cp.id == checkpoint)
+        {
+            cp.tag = Some(tag.to_owned());
+        }
     }
 
     /// The checkpoints of a VPG listed at `now`, oldest first.
@@ -404,6 +461,7 @@ impl World {
             outcome,
             vpg: None,
             flr_session: None,
+            waits_from: None,
         });
         self.tasks.len() - 1
     }

@@ -881,3 +881,56 @@ fn the_banners_config_block_pastes_as_a_valid_config() {
         "{text}"
     );
 }
+
+#[test]
+fn whole_vm_recovery_over_https_moves_the_marker_and_shows_the_test() {
+    let lab = lab(100.0);
+    let token = lab.token();
+    let vpg = lab.vpg_id(&token, "jp-ubuntu-vpg");
+    let rows = lab.get(&token, &format!("/v1/vpgs/{vpg}/checkpoints")).body;
+    let checkpoint = rows[rows.as_array().expect("rows").len() - 1]["CheckpointIdentifier"].clone();
+    let changed = answer(
+        lab.agent
+            .post(lab.url("/_sim/vm-change"))
+            .send_json(json!({"vm": "jp-ubuntu"})),
+    );
+    assert_eq!(changed.body["marker"], 1, "{}", changed.body);
+    let vm = lab.get(&token, "/v1/vms?vmName=jp-ubuntu").body[0]["VmIdentifier"].clone();
+    let vm = vm.as_str().expect("vm id");
+    let started = lab.post(
+        &token,
+        &format!("/v1/vms/{vm}/Restore"),
+        &json!({"vpgIdentifier": vpg, "checkpointIdentifier": checkpoint, "commitPolicy": 2}),
+    );
+    assert_eq!(started.status, 200, "{}", started.body);
+    let task = started.body.as_str().expect("task id").to_owned();
+    assert_eq!(lab.task_until_done(&token, &task)["Status"]["State"], 6);
+    let view = answer(lab.agent.get(lab.url("/_sim/whole-vm")).call()).body;
+    assert_eq!(view["restores"][0]["state"], "ReadyForCommit", "{view}");
+    assert_eq!(view["markers"]["jp-ubuntu"], 0, "{view}");
+    let commit = answer(
+        lab.agent
+            .post(lab.url(&format!("/v1/vms/{vm}/RestoreCommit")))
+            .header("Authorization", format!("Bearer {token}"))
+            .send_empty(),
+    );
+    assert_eq!(
+        commit.status, 200,
+        "no body is one of the accepted forms: {}",
+        commit.body
+    );
+    let test = lab.post(&token, &format!("/v1/vpgs/{vpg}/FailoverTest"), &json!({}));
+    assert_eq!(test.status, 200, "{}", test.body);
+    let running = lab.get(&token, &format!("/v1/vpgs/{vpg}")).body;
+    assert!(
+        running["ActiveProcessesApi"]["RunningFailOverTestApi"]["Stage"].is_string(),
+        "{running}"
+    );
+    let types = lab.get(&token, "/v1/tasks/types").body;
+    assert!(
+        types
+            .as_array()
+            .is_some_and(|t| t.contains(&json!("FailOverTest"))),
+        "{types}"
+    );
+}

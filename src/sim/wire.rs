@@ -150,7 +150,9 @@ pub(crate) fn vpg_row(world: &World, base: &str, vpg: usize, now: f64) -> Value 
         "StatusDescription": g.status.1,
         "SubStatus": g.sub_status.0,
         "SubStatusDescription": g.sub_status.1,
-        "ActiveProcessesApi": { "RunningFailOverTestApi": null },
+        "ActiveProcessesApi": {
+            "RunningFailOverTestApi": world.test_stage(vpg, now).map(|stage| json!({ "Stage": stage })),
+        },
         "BackupEnabled": false,
         "FailSafeHistory": { "ActualFailSafeHistory": 0, "ConfiguredFailSafeHistory": 0, "FailSafeDescription": "" },
         "HistoryStatusApi": {

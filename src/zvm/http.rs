@@ -337,8 +337,12 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
             url,
             detail: format!("the answer is larger than {limit} bytes"),
         },
-        // A TLS server's first bytes read as an HTTP answer make no sense to the parser.
-        other if url.starts_with("http://") && speaks_tls(&other.to_string()) => {
+        // A TLS server's first bytes read as an HTTP answer make no sense to the parser; a ZVM
+        // that resets plain HTTP is asked once for a TLS handshake on the same port.
+        other
+            if url.starts_with("http://")
+                && (speaks_tls(&other.to_string()) || answers_tls(&url)) =>
+        {
             ZvmError::Unreachable {
                 method,
                 detail: format!(
@@ -354,6 +358,13 @@ fn transport_error(method: &'static str, url: String, error: &ureq::Error) -> Zv
             detail: other.to_string(),
         },
     }
+}
+
+/// Whether the server behind an `http://` URL completes a TLS handshake (trusting anything:
+/// only whether it speaks TLS is asked), within a second.
+fn answers_tls(url: &str) -> bool {
+    let https = url.replacen("http://", "https://", 1);
+    super::tls::presented(&https, Duration::from_secs(1)).is_ok()
 }
 
 /// Whether an HTTP parse error is what plain HTTP sent to a TLS port gives.

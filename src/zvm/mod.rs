@@ -23,7 +23,8 @@ use ureq::http::Response;
 pub use self::error::ZvmError;
 use self::http::{Call, CallBody, Http, Method, error_message, parse_json, read_text};
 pub use self::model::{
-    Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
+    Checkpoint, CommitPolicy, DecisionBody, FlrSession, FlrStatus, PathEntry, RestoreRequest,
+    ShutdownPolicy, Task, TaskState, Vm, Vpg, VpgRef,
 };
 use crate::config::ZvmConfig;
 use crate::deadline::Deadline;
@@ -218,6 +219,111 @@ impl Client {
             Vec::new(),
             deadline,
             wire::task,
+        )
+    }
+
+    /// `GET /v1/tasks`: every task the ZVM keeps.
+    pub fn tasks(&self, deadline: &Deadline) -> Result<Vec<Task>, ZvmError> {
+        self.get("/v1/tasks", Vec::new(), deadline, wire::tasks)
+    }
+
+    /// `GET /v1/tasks/types`: the task types the ZVM knows.
+    pub fn task_types(&self, deadline: &Deadline) -> Result<Vec<String>, ZvmError> {
+        self.get("/v1/tasks/types", Vec::new(), deadline, Ok)
+    }
+
+    /// `POST /v1/vms/{id}/Restore`: starts a journal VM restore; returns the task id.
+    pub fn restore_vm(
+        &self,
+        vm_id: &str,
+        request: &RestoreRequest,
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        self.post(
+            &format!("/v1/vms/{}/Restore", segment(vm_id)),
+            &wire::restore_body(request),
+            deadline,
+            Ok,
+        )
+    }
+
+    /// `POST /v1/vms/{id}/RestoreCommit` with the body in `form`: keeps what the restore
+    /// put back. Returns the task id, when the ZVM answers one.
+    pub fn restore_commit(
+        &self,
+        vm_id: &str,
+        vpg_id: &str,
+        form: DecisionBody,
+        deadline: &Deadline,
+    ) -> Result<Option<String>, ZvmError> {
+        self.restore_decision("RestoreCommit", vm_id, vpg_id, form, deadline)
+    }
+
+    /// `POST /v1/vms/{id}/RestoreRollback` with the body in `form`: puts back what the VM
+    /// held before the restore. Returns the task id, when the ZVM answers one.
+    pub fn restore_rollback(
+        &self,
+        vm_id: &str,
+        vpg_id: &str,
+        form: DecisionBody,
+        deadline: &Deadline,
+    ) -> Result<Option<String>, ZvmError> {
+        self.restore_decision("RestoreRollback", vm_id, vpg_id, form, deadline)
+    }
+
+    fn restore_decision(
+        &self,
+        verb: &str,
+        vm_id: &str,
+        vpg_id: &str,
+        form: DecisionBody,
+        deadline: &Deadline,
+    ) -> Result<Option<String>, ZvmError> {
+        let path = format!("/v1/vms/{}/{verb}", segment(vm_id));
+        let body = wire::decision_body(form, vpg_id);
+        let call_body = body.as_ref().map_or(CallBody::None, CallBody::Json);
+        let mut response =
+            self.authorized(Method::Post, &path, Vec::new(), &call_body, deadline)?;
+        let url = self.http.url(&path);
+        let text = read_text("POST", &url, &mut response)?;
+        self.keep_shape("POST", &path, &text);
+        wire::optional_string(&text).map_err(|detail| ZvmError::Decode {
+            method: "POST",
+            url,
+            detail,
+        })
+    }
+
+    /// `POST /v1/vpgs/{id}/FailoverTest` of some of its VMs from one checkpoint; returns the
+    /// task id.
+    pub fn failover_test(
+        &self,
+        vpg_id: &str,
+        checkpoint_id: &str,
+        vm_ids: &[&str],
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        self.post(
+            &format!("/v1/vpgs/{}/FailoverTest", segment(vpg_id)),
+            &wire::failover_test_body(checkpoint_id, vm_ids),
+            deadline,
+            Ok,
+        )
+    }
+
+    /// `POST /v1/vpgs/{id}/FailoverTestStop` with the test's result; returns the task id.
+    pub fn failover_test_stop(
+        &self,
+        vpg_id: &str,
+        success: bool,
+        summary: &str,
+        deadline: &Deadline,
+    ) -> Result<String, ZvmError> {
+        self.post(
+            &format!("/v1/vpgs/{}/FailoverTestStop", segment(vpg_id)),
+            &wire::failover_test_stop_body(success, summary),
+            deadline,
+            Ok,
         )
     }
 

@@ -75,6 +75,35 @@ pub struct Vpg {
     pub configured_history: Option<std::time::Duration>,
     /// The journal history it actually holds now.
     pub actual_history: Option<std::time::Duration>,
+    /// A failover test running on the VPG: its stage in Zerto's words (`running` when Zerto
+    /// names none); `None` when no test runs.
+    pub running_test: Option<String>,
+}
+
+impl Vpg {
+    /// Why a whole-VM recovery from this VPG cannot start now, if it cannot: Zerto recovers
+    /// no VPG that is initialising or syncing (a bitmap sync excepted), and one not meeting
+    /// its SLA holds a journal that may not reach the point asked for.
+    pub fn not_recoverable(&self) -> Option<String> {
+        const INITIALIZING: i64 = 0;
+        const MEETING_SLA: i64 = 1;
+        let health = self.health.as_deref().unwrap_or("unknown");
+        let sub = self.sub_status_text.as_deref().unwrap_or_default();
+        let syncing =
+            sub.to_ascii_lowercase().contains("sync") && !sub.eq_ignore_ascii_case("BitmapSync");
+        if self.status == Some(INITIALIZING) || health.eq_ignore_ascii_case("Initializing") {
+            Some(format!("VPG {} is initialising ({health})", self.name))
+        } else if syncing {
+            Some(format!("VPG {} is syncing ({sub})", self.name))
+        } else if self.status != Some(MEETING_SLA) && !health.eq_ignore_ascii_case("MeetingSLA") {
+            Some(format!(
+                "VPG {} is not meeting its SLA ({health})",
+                self.name
+            ))
+        } else {
+            None
+        }
+    }
 }
 
 /// A journal checkpoint of one VPG.
@@ -103,6 +132,65 @@ pub struct Task {
     pub progress: Option<u8>,
     /// Zerto's CompleteReason; empty when it gave none.
     pub reason: String,
+    /// The TaskIdentifier, when the answer carries it.
+    pub id: Option<String>,
+    /// Zerto's task type (`InsertTaggedCP`, `FlrJournalMount`, …), when given.
+    pub kind: Option<String>,
+    /// The VPGs the task names among its related entities.
+    pub vpg_ids: Vec<String>,
+}
+
+/// What Zerto does with a journal VM restore once it is ready for commit and its wait runs
+/// out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitPolicy {
+    /// Roll the restore back by itself after the wait.
+    Rollback,
+    /// Commit it by itself after the wait.
+    Commit,
+    /// Wait for a person to commit or roll back.
+    None,
+}
+
+/// What Zerto does with the running VM when a journal VM restore starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownPolicy {
+    /// Leave it as it is.
+    None,
+    /// Shut the guest down gracefully (needs the guest tools).
+    Shutdown,
+    /// Shut down gracefully, then power off after Zerto's own wait.
+    ForceShutdown,
+}
+
+impl ShutdownPolicy {
+    /// The policy in Zerto's word.
+    pub fn as_zerto(self) -> &'static str {
+        match self {
+            Self::None => "None",
+            Self::Shutdown => "Shutdown",
+            Self::ForceShutdown => "ForceShutdown",
+        }
+    }
+}
+
+/// A journal VM restore to ask Zerto for: one VM, from one VPG's journal, to one checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreRequest {
+    pub vpg_id: String,
+    pub checkpoint_id: String,
+    pub commit_policy: CommitPolicy,
+    pub shutdown_policy: ShutdownPolicy,
+    /// How long the restored VM waits for a commit before the policy applies.
+    pub wait: std::time::Duration,
+}
+
+/// Which body `RestoreCommit` and `RestoreRollback` were sent with: the VPG id as a bare JSON
+/// string (the API reference), or none at all (Zerto's own SDK).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionBody {
+    VpgString,
+    Empty,
 }
 
 /// The state of a Zerto task.
@@ -187,4 +275,36 @@ pub struct PathEntry {
     /// Whether it can be browsed into (true when Zerto did not say).
     pub browsable: bool,
     pub size: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vpg(status: i64, health: &str, sub: &str) -> Vpg {
+        Vpg {
+            id: "v".into(),
+            name: "web".into(),
+            status: Some(status),
+            health: Some(health.into()),
+            sub_status: None,
+            sub_status_text: Some(sub.into()),
+            actual_rpo_secs: None,
+            protected_site: None,
+            recovery_site: None,
+            configured_history: None,
+            actual_history: None,
+            running_test: None,
+        }
+    }
+
+    #[test]
+    fn only_a_vpg_meeting_its_sla_and_not_syncing_is_recoverable() {
+        assert_eq!(vpg(1, "MeetingSLA", "None").not_recoverable(), None);
+        assert_eq!(vpg(1, "MeetingSLA", "BitmapSync").not_recoverable(), None);
+        let why = |v: Vpg| v.not_recoverable().unwrap_or_default();
+        assert!(why(vpg(0, "Initializing", "InitialSync")).contains("initialising"));
+        assert!(why(vpg(1, "MeetingSLA", "DeltaSync")).contains("syncing (DeltaSync)"));
+        assert!(why(vpg(2, "NotMeetingSLA", "None")).contains("not meeting its SLA"));
+    }
 }

@@ -65,8 +65,14 @@ impl Shapes {
 
 /// A path with its ids replaced: `/v1/vpgs/{id}/checkpoints`.
 fn route(path: &str) -> String {
-    const WORDS: [&str; 12] = [
+    const WORDS: [&str; 18] = [
         "v1",
+        "types",
+        "restore",
+        "restorecommit",
+        "restorerollback",
+        "failovertest",
+        "failoverteststop",
         "vms",
         "vpgs",
         "checkpoints",

@@ -14,7 +14,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Deserializer};
 
 use super::model::{
-    Checkpoint, FlrSession, FlrStatus, PathEntry, Task, TaskState, Vm, Vpg, VpgRef,
+    Checkpoint, CommitPolicy, DecisionBody, FlrSession, FlrStatus, PathEntry, RestoreRequest,
+    ShutdownPolicy, Task, TaskState, Vm, Vpg, VpgRef,
 };
 
 /// One row of `GET /v1/vms`: a VM as protected by ONE VPG (a VM in two VPGs has two rows).
@@ -157,6 +158,22 @@ pub(super) struct VpgRow {
     recovery_site_name: Option<String>,
     #[serde(default, alias = "historyStatusApi")]
     history_status_api: Option<HistoryStatus>,
+    #[serde(default, alias = "activeProcessesApi")]
+    active_processes_api: Option<ActiveProcesses>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ActiveProcesses {
+    #[serde(default, alias = "runningFailOverTestApi")]
+    running_fail_over_test_api: Option<RunningTest>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RunningTest {
+    #[serde(default, alias = "stage")]
+    stage: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -196,6 +213,14 @@ pub(super) fn vpg(row: VpgRow) -> Result<Vpg, String> {
         recovery_site: row.recovery_site_name,
         configured_history: minutes(history.and_then(|h| h.configured_history_in_minutes)),
         actual_history: minutes(history.and_then(|h| h.actual_history_in_minutes)),
+        running_test: row
+            .active_processes_api
+            .and_then(|p| p.running_fail_over_test_api)
+            .map(|test| {
+                test.stage
+                    .filter(|s| !s.trim().is_empty())
+                    .unwrap_or_else(|| String::from("running"))
+            }),
     })
 }
 
@@ -273,6 +298,26 @@ pub(super) struct TaskRow {
     status: TaskStatus,
     #[serde(default, alias = "completeReason")]
     complete_reason: Option<String>,
+    #[serde(default, alias = "taskIdentifier")]
+    task_identifier: Option<String>,
+    #[serde(default, rename = "Type", alias = "type")]
+    kind: Option<serde_json::Value>,
+    #[serde(default, alias = "relatedEntities")]
+    related_entities: Option<RelatedEntities>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RelatedEntities {
+    #[serde(default, alias = "vpgs")]
+    vpgs: Option<Vec<Link>>,
+}
+
+/// A link object (lower-case keys on every version).
+#[derive(Debug, Clone, Deserialize)]
+struct Link {
+    #[serde(default, alias = "Identifier")]
+    identifier: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -296,7 +341,75 @@ pub(super) fn task(row: TaskRow) -> Result<Task, String> {
             .progress
             .and_then(|p| u8::try_from(p.clamp(0, 100)).ok()),
         reason: row.complete_reason.unwrap_or_default(),
+        id: row.task_identifier.filter(|id| !id.trim().is_empty()),
+        kind: row.kind.and_then(|kind| match kind {
+            serde_json::Value::String(text) => Some(text),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }),
+        vpg_ids: row
+            .related_entities
+            .and_then(|r| r.vpgs)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|link| link.identifier)
+            .collect(),
     })
+}
+
+pub(super) fn tasks(rows: Vec<TaskRow>) -> Result<Vec<Task>, String> {
+    rows.into_iter().map(task).collect()
+}
+
+/// The body of `POST /v1/vms/{id}/Restore`, in the names and numbers Zerto's SDK sends.
+pub(super) fn restore_body(request: &RestoreRequest) -> serde_json::Value {
+    let commit = match request.commit_policy {
+        CommitPolicy::Rollback => 0,
+        CommitPolicy::Commit => 1,
+        CommitPolicy::None => 2,
+    };
+    let shutdown = match request.shutdown_policy {
+        ShutdownPolicy::None => 0,
+        ShutdownPolicy::Shutdown => 1,
+        ShutdownPolicy::ForceShutdown => 2,
+    };
+    serde_json::json!({
+        "vpgIdentifier": request.vpg_id,
+        "checkpointIdentifier": request.checkpoint_id,
+        "commitPolicy": commit,
+        "shutdownPolicy": shutdown,
+        "timeToWaitBeforeContinueInSeconds": request.wait.as_secs(),
+    })
+}
+
+/// The body of `RestoreCommit` / `RestoreRollback` in one of its two forms.
+pub(super) fn decision_body(form: DecisionBody, vpg_id: &str) -> Option<serde_json::Value> {
+    match form {
+        DecisionBody::VpgString => Some(serde_json::Value::from(vpg_id)),
+        DecisionBody::Empty => None,
+    }
+}
+
+/// The body of `POST /v1/vpgs/{id}/FailoverTest` for some VMs from one checkpoint.
+pub(super) fn failover_test_body(checkpoint_id: &str, vm_ids: &[&str]) -> serde_json::Value {
+    serde_json::json!({ "checkpointIdentifier": checkpoint_id, "vmIdentifiers": vm_ids })
+}
+
+/// The body of `POST /v1/vpgs/{id}/FailoverTestStop`.
+pub(super) fn failover_test_stop_body(success: bool, summary: &str) -> serde_json::Value {
+    serde_json::json!({ "failoverTestSuccess": success, "failoverTestSummary": summary })
+}
+
+/// A string answer (a task id) that may also come back empty: `None` then.
+pub(super) fn optional_string(text: &str) -> Result<Option<String>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::String(id)) if !id.trim().is_empty() => Ok(Some(id)),
+        Ok(serde_json::Value::Null | serde_json::Value::String(_)) => Ok(None),
+        _ => Err(format!("expected a task id (a JSON string), got {text:?}")),
+    }
 }
 
 /// `Status.State` of a Zerto task.
@@ -778,5 +891,68 @@ mod tests {
         );
         assert_eq!(sessions[1].mounted_at, None);
         assert_eq!(sessions[2].status, None);
+    }
+
+    #[test]
+    fn whole_vm_restore_answers_and_bodies() {
+        let task = super::task(parse::<TaskRow>(
+            r#"{"TaskIdentifier": "t.1", "Type": "JournalVmRestore", "Status": {"State": 2, "Progress": 100},
+                "RelatedEntities": {"Vpgs": [{"identifier": "vpg-1", "href": "h", "rel": "self", "type": "VpgApi"}]}}"#,
+        ))
+        .expect("task");
+        assert_eq!(task.state, TaskState::WaitingForUserInput);
+        assert_eq!(
+            (
+                task.id.as_deref(),
+                task.kind.as_deref(),
+                task.vpg_ids.as_slice()
+            ),
+            (
+                Some("t.1"),
+                Some("JournalVmRestore"),
+                ["vpg-1".to_owned()].as_slice()
+            )
+        );
+        let bare = super::task(parse::<TaskRow>(r#"{"Status": {"State": 1}}"#)).expect("task");
+        assert!(bare.id.is_none() && bare.kind.is_none() && bare.vpg_ids.is_empty());
+
+        let testing = |processes: &str| {
+            let row = format!(
+                r#"{{"VpgIdentifier": "v", "VpgName": "n", "Status": 1, "ActiveProcessesApi": {processes}}}"#
+            );
+            vpg(parse::<VpgRow>(&row)).expect("vpg").running_test
+        };
+        assert_eq!(testing(r#"{"RunningFailOverTestApi": null}"#), None);
+        assert_eq!(testing("null"), None);
+        assert_eq!(
+            testing(r#"{"RunningFailOverTestApi": {"Stage": "Testing"}}"#).as_deref(),
+            Some("Testing")
+        );
+        assert_eq!(
+            testing(r#"{"runningFailOverTestApi": {"stage": null}}"#).as_deref(),
+            Some("running")
+        );
+
+        let body = restore_body(&RestoreRequest {
+            vpg_id: "vpg-1".into(),
+            checkpoint_id: "1042".into(),
+            commit_policy: CommitPolicy::Rollback,
+            shutdown_policy: ShutdownPolicy::Shutdown,
+            wait: Duration::from_secs(3600),
+        });
+        assert_eq!(
+            body,
+            serde_json::json!({"vpgIdentifier": "vpg-1", "checkpointIdentifier": "1042",
+                "commitPolicy": 0, "shutdownPolicy": 1, "timeToWaitBeforeContinueInSeconds": 3600})
+        );
+        assert_eq!(
+            decision_body(DecisionBody::VpgString, "v"),
+            Some(serde_json::json!("v"))
+        );
+        assert_eq!(decision_body(DecisionBody::Empty, "v"), None);
+        assert_eq!(optional_string("\"t.2\""), Ok(Some("t.2".to_owned())));
+        assert_eq!(optional_string(""), Ok(None));
+        assert_eq!(optional_string("null"), Ok(None));
+        assert!(optional_string("{\"a\": 1}").is_err());
     }
 }

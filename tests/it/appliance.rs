@@ -252,12 +252,13 @@ fn selftest_runs_the_whole_loop_and_captures_shapes_without_values() {
         "ok    VM lookup: VM jp-ubuntu",
         "ok    tagged checkpoint: change selftest-",
         "ok    checkpoint list:",
+        "ok    whole-VM recovery: journal VM restore: offered (task type RestoreVm); failover test: offered (task type FailOverTest)",
         "ok    FLR mount: session",
         "ok    browse: /etc/hostname is",
         "ok    download: 10 bytes, sha256",
         "ok    unmount: session",
         "ok    unmount confirmed:",
-        "selftest: all 10 steps held",
+        "selftest: all 11 steps held",
     ] {
         assert!(run.stdout.contains(step), "{step}: {run:#?}");
     }
@@ -287,6 +288,58 @@ fn selftest_runs_the_whole_loop_and_captures_shapes_without_values() {
         "selftest-",
     ] {
         assert!(!shapes.contains(value), "{value} in the capture: {shapes}");
+    }
+}
+
+/// `--failover-test` (the operator's opt-in) runs a failover test of the VM and stops it,
+/// and the capture holds its answers' shapes; the VM is not touched.
+#[test]
+fn selftest_runs_a_failover_test_only_when_asked_and_captures_it() {
+    let env = TestEnv::start();
+    env.run(&["selftest", "--vm", "jp-ubuntu"], b"").success();
+    assert!(
+        !env.sim
+            .stats()
+            .by_route
+            .contains_key("POST /v1/vpgs/{id}/FailoverTest"),
+        "no failover test without --failover-test"
+    );
+    let capture = env.path("shapes.json");
+    let run = env.run(
+        &[
+            "selftest",
+            "--vm",
+            "jp-ubuntu",
+            "--failover-test",
+            "--capture",
+            capture.to_str().expect("utf-8"),
+        ],
+        b"",
+    );
+    run.success();
+    assert!(
+        run.stdout
+            .contains("ok    failover test: VPG jp-ubuntu-vpg: test VM up in"),
+        "{run:#?}"
+    );
+    assert_eq!(
+        env.sim.whole_vm_operations(),
+        (0, 0),
+        "the test was stopped"
+    );
+    assert_eq!(
+        env.sim.vm_marker("jp-ubuntu"),
+        Some(0),
+        "the VM was not touched"
+    );
+    let shapes: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&capture).expect("capture")).expect("JSON");
+    for call in [
+        "POST /v1/vpgs/{id}/FailoverTest",
+        "POST /v1/vpgs/{id}/FailoverTestStop",
+        "GET /v1/tasks/types",
+    ] {
+        assert!(!shapes["answers"][call].is_null(), "{call}: {shapes:#}");
     }
 }
 

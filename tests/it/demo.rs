@@ -22,6 +22,9 @@ fn the_demo_runs_every_row_and_brings_the_file_back() {
         "→ exit 2 (blocked)",
         "byte-identical: the file is back as it was before the agent touched it.",
         "no File Level Restore session is left mounted.",
+        "jp-ubuntu's content marker after the preview: 1",
+        "committed:   VM jp-ubuntu is at checkpoint",
+        "the VM is back at the point the hook pinned before the change.",
     ] {
         assert!(
             demo.stdout.contains(expected),

@@ -28,6 +28,7 @@ mod mcp;
 mod net;
 mod props;
 mod recover;
+mod restore_vm;
 mod scan;
 mod selfguard;
 mod servers;

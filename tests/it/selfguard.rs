@@ -54,11 +54,35 @@ fn bash(name: &'static str, command: &str, asks: bool) -> Case {
     }
 }
 
+/// `rewind restore-vm` typed by an agent, however it is wrapped.
+fn restore_vm_cases() -> Vec<Case> {
+    vec![
+        bash(
+            "rewind_restore_vm",
+            "rewind restore-vm web01 --change toolu_1 --yes",
+            true,
+        ),
+        bash(
+            "rewind_restore_vm_preview_in_a_subshell",
+            "bash -c 'rewind --config /etc/rewind/config.toml restore-vm db01 --checkpoint 1042 --preview --yes'",
+            true,
+        ),
+        Case {
+            name: "powershell_rewind_restore_vm",
+            tool: "PowerShell",
+            input: json!({"command": "& rewind.exe restore-vm win2019-1 --change toolu_9 --yes"}),
+            hosts: Hosts::PowerShell,
+            asks: true,
+        },
+    ]
+}
+
 fn cases(env: &TestEnv) -> Vec<Case> {
     let home = env.path("home").display().to_string();
     let tmp = env.dir.path().display().to_string();
     let zvm = env.sim.url();
-    let mut cases = vec![
+    let mut cases = restore_vm_cases();
+    cases.extend(vec![
         bash(
             "rewind_uninstall",
             "rewind uninstall --host claude-code",
@@ -241,7 +265,7 @@ fn cases(env: &TestEnv) -> Vec<Case> {
             hosts: Hosts::All,
             asks: true,
         },
-    ];
+    ]);
     // Ordinary calls: no decision, however near they come to rewind's files.
     cases.extend([
         bash("ordinary_ls_claude_dir", "ls -la ~/.claude", false),
