@@ -6,13 +6,14 @@
 //! `$HOST`; tree-sitter-bash needs a C build and a grammar crate, `yash-syntax` is GPL-3 and
 //! cannot be linked) or `powershell` turn the text into simple commands; wrappers (`sudo`,
 //! `env`, `nohup`, `timeout`, `nice`, `time`, `exec`, `command`, `bash -c '…'`, `pwsh -c`) are
-//! looked through (`wrappers`); each remote program named in the shell catalog (`catalog`,
-//! `catalogs/shell.toml`) is read by its grammar (`programs`) into targets and a remote
-//! command, and the remote command is parsed again and judged against a read-only allowlist
-//! (`remote`). `resolve` then turns ssh aliases and Ansible patterns into exact VM
-//! references. What they all share sits below them: `types` (words, simple commands,
-//! findings), `dialect`, and `walk` (the limits every nested text counts against, and the
-//! parse of a text into simple commands).
+//! looked through (`wrappers`); code handed to an interpreter (`python3 -c`, `perl -e`,
+//! `gdb -ex`) is read for the commands it starts and the connections it opens (`code`); each
+//! remote program named in the shell catalog (`catalog`, `catalogs/shell.toml`) is read by its
+//! grammar (`programs`) into targets and a remote command, and the remote command is parsed
+//! again and judged against a read-only allowlist (`remote`). `resolve` then turns ssh aliases
+//! and Ansible patterns into exact VM references. What they all share sits below them: `types`
+//! (words, simple commands, findings), `dialect`, and `walk` (the limits every nested text
+//! counts against, and the parse of a text into simple commands).
 //!
 //! The outcome ([`Verdict`]): `Local` (no remote program: not this tool's business, no
 //! decision), `ReadOnly` (remote work that only reads: no checkpoint), `Mutating` with the

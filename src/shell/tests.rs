@@ -2031,3 +2031,81 @@ fn a_database_client_in_a_remote_command_is_judged_by_its_statement() {
 }
 mod powershell;
 mod world;
+
+/// Code handed to interpreters with the simulator's VMs protected: what the code starts or
+/// connects to is checkpointed, what it builds at run time asks when the command could name
+/// a machine, and read-only or local code decides nothing.
+#[test]
+fn code_handed_to_interpreters_meets_the_net() {
+    let known = Inventory::of([
+        "jp-ubuntu",
+        "10.0.0.11",
+        "win2019-1",
+        "10.0.0.21",
+        "db01",
+        "10.0.0.31",
+    ]);
+    let cases: &[(&str, &str)] = &[
+        (
+            "python3 -c 'import socket; s=socket.create_connection((\"10.0.0.11\",6379)); s.sendall(b\"FLUSHALL\\r\\n\")'",
+            "checkpoint 10.0.0.11",
+        ),
+        (
+            "python3 -c 'import pymysql; pymysql.connect(host=\"db01\").cursor().execute(\"DROP DATABASE app\")'",
+            "checkpoint db01",
+        ),
+        (
+            "luajit -e 'os.execute(\"ssh jp-ubuntu sudo reboot\")'",
+            "checkpoint jp-ubuntu",
+        ),
+        (
+            "python3 -c 'import os; os.system(\"ssh jp-ubuntu uptime\")'",
+            "none",
+        ),
+        ("python3 -c \"$(cat job.py)\" jp-ubuntu", "ask"),
+        ("python3 -c \"$(cat job.py)\"", "none"),
+        ("python3 -c 'import os; os.system(cmd)'", "none"),
+        (
+            "python3 -c 'import os; os.system(cmd)' deploy@host.example",
+            "ask",
+        ),
+        (
+            "python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], 22))' db01",
+            "ask",
+        ),
+        ("python3 -c 'print(\"jp-ubuntu\")'", "ask"),
+        (
+            "node -e \"require('http').createServer((q, r) => r.end('ok')).listen(3000)\"",
+            "none",
+        ),
+        (
+            "python3 -c 'import urllib.request; print(urllib.request.urlopen(\"https://pypi.org/simple/\").status)'",
+            "none",
+        ),
+        ("python3 -c 'import http.server'", "none"),
+        (
+            "ruby -rsocket -e 'TCPSocket.new(\"10.0.0.21\", 3389)'",
+            "checkpoint 10.0.0.21",
+        ),
+        ("awk '$1 == \"db01\" {print $2}' hosts.txt", "none"),
+    ];
+    let mut wrong = Vec::new();
+    for (command, want) in cases {
+        let got = match verdict_with(command, Dialect::Posix, &known) {
+            Verdict::Local | Verdict::ReadOnly => String::from("none"),
+            Verdict::Unknown { .. } => String::from("ask"),
+            Verdict::Mutating(targets) => format!(
+                "checkpoint {}",
+                targets
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
+        if got != *want {
+            wrong.push(format!("{command}: want {want}, got {got}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -47,7 +47,7 @@ pub(super) fn interpreted(
     for text in &texts {
         match &text.value {
             Some(code) => judge(ctx, &others, name, handed.lang, code, 0)?,
-            None if could_name_a_machine(ctx, &others) => {
+            None if ctx.named() || could_name_a_machine(ctx, &others, &text.raw) => {
                 return Err(Unknown(format!(
                     "`{}` runs code only known when the command runs (`{}`), and the command may name a machine",
                     clip(name),
@@ -82,7 +82,7 @@ fn judge(
                     clip(name)
                 )));
             }
-            Run::Dynamic(why) if could_name_a_machine(ctx, others) => {
+            Run::Dynamic(why) if could_name_a_machine(ctx, others, text) => {
                 return Err(Unknown(format!("`{}`: {why}", clip(name))));
             }
             Run::Dynamic(_) => {}
@@ -122,7 +122,9 @@ fn judge(
             "`{}` runs code that reaches another machine through `{library}`, and which one is not read",
             clip(name)
         ))),
-        Some(Reach::Connect(call)) if !scan.names_a_host && could_name_a_machine(ctx, others) => {
+        Some(Reach::Connect(call))
+            if !scan.names_a_host && could_name_a_machine(ctx, others, "") =>
+        {
             Err(Unknown(format!(
                 "`{}` runs code that connects through `{call}` to a machine it does not name",
                 clip(name)
@@ -137,15 +139,19 @@ fn judge(
     }
 }
 
-/// Whether anything in the command could name a machine: a remote program or a protected
-/// machine anywhere in it, or a word of the interpreter's own (not its code) that is only
-/// known when it runs or could be a host (`user@host`, `host:path`, a URL).
-fn could_name_a_machine(ctx: &Ctx<'_>, others: &Cmd) -> bool {
-    ctx.named()
-        || ctx.names_a_machine()
-        || others
-            .words
-            .iter()
-            .skip(1)
-            .any(|w: &Arg| w.value.is_none() || net::could_name_a_host(w.text(), ctx.known))
+/// Whether anything could name a machine: a protected machine anywhere in the command, a
+/// word of the interpreter's own (not its code) that is only known when it runs, could be a
+/// host (`user@host`, `host:path`, a URL) or names a remote program, or a remote program
+/// named or hidden in `text` (the code that builds a command, `""` for a connection, whose
+/// machine a program's name in the code says nothing about).
+fn could_name_a_machine(ctx: &Ctx<'_>, others: &Cmd, text: &str) -> bool {
+    let names_a_program =
+        |t: &str| ctx.catalog.names_a_program(t).is_some() || ctx.catalog.may_hide_a_program(t);
+    ctx.names_a_machine()
+        || names_a_program(text)
+        || others.words.iter().skip(1).any(|w: &Arg| {
+            w.value.is_none()
+                || net::could_name_a_host(w.text(), ctx.known)
+                || names_a_program(&w.raw)
+        })
 }
