@@ -164,7 +164,7 @@ fn files_written(cmd: &Cmd) -> Vec<String> {
     let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
     let operands = || args.iter().filter(|a| !a.starts_with('-')).copied();
     match base {
-        "tee" | "set-content" | "add-content" | "out-file" | "sc" | "ac" => {
+        "tee" | "set-content" | "add-content" | "out-file" | "ac" => {
             files.extend(operands().map(str::to_owned));
             // `-Path F`, `-FilePath F`.
             for pair in args.windows(2) {

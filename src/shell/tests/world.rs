@@ -208,6 +208,31 @@ fn a_command_that_changes_where_a_name_goes_asks_for_what_it_then_changes_by_nam
 }
 
 #[test]
+fn a_windows_hosts_file_moves_names_too_but_another_machines_does_not() {
+    let known = lab();
+    for (command, want) in [
+        (
+            "Add-Content -Path C:\\Windows\\System32\\drivers\\etc\\hosts -Value '10.0.0.31 jp-ubuntu'; Restart-Computer -ComputerName jp-ubuntu",
+            "ask",
+        ),
+        (
+            "Add-Content -Path \\\\win2019-1\\c$\\Windows\\System32\\drivers\\etc\\hosts -Value '10.0.0.9 cache'",
+            "checkpoint win2019-1",
+        ),
+        (
+            "Restart-Computer -ComputerName jp-ubuntu",
+            "checkpoint jp-ubuntu",
+        ),
+    ] {
+        assert_eq!(
+            decision_in(command, Dialect::PowerShell, &known),
+            want,
+            "{command}"
+        );
+    }
+}
+
+#[test]
 fn a_name_the_command_leaves_alone_is_judged_as_it_is() {
     expect(&[
         // A variable later used as a host is judged against its written value.
