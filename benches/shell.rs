@@ -15,13 +15,12 @@ use rewind::inventory::Inventory;
 use rewind::shell::{Dialect, ShellCatalog, analyse};
 use support::median;
 
-/// A 200-character local command, as an agent types it.
+/// A local command of 177 characters, as an agent types it (the one `benches/hook.rs` runs).
 const LOCAL: &str = "cd /home/dev/src/rewind && RUST_BACKTRACE=1 cargo test --locked --workspace --all-features -- --test-threads=2 shell:: 2>&1 | tail -n 40 && git status --short && git diff --stat";
 const READ_ONLY_SSH: &str = "ssh -p 2222 -o ConnectTimeout=5 deploy@jp-ubuntu 'journalctl -u app --since today | tail -n 50'";
 const MUTATING_SSH: &str = "cd infra && ssh -J bastion deploy@web01 'sudo systemctl restart app && sudo tee /etc/motd < /dev/null'";
 
 fn main() {
-    assert_eq!(LOCAL.len(), 200, "the local command is 200 characters");
     let runs: usize = std::env::var("RUNS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -29,7 +28,7 @@ fn main() {
     let catalog = ShellCatalog::builtin().expect("the shipped shell catalog");
     println!("in-process analysis, median of {runs} runs (catalog loaded once)");
     for (name, command) in [
-        ("local command (200 ch)", LOCAL),
+        ("local command (177 ch)", LOCAL),
         ("read-only ssh", READ_ONLY_SSH),
         ("mutating ssh with a jump host", MUTATING_SSH),
     ] {
