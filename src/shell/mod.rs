@@ -105,6 +105,12 @@ pub fn analyse(
     let mut walk = Walk::new(until);
     let mut findings = Vec::new();
     let result = programs::analyse_text(command, dialect, catalog, known, &mut walk, &mut findings);
+    // `web01.corp.example.`: a fully qualified name's root dot names the same machine.
+    for target in findings.iter_mut().flat_map(|f| f.targets.iter_mut()) {
+        if let Some(name) = net::without_root_dot(&target.name) {
+            target.name = name.to_owned();
+        }
+    }
     let verdict = match result {
         Err(Unknown(why)) => Verdict::Unknown {
             part: catalog

@@ -171,6 +171,38 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
     if word.is_empty() || depth > 3 {
         return;
     }
+    // `{"host":"web01"}`: each string of a JSON object or list.
+    if ["{\"", "[{", "[\""].iter().any(|p| word.starts_with(p)) {
+        for part in word
+            .split(['{', '}', '[', ']', '"', ',', ':'])
+            .filter(|p| !p.is_empty())
+        {
+            collect(part, hosts, depth + 1);
+        }
+        return;
+    }
+    // `-Hweb01`, `-Swin01`: a short option with its value attached.
+    if let Some(value) = attached_short(word) {
+        collect(value, hosts, depth + 1);
+        return;
+    }
+    // `node/web01`: a machine named by its kind.
+    if let Some((kind, name)) = word.split_once('/')
+        && MACHINE_KINDS.contains(&kind)
+        && !name.is_empty()
+        && !name.contains('/')
+    {
+        hosts.push(name);
+        return;
+    }
+    // `udp:web01:161`, `tcp:web02`: a transport before the address.
+    if let Some((transport, rest)) = word.split_once(':')
+        && TRANSPORTS.iter().any(|t| t.eq_ignore_ascii_case(transport))
+        && !rest.starts_with("//")
+    {
+        collect(rest, hosts, depth + 1);
+        return;
+    }
     // An option with its value attached, or a `NAME=value` assignment.
     if let Some(value) = attached_value(word) {
         collect(value, hosts, depth + 1);
@@ -243,6 +275,29 @@ fn collect<'a>(word: &'a str, hosts: &mut Vec<&'a str>, depth: usize) {
     }
 }
 
+/// The words before a `/` that make the rest a machine's name (`kubectl debug node/web01`).
+const MACHINE_KINDS: &[&str] = &[
+    "node", "nodes", "no", "host", "hosts", "machine", "machines",
+];
+
+/// The transports written before an address (`udp:web01:161`, `tcp:web02`).
+const TRANSPORTS: &[&str] = &[
+    "tcp", "udp", "tcp4", "tcp6", "udp4", "udp6", "tls", "dtls", "ssl", "sctp",
+];
+
+/// `-Hweb01`: the value attached to a one-letter option (not `--x`, not `-x=v`).
+fn attached_short(word: &str) -> Option<&str> {
+    let rest = word.strip_prefix('-')?;
+    let mut chars = rest.chars();
+    let letter = chars.next()?;
+    let value = chars.as_str();
+    (letter.is_ascii_alphabetic()
+        && !value.is_empty()
+        && !value.starts_with('-')
+        && !value.contains(['=', ':']))
+    .then_some(value)
+}
+
 /// `--host=h`, `-H=h`, `/node:h`, `/s:h`, `-ComputerName:h`, `NAME=value`: the value.
 fn attached_value(word: &str) -> Option<&str> {
     let (head, value) = if let Some(rest) = word.strip_prefix('/') {
@@ -261,7 +316,9 @@ fn attached_value(word: &str) -> Option<&str> {
             || head.starts_with('-') && head.len() > 2;
         let is_assignment = !head.starts_with('-')
             && word.as_bytes()[at] == b'='
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
         if name.is_empty() || !(is_option || is_assignment) {
             return None;
         }
@@ -285,7 +342,31 @@ pub(crate) fn protected<'w>(word: &'w str, known: &Inventory) -> Option<&'w str>
     if known.is_empty() {
         return None;
     }
-    hosts_in(word).into_iter().find(|h| known.contains(h))
+    let named = |word: &'w str| {
+        hosts_in(word)
+            .into_iter()
+            .map(|h| without_root_dot(h).unwrap_or(h))
+            .find(|h| known.contains(h))
+    };
+    if let Some(host) = named(word) {
+        return Some(host);
+    }
+    // `-t 'web01 db01'`: a list of machines in one word, every word of it a protected one
+    // (a sentence or a command that mentions one is text, read elsewhere if it runs).
+    let mut parts = word
+        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
+        .filter(|p| !p.is_empty())
+        .peekable();
+    parts.peek()?;
+    let hosts: Option<Vec<&str>> = parts.map(named).collect();
+    hosts?.into_iter().next()
+}
+
+/// `web01.corp.example.` without its root dot: the same machine. None for a name that has
+/// none (or is only dots).
+pub(crate) fn without_root_dot(name: &str) -> Option<&str> {
+    name.strip_suffix('.')
+        .filter(|n| !n.is_empty() && !n.ends_with('.'))
 }
 
 /// Whether `word` could name some machine, protected or not: a protected name, `user@host`,
@@ -352,6 +433,12 @@ mod tests {
                 "Data Source=tcp:db01,1433;Initial Catalog=app",
                 vec!["db01", "1433", "app"],
             ),
+            ("-Hweb01", vec!["web01"]),
+            ("udp:web01:161", vec!["web01"]),
+            ("TCP:web01", vec!["web01"]),
+            ("node/web01", vec!["web01"]),
+            ("target.host=web01", vec!["web01"]),
+            ("{\"host\":\"web01\"}", vec!["host", "web01"]),
             ("./logs/web01/app.log", vec![]),
             ("/etc/web01.conf", vec![]),
         ];
@@ -368,6 +455,9 @@ mod tests {
         assert_eq!(protected("web02", &known), None);
         assert_eq!(protected("web01.log", &known), None);
         assert_eq!(protected("localhost:8080", &known), None);
+        assert_eq!(protected("web01.", &known), Some("web01"));
+        assert_eq!(protected("web01 win01", &known), Some("web01"));
+        assert_eq!(protected("ssh web01 reboot", &known), None);
     }
 
     #[test]

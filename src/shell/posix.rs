@@ -118,7 +118,7 @@ fn compound_command(command: &ast::CompoundCommand, walk: &mut Walk) -> Result<(
         ast::CompoundCommand::ForClause(clause) => {
             let mut values = Vec::new();
             for value in clause.values.iter().flatten() {
-                values.push(to_arg(&value.value, walk)?);
+                values.extend(to_args(&value.value, walk)?);
             }
             // Over a short literal list the body is read once per value, the variable bound
             // (`for h in web01 web02; do ssh $h …`); otherwise `$h` stays dynamic there.
@@ -209,7 +209,7 @@ fn item_into(
     walk: &mut Walk,
 ) -> Result<(), Unknown> {
     match item {
-        ast::CommandPrefixOrSuffixItem::Word(w) => cmd.words.push(to_arg(&w.value, walk)?),
+        ast::CommandPrefixOrSuffixItem::Word(w) => cmd.words.extend(to_args(&w.value, walk)?),
         ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, w) => {
             let arg = to_arg(&w.value, walk)?;
             if in_prefix {
@@ -457,6 +457,146 @@ pub(super) fn to_arg(raw: &str, walk: &mut Walk) -> Result<Arg, Unknown> {
     })
 }
 
+/// A word as the shell hands it on after brace expansion (`web0{1,2}` is `web01 web02`,
+/// `web{01..03}` three words): a literal word with a brace expression is each of its
+/// expansions, up to [`MAX_BRACE_WORDS`]; any other word is one.
+fn to_args(raw: &str, walk: &mut Walk) -> Result<Vec<Arg>, Unknown> {
+    if raw.contains('{')
+        && !raw.contains(['\'', '"', '$', '`', '\\'])
+        && let Some(words) = brace_expand(raw).filter(|w| w.len() > 1)
+    {
+        return words.iter().map(|word| to_arg(word, walk)).collect();
+    }
+    Ok(vec![to_arg(raw, walk)?])
+}
+
+/// The most words one brace expansion is read as; a longer one stays one word.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// Bash's brace expansion of a word without quotes or expansions: `{a,b}` lists and
+/// `{1..3}`, `{01..03}`, `{a..c}` sequences (with an optional step), nested and in
+/// sequence. None when it would make more than [`MAX_BRACE_WORDS`] words.
+fn brace_expand(word: &str) -> Option<Vec<String>> {
+    let Some((open, close)) = next_brace(word, 0) else {
+        return Some(vec![word.to_owned()]);
+    };
+    let (prefix, inner, suffix) = (&word[..open], &word[open + 1..close], &word[close + 1..]);
+    let members: Vec<String> = if let Some(list) = members(inner) {
+        let mut out = Vec::new();
+        for member in list {
+            out.extend(brace_expand(member)?);
+        }
+        out
+    } else if let Some(seq) = sequence(inner) {
+        seq
+    } else {
+        // Not an expression: the brace is text; the rest may still hold one.
+        let rest = brace_expand(&word[open + 1..])?;
+        return Some(
+            rest.into_iter()
+                .map(|r| format!("{}{r}", &word[..=open]))
+                .collect(),
+        );
+    };
+    let tails = brace_expand(suffix)?;
+    if members.len().saturating_mul(tails.len()) > MAX_BRACE_WORDS {
+        return None;
+    }
+    let mut out = Vec::new();
+    for member in &members {
+        for tail in &tails {
+            out.push(format!("{prefix}{member}{tail}"));
+        }
+    }
+    Some(out)
+}
+
+/// The first `{` at or after `from` and its matching `}`.
+fn next_brace(word: &str, from: usize) -> Option<(usize, usize)> {
+    let open = from + word[from..].find('{')?;
+    let mut depth = 0usize;
+    for (at, c) in word[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, open + at));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The members of `a,b,{c,d}` split at its top-level commas; None for fewer than two.
+fn members(inner: &str) -> Option<Vec<&str>> {
+    let mut list = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                list.push(&inner[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    list.push(&inner[start..]);
+    (list.len() > 1).then_some(list)
+}
+
+/// `1..3`, `01..03` (padded to the wider end), `5..1..2`, `a..c`: the sequence's words.
+fn sequence(inner: &str) -> Option<Vec<String>> {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let ([start, end] | [start, end, _]) = parts[..] else {
+        return None;
+    };
+    let step = match parts.get(2) {
+        Some(step) => step.parse::<i64>().ok()?.unsigned_abs().max(1),
+        None => 1,
+    };
+    let step = usize::try_from(step).ok()?;
+    if let (Ok(a), Ok(b)) = (start.parse::<i64>(), end.parse::<i64>()) {
+        let padded = |s: &str| s.trim_start_matches('-').starts_with('0') && s.len() > 1;
+        let width = if padded(start) || padded(end) {
+            start.len().max(end.len())
+        } else {
+            0
+        };
+        let count = usize::try_from(a.abs_diff(b)).ok()? / step + 1;
+        if count > MAX_BRACE_WORDS {
+            return None;
+        }
+        let down = a > b;
+        return Some(
+            (0..count)
+                .map(|k| {
+                    let k = i64::try_from(k * step).unwrap_or(0);
+                    let n = if down { a - k } else { a + k };
+                    format!("{n:0width$}")
+                })
+                .collect(),
+        );
+    }
+    let (mut a, mut b) = (start.chars(), end.chars());
+    let (Some(a), None, Some(b), None) = (a.next(), a.next(), b.next(), b.next()) else {
+        return None;
+    };
+    if !a.is_ascii_alphabetic() || !b.is_ascii_alphabetic() {
+        return None;
+    }
+    let (lo, hi) = (a.min(b), a.max(b));
+    let mut letters: Vec<String> = (lo..=hi).step_by(step).map(String::from).collect();
+    if a > b {
+        letters.reverse();
+    }
+    Some(letters)
+}
+
 /// Whether a word is plain text to the shell: none of its characters starts an expansion,
 /// a quote, an escape, a pattern or a tilde, so it is its own value and runs nothing. Most
 /// words of a command are (`cargo`, `--locked`, `/home/dev`, `user@host:8080`), and the word
@@ -650,6 +790,30 @@ mod tests {
             literal_into(&piece.piece, &mut value);
         }
         value
+    }
+
+    #[test]
+    fn braces_expand_as_bash_expands_them() {
+        let cases: [(&str, &[&str]); 9] = [
+            ("web0{1,2}", &["web01", "web02"]),
+            ("{web,db}01", &["web01", "db01"]),
+            ("web{01..03}", &["web01", "web02", "web03"]),
+            ("n{3..1}", &["n3", "n2", "n1"]),
+            ("{a..e..2}", &["a", "c", "e"]),
+            ("{a,b{1,2}}x", &["ax", "b1x", "b2x"]),
+            ("{}", &["{}"]),
+            ("x{a}y", &["x{a}y"]),
+            ("{x,y}-{1..2}", &["x-1", "x-2", "y-1", "y-2"]),
+        ];
+        for (word, want) in cases {
+            assert_eq!(brace_expand(word).unwrap_or_default(), want, "{word}");
+        }
+        // Too long a sequence stays one word (a name no inventory holds).
+        assert_eq!(
+            brace_expand("h{1..1000}").unwrap_or_default(),
+            ["h{1..1000}"]
+        );
+        assert_eq!(brace_expand("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}"), None);
     }
 
     #[test]

@@ -242,3 +242,14 @@ fn the_world_corpus_misses_nothing_and_rarely_asks_about_reading() {
 fn the_world_corpus_development_commands_are_left_alone() {
     check_read_only("world-dev.toml", 1);
 }
+
+/// A second attacker's pass (`tests/corpus/attacks-2.toml`), labelled before the analyser
+/// read it, in classes the first did not try: options as each program's parser reads them,
+/// environment set by any builtin, clients steered by their environment or a context file,
+/// remote-management HTTP APIs, hosts fed through pipes and loops, functions and sourced
+/// files, containers as launchpads, cmd.exe's syntax, PowerShell beyond .NET, and read-only
+/// diagnostics a careless guard would ask about.
+#[test]
+fn a_second_attackers_pass_never_passes_undecided() {
+    check_read_only("attacks-2.toml", 10);
+}

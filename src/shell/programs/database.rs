@@ -10,6 +10,7 @@
 //! `mongosh`, `redis-cli`, `cqlsh`.
 
 use super::exec;
+use super::unread::named_in_words;
 use super::{Ctx, text_in};
 use crate::glob::glob_match;
 use crate::shell::catalog::Program;
@@ -69,15 +70,15 @@ fn words(program: &Program, args: &[Arg], stop_at_operand: bool, attached_only: 
             value: arg.value.as_ref().map(|v| v[at..].to_owned()),
         };
         if text.starts_with("--") {
+            // `--hos=db01`, `--comm '…'`: getopt_long takes an unambiguous prefix.
+            let whole = |key: &str| program.long_option_for(key).unwrap_or(key).to_owned();
             match text.split_once('=') {
-                Some((key, _)) => parsed
-                    .options
-                    .push((key.to_owned(), Some(part(key.len() + 1)))),
-                None if takes(text) => {
-                    parsed.options.push((text.to_owned(), args.get(i).cloned()));
+                Some((key, _)) => parsed.options.push((whole(key), Some(part(key.len() + 1)))),
+                None if takes(&whole(text)) => {
+                    parsed.options.push((whole(text), args.get(i).cloned()));
                     i += 1;
                 }
-                None => parsed.options.push((text.to_owned(), None)),
+                None => parsed.options.push((whole(text), None)),
             }
             continue;
         }
@@ -148,7 +149,8 @@ pub(super) fn database(
         }
     }
     let targets = match server(ctx, program, kind, &parsed, cmd) {
-        Ok(targets) if targets.is_empty() => return Ok(()),
+        // No server read: this machine, unless a word still names a protected one.
+        Ok(targets) if targets.is_empty() => return named_in_words(ctx, kind, cmd),
         targets => targets,
     };
     let (class, why) = match judge(program, kind, &parsed, cmd, false) {

@@ -559,3 +559,88 @@ fn a_renamed_program_and_an_interpreted_deploy_script_are_read() {
         ("python3 manage.py migrate", "none"),
     ]);
 }
+
+#[test]
+fn database_options_are_read_by_any_unambiguous_prefix() {
+    expect(&[
+        ("psql --hos=db01 -c 'DROP TABLE users'", "checkpoint db01"),
+        (
+            "psql --hos db01 --comm 'DROP TABLE users'",
+            "checkpoint db01",
+        ),
+        ("psql --hos db01 --comm 'SELECT 1'", "none"),
+        (
+            "pg_restore --hos=db01 -d app --clean dump.pgc",
+            "checkpoint db01",
+        ),
+        (
+            "pg_dumpall --hos=db01 --clean | psql --hos=db01",
+            "checkpoint db01",
+        ),
+        ("mysql --hos=db01 -e 'DROP DATABASE app'", "checkpoint db01"),
+        ("mysql --ho=db01 -e 'DROP DATABASE app'", "checkpoint db01"),
+        // No server read, but a word names a protected machine.
+        ("psql --hostx=db01 -c 'DROP TABLE users'", "ask"),
+        ("psql -c 'DROP TABLE users'", "none"),
+        ("psql -d app -c 'DROP TABLE users'", "none"),
+    ]);
+}
+
+#[test]
+fn the_net_sees_hosts_in_every_word_shape() {
+    expect(&[
+        (
+            "ipmitool -I lanplus -Hweb01 -U admin -P x chassis power cycle",
+            "ask",
+        ),
+        ("ipmitool -Hweb01 -Uadmin -Px power off", "ask"),
+        ("racadm -rweb01 -uroot -px serveraction powercycle", "ask"),
+        ("clickhouse-client -hdb01 -q 'DROP TABLE events'", "ask"),
+        ("net rpc shutdown -r -Swin01 -Uadmin%x", "ask"),
+        ("snmpset -v2c -c private udp:web01:161 sysName.0 s x", "ask"),
+        ("snmpset -v2c -c private tcp:web01 sysName.0 s x", "ask"),
+        ("foo -t 'web01 db01'", "ask"),
+        ("foo target.host=web01", "ask"),
+        ("foo -e '{\"host\":\"web01\"}'", "ask"),
+        (
+            "kubectl debug node/web01 -it --image=busybox -- chroot /host reboot",
+            "ask",
+        ),
+        // Inert programs, prose and other words stay quiet.
+        ("grep web01 file", "none"),
+        ("ping web01", "none"),
+        ("grep -Hweb01 file", "none"),
+        ("git commit -m 'fix: ssh web01 reboot loop'", "none"),
+        ("foo -t 'web02 db02'", "none"),
+        ("foo -Hweb02 udp:web02:161 node/web02 logs/web01", "none"),
+    ]);
+}
+
+#[test]
+fn host_words_are_read_as_the_shell_and_the_resolver_do() {
+    expect(&[
+        (
+            "for h in web0{1,2}; do ssh $h sudo reboot; done",
+            "checkpoint web01,web02",
+        ),
+        // ssh runs the second word on the first machine.
+        ("ssh web0{1,2} 'sudo reboot'", "checkpoint web01"),
+        (
+            "for h in {web,db}01; do ssh $h reboot; done",
+            "checkpoint db01,web01",
+        ),
+        (
+            "for h in web{00..01}; do ssh $h reboot; done",
+            "checkpoint web00,web01",
+        ),
+        ("ssh web01. reboot", "checkpoint web01"),
+        (
+            "curl -X POST http://web01.:8080/api/reboot",
+            "checkpoint web01",
+        ),
+        ("find . -name '*.rs' -exec cat {} \\;", "none"),
+        ("curl -K req.cfg", "ask"),
+        ("curl --conf req.cfg", "ask"),
+        ("curl https://example.com/x", "none"),
+    ]);
+}

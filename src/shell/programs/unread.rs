@@ -230,6 +230,18 @@ pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), 
             clip(name)
         )));
     }
+    named_in_words(ctx, name, cmd)
+}
+
+/// The protected-VM net over a command's own words (and what a PowerShell pipe hands it),
+/// whatever its environment holds: a catalogued client whose grammar found no server still
+/// asks when a word names a protected machine (`psql --hosx=db01 …`).
+pub(super) fn named_in_words(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    let base = lower_base(name);
+    let base = base.strip_suffix(".exe").unwrap_or(&base);
+    if net::is_inert(base) {
+        return Ok(());
+    }
     let words = cmd
         .assignments
         .iter()
