@@ -336,6 +336,16 @@ pub(super) fn fleet(
     }
     let mut targets: Vec<Target> = Vec::new();
     for host in &hosts {
+        // `curl https://localhost:8443/…` after `ssh -fNL 8443:localhost:443 web01`: this
+        // machine's port reaches the machine the forward ends at.
+        if let Some(forwarded) = &ctx.forwarded
+            && net::hosts_in(host.text())
+                .iter()
+                .any(|h| crate::inventory::is_loopback(h))
+            && !targets.contains(forwarded)
+        {
+            targets.push(forwarded.clone());
+        }
         match host_names(host) {
             Ok(names) => add_hosts(&mut targets, names),
             Err(why) if class == Class::Mutating => {

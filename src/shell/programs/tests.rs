@@ -644,3 +644,42 @@ fn a_get_that_names_an_action_in_its_url_changes_the_server() {
         ("curl http://web01/health", "none"),
     ]);
 }
+
+/// A port of this machine forwarded or relayed to another reaches that machine: a later
+/// client in the same command naming localhost (ssh, curl, a database client) changes the
+/// forward's far end, not this machine and not the ssh host that only carries it.
+#[test]
+fn a_client_of_a_forwarded_port_reaches_the_forwards_end() {
+    expect(&[
+        (
+            "ssh -fNL 2222:web01:22 build07 && ssh -p 2222 localhost sudo reboot",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -f -N -L 127.0.0.1:2222:web01:22 build07; ssh -p 2222 127.0.0.1 reboot",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -fNL 2222:web01:22 build07 && ssh -p 2222 localhost uptime",
+            "none",
+        ),
+        (
+            "socat TCP-LISTEN:2222,fork TCP:web01:22 & ssh -p 2222 localhost reboot",
+            "checkpoint web01",
+        ),
+        (
+            "autossh -M0 -fNL 8443:localhost:443 web01 && curl -k -X DELETE https://localhost:8443/api/cache",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -fNL 8443:localhost:443 web01 && curl -k https://localhost:8443/api/cache",
+            "none",
+        ),
+        (
+            "ssh -fNL 6543:db01:5432 build07 && psql -h localhost -p 6543 -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        ("curl -X DELETE http://localhost:8080/x", "none"),
+        ("ssh localhost sudo reboot", "checkpoint localhost"),
+    ]);
+}
