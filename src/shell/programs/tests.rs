@@ -683,3 +683,34 @@ fn a_client_of_a_forwarded_port_reaches_the_forwards_end() {
         ("ssh localhost sudo reboot", "checkpoint localhost"),
     ]);
 }
+
+/// A git hook the command writes runs at the git command that fires it.
+#[test]
+fn a_git_hook_the_command_writes_is_judged_where_git_fires_it() {
+    expect(&[
+        (
+            "echo 'ssh web01 reboot' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && git commit -m x",
+            "checkpoint web01",
+        ),
+        (
+            "echo 'ssh db01 reboot' > app/.git/hooks/post-checkout; git -C app checkout main",
+            "checkpoint db01",
+        ),
+        (
+            "echo 'ssh web01 uptime' > .git/hooks/pre-commit && git commit -m x",
+            "none",
+        ),
+        (
+            "echo 'ssh web01 reboot' > .git/hooks/pre-commit && git status",
+            "none",
+        ),
+        (
+            "echo 'ssh web01 reboot' > notes.txt && git commit -m x",
+            "none",
+        ),
+        (
+            "echo \"ssh $H reboot\" > .git/hooks/pre-push && git push",
+            "ask",
+        ),
+    ]);
+}
