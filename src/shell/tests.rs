@@ -910,7 +910,7 @@ pub(super) fn verdict_of(command: &str, dialect: Dialect) -> Verdict {
 }
 
 /// The verdict for `command` with the shipped shell catalog and `known` protected.
-fn verdict_with(command: &str, dialect: Dialect, known: &Inventory) -> Verdict {
+pub(super) fn verdict_with(command: &str, dialect: Dialect, known: &Inventory) -> Verdict {
     let catalog = ShellCatalog::builtin().expect("catalog");
     analyse(command, dialect, &catalog, known, None).verdict
 }

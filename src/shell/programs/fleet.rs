@@ -302,6 +302,10 @@ pub(super) fn fleet(
     let words: Vec<String> = operands.iter().map(|a| a.text().to_owned()).collect();
     let class = if reads_only {
         Class::ReadOnly
+    } else if program.host_operand.as_deref() == Some("url")
+        && hosts.iter().any(|h| url_names_an_action(h.text()))
+    {
+        Class::Mutating
     } else {
         // `qm guest cmd 101 get-osinfo`: an entry of several words may name an operand too.
         let all: Vec<&str> = rest.iter().map(|a| a.text()).collect();
@@ -332,6 +336,16 @@ pub(super) fn fleet(
     }
     let mut targets: Vec<Target> = Vec::new();
     for host in &hosts {
+        // `curl https://localhost:8443/…` after `ssh -fNL 8443:localhost:443 web01`: this
+        // machine's port reaches the machine the forward ends at.
+        if let Some(forwarded) = &ctx.forwarded
+            && net::hosts_in(host.text())
+                .iter()
+                .any(|h| crate::inventory::is_loopback(h))
+            && !targets.contains(forwarded)
+        {
+            targets.push(forwarded.clone());
+        }
         match host_names(host) {
             Ok(names) => add_hosts(&mut targets, names),
             Err(why) if class == Class::Mutating => {
@@ -633,6 +647,38 @@ fn class_of(
     }
 }
 
+/// The words that, as a whole segment of a URL's path, a query's name, or the value of a
+/// query's `action`, `cmd`, `command` or `op`, ask the server to act when it is fetched
+/// (`/manager/text/undeploy?path=/app`, `/api?action=flush`): a GET there is no read.
+const ACTION_SEGMENTS: &[&str] = &[
+    "deploy", "undeploy", "redeploy", "reboot", "restart", "shutdown", "poweroff", "halt", "stop",
+    "start", "reload", "delete", "remove", "kill", "purge", "flush", "reset", "drop", "truncate",
+    "destroy", "wipe",
+];
+
+/// Whether a URL names an action (see [`ACTION_SEGMENTS`]), ignoring case. Words that only
+/// contain one (`/restarts`, `/deployments`, `/stopwatch`) and a search for one
+/// (`?q=delete`) read.
+fn url_names_an_action(url: &str) -> bool {
+    let is_action = |word: &str| ACTION_SEGMENTS.iter().any(|a| word.eq_ignore_ascii_case(a));
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let Some(at) = rest.find(['/', '?']) else {
+        return false;
+    };
+    let rest = &rest[at..];
+    let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    path.split(['/', ';']).any(is_action)
+        || query.split('&').any(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            is_action(name)
+                || (["action", "cmd", "command", "op"]
+                    .iter()
+                    .any(|n| name.eq_ignore_ascii_case(n))
+                    && is_action(value))
+        })
+}
+
 /// Whether an HTTPie request item sends data: the earliest separator in it (the longest at
 /// one place) is `=`, `:=`, `@`, `=@` or `:=@` (`name=x`, `n:=1`, `f@file`), not a header's
 /// `:` or a query's `==`. The URL (`web01/x?a=b`) is no item.
@@ -698,7 +744,12 @@ fn host_names(host: &Arg) -> Result<Vec<String>, String> {
         && text
             .rsplit_once('/')
             .is_some_and(|(_, bits)| !bits.is_empty() && bits.chars().all(|c| c.is_ascii_digit()));
-    if text.contains(['*', '?', '[']) || cidr {
+    // A URL's `?` starts its query: only one in the host part is a pattern.
+    let authority = text.split_once("://").map_or(text, |(_, rest)| {
+        rest.split_once('/')
+            .map_or(rest, |(authority, _)| authority)
+    });
+    if text.contains(['*', '[']) || authority.contains('?') || cidr {
         return Err(format!(
             "`{text}` stands for hosts that are not written out"
         ));

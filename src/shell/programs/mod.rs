@@ -386,6 +386,7 @@ fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), 
     };
     run_code(ctx, name, runners::code_of(&lower_base(name), cmd))?;
     unread::deploy_entry(name, cmd)?;
+    git_hooks(ctx, name, cmd)?;
     if let Some(script) = script_of(&lower_base(name), cmd)
         && let Some(content) = written_file(ctx, &script).cloned()
     {
@@ -720,6 +721,57 @@ fn renamed_program(catalog: &ShellCatalog, cmd: &Cmd) -> Option<(String, String)
         destination.trim_start_matches("./").to_owned(),
         program.to_owned(),
     ))
+}
+
+/// `echo 'ssh web01 reboot' > .git/hooks/pre-commit && … && git commit -m x`: a git command
+/// that fires hooks (commit, merge, push, checkout and the like) runs the hooks an earlier
+/// command of the same command wrote, judged as the shell text they are; one written with
+/// text not known here asks when the command could reach another machine.
+fn git_hooks(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
+    const FIRING: &[&str] = &[
+        "commit",
+        "merge",
+        "push",
+        "checkout",
+        "switch",
+        "rebase",
+        "am",
+        "pull",
+        "cherry-pick",
+        "revert",
+        "gc",
+        "worktree",
+        "clone",
+        "fetch",
+        "reset",
+        "restore",
+        "apply",
+        "stash",
+    ];
+    if lower_base(name) != "git" || !cmd.words.iter().skip(1).any(|w| FIRING.contains(&w.text())) {
+        return Ok(());
+    }
+    let hooks: Vec<(String, Option<String>)> = ctx
+        .written
+        .iter()
+        .filter(|(path, _)| {
+            let path = path.trim_matches(['"', '\'']);
+            path.starts_with(".git/hooks/") || path.contains("/.git/hooks/")
+        })
+        .cloned()
+        .collect();
+    for (path, content) in hooks {
+        match content {
+            Some(text) => text_in(ctx, &text, Dialect::Posix)?,
+            None if ctx.named() || ctx.names_a_machine() => {
+                return Err(Unknown(format!(
+                    "`git` runs the hook {path}, which the command wrote with text not known here"
+                )));
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 /// The text an earlier command of the same command wrote into `path`: `Some(None)` when it

@@ -126,6 +126,22 @@ fn socket(
             .into_iter()
             .collect()
     };
+    // `socat TCP-LISTEN:2222,fork TCP:web01:22`: a port here relays to the host.
+    let relays = program.names[0] == "socat"
+        && operands.iter().any(|a| {
+            a.value.as_deref().is_some_and(|v| {
+                v.split([':', ',']).next().is_some_and(|kind| {
+                    kind.to_ascii_uppercase().ends_with("-LISTEN")
+                        || kind.eq_ignore_ascii_case("TCP-L")
+                })
+            })
+        });
+    if relays && let [Some(host)] = hosts.as_slice() {
+        ctx.forwarded = Some(Target {
+            name: host.clone(),
+            kind: TargetKind::Host,
+        });
+    }
     let mut targets = Vec::new();
     for host in &hosts {
         match host {

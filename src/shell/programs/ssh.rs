@@ -23,6 +23,9 @@ pub(super) struct SshOptions {
     /// How many `-L`/`-D`/`LocalForward`/`DynamicForward`: ports here that reach the host's
     /// side.
     forwards_here: usize,
+    /// The first `-L`/`LocalForward` whose far end is another machine than the host
+    /// (`-L 2222:web01:22`): a port here then reaches that machine.
+    forwards_to: Option<String>,
     local_only: bool,
     subsystem: bool,
     local_texts: Vec<String>,
@@ -236,7 +239,13 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
         'l' => {
             o.user.get_or_insert_with(|| value.to_owned());
         }
-        'L' | 'D' => o.forwards_here += 1,
+        'L' => {
+            o.forwards_here += 1;
+            if o.forwards_to.is_none() {
+                o.forwards_to = forward_end(value);
+            }
+        }
+        'D' => o.forwards_here += 1,
         // `-W host:port` carries another ssh connection (a jump): it runs nothing here.
         'O' | 'Q' | 'W' => o.local_only = true,
         'o' => {
@@ -274,7 +283,13 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
                     o.local_texts.push(val.to_owned());
                 }
                 "sessiontype" if val.eq_ignore_ascii_case("none") => o.no_command = true,
-                "localforward" | "dynamicforward" => o.forwards_here += 1,
+                "localforward" => {
+                    o.forwards_here += 1;
+                    if o.forwards_to.is_none() {
+                        o.forwards_to = forward_end(val);
+                    }
+                }
+                "dynamicforward" => o.forwards_here += 1,
                 // `SetEnv NAME=value …`, `SendEnv NAME PATTERN*`.
                 "setenv" | "sendenv" => {
                     let named = val.split_whitespace().find(|item| {
@@ -369,12 +384,24 @@ pub(super) fn ssh(
         ));
         return Ok(());
     }
+    // `ssh -p 2222 localhost …` after `ssh -fNL 2222:web01:22 build07`: this machine's port
+    // reaches the forward's far end.
+    let name = match &ctx.forwarded {
+        Some(forwarded) if crate::inventory::is_loopback(&name) => forwarded.name.clone(),
+        _ => name,
+    };
     let target = Target {
         name,
         kind: o.target_kind(dest),
     };
-    // Later in the same text, a connection to this machine may go through the forward.
-    if o.forwards_here > 0 {
+    // Later in the same text, a connection to this machine may go through the forward: to
+    // the host, or to the machine the host forwards it to.
+    if let Some(end) = &o.forwards_to {
+        ctx.forwarded = Some(Target {
+            name: end.clone(),
+            kind: TargetKind::Host,
+        });
+    } else if o.forwards_here > 0 {
         ctx.forwarded = Some(target.clone());
     }
     let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
@@ -475,4 +502,29 @@ pub(super) fn read_rsh(command: &str, o: &mut SshOptions) {
         }
         i += 1;
     }
+}
+
+/// The far end of a local forward, `[bind:]port:host:hostport` (`[v6]` bracketed), when it
+/// is another machine than the ssh host itself (not loopback); `None` for a socket path.
+fn forward_end(spec: &str) -> Option<String> {
+    let spec = spec.trim();
+    let mut fields = Vec::new();
+    let mut text = spec;
+    while !text.is_empty() {
+        if let Some(inner) = text.strip_prefix('[') {
+            let (host, after) = inner.split_once(']').unwrap_or((inner, ""));
+            fields.push(host);
+            text = after.strip_prefix(':').unwrap_or(after);
+        } else {
+            let (field, after) = text.split_once([':', ' ']).unwrap_or((text, ""));
+            fields.push(field);
+            text = after.trim_start();
+        }
+    }
+    if fields.len() < 3 {
+        return None;
+    }
+    let host = fields[fields.len() - 2];
+    (!host.is_empty() && !host.contains('/') && !crate::inventory::is_loopback(host))
+        .then(|| host.to_owned())
 }

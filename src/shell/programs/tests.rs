@@ -4,7 +4,7 @@
 use crate::inventory::Inventory;
 use crate::shell::Dialect;
 use crate::shell::Verdict;
-use crate::shell::tests::{decision_in, verdict_of};
+use crate::shell::tests::{decision_in, verdict_of, verdict_with};
 
 /// What the hook would do with the test inventory protected: `none`, `ask`, or `checkpoint
 /// a,b` (sorted, lower case).
@@ -19,7 +19,13 @@ fn outcome(command: &str, dialect: Dialect) -> String {
 #[track_caller]
 fn expect(cases: &[(&str, &str)]) {
     for (command, want) in cases {
-        assert_eq!(outcome(command, Dialect::Posix), *want, "{command}");
+        let known = Inventory::of(["web01", "db01", "win01", "10.0.0.5"]);
+        let verdict = verdict_with(command, Dialect::Posix, &known);
+        assert_eq!(
+            outcome(command, Dialect::Posix),
+            *want,
+            "{command}: {verdict:?}"
+        );
     }
 }
 
@@ -642,5 +648,154 @@ fn host_words_are_read_as_the_shell_and_the_resolver_do() {
         ("curl -K req.cfg", "ask"),
         ("curl --conf req.cfg", "ask"),
         ("curl https://example.com/x", "none"),
+    ]);
+}
+
+/// A network tool whose action only reads the machine it names, or changes only this
+/// machine with what it fetched there, stays quiet; the same tool told to change the
+/// machine still meets the net.
+#[test]
+fn tools_that_only_read_the_machine_they_name_stay_quiet() {
+    expect(&[
+        ("nmap -sV -p 22,80,443 web01", "none"),
+        ("nmap --script http-put --script-args x web01", "ask"),
+        ("snmpwalk -v2c -c public web01 system", "none"),
+        ("snmpget -v2c -c public web01 sysUpTime.0", "none"),
+        ("snmpset -v2c -c private web01 sysName.0 s x", "ask"),
+        (
+            "ldapsearch -H ldap://db01 -x -b dc=corp,dc=example '(uid=bob)'",
+            "none",
+        ),
+        ("ldapmodify -H ldap://db01 -f change.ldif", "ask"),
+        (
+            "ipmitool -I lanplus -H web01 -U admin -P x sdr list",
+            "none",
+        ),
+        ("ipmitool -H web01 -U admin -P x chassis status", "none"),
+        ("ipmitool -H web01 -U admin -P x chassis power off", "ask"),
+        ("ipmitool -H web01 -U sdr -P x power off", "ask"),
+        ("ipmitool -H web01 sdr fill sensors", "ask"),
+        (
+            "etcdctl --endpoints=http://db01:2379 get --prefix /config",
+            "none",
+        ),
+        (
+            "etcdctl --endpoints=http://db01:2379 del --prefix /config",
+            "ask",
+        ),
+        ("consul members -http-addr=web01:8500", "none"),
+        ("consul kv delete -http-addr=web01:8500 -recurse app", "ask"),
+        ("pip install git+ssh://git@web01/srv/pkg.git", "none"),
+        (
+            "pip download --index-url http://web01:8080/simple x",
+            "none",
+        ),
+        ("cargo install --git ssh://web01/srv/tool.git", "none"),
+        ("cargo test web01", "none"),
+        ("cargo publish --index ssh://web01/index", "ask"),
+        (
+            "git archive --remote=web01:/srv/app.git HEAD | tar x",
+            "none",
+        ),
+        ("git push web01:/srv/app.git", "ask"),
+        ("salt-call --master=web01 state.apply", "none"),
+        (
+            "ansible-pull -U https://git.example/ops.git -i web01, site.yml",
+            "none",
+        ),
+        ("ansible-inventory -i inventories/prod --host web01", "none"),
+    ]);
+}
+
+/// A GET whose URL names an action (a path segment, a query's name, or the value of its
+/// `action`) is a change of the server; a page that only mentions one reads.
+#[test]
+fn a_get_that_names_an_action_in_its_url_changes_the_server() {
+    expect(&[
+        (
+            "curl -u admin:x 'http://web01:8080/manager/text/undeploy?path=/app'",
+            "checkpoint web01",
+        ),
+        ("curl http://web01/api/cache/flush", "checkpoint web01"),
+        (
+            "curl 'http://web01/admin?action=Restart'",
+            "checkpoint web01",
+        ),
+        ("wget -qO- http://web01/service/reboot", "checkpoint web01"),
+        ("curl http://web01/api/deployments", "none"),
+        ("curl 'http://web01/search?q=delete'", "none"),
+        ("curl http://web01/docs/stopwatch", "none"),
+        ("curl http://web01/", "none"),
+        ("curl http://web01/health", "none"),
+    ]);
+}
+
+/// A port of this machine forwarded or relayed to another reaches that machine: a later
+/// client in the same command naming localhost (ssh, curl, a database client) changes the
+/// forward's far end, not this machine and not the ssh host that only carries it.
+#[test]
+fn a_client_of_a_forwarded_port_reaches_the_forwards_end() {
+    expect(&[
+        (
+            "ssh -fNL 2222:web01:22 build07 && ssh -p 2222 localhost sudo reboot",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -f -N -L 127.0.0.1:2222:web01:22 build07; ssh -p 2222 127.0.0.1 reboot",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -fNL 2222:web01:22 build07 && ssh -p 2222 localhost uptime",
+            "none",
+        ),
+        (
+            "socat TCP-LISTEN:2222,fork TCP:web01:22 & ssh -p 2222 localhost reboot",
+            "checkpoint web01",
+        ),
+        (
+            "autossh -M0 -fNL 8443:localhost:443 web01 && curl -k -X DELETE https://localhost:8443/api/cache",
+            "checkpoint web01",
+        ),
+        (
+            "ssh -fNL 8443:localhost:443 web01 && curl -k https://localhost:8443/api/cache",
+            "none",
+        ),
+        (
+            "ssh -fNL 6543:db01:5432 build07 && psql -h localhost -p 6543 -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        ("curl -X DELETE http://localhost:8080/x", "none"),
+        ("ssh localhost sudo reboot", "checkpoint localhost"),
+    ]);
+}
+
+/// A git hook the command writes runs at the git command that fires it.
+#[test]
+fn a_git_hook_the_command_writes_is_judged_where_git_fires_it() {
+    expect(&[
+        (
+            "echo 'ssh web01 reboot' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && git commit -m x",
+            "checkpoint web01",
+        ),
+        (
+            "echo 'ssh db01 reboot' > app/.git/hooks/post-checkout; git -C app checkout main",
+            "checkpoint db01",
+        ),
+        (
+            "echo 'ssh web01 uptime' > .git/hooks/pre-commit && git commit -m x",
+            "none",
+        ),
+        (
+            "echo 'ssh web01 reboot' > .git/hooks/pre-commit && git status",
+            "none",
+        ),
+        (
+            "echo 'ssh web01 reboot' > notes.txt && git commit -m x",
+            "none",
+        ),
+        (
+            "echo \"ssh $H reboot\" > .git/hooks/pre-push && git push",
+            "ask",
+        ),
     ]);
 }

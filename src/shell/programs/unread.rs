@@ -221,7 +221,7 @@ fn method_on_a_machine(ctx: &Ctx<'_>, raw: &str) -> Option<String> {
 pub(super) fn protected_net(ctx: &Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Unknown> {
     let base = lower_base(name);
     let base = base.strip_suffix(".exe").unwrap_or(&base);
-    if net::is_inert(base) || reads_the_repository(base, cmd) {
+    if net::is_inert(base) || reads_the_repository(base, cmd) || only_reads_there(base, cmd) {
         return Ok(());
     }
     if let Some(host) = &ctx.exported {
@@ -284,6 +284,8 @@ fn reads_the_repository(base: &str, cmd: &Cmd) -> bool {
         "fetch",
         "ls-remote",
         "pull",
+        // `git archive --remote=web01:/srv/app.git HEAD`: the remote only serves the tree.
+        "archive",
     ];
     if base != "git" {
         return false;
@@ -449,4 +451,242 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
         }
     }
     Ok(())
+}
+
+/// Programs whose action, by their own subcommand, only reads the machine a word of theirs
+/// names, or changes only this machine with what it fetched from there: the program, the
+/// options that take a separate value (so a value is never taken for the subcommand), and
+/// the globs over the operands joined by spaces (`sdr list`, `get *`) that keep it so.
+/// Anything else (`ipmitool … power off`, `etcdctl put`, `consul kv delete`) still meets the
+/// net.
+const READING_ACTIONS: &[(&str, &[&str], &[&str])] = &[
+    (
+        "ipmitool",
+        &[
+            "-I", "-H", "-U", "-P", "-p", "-L", "-A", "-C", "-y", "-k", "-K", "-f", "-t", "-b",
+            "-T", "-B", "-R", "-N", "-O", "-Y", "-z", "-m", "-l", "-e", "-o",
+        ],
+        &[
+            "sdr",
+            "sdr list*",
+            "sdr elist*",
+            "sdr type*",
+            "sdr get*",
+            "sdr info",
+            "sensor",
+            "sensor list*",
+            "sensor get*",
+            "chassis status",
+            "chassis power status",
+            "power status",
+            "fru",
+            "fru print*",
+            "sel",
+            "sel list*",
+            "sel elist*",
+            "sel info",
+            "mc info",
+            "lan print*",
+            "user list*",
+        ],
+    ),
+    (
+        "etcdctl",
+        &[
+            "--endpoints",
+            "--user",
+            "--password",
+            "--cacert",
+            "--cert",
+            "--key",
+            "-w",
+            "--write-out",
+            "--dial-timeout",
+            "--command-timeout",
+        ],
+        &[
+            "get *",
+            "member list*",
+            "endpoint health*",
+            "endpoint status*",
+            "version",
+            "watch *",
+        ],
+    ),
+    (
+        "consul",
+        &[
+            "-http-addr",
+            "-token",
+            "-datacenter",
+            "-ca-file",
+            "-client-cert",
+            "-client-key",
+        ],
+        &[
+            "members*",
+            "info*",
+            "version",
+            "catalog *",
+            "kv get *",
+            "kv export*",
+            "monitor*",
+            "operator raft list-peers*",
+        ],
+    ),
+    // The package comes from the named host and is installed here.
+    (
+        "pip",
+        &[
+            "-i",
+            "--index-url",
+            "--extra-index-url",
+            "-f",
+            "--find-links",
+            "--trusted-host",
+            "--proxy",
+            "-d",
+            "--dest",
+            "-r",
+            "--requirement",
+            "-c",
+            "--constraint",
+            "-t",
+            "--target",
+        ],
+        &["install*", "download*", "wheel*"],
+    ),
+    (
+        "pip3",
+        &[
+            "-i",
+            "--index-url",
+            "--extra-index-url",
+            "-f",
+            "--find-links",
+            "--trusted-host",
+            "--proxy",
+            "-d",
+            "--dest",
+            "-r",
+            "--requirement",
+            "-c",
+            "--constraint",
+            "-t",
+            "--target",
+        ],
+        &["install*", "download*", "wheel*"],
+    ),
+    (
+        "cargo",
+        &[
+            "--git",
+            "--branch",
+            "--tag",
+            "--rev",
+            "--root",
+            "--index",
+            "--registry",
+            "-p",
+            "--package",
+            "-F",
+            "--features",
+            "-j",
+            "--jobs",
+            "--target",
+            "--manifest-path",
+            "--bin",
+            "--test",
+        ],
+        &[
+            "install*", "fetch*", "build*", "check*", "test*", "doc*", "tree*", "search *",
+        ],
+    ),
+    // These change this machine: the host named is where states, playbooks and inventory
+    // come from, or a host the inventory only prints.
+    (
+        "salt-call",
+        &[
+            "--master",
+            "-l",
+            "--log-level",
+            "-c",
+            "--config-dir",
+            "--id",
+        ],
+        &["*"],
+    ),
+    (
+        "ansible-pull",
+        &[
+            "-U",
+            "--url",
+            "-i",
+            "--inventory",
+            "-C",
+            "--checkout",
+            "-d",
+            "--directory",
+            "-e",
+            "--extra-vars",
+            "-t",
+            "--tags",
+            "-l",
+            "--limit",
+            "--vault-password-file",
+            "--private-key",
+            "-m",
+            "--module-name",
+            "--accept-host-key",
+        ],
+        &["*"],
+    ),
+    (
+        "ansible-inventory",
+        &[
+            "-i",
+            "--inventory",
+            "--host",
+            "--vault-password-file",
+            "--output",
+        ],
+        &["*"],
+    ),
+    (
+        "ldapsearch",
+        &[
+            "-H", "-h", "-D", "-w", "-b", "-s", "-y", "-p", "-o", "-f", "-l", "-z", "-T",
+        ],
+        &["*"],
+    ),
+    (
+        "nmap",
+        &["-p", "-oN", "-oX", "-oG", "-oA", "-iL", "--top-ports", "-T"],
+        &["*"],
+    ),
+];
+
+/// Whether a program of [`READING_ACTIONS`] is given an action that only reads there (an
+/// nmap script may write: `--script` keeps the net).
+fn only_reads_there(base: &str, cmd: &Cmd) -> bool {
+    let Some((_, values, reading)) = READING_ACTIONS.iter().find(|(name, _, _)| *name == base)
+    else {
+        return false;
+    };
+    let mut operands = Vec::new();
+    let mut words = cmd.words.iter().skip(1).map(Arg::text);
+    while let Some(word) = words.next() {
+        if base == "nmap" && (word.starts_with("--script") || word == "-A" || word == "-sC") {
+            return false;
+        }
+        if word.starts_with('-') {
+            if values.contains(&word) {
+                words.next();
+            }
+        } else {
+            operands.push(word);
+        }
+    }
+    let phrase = operands.join(" ");
+    reading.iter().any(|r| crate::glob::glob_match(r, &phrase))
 }
