@@ -454,7 +454,47 @@ fn option_command(args: &[Arg], options: &[&str], code: &mut Vec<Code>) {
 }
 
 /// `git -c key=value`: the keys whose value git runs.
+/// The shell command git's ext transport runs for `ext::COMMAND`: words split at spaces,
+/// `% ` a space inside a word and `%%` a `%` (other `%` tokens are git's own values).
+fn ext_command(command: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut chars = command.chars();
+    while let Some(c) = chars.next() {
+        match (c, c == '%') {
+            (_, true) => match chars.next() {
+                Some(' ') => word.push(' '),
+                Some('%') => word.push('%'),
+                Some(other) => {
+                    word.push('%');
+                    word.push(other);
+                }
+                None => {}
+            },
+            (' ', _) => words.push(std::mem::take(&mut word)),
+            _ => word.push(c),
+        }
+    }
+    words.push(word);
+    words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| shlex::try_quote(w).map_or_else(|_| w.clone(), std::borrow::Cow::into_owned))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn git(args: &[Arg], code: &mut Vec<Code>) {
+    // `git clone 'ext::sh -c ssh% web01% reboot'`: the ext transport runs its command, `% `
+    // standing for a space and `%%` for `%`.
+    for arg in args {
+        if let Some(command) = arg.text().strip_prefix("ext::") {
+            code.push(Code::Shell(match &arg.value {
+                Some(_) => Arg::literal(ext_command(command)),
+                None => Arg::dynamic(command.to_owned()),
+            }));
+        }
+    }
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         let text = arg.text();
@@ -563,6 +603,20 @@ fn make(args: &[Arg], stdin: &Stdin, code: &mut Vec<Code>) {
                 None => code.push(Code::Shell(Arg::dynamic(text.to_owned()))),
             }
         }
+    }
+    // `make -f <(…)`, `make -f "$MK"`: a makefile only known when the command runs.
+    let unread_file = args.windows(2).any(|w| {
+        matches!(w[0].text(), "-f" | "--file" | "--makefile") && w[1].value.is_none()
+    }) || args.iter().any(|a| {
+        a.value.is_none()
+            && ["-f", "--file=", "--makefile="]
+                .iter()
+                .any(|p| a.raw.starts_with(p) && a.raw.len() > p.len())
+    });
+    if unread_file {
+        code.push(Code::Unread(String::from(
+            "the makefile is only known when the command runs",
+        )));
     }
     let from_stdin = args
         .windows(2)

@@ -799,3 +799,20 @@ fn a_git_hook_the_command_writes_is_judged_where_git_fires_it() {
         ),
     ]);
 }
+
+/// git's ext transport runs its command, and a makefile only known when make runs asks.
+#[test]
+fn git_ext_transports_and_unread_makefiles_are_read() {
+    expect(&[
+        (
+            "git -c protocol.ext.allow=always clone 'ext::sh -c ssh% web01% reboot' x",
+            "checkpoint web01",
+        ),
+        (
+            "git clone 'ext::ssh -p 2222 web01 %S% /srv/repo' x",
+            "checkpoint web01",
+        ),
+        ("make -f \"$MK\" deploy-web01", "ask"),
+        ("make -f build.mk test", "none"),
+    ]);
+}
