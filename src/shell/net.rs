@@ -79,6 +79,8 @@ const INERT: &[&str] = &[
     "declare",
     "typeset",
     "readonly",
+    // `builtin export …`: only a shell builtin, whose own words are judged.
+    "builtin",
     "return",
     "exit",
     "set",

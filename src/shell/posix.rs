@@ -87,6 +87,7 @@ fn pipeline(pipeline: &ast::Pipeline, walk: &mut Walk) -> Result<(), Unknown> {
                     }
                 }
                 compound_command(&function.body.0, walk)?;
+                walk.functions.push(function.fname.value.clone());
             }
             ast::Command::ExtendedTest(test, _) => {
                 // `[[ … ]]` only tests, but its words may hold `$(…)`.

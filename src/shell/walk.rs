@@ -22,6 +22,9 @@ pub(crate) struct Walk {
     pub(crate) commands: Vec<Cmd>,
     /// Loop variables bound while a literal `for` body is walked.
     pub(crate) bindings: Vec<(String, String)>,
+    /// Functions the text defines: their bodies are walked where they are defined, so a
+    /// call of one runs nothing the walk has not seen.
+    pub(crate) functions: Vec<String>,
     depth: usize,
     count: usize,
     until: Option<Instant>,
@@ -32,6 +35,7 @@ impl Walk {
         Walk {
             commands: Vec::new(),
             bindings: Vec::new(),
+            functions: Vec::new(),
             depth: 0,
             count: 0,
             until,
@@ -91,12 +95,14 @@ impl Walk {
         let fresh = self.depth == 0
             && self.count == 0
             && self.bindings.is_empty()
-            && self.commands.is_empty();
+            && self.commands.is_empty()
+            && self.functions.is_empty();
         if fresh
-            && let Some((commands, count)) =
+            && let Some((commands, count, functions)) =
                 LAST_PARSE.with(|last| last.borrow_mut().take(text, dialect))
         {
             self.count = count;
+            self.functions = functions;
             return Ok(commands);
         }
         let outer = std::mem::take(&mut self.commands);
@@ -111,6 +117,7 @@ impl Walk {
                 dialect,
                 commands: commands.clone(),
                 count: self.count,
+                functions: self.functions.clone(),
             };
             LAST_PARSE.with(|last| *last.borrow_mut() = LastParse(Some(parsed)));
         }
@@ -124,6 +131,7 @@ struct Parsed {
     dialect: Dialect,
     commands: Vec<Cmd>,
     count: usize,
+    functions: Vec<String>,
 }
 
 /// The last whole text parsed on this thread.
@@ -140,11 +148,11 @@ impl LastParse {
 
     /// The commands and count of `text` in `dialect` if it is the last whole text parsed,
     /// taken out.
-    fn take(&mut self, text: &str, dialect: Dialect) -> Option<(Vec<Cmd>, usize)> {
+    fn take(&mut self, text: &str, dialect: Dialect) -> Option<(Vec<Cmd>, usize, Vec<String>)> {
         if !self.holds(text, dialect) {
             return None;
         }
-        self.0.take().map(|p| (p.commands, p.count))
+        self.0.take().map(|p| (p.commands, p.count, p.functions))
     }
 }
 

@@ -285,13 +285,7 @@ fn server(
             _ => &[],
         };
         for var in env {
-            let set = cmd
-                .assignments
-                .iter()
-                .find_map(|a| a.strip_prefix(var)?.strip_prefix('='))
-                .map(str::to_owned)
-                .or_else(|| ctx.bound(var));
-            hosts.extend(set.map(Arg::literal));
+            hosts.extend(ctx.env(cmd, var));
         }
         if parsed.has(&[
             "--defaults-file",

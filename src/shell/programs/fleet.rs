@@ -235,13 +235,7 @@ pub(super) fn fleet(
     let env: Vec<Arg> = program
         .host_env
         .iter()
-        .filter_map(|var| {
-            cmd.assignments
-                .iter()
-                .find_map(|a| a.strip_prefix(var.as_str())?.strip_prefix('='))
-                .map(|v| Arg::literal(v.to_owned()))
-                .or_else(|| ctx.bound(var).map(Arg::literal))
-        })
+        .filter_map(|var| ctx.env(cmd, var))
         .collect();
     hosts.extend(env.iter());
 

@@ -62,6 +62,9 @@ pub(crate) struct Ctx<'a> {
     named: OnceCell<bool>,
     /// Variables the text assigns exactly once, to a literal value (`x=ss; ${x}h …`).
     vars: Vec<(String, String)>,
+    /// Variables the text sets to a value only known when it runs, or more than once
+    /// (`export PGHOST=$(…)`, `read PGHOST`).
+    unknown_env: Vec<String>,
     names_a_machine: OnceCell<bool>,
     /// Files an earlier command of the text wrote, with what it wrote when the text fixes
     /// it (`echo 'ssh web01 reboot' > /tmp/r.sh; bash /tmp/r.sh`).
@@ -148,6 +151,35 @@ impl Ctx<'_> {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
     }
+
+    /// The value a program started by `cmd` finds in the environment variable `name`: the
+    /// command's own `NAME=value`, else what the text set it to; a value only known when
+    /// the command runs (`$NAME`, no value) when the text sets it so. None when the text
+    /// leaves it alone.
+    pub(crate) fn env(&self, cmd: &Cmd, name: &str) -> Option<Arg> {
+        let own = cmd
+            .assignments
+            .iter()
+            .rev()
+            .find_map(|a| a.strip_prefix(name)?.strip_prefix('='));
+        if let Some(value) = own {
+            return Some(if value.contains(['$', '`']) {
+                Arg {
+                    raw: value.to_owned(),
+                    value: None,
+                }
+            } else {
+                Arg::literal(value.to_owned())
+            });
+        }
+        if let Some(value) = self.bound(name) {
+            return Some(Arg::literal(value));
+        }
+        self.unknown_env.iter().any(|n| n == name).then(|| Arg {
+            raw: format!("${name}"),
+            value: None,
+        })
+    }
 }
 
 /// Parses `text` and analyses every simple command in it.
@@ -165,6 +197,7 @@ pub(crate) fn analyse_text(
         whole: text,
         named: OnceCell::new(),
         vars: Vec::new(),
+        unknown_env: Vec::new(),
         written: Vec::new(),
         exported: None,
         touched: Vec::new(),
@@ -190,8 +223,11 @@ fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknow
         Err(e) => return Err(e),
     };
     let outer = ctx.vars.len();
+    let outer_unknown = ctx.unknown_env.len();
     if dialect == Dialect::Posix {
-        ctx.vars.extend(assigned_once(&commands));
+        let (fixed, unknown) = assigned_once(&commands);
+        ctx.vars.extend(fixed);
+        ctx.unknown_env.extend(unknown);
     }
     ctx.walk.enter()?;
     let result = match dialect {
@@ -207,6 +243,7 @@ fn text_in(ctx: &mut Ctx<'_>, text: &str, dialect: Dialect) -> Result<(), Unknow
     };
     ctx.walk.leave();
     ctx.vars.truncate(outer);
+    ctx.unknown_env.truncate(outer_unknown);
     result
 }
 
@@ -221,41 +258,155 @@ fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
             .any(|word| net::could_name_a_host(word, ctx.known))
 }
 
-/// `NAME=value` commands (no program) whose name is assigned exactly once in `commands`,
-/// to a literal value: those values are what `$NAME` expands to afterwards.
-fn assigned_once(commands: &[Cmd]) -> Vec<(String, String)> {
+/// Variables `commands` set (`NAME=value`, `export`, `declare -x`, `readonly`, `printf -v`,
+/// `read`, …): those set exactly once, to a literal value, with that value (what `$NAME`
+/// expands to afterwards), and the names of the others, whose value is only known when the
+/// command runs.
+fn assigned_once(commands: &[Cmd]) -> (Vec<(String, String)>, Vec<String>) {
     let mut seen: Vec<(String, Option<String>)> = Vec::new();
     for cmd in commands {
-        // `NAME=value` alone, or `export NAME=value`.
-        let exported: Vec<String> = match cmd.words.split_first() {
-            Some((first, rest)) if first.value.as_deref() == Some("export") => rest
-                .iter()
-                .filter(|w| !w.text().starts_with('-'))
-                .map(|w| w.value.clone().unwrap_or_else(|| format!("{}$", w.raw)))
-                .collect(),
-            Some(_) => continue,
-            None => Vec::new(),
-        };
-        for assignment in cmd.assignments.iter().chain(&exported) {
-            let Some((name, value)) = assignment.split_once('=') else {
-                continue;
-            };
-            // `assignments` keeps an expanding value as written: `$`/backticks mark it.
-            let literal = (!value.contains(['$', '`'])).then(|| value.to_owned());
-            match seen.iter_mut().find(|(n, _)| n == name) {
+        for (name, value) in set_by(cmd) {
+            match seen.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, known)) => *known = None,
-                None => seen.push((name.to_owned(), literal)),
+                None => seen.push((name, value)),
             }
         }
     }
     // IFS set at all changes how every unquoted expansion splits: keep that it was set.
-    seen.into_iter()
-        .filter_map(|(name, value)| match value {
-            Some(v) => Some((name, v)),
-            None if name == "IFS" => Some((name, String::new())),
-            None => None,
+    let mut fixed = Vec::new();
+    let mut unknown = Vec::new();
+    for (name, value) in seen {
+        match value {
+            Some(v) => fixed.push((name, v)),
+            None if name == "IFS" => fixed.push((name, String::new())),
+            None => unknown.push(name),
+        }
+    }
+    (fixed, unknown)
+}
+
+/// The variables one command sets for the commands after it, each with its value when the
+/// text fixes it: `NAME=value` alone; `export`, `declare`, `typeset`, `local` and `readonly`
+/// (also after `builtin`, `command` or `eval`), a brace in the name naming each name it
+/// expands to; `printf -v NAME FORMAT`; `read NAME…` (the here-string's line when there is
+/// one name); `mapfile`/`readarray`.
+fn set_by(cmd: &Cmd) -> Vec<(String, Option<String>)> {
+    // `assignments` keeps an expanding value as written: `$`/backticks mark it.
+    let literal = |value: &str| (!value.contains(['$', '`'])).then(|| value.to_owned());
+    let mut words = cmd.words.as_slice();
+    while let Some((first, rest)) = words.split_first()
+        && matches!(first.value.as_deref(), Some("builtin" | "command" | "eval"))
+        && rest.first().is_some_and(|w| !w.text().starts_with('-'))
+    {
+        words = rest;
+    }
+    let Some((first, rest)) = words.split_first() else {
+        return cmd
+            .assignments
+            .iter()
+            .filter_map(|a| a.split_once('='))
+            .map(|(name, value)| (name.to_owned(), literal(value)))
+            .collect();
+    };
+    let operands = || rest.iter().filter(|w| !w.text().starts_with(['-', '+']));
+    match first.value.as_deref() {
+        Some("export" | "declare" | "typeset" | "local" | "readonly") => {
+            // `declare -n r=h` names another variable, `-i` evaluates arithmetic: the
+            // value is not the text.
+            let computed = rest
+                .iter()
+                .any(|w| w.text().starts_with(['-', '+']) && w.text().contains(['n', 'i']));
+            set_names(operands(), computed)
+        }
+        Some("printf") => match rest {
+            [flag, name, format, args @ ..] if flag.text() == "-v" => {
+                // `printf -v h web01`, `printf -v h %s web01`: the text itself.
+                let value = match (format.value.as_deref(), args) {
+                    (Some("%s"), [arg]) => arg.value.clone(),
+                    (Some(f), []) if !f.contains(['%', '\\']) => Some(f.to_owned()),
+                    _ => None,
+                };
+                vec![(name.text().trim_end_matches(']').to_owned(), value)]
+            }
+            _ => Vec::new(),
+        },
+        Some("read") => {
+            let mut names = Vec::new();
+            let mut skip = false;
+            for word in rest {
+                let text = word.text();
+                if std::mem::take(&mut skip) {
+                    continue;
+                }
+                if text.starts_with('-') {
+                    skip =
+                        text.len() > 1 && text.ends_with(['a', 'd', 'i', 'n', 'N', 'p', 't', 'u']);
+                } else {
+                    names.push(text.to_owned());
+                }
+            }
+            let line = match (&cmd.stdin, names.as_slice()) {
+                (Stdin::Text(text), [_]) => text
+                    .value
+                    .as_deref()
+                    .map(|t| t.trim_matches([' ', '\t', '\n']).to_owned())
+                    .filter(|t| !t.contains('\n')),
+                _ => None,
+            };
+            if names.is_empty() {
+                names.push(String::from("REPLY"));
+            }
+            names.into_iter().map(|n| (n, line.clone())).collect()
+        }
+        Some("mapfile" | "readarray") => {
+            let name = operands().next_back().map_or("MAPFILE", Arg::text);
+            vec![(name.to_owned(), None)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The variables `export`/`declare`-like operands set, each with its literal value (none
+/// when `computed`, or when it expands), a brace in a name naming every name it expands to.
+fn set_names<'w>(
+    operands: impl Iterator<Item = &'w Arg>,
+    computed: bool,
+) -> Vec<(String, Option<String>)> {
+    let literal =
+        |value: &str| (!computed && !value.contains(['$', '`'])).then(|| value.to_owned());
+    operands
+        .filter_map(|w| {
+            let (name, value) = match &w.value {
+                Some(text) => {
+                    let (name, value) = text.split_once('=')?;
+                    (name.to_owned(), literal(value))
+                }
+                None => (w.raw.split_once('=')?.0.to_owned(), None),
+            };
+            Some((name, value))
         })
+        .flat_map(|(name, value)| {
+            braced_names(&name)
+                .into_iter()
+                .map(move |n| (n, value.clone()))
+        })
+        .filter(|(name, _)| is_name(name))
         .collect()
+}
+
+/// The names a name with a brace expansion in it stands for (`{PGHOST,PGX}` → both); the
+/// name itself when it has none.
+fn braced_names(name: &str) -> Vec<String> {
+    if let Some((head, rest)) = name.split_once('{')
+        && let Some((inner, tail)) = rest.split_once('}')
+        && inner.contains(',')
+    {
+        return inner
+            .split(',')
+            .flat_map(|part| braced_names(&format!("{head}{part}{tail}")))
+            .collect();
+    }
+    vec![name.to_owned()]
 }
 
 /// The command `words` run on a remote host, judged: its text (the words as written when part
@@ -330,6 +481,26 @@ fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), 
     } else {
         cmd
     };
+    // `PGHOST=db01 bash -c "psql …"`: the command's own assignments are the environment of
+    // whatever it runs in turn.
+    let (vars, unknown) = (ctx.vars.len(), ctx.unknown_env.len());
+    if dialect == Dialect::Posix && !cmd.words.is_empty() {
+        for (name, value) in cmd.assignments.iter().filter_map(|a| a.split_once('=')) {
+            if value.contains(['$', '`']) {
+                ctx.unknown_env.push(name.to_owned());
+            } else {
+                ctx.vars.push((name.to_owned(), value.to_owned()));
+            }
+        }
+    }
+    let result = bound_command(ctx, cmd, dialect);
+    ctx.vars.truncate(vars);
+    ctx.unknown_env.truncate(unknown);
+    result
+}
+
+/// [`simple_command`], with its words' bound values and its environment in place.
+fn bound_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     if !cmd.wrapped {
         remember(ctx, cmd, dialect)?;
     }
@@ -430,6 +601,10 @@ fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), 
             && let Some(next) = cmdlets::start_process(name, &cmd.words[1..])
         {
             return code(ctx, name, &next, Dialect::Posix);
+        }
+        // `f() { …; }; f`: the body was judged where the text defines it.
+        if dialect == Dialect::Posix && ctx.walk.functions.iter().any(|f| f == name) {
+            return Ok(());
         }
         return unread_program(ctx, name, cmd);
     };
@@ -666,16 +841,14 @@ fn remember(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknow
         let content = posix::output_of(cmd).and_then(|a| a.value);
         ctx.written.push((path.clone(), content));
     }
-    for assignment in cmd.assignments.iter().chain(
-        cmd.words
-            .iter()
-            .skip(1)
-            .filter_map(|w| w.value.as_ref())
-            .filter(|_| cmd.words.first().and_then(|w| w.value.as_deref()) == Some("export")),
-    ) {
-        if let Some((_, value)) = assignment.split_once('=')
-            && let Some(host) = net::protected(value, ctx.known)
-        {
+    let set = set_by(cmd).into_iter().filter_map(|(_, value)| value);
+    for value in cmd
+        .assignments
+        .iter()
+        .filter_map(|a| Some(a.split_once('=')?.1.to_owned()))
+        .chain(set)
+    {
+        if let Some(host) = net::protected(&value, ctx.known) {
             ctx.exported = Some(host.to_owned());
         }
     }

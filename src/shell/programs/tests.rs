@@ -816,3 +816,90 @@ fn git_ext_transports_and_unread_makefiles_are_read() {
         ("make -f build.mk test", "none"),
     ]);
 }
+
+#[test]
+fn every_way_bash_sets_a_variable_sets_a_clients_server() {
+    expect(&[
+        (
+            "declare -x PGHOST=db01; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "declare -gx PGHOST=db01; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "typeset -x MYSQL_HOST=db01; mysql -e 'DROP DATABASE app'",
+            "checkpoint db01",
+        ),
+        (
+            "declare -x MYSQL_HOST=db01 && mysql -e 'DROP DATABASE app'",
+            "checkpoint db01",
+        ),
+        (
+            "f() { local -x PGHOST=db01; psql -c 'DROP TABLE t'; }; f",
+            "checkpoint db01",
+        ),
+        (
+            "readonly PGHOST=db01; export PGHOST; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "printf -v PGHOST db01; export PGHOST; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "read PGHOST <<< db01; export PGHOST; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "export {PGHOST,PGX}=db01; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "eval export PGHOST=db01; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        (
+            "builtin export PGHOST=db01; psql -c 'DROP TABLE t'",
+            "checkpoint db01",
+        ),
+        ("printf -v h %s web01; ssh $h reboot", "checkpoint web01"),
+        // A value only known when the command runs: a name reference, arithmetic.
+        ("declare -n r=h; h=web01; ssh $r reboot", "ask"),
+        ("declare -ix PGHOST=db01; psql -c 'DROP TABLE t'", "ask"),
+        ("export PGHOST=db0$((1)); psql -c 'DROP TABLE t'", "ask"),
+        (
+            "printf -v PGHOST '%s%s' db0 1; export PGHOST; psql -c 'DROP TABLE t'",
+            "ask",
+        ),
+        ("read PGHOST; export PGHOST; psql -c 'DROP TABLE t'", "ask"),
+        ("declare -x PGHOST=\"$1\"; psql -c 'DROP TABLE t'", "ask"),
+        ("mapfile PGHOST < hosts; psql -c 'DROP TABLE t'", "ask"),
+        // The command's own environment is that of what it runs.
+        (
+            "PGHOST=db01 bash -c \"psql -c 'DROP TABLE t'\"",
+            "checkpoint db01",
+        ),
+        (
+            "PGHOST=db01 sh -c \"psql -c 'DROP TABLE t'\"",
+            "checkpoint db01",
+        ),
+        (
+            "MYSQL_HOST=db01 bash -c \"mysql -e 'DROP DATABASE app'\"",
+            "checkpoint db01",
+        ),
+        ("PGHOST=$(cat h) bash -c \"psql -c 'DROP TABLE t'\"", "ask"),
+        // The server named, and no variable a client reads names none.
+        (
+            "declare -x PGHOST=db02; psql -c 'DROP TABLE t'",
+            "checkpoint db02",
+        ),
+        (
+            "declare -x PGHOST=db01; psql -h localhost -c 'DROP TABLE t'",
+            "none",
+        ),
+        ("declare -x OTHER=$(date); psql -c 'DROP TABLE t'", "none"),
+        ("read -r -p 'host? ' REPLY; echo $REPLY", "none"),
+    ]);
+}
