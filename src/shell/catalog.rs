@@ -105,6 +105,9 @@ pub(crate) struct Program {
     pub(crate) host_operand: Option<String>,
     /// Environment variables that name the host (fleet grammar): `DOCKER_HOST`.
     pub(crate) host_env: Vec<String>,
+    /// Environment variables that pick hosts the command does not write, a context's or a
+    /// connection's name (fleet grammar): `DOCKER_CONTEXT`, `CONTAINER_CONNECTION`.
+    pub(crate) other_host_env: Vec<String>,
     /// Options (or operand words, such as wmic's `call`) that make the call change something
     /// whatever its action (fleet grammar).
     pub(crate) mutating_options: Vec<String>,
@@ -557,6 +560,8 @@ struct RawProgram {
     host_operand: Option<String>,
     #[serde(default)]
     host_env: Vec<String>,
+    #[serde(default)]
+    other_host_env: Vec<String>,
     #[serde(default)]
     mutating_options: Vec<String>,
     without_host: Option<WithoutHost>,
@@ -1257,6 +1262,7 @@ fn check_program(
         other_host_options: raw.other_host_options,
         host_operand: raw.host_operand,
         host_env: raw.host_env,
+        other_host_env: raw.other_host_env,
         mutating_options: raw.mutating_options,
         without_host_asks: raw.without_host == Some(WithoutHost::Ask),
         windows_flags: raw.windows_flags,
@@ -1320,6 +1326,7 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
     if (!operand_read && raw.host_operand.is_some())
         || !fleet
             && (!raw.host_env.is_empty()
+                || !raw.other_host_env.is_empty()
                 || (!raw.mutating_options.is_empty() && raw.grammar != Grammar::Database)
                 || raw.without_host.is_some()
                 || raw.windows_flags
@@ -1332,7 +1339,7 @@ fn check_fleet_keys(raw: &RawProgram, fleet: bool, at: &dyn Fn() -> String) -> a
                 || !raw.exec_kwargs.is_empty())
     {
         bail!(
-            "{}: host_operand, host_env, mutating_options, without_host, windows_flags, request_items, scope, ask_actions, method_options, remote_command, exec and exec_kwargs are only read for the fleet grammar (host_operand for ps-objects too)",
+            "{}: host_operand, host_env, other_host_env, mutating_options, without_host, windows_flags, request_items, scope, ask_actions, method_options, remote_command, exec and exec_kwargs are only read for the fleet grammar (host_operand for ps-objects too)",
             at()
         );
     }
@@ -1442,7 +1449,7 @@ mod tests {
           |
         4 | hosts = []
           | ^^^^^
-        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `mutating_options`, `without_host`, `windows_flags`, `request_items`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`, `vm_options`, `vm_operand`, `method_options`
+        unknown field `hosts`, expected one of `names`, `grammar`, `value_options`, `read_only`, `mutating`, `host_options`, `other_host_options`, `host_operand`, `host_env`, `other_host_env`, `mutating_options`, `without_host`, `windows_flags`, `request_items`, `dialect`, `scope`, `ask_actions`, `remote_command`, `exec`, `exec_kwargs`, `vm_options`, `vm_operand`, `method_options`
         "#);
         let bad_grammar = ShellCatalog::parse(
             "[[program]]\nnames = [\"x\"]\ngrammar = \"telnet\"\n",

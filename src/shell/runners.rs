@@ -605,14 +605,15 @@ fn make(args: &[Arg], stdin: &Stdin, code: &mut Vec<Code>) {
         }
     }
     // `make -f <(…)`, `make -f "$MK"`: a makefile only known when the command runs.
-    let unread_file = args.windows(2).any(|w| {
-        matches!(w[0].text(), "-f" | "--file" | "--makefile") && w[1].value.is_none()
-    }) || args.iter().any(|a| {
-        a.value.is_none()
-            && ["-f", "--file=", "--makefile="]
-                .iter()
-                .any(|p| a.raw.starts_with(p) && a.raw.len() > p.len())
-    });
+    let unread_file = args
+        .windows(2)
+        .any(|w| matches!(w[0].text(), "-f" | "--file" | "--makefile") && w[1].value.is_none())
+        || args.iter().any(|a| {
+            a.value.is_none()
+                && ["-f", "--file=", "--makefile="]
+                    .iter()
+                    .any(|p| a.raw.starts_with(p) && a.raw.len() > p.len())
+        });
     if unread_file {
         code.push(Code::Unread(String::from(
             "the makefile is only known when the command runs",

@@ -248,6 +248,22 @@ pub(super) fn process_started(statement: &str) -> Option<Result<String, String>>
     Some(Ok(words.join(" ")))
 }
 
+/// What `[Environment]::SetEnvironmentVariable('PGHOST', 'db01')` in `statement` sets: the
+/// variable's name, upper-case, and its value when the text writes it. None when the
+/// statement sets no variable, or names it only at run time.
+pub(super) fn environment_set(statement: &str) -> Option<(String, Option<String>)> {
+    let lower = statement.to_ascii_lowercase();
+    let marker = "environment]::setenvironmentvariable(";
+    let at = lower.find(marker)? + marker.len();
+    let inner = statement[at..]
+        .rsplit_once(')')
+        .map_or(&statement[at..], |(a, _)| a);
+    let parts = split_top_level(inner);
+    let name = literal_string(parts.first()?)?.to_ascii_uppercase();
+    let value = parts.get(1).and_then(|v| literal_string(v));
+    Some((name, value))
+}
+
 /// `text` split at the commas outside brackets and quotes.
 fn split_top_level(text: &str) -> Vec<&str> {
     let mut parts = Vec::new();

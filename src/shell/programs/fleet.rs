@@ -238,6 +238,16 @@ pub(super) fn fleet(
         .filter_map(|var| ctx.env(cmd, var))
         .collect();
     hosts.extend(env.iter());
+    // `DOCKER_CONTEXT=prod docker rm -f app`: a context names hosts elsewhere, as `--context`.
+    if let Some(var) = program
+        .other_host_env
+        .iter()
+        .find(|var| ctx.env(cmd, var).is_some())
+    {
+        elsewhere = Some(format!(
+            "`{var}` picks hosts that are not written in the command"
+        ));
+    }
 
     let action = operands
         .iter()

@@ -121,6 +121,9 @@ fn read(ctx: &mut Ctx<'_>, cmd: &Cmd) -> Result<(), Unknown> {
         .map(|w| w.raw.as_str())
         .collect::<Vec<_>>()
         .join(" ");
+    if let Some((var, value)) = dotnet::environment_set(&statement) {
+        set_environment(ctx, var, value);
+    }
     match dotnet::process_started(&statement) {
         Some(Ok(line)) => code(ctx, "Process.Start", &Arg::literal(line), Dialect::Posix)?,
         Some(Err(unread)) => {
@@ -182,11 +185,31 @@ fn is_value(cmd: &Cmd) -> bool {
     assigned || (!cmd.call && first.raw.starts_with('\''))
 }
 
+/// Sets the environment variable `var` for the later commands: to `value` when the text
+/// writes it, else to a value only known when the command runs.
+fn set_environment(ctx: &mut Ctx<'_>, var: String, value: Option<String>) {
+    match value {
+        Some(value) => ctx.vars.push((var, value)),
+        None => ctx.unknown_env.push(var),
+    }
+}
+
 /// Binds `name` to what it was assigned, when the whole text assigns it only there and, for
 /// a table or a list (which whatever they are handed to can change), names it nowhere else
 /// but in one use (tables only in splats); a protected machine put in the environment
 /// (`$env:TARGET = 'win01'`) is remembered as an `export` is.
 fn bind(ctx: &mut Ctx<'_>, name: &str, held: Held) {
+    // `$env:PGHOST = 'db01'`: what a later client reads from its environment.
+    if let Some(var) = name.strip_prefix("env:") {
+        set_environment(
+            ctx,
+            var.to_ascii_uppercase(),
+            match &held {
+                Held::Text(arg) => arg.value.clone(),
+                _ => None,
+            },
+        );
+    }
     if name.starts_with("env:")
         && let Held::Text(arg) = &held
         && let Some(host) = arg

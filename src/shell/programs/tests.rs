@@ -903,3 +903,16 @@ fn every_way_bash_sets_a_variable_sets_a_clients_server() {
         ("read -r -p 'host? ' REPLY; echo $REPLY", "none"),
     ]);
 }
+
+/// A context or connection named in the environment picks hosts the command does not write,
+/// as `--context` does.
+#[test]
+fn a_context_named_in_the_environment_asks() {
+    expect(&[
+        ("DOCKER_CONTEXT=prod docker rm -f app", "ask"),
+        ("export DOCKER_CONTEXT=prod; docker rm -f app", "ask"),
+        ("CONTAINER_CONNECTION=prod podman rm -f app", "ask"),
+        ("DOCKER_CONTEXT=prod docker ps", "none"),
+        ("docker rm -f app", "none"),
+    ]);
+}

@@ -74,6 +74,7 @@ fn fallback_program(name: &str, grammar: Grammar) -> Program {
         other_host_options: Vec::new(),
         host_operand: None,
         host_env: Vec::new(),
+        other_host_env: Vec::new(),
         mutating_options: Vec::new(),
         without_host_asks: false,
         windows_flags: false,

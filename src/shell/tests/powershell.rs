@@ -589,3 +589,38 @@ fn a_drive_mapped_to_a_share_writes_on_its_machine() {
     no_decision("Remove-Item X:\\app -Recurse");
     asks("New-PSDrive -Name X -PSProvider FileSystem -Root $share; Remove-Item X:\\app -Recurse");
 }
+
+/// An environment variable PowerShell sets is what a later client reads from it.
+#[test]
+fn the_environment_powershell_sets_reaches_a_later_client() {
+    let cases = [
+        ("$env:PGHOST='win01'; psql -c 'DROP TABLE t'", "win01"),
+        (
+            "$env:MYSQL_HOST = 'win01'; mysql -e 'DROP DATABASE app'",
+            "win01",
+        ),
+        (
+            "[Environment]::SetEnvironmentVariable('PGHOST','win01'); psql -c 'DROP TABLE t'",
+            "win01",
+        ),
+    ];
+    for (command, want) in cases {
+        match verdict(command) {
+            Verdict::Mutating(targets) => {
+                assert!(
+                    targets.iter().any(|t| t.name == want),
+                    "{command}: {targets:?}"
+                );
+            }
+            other => panic!("{command}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        verdict("$env:PGHOST = $h; psql -c 'DROP TABLE t'"),
+        Verdict::Unknown { .. }
+    ));
+    assert!(matches!(
+        verdict("$env:PGHOST='win01'; psql -c 'SELECT 1'"),
+        Verdict::Local | Verdict::ReadOnly
+    ));
+}
