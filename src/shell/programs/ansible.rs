@@ -5,7 +5,7 @@ use super::{Ctx, exec, finding, host_of, text_in, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::dialect::Dialect;
 use crate::shell::remote;
-use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown, clip};
+use crate::shell::types::{Arg, Class, Cmd, Stdin, Target, TargetKind, Unknown, clip};
 use crate::targets;
 
 /// An Ansible command line: its operands, the options with their values, and its flags.
@@ -249,7 +249,12 @@ fn module_matches(list: &Program, module: &str) -> bool {
     list.is_read_only(module) || list.is_read_only(short)
 }
 
-pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
+pub(super) fn ansible(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    args: &[Arg],
+    cmd: &Cmd,
+) -> Result<(), Unknown> {
     let parsed = ansible_args(program, args);
     let Some(pattern) = parsed.operands.first() else {
         return Ok(());
@@ -261,7 +266,11 @@ pub(super) fn ansible(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Res
     {
         return Ok(());
     }
-    let inventory = parsed.value(&["-i", "--inventory", "--inventory-file"]);
+    // `ANSIBLE_INVENTORY=web01, ansible all …`: the inventory the environment names.
+    let from_env = ctx.env(cmd, "ANSIBLE_INVENTORY");
+    let inventory = parsed
+        .value(&["-i", "--inventory", "--inventory-file"])
+        .or(from_env.as_ref());
     let limit = parsed.value(&["-l", "--limit"]);
     let module = parsed
         .value(&["-m", "--module-name"])
@@ -370,6 +379,7 @@ pub(super) fn ansible_playbook(
     ctx: &mut Ctx<'_>,
     program: &Program,
     args: &[Arg],
+    cmd: &Cmd,
 ) -> Result<(), Unknown> {
     let parsed = ansible_args(program, args);
     match extra_vars(&parsed) {
@@ -394,7 +404,11 @@ pub(super) fn ansible_playbook(
     {
         return Ok(());
     }
-    let inventory = parsed.value(&["-i", "--inventory", "--inventory-file"]);
+    // `ANSIBLE_INVENTORY=web01, ansible all …`: the inventory the environment names.
+    let from_env = ctx.env(cmd, "ANSIBLE_INVENTORY");
+    let inventory = parsed
+        .value(&["-i", "--inventory", "--inventory-file"])
+        .or(from_env.as_ref());
     if let Some(flag) = parsed.flags.iter().find(|f| program.is_read_only(f)) {
         let targets = parsed
             .value(&["-l", "--limit"])

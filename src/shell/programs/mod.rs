@@ -630,8 +630,8 @@ fn read(ctx: &mut Ctx<'_>, program: &Program, name: &str, cmd: &Cmd) -> Result<(
     match program.grammar {
         Grammar::Ssh => ssh::ssh(ctx, program, args, cmd),
         Grammar::Copy => copy::copy(ctx, program, name, args, cmd),
-        Grammar::Ansible => ansible::ansible(ctx, program, args),
-        Grammar::AnsiblePlaybook => ansible::ansible_playbook(ctx, program, args),
+        Grammar::Ansible => ansible::ansible(ctx, program, args, cmd),
+        Grammar::AnsiblePlaybook => ansible::ansible_playbook(ctx, program, args, cmd),
         Grammar::Winrs => windows::winrs(ctx, args),
         Grammar::Psexec => windows::psexec(ctx, program, args),
         Grammar::Smbclient => windows::smbclient(ctx, program, args, cmd),

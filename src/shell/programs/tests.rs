@@ -916,3 +916,18 @@ fn a_context_named_in_the_environment_asks() {
         ("docker rm -f app", "none"),
     ]);
 }
+
+/// The inventory `ANSIBLE_INVENTORY` names is the one ansible reads without `-i`.
+#[test]
+fn the_inventory_the_environment_names_is_read() {
+    expect(&[
+        (
+            "ANSIBLE_INVENTORY=web01, ansible all -m reboot",
+            "checkpoint web01",
+        ),
+        (
+            "export ANSIBLE_INVENTORY=web01,db01,; ansible-playbook -l all site.yml",
+            "checkpoint db01,web01",
+        ),
+    ]);
+}
