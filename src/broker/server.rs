@@ -21,15 +21,26 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::platform::{self, Peer};
 
-/// The longest a client may take to send its request line.
+/// The longest a client may take to send its whole request line.
 const REQUEST_WAIT: Duration = Duration::from_secs(5);
+/// Connections of one user still sending their request line; a newer one closes that user's
+/// oldest, so idle connections cannot hold the broker from anyone, nor from their own user's
+/// next call.
+const WAITING_PER_USER: usize = 8;
+/// Connections of one user being served at once; more are refused at once.
+const SERVING_PER_USER: usize = 32;
+/// How much one user's requests may add to the trail per [`QUOTA_WINDOW`]; past it, the
+/// user's requests are refused (a guard denied) until the window ends, and one line says so.
+const TRAIL_QUOTA: usize = 1024 * 1024;
+/// The window of [`TRAIL_QUOTA`].
+const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 /// The longest deadline a request may ask for.
 const DEADLINE_MAX: Duration = Duration::from_secs(3600);
 /// Time kept back from the caller's deadline to write the answer.
 const ANSWER_MARGIN: Duration = Duration::from_millis(150);
-/// Connections served at once; more are refused at once rather than queued past their
+/// Connections open at once; more are refused at once rather than queued past their
 /// deadlines.
-const CONNECTIONS_MAX: usize = 64;
+const CONNECTIONS_MAX: usize = 256;
 
 /// The broker's state, shared by every connection.
 pub(crate) struct Broker {
@@ -45,6 +56,21 @@ pub(crate) struct Broker {
     /// Why the last record could not be written, while it could not: every guard is denied
     /// until a record is written again, and `status` says so.
     trail_failure: Mutex<Option<String>>,
+    /// Each user's connections, waiting for their request or served.
+    peers: Mutex<Peers>,
+}
+
+/// Each user's connections and use of the trail.
+#[derive(Default)]
+struct Peers {
+    next: u64,
+    /// Per uid: the connections still sending their request, oldest first.
+    waiting: HashMap<u32, std::collections::VecDeque<(u64, UnixStream)>>,
+    /// Per uid: connections being served.
+    serving: HashMap<u32, usize>,
+    /// Per uid: when its quota window began, the bytes it added since, and whether its
+    /// refusal was recorded.
+    quota: HashMap<u32, (Instant, usize, bool)>,
 }
 
 /// Users and groups, as ids.
@@ -155,6 +181,7 @@ impl Broker {
             operators,
             changes,
             trail_failure: Mutex::new(None),
+            peers: Mutex::new(Peers::default()),
         })
     }
 
@@ -387,17 +414,29 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     let Ok(peer) = platform::peer(stream) else {
         return;
     };
-    let request = match protocol::read_request(stream, REQUEST_WAIT) {
+    let ticket = broker.waiting(&peer, stream);
+    let read = protocol::read_request(stream, REQUEST_WAIT);
+    broker.done_waiting(peer.uid, ticket);
+    let Some(_serving) = broker.serving(&peer) else {
+        let error = format!(
+            "busy: user id {} has {SERVING_PER_USER} requests being served",
+            peer.uid
+        );
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
+    };
+    if let Some(error) = broker.over_quota(&peer) {
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
+    }
+    let request = match read {
         None => return,
         Some(Ok(request)) => request,
         Some(Err(error)) => {
-            let _ = protocol::write_answer(
-                stream,
-                &Answer::Refused {
-                    error: error.clone(),
-                },
-            );
-            return broker.audit_request(&peer, "unknown", None, started, &refused(error));
+            // Recorded before the answer, as every refusal is.
+            broker.audit_request(&peer, "unknown", None, started, &refused(error.clone()));
+            let _ = protocol::write_answer(stream, &Answer::Refused { error });
+            return;
         }
     };
     let name = request.op.name();
@@ -413,13 +452,15 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                 peer.uid
             ),
         };
-        let _ = protocol::write_answer(
-            stream,
-            &Answer::Refused {
-                error: error.clone(),
-            },
+        broker.audit_request(
+            &peer,
+            name,
+            Some(&request.op),
+            started,
+            &refused(error.clone()),
         );
-        return broker.audit_request(&peer, name, Some(&request.op), started, &refused(error));
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
     }
     let wanted = Duration::from_millis(request.deadline_ms).min(DEADLINE_MAX);
     let deadline = Deadline::starting_at(started, wanted).shortened_by(ANSWER_MARGIN);
@@ -496,6 +537,7 @@ impl Broker {
             extra.insert(String::from(CALL_KEY), Value::String(call.to_owned()));
         }
         let appended = audit::append_durable(&self.audit, record, &extra);
+        self.charge(peer.uid, serde_json::to_vec(record).map_or(0, |r| r.len()));
         let failure = appended.as_ref().err().map(|e| format!("{e:#}"));
         if let Some(failure) = &failure {
             crate::console::err(format!("rewind broker: audit trail not written: {failure}"));
@@ -504,6 +546,102 @@ impl Broker {
             *kept = failure;
         }
         appended.map(drop)
+    }
+
+    /// Counts `stream` among `peer`'s connections waiting for their request, closing that
+    /// user's oldest when it has more than [`WAITING_PER_USER`]. Returns the ticket
+    /// [`Broker::done_waiting`] takes.
+    fn waiting(&self, peer: &Peer, stream: &UnixStream) -> u64 {
+        let Ok(mut peers) = self.peers.lock() else {
+            return 0;
+        };
+        peers.next += 1;
+        let ticket = peers.next;
+        let Ok(clone) = stream.try_clone() else {
+            return ticket;
+        };
+        let queue = peers.waiting.entry(peer.uid).or_default();
+        queue.push_back((ticket, clone));
+        while queue.len() > WAITING_PER_USER {
+            if let Some((_, oldest)) = queue.pop_front() {
+                let _ = oldest.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        ticket
+    }
+
+    fn done_waiting(&self, uid: u32, ticket: u64) {
+        if let Ok(mut peers) = self.peers.lock()
+            && let Some(queue) = peers.waiting.get_mut(&uid)
+        {
+            queue.retain(|(t, _)| *t != ticket);
+            if queue.is_empty() {
+                peers.waiting.remove(&uid);
+            }
+        }
+    }
+
+    /// Counts a connection of `peer` as served until the returned guard is dropped; `None`
+    /// when that user already has [`SERVING_PER_USER`].
+    fn serving(&self, peer: &Peer) -> Option<Serving<'_>> {
+        let mut peers = self.peers.lock().ok()?;
+        let count = peers.serving.entry(peer.uid).or_default();
+        if *count >= SERVING_PER_USER {
+            return None;
+        }
+        *count += 1;
+        Some(Serving {
+            broker: self,
+            uid: peer.uid,
+        })
+    }
+
+    /// Adds `bytes` to what `uid` wrote to the trail in its window.
+    fn charge(&self, uid: u32, bytes: usize) {
+        if let Ok(mut peers) = self.peers.lock() {
+            let now = Instant::now();
+            let entry = peers.quota.entry(uid).or_insert((now, 0, false));
+            if now.duration_since(entry.0) >= QUOTA_WINDOW {
+                *entry = (now, 0, false);
+            }
+            entry.1 += bytes;
+        }
+    }
+
+    /// Why `peer` is refused, when its requests added more than [`TRAIL_QUOTA`] to the trail
+    /// in its window; the first refusal of a window is recorded, once.
+    fn over_quota(&self, peer: &Peer) -> Option<String> {
+        let (error, first) = {
+            let mut peers = self.peers.lock().ok()?;
+            let entry = peers.quota.get_mut(&peer.uid)?;
+            let left = QUOTA_WINDOW.checked_sub(entry.0.elapsed())?;
+            if entry.1 <= TRAIL_QUOTA {
+                return None;
+            }
+            let first = !entry.2;
+            entry.2 = true;
+            let error = format!(
+                "rewind: user id {} added {} bytes to the broker's audit trail in the last {} s, more than the {TRAIL_QUOTA} allowed; its requests are refused, and every change denied, for {} s more",
+                peer.uid,
+                entry.1,
+                QUOTA_WINDOW.as_secs(),
+                left.as_secs() + 1
+            );
+            (error, first)
+        };
+        if first {
+            let record = Record {
+                time: crate::time::format_utc_millis(SystemTime::now()),
+                host: String::from("broker"),
+                tool: String::from("broker:quota"),
+                class: String::from("broker"),
+                decision: Ending::Refused,
+                reason: Some(error.clone()),
+                ..Record::default()
+            };
+            let _ = self.append(&record, "quota", peer, None);
+        }
+        Some(error)
     }
 
     /// A `status` answer with the trail's check added: whether the last record was written.
@@ -672,6 +810,25 @@ impl Broker {
     }
 }
 
+/// A connection counted as served, until dropped.
+struct Serving<'a> {
+    broker: &'a Broker,
+    uid: u32,
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut peers) = self.broker.peers.lock()
+            && let Some(count) = peers.serving.get_mut(&self.uid)
+        {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                peers.serving.remove(&self.uid);
+            }
+        }
+    }
+}
+
 /// Why a guard did not run: a deny for the agent, or a refusal of the request.
 enum GuardFailure {
     Denied(String),
@@ -830,6 +987,7 @@ mod tests {
             operators,
             changes: Mutex::new(HashMap::new()),
             trail_failure: Mutex::new(None),
+            peers: Mutex::new(Peers::default()),
         }
     }
 

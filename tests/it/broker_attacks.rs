@@ -371,3 +371,100 @@ fn the_agents_error_names_no_url_address_or_route() {
         "{reason}"
     );
 }
+
+/// 64 connections that send a byte now and then and never finish their request do not keep
+/// the broker from a guard: it is served while they stay open, and each of them is closed
+/// within the whole-request deadline, however slowly it trickles.
+#[test]
+fn idle_connections_do_not_hold_a_guard_back() {
+    if !can_switch_users("idle_connections_do_not_hold_a_guard_back") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let mut idle: Vec<UnixStream> = (0..64)
+        .map(|_| {
+            let mut stream = UnixStream::connect(&d.socket).expect("connect");
+            stream.write_all(b"{").expect("a first byte");
+            stream
+        })
+        .collect();
+    for stream in &mut idle {
+        let _ = stream.write_all(b" ");
+    }
+    let (run, _) = d.hook(&mutating("toolu_slow"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.reason().contains("toolu_slow") && !run.reason().contains("busy"),
+        "served while 64 connections idle: {run:#?}"
+    );
+    // A peer that trickles a space every 200 ms is cut off by the whole-request deadline
+    // (5 s), not kept alive by each byte.
+    let mut slow = UnixStream::connect(&d.socket).expect("connect");
+    slow.set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
+    let started = std::time::Instant::now();
+    let mut closed = false;
+    while started.elapsed() < Duration::from_secs(15) {
+        if slow.write_all(b" ").is_err() {
+            closed = true;
+            break;
+        }
+        let mut byte = [0u8; 512];
+        match std::io::Read::read(&mut slow, &mut byte) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Ok(_) | Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+    }
+    assert!(
+        closed,
+        "a trickling peer was served past the request deadline"
+    );
+    drop(idle);
+}
+
+/// One peer cannot grow the trail without bound: past its quota its requests are refused, one
+/// line records that, and the trail stops growing for it.
+#[test]
+fn a_flood_of_records_is_bounded_and_recorded_once() {
+    if !can_switch_users("a_flood_of_records_is_bounded_and_recorded_once") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let reason = "x".repeat(4000);
+    let mut refused = 0;
+    for n in 0..600 {
+        let answer = ask(
+            &d,
+            &record_request(&json!({
+                "time": "", "host": "claude-code", "tool": "Read", "class": "read",
+                "decision": "none", "duration_ms": 0, "change": format!("toolu_flood{n}"),
+                "reason": reason,
+            })),
+        );
+        if answer["type"] == "refused" {
+            assert!(
+                answer["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("audit trail")),
+                "{answer}"
+            );
+            refused += 1;
+        }
+    }
+    assert!(refused > 0, "the flood was never refused");
+    let size = std::fs::metadata(d.env.path("state/audit.jsonl"))
+        .expect("trail")
+        .len();
+    assert!(size < 2 * 1024 * 1024, "the trail grew to {size} bytes");
+    let summaries = d
+        .trail()
+        .iter()
+        .filter(|r| r["tool"] == "broker:quota")
+        .count();
+    assert_eq!(summaries, 1, "one line says the quota was reached");
+}
