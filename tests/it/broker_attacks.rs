@@ -5,6 +5,7 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -467,4 +468,38 @@ fn a_flood_of_records_is_bounded_and_recorded_once() {
         .filter(|r| r["tool"] == "broker:quota")
         .count();
     assert_eq!(summaries, 1, "one line says the quota was reached");
+}
+
+/// The shipped service unit keeps its exposure at most 2.0 as `systemd-analyze security`
+/// scores it (a system-call filter, memory and task limits, a read-only system). Skipped,
+/// saying so, where systemd-analyze cannot score a unit file offline.
+#[test]
+fn the_shipped_unit_scores_at_most_2_on_systemd_analyze_security() {
+    let unit = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/systemd/rewind-broker.service");
+    let Ok(out) = Command::new("systemd-analyze")
+        .args(["security", "--offline=yes"])
+        .arg(&unit)
+        .output()
+    else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped the unit's score: systemd-analyze is not installed"
+        );
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(score) = text
+        .lines()
+        .find_map(|l| l.split_once("Overall exposure level for rewind-broker.service: "))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+    else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped the unit's score: this systemd-analyze cannot score a unit file offline: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    };
+    assert!(score <= 2.0, "exposure {score}:\n{text}");
 }
