@@ -166,7 +166,14 @@ pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
 /// [`append`], waiting at most `wait` for the turn to write (the hook's, whose answer must not
 /// wait on another writer past its budget).
 pub fn append_within(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()> {
-    append_chained(path, record, &serde_json::Map::new(), wait.min(CHAIN_WAIT))
+    append_chained(
+        path,
+        record,
+        &serde_json::Map::new(),
+        wait.min(CHAIN_WAIT),
+        false,
+    )
+    .map(drop)
 }
 
 /// The longest an append waits for its turn to chain its line to the last one.
@@ -185,27 +192,122 @@ pub fn append_with(
     record: &Record,
     extra: &serde_json::Map<String, Value>,
 ) -> anyhow::Result<()> {
-    append_chained(path, record, extra, CHAIN_WAIT)
+    append_chained(path, record, extra, CHAIN_WAIT, false).map(drop)
 }
 
-/// [`append_with`], waiting at most `wait` for the turn to write.
+/// [`append_with`], durably: the line and the trail's head are on disk (`fsync`) when it
+/// returns, and a line the disk did not take whole is cut back off the trail. The broker
+/// confirms nothing before its record is written this way. Returns the trail's new head.
+pub fn append_durable(
+    path: &Path,
+    record: &Record,
+    extra: &serde_json::Map<String, Value>,
+) -> anyhow::Result<Head> {
+    append_chained(path, record, extra, CHAIN_WAIT, true)
+}
+
+/// The trail's head: how many lines it holds and the hash of the last one. Kept beside the
+/// trail in [`head_path`], rewritten with each line and sent in each syslog copy, so that a
+/// trail cut short, or whose last line was edited, no longer matches it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Head {
+    /// The number of lines (records) in the trail; the last one's number.
+    pub seq: u64,
+    /// SHA-256 (hex) of the last line, as [`line_hash`].
+    pub hash: String,
+}
+
+/// Where the head of the trail at `trail` is kept: `<trail>.head` beside it.
+pub fn head_path(trail: &Path) -> std::path::PathBuf {
+    let mut name = trail.file_name().unwrap_or_default().to_owned();
+    name.push(".head");
+    trail.with_file_name(name)
+}
+
+/// The head kept for `trail`; `None` when there is none (a trail written before heads were).
+pub fn read_head(trail: &Path) -> anyhow::Result<Option<Head>> {
+    let path = head_path(trail);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("the trail's head {} is not one: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot read the trail's head {}: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// Writes the head beside the trail: a temporary file renamed over it (synced first when
+/// `durable`).
+fn write_head(trail: &Path, head: &Head, durable: bool) -> std::io::Result<()> {
+    let path = head_path(trail);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rewind-head-")
+        .tempfile_in(dir)?;
+    tmp.write_all(&serde_json::to_vec(head).map_err(std::io::Error::other)?)?;
+    if durable {
+        tmp.as_file().sync_data()?;
+    }
+    tmp.persist(&path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The number of the next line: one past the head's, or, for a trail without a head yet, one
+/// past the lines it holds.
+fn next_seq(path: &Path, file: &std::fs::File) -> anyhow::Result<u64> {
+    if let Some(head) = read_head(path)? {
+        return Ok(head.seq + 1);
+    }
+    let mut count = 0u64;
+    let mut last = b'\n';
+    let mut reader = std::io::BufReader::new(file);
+    std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0))?;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            break;
+        }
+        #[expect(
+            clippy::naive_bytecount,
+            reason = "counted once, for a trail without a head; not worth a dependency"
+        )]
+        let lines = buffer.iter().filter(|b| **b == b'\n').count();
+        count += lines as u64;
+        last = buffer[buffer.len() - 1];
+        let n = buffer.len();
+        reader.consume(n);
+    }
+    Ok(count + u64::from(last != b'\n') + 1)
+}
+
+/// [`append_with`], waiting at most `wait` for the turn to write, synced when `durable`.
 fn append_chained(
     path: &Path,
     record: &Record,
     extra: &serde_json::Map<String, Value>,
     wait: Duration,
-) -> anyhow::Result<()> {
+    durable: bool,
+) -> anyhow::Result<Head> {
+    let failed = |what: &str, e: &dyn std::fmt::Display| {
+        anyhow::anyhow!("audit trail {}: {what}: {e}", path.display())
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        lockfile::create_private_dir(dir)
-            .map_err(|e| anyhow::anyhow!("audit trail {}: {e}", path.display()))?;
+        lockfile::create_private_dir(dir).map_err(|e| failed("its directory", &e))?;
     }
-    let mut file = lockfile::open_append_private(path)
-        .map_err(|e| anyhow::anyhow!("cannot open audit trail {}: {e}", path.display()))?;
+    let mut file = lockfile::open_append_private(path).map_err(|e| failed("cannot open it", &e))?;
     take_turn(&file, path, wait)?;
+    let size = file
+        .metadata()
+        .map_err(|e| failed("cannot read it", &e))?
+        .len();
     let prev = last_line(&file)
-        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?
+        .map_err(|e| failed("cannot read it", &e))?
         .map(|line| line_hash(&line))
         .unwrap_or_default();
+    let seq = next_seq(path, &file)?;
     let mut line = serde_json::to_vec(&Line {
         record,
         extra,
@@ -213,21 +315,44 @@ fn append_chained(
     })?;
     line.push(b'\n');
     // One call: a regular file takes the whole buffer or fails (a full disk, a quota); a
-    // short count is reported, never completed by a second write another line could split.
-    let written = file
-        .write(&line)
-        .map_err(|e| anyhow::anyhow!("cannot write audit trail {}: {e}", path.display()))?;
-    if written != line.len() {
-        anyhow::bail!(
-            "audit trail {}: only {written} of {} bytes written",
-            path.display(),
-            line.len()
-        );
+    // short count is cut back off, never completed by a second write another line could
+    // split.
+    let written = file.write(&line);
+    let cut_back = |file: &std::fs::File| {
+        let _ = file.set_len(size);
+        let _ = file.sync_data();
+    };
+    match written {
+        Ok(n) if n == line.len() => {}
+        Ok(n) => {
+            cut_back(&file);
+            anyhow::bail!(
+                "audit trail {}: only {n} of {} bytes written (the disk is full?); the partial line was cut back off",
+                path.display(),
+                line.len()
+            );
+        }
+        Err(e) => {
+            cut_back(&file);
+            return Err(failed("cannot write it", &e));
+        }
+    }
+    if durable && let Err(e) = file.sync_data() {
+        cut_back(&file);
+        return Err(failed("cannot sync it to disk", &e));
+    }
+    let head = Head {
+        seq,
+        hash: line_hash(&line[..line.len() - 1]),
+    };
+    if let Err(e) = write_head(path, &head, durable) {
+        cut_back(&file);
+        return Err(failed("cannot write its head", &e));
     }
     // The trail's turn ends here; the collector's copy follows, never holding a writer up.
     drop(file);
-    syslog::forward(path, &line[..line.len() - 1], record);
-    Ok(())
+    syslog::forward(path, &line[..line.len() - 1], record, &head);
+    Ok(head)
 }
 
 /// One trail line as written: the record's fields, the extra ones after them, the chain's
@@ -314,18 +439,77 @@ fn last_line(mut file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Chain {
     /// Every line carries the hash of the one before; `legacy` lines at the start were written
-    /// before the trail was chained.
-    Whole { lines: usize, legacy: usize },
+    /// before the trail was chained. `anchored`: the trail's head ([`Head`]) was found and the
+    /// trail ends where it says, so no line was cut from the end either.
+    Whole {
+        lines: usize,
+        legacy: usize,
+        anchored: bool,
+    },
     /// The first line (1-based) whose `prev` is not the hash of the line before it: that line
     /// or the one before was edited, a line between them deleted, or lines reordered.
     Broken { line: usize, why: String },
 }
 
-/// Checks the hash chain of the trail at `path`.
+/// Checks the hash chain of the trail at `path`, and its end against the head kept beside it
+/// ([`head_path`]) when there is one.
 pub fn verify(path: &Path) -> anyhow::Result<Chain> {
     let bytes = std::fs::read(path)
         .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", path.display()))?;
-    verify_bytes(&bytes)
+    let head = read_head(path)?;
+    let chain = verify_bytes(&bytes)?;
+    Ok(match head {
+        Some(head) => against_head(chain, &bytes, &head, &head_path(path)),
+        None => chain,
+    })
+}
+
+/// A whole chain checked against the trail's head: its last line must be the head's number
+/// and hash.
+fn against_head(chain: Chain, bytes: &[u8], head: &Head, kept: &Path) -> Chain {
+    let Chain::Whole { lines, legacy, .. } = chain else {
+        return chain;
+    };
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let last = body.rsplit(|b| *b == b'\n').next().unwrap_or_default();
+    let count = lines as u64;
+    let line = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    if count < head.seq {
+        return Chain::Broken {
+            line: line(count + 1),
+            why: format!(
+                "the trail ends at record {count}, but its head ({}) says it holds {} records: record {} and any after it were cut off",
+                kept.display(),
+                head.seq,
+                count + 1
+            ),
+        };
+    }
+    if count > head.seq {
+        return Chain::Broken {
+            line: line(head.seq + 1),
+            why: format!(
+                "the trail's head ({}) ends at record {}: records from {} on were not written by rewind",
+                kept.display(),
+                head.seq,
+                head.seq + 1
+            ),
+        };
+    }
+    if count > 0 && line_hash(last) != head.hash {
+        return Chain::Broken {
+            line: lines,
+            why: format!(
+                "record {lines} is not the last record the trail's head ({}) anchors: it was edited or replaced",
+                kept.display()
+            ),
+        };
+    }
+    Chain::Whole {
+        lines,
+        legacy,
+        anchored: true,
+    }
 }
 
 /// [`verify`] over the trail's bytes.
@@ -339,6 +523,7 @@ pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
         return Ok(Chain::Whole {
             lines: 0,
             legacy: 0,
+            anchored: false,
         });
     }
     for (n, line) in body.split(|b| *b == b'\n').enumerate() {
@@ -389,23 +574,33 @@ pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
             why: String::from("no line carries the hash chain"),
         });
     }
-    Ok(Chain::Whole { lines, legacy })
+    Ok(Chain::Whole {
+        lines,
+        legacy,
+        anchored: false,
+    })
 }
 
 /// `[audit] syslog`: every line appended to a trail is also sent to the organisation's
 /// collector as an RFC 5424 message: app-name `rewind`, the process id, the decision as
-/// MSGID, no structured data, and the line itself (JSON, with its `prev` hash) as the message.
+/// MSGID, the trail's head after the line as structured data (`[rewind@32473 seq="…"
+/// hash="…"]`: the collector's copy anchors the trail's end), and the line itself (JSON, with
+/// its `prev` hash) as the message. Every header field is checked or escaped: the time is
+/// sent only when it is an RFC 3339 time, the host name keeps its printable characters, and
+/// the structured data's values escape `"`, `\` and `]`.
 /// The collector never holds or changes a decision: a send waits at most [`syslog::WAIT`],
 /// and a copy that could not be sent is counted in `syslog-lost.log` beside the trail, which
 /// `rewind doctor` reports. A UDP datagram to a collector that is down is lost without a
-/// trace: prefer `tcp://` or `unix:` where the count matters.
+/// trace, and anyone on the host or its network can send a datagram that looks like a copy: a
+/// collector over UDP is only configured by naming it `udp://`. A `host:port` with no scheme
+/// is TCP with octet counting (RFC 6587).
 pub mod syslog {
     use std::io::Write as _;
     use std::path::{Path, PathBuf};
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use super::{Ending, Record};
+    use super::{Ending, Head, Record};
     use crate::config::SyslogTarget;
 
     /// The longest a send (connect and write) may take.
@@ -439,13 +634,14 @@ pub mod syslog {
 
     /// Sends `line` (a trail line, without its newline) if `trail` is forwarded; a failure is
     /// counted beside the trail, never returned.
-    pub(super) fn forward(trail: &Path, line: &[u8], record: &Record) {
+    pub(super) fn forward(trail: &Path, line: &[u8], record: &Record, head: &Head) {
         let Some(target) = target_of(trail) else {
             return;
         };
         let message = format(
             &String::from_utf8_lossy(line),
             record,
+            head,
             &crate::platform::hostname(),
             std::process::id(),
         );
@@ -468,8 +664,24 @@ pub mod syslog {
         (text.lines().count(), text.lines().last().map(str::to_owned))
     }
 
-    /// The RFC 5424 message for one trail line.
-    pub fn format(line: &str, record: &Record, hostname: &str, pid: u32) -> String {
+    /// The private structured data's id: rewind's name at the enterprise number RFC 5612
+    /// sets aside for documentation and examples, as rewind has none of its own.
+    pub const SD_ID: &str = "rewind@32473";
+
+    /// A structured data parameter's value, escaped as RFC 5424 section 6.3.3 says.
+    fn sd_value(value: &str) -> String {
+        let mut escaped = String::with_capacity(value.len());
+        for c in value.chars() {
+            if matches!(c, '"' | '\\' | ']') {
+                escaped.push('\\');
+            }
+            escaped.push(c);
+        }
+        escaped
+    }
+
+    /// The RFC 5424 message for one trail line, the trail's head after it as structured data.
+    pub fn format(line: &str, record: &Record, head: &Head, hostname: &str, pid: u32) -> String {
         let severity: u8 = match record.decision {
             Ending::Deny
             | Ending::Ask
@@ -480,10 +692,18 @@ pub mod syslog {
             _ => 6,
         };
         let priority = FACILITY * 8 + severity;
-        let time = if record.time.is_empty() {
-            "-"
-        } else {
+        // Only a time that parses, in RFC 3339's own characters: nothing else reaches the
+        // header.
+        let time = if !record.time.is_empty()
+            && record
+                .time
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"-:.TZ+".contains(&b))
+            && crate::time::parse_utc(&record.time).is_ok()
+        {
             record.time.as_str()
+        } else {
+            "-"
         };
         let host: String = hostname
             .chars()
@@ -495,9 +715,12 @@ pub mod syslog {
         } else {
             host
         };
+        // The line is JSON, which escapes every control character: it holds no line break.
         format!(
-            "<{priority}>1 {time} {host} rewind {pid} {} - {line}",
-            record.decision
+            "<{priority}>1 {time} {host} rewind {pid} {} [{SD_ID} seq=\"{}\" hash=\"{}\"] {line}",
+            record.decision,
+            head.seq,
+            sd_value(&head.hash)
         )
     }
 
@@ -539,6 +762,7 @@ pub mod syslog {
 
     #[cfg(test)]
     mod tests {
+        use super::super::line_hash;
         use super::*;
 
         #[test]
@@ -548,10 +772,39 @@ pub mod syslog {
                 decision: Ending::Deny,
                 ..Record::default()
             };
+            let head = Head {
+                seq: 7,
+                hash: String::from("ab"),
+            };
             assert_eq!(
-                format(r#"{"a":1}"#, &record, "web host", 42),
-                r#"<108>1 2026-03-02T09:00:00.000Z webhost rewind 42 deny - {"a":1}"#
+                format(r#"{"a":1}"#, &record, &head, "web host", 42),
+                r#"<108>1 2026-03-02T09:00:00.000Z webhost rewind 42 deny [rewind@32473 seq="7" hash="ab"] {"a":1}"#
             );
+        }
+
+        /// A time that is not one never reaches the header: a line break in it would start a
+        /// second message the collector takes for rewind's.
+        #[test]
+        fn a_forged_time_is_left_out_of_the_header_and_values_are_escaped() {
+            for forged in [
+                "2026-03-02T09:00:00Z\n<110>1 2026-03-02T09:00:00Z h rewind 1 allow - {}",
+                "now",
+                "2026-03-02T09:00:00Z x",
+            ] {
+                let record = Record {
+                    time: String::from(forged),
+                    ..Record::default()
+                };
+                let message = format("{}", &record, &Head::default(), "h\nx", 1);
+                assert!(
+                    message.starts_with(
+                        "<110>1 - hx rewind 1 none [rewind@32473 seq=\"0\" hash=\"\"] "
+                    ),
+                    "{message}"
+                );
+                assert!(!message.contains('\n'), "{message}");
+            }
+            assert_eq!(sd_value(r#"a"b\c]d"#), r#"a\"b\\c\]d"#);
         }
 
         #[test]
@@ -573,9 +826,10 @@ pub mod syslog {
             let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
             let line = std::fs::read_to_string(&trail).expect("trail");
             let header = format!(
-                "<110>1 2026-03-02T09:00:00.000Z {} rewind {} context - ",
+                "<110>1 2026-03-02T09:00:00.000Z {} rewind {} context [rewind@32473 seq=\"1\" hash=\"{}\"] ",
                 crate::platform::hostname(),
-                std::process::id()
+                std::process::id(),
+                line_hash(line.trim_end().as_bytes())
             );
             assert_eq!(message, format!("{header}{}", line.trim_end()));
             assert_eq!(lost(&trail).0, 0);
@@ -1010,12 +1264,13 @@ mod tests {
         let names: std::collections::BTreeSet<_> = records.iter().map(|r| &r.tool).collect();
         assert_eq!(names.len(), 8 * 40, "no line lost or doubled");
         let files = std::fs::read_dir(dir.path()).expect("dir").count();
-        assert_eq!(files, 1, "the audit trail alone, no lock file");
+        assert_eq!(files, 2, "the audit trail and its head alone, no lock file");
         assert_eq!(
             verify(&path).expect("readable"),
             Chain::Whole {
                 lines: 8 * 40,
-                legacy: 0
+                legacy: 0,
+                anchored: true,
             },
             "parallel writers chain in turn"
         );
@@ -1046,6 +1301,45 @@ mod tests {
         }
     }
 
+    fn broken_on_disk(path: &Path, lines: &[String]) -> (usize, String) {
+        std::fs::write(path, format!("{}\n", lines.join("\n"))).expect("rewrite");
+        match verify(path).expect("readable") {
+            Chain::Broken { line, why } => (line, why),
+            whole @ Chain::Whole { .. } => panic!("the chain should break: {whole:?}"),
+        }
+    }
+
+    /// The head kept beside the trail shows what the chain alone cannot: the last lines cut
+    /// off, or the last line edited; each is named by its record number.
+    #[test]
+    fn the_head_shows_a_cut_tail_and_an_edited_last_line() {
+        let (_dir, path) = chained_trail(5);
+        let head = read_head(&path).expect("readable").expect("a head");
+        assert_eq!(head.seq, 5);
+        let lines = lines_of(&path);
+        assert_eq!(head.hash, line_hash(lines[4].as_bytes()));
+
+        let (line, why) = broken_on_disk(&path, &lines[..3]);
+        assert_eq!(line, 4, "{why}");
+        assert!(why.contains("record 4"), "{why}");
+
+        let mut edited = lines.clone();
+        edited[4] = edited[4].replace("\"decision\":\"context\"", "\"decision\":\"allow\"");
+        let (line, why) = broken_on_disk(&path, &edited);
+        assert_eq!(line, 5, "{why}");
+
+        let (line, _) = broken_on_disk(&path, &[]);
+        assert_eq!(line, 1, "an emptied trail");
+
+        std::fs::write(&path, format!("{}\n", lines.join("\n"))).expect("restored");
+        assert!(matches!(
+            verify(&path).expect("readable"),
+            Chain::Whole { anchored: true, .. }
+        ));
+        append(&path, &long_record(0, 9)).expect("append");
+        assert_eq!(read_head(&path).expect("readable").expect("head").seq, 6);
+    }
+
     /// An edit, a deletion and a reordering each break the chain at the line that names it.
     #[test]
     fn verify_names_the_line_where_an_edit_a_deletion_or_a_reordering_breaks_the_chain() {
@@ -1054,7 +1348,8 @@ mod tests {
             verify(&path).expect("readable"),
             Chain::Whole {
                 lines: 6,
-                legacy: 0
+                legacy: 0,
+                anchored: true,
             }
         );
         let lines = lines_of(&path);
@@ -1114,7 +1409,8 @@ mod tests {
             verify(&path).expect("readable"),
             Chain::Whole {
                 lines: 2,
-                legacy: 1
+                legacy: 1,
+                anchored: true,
             }
         );
     }

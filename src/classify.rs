@@ -130,6 +130,7 @@ pub(crate) fn policy(config: &Config) -> Policy {
     Policy {
         on_checkpoint: config.hook.on_checkpoint,
         on_zvm_error: config.hook.on_zvm_error,
+        operator: false,
     }
 }
 

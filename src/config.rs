@@ -83,7 +83,9 @@ pub struct AuditConfig {
     pub syslog: Option<SyslogTarget>,
 }
 
-/// A syslog collector: `unix:/dev/log`, `udp://host:514` or `tcp://host:601`.
+/// A syslog collector: `unix:/dev/log`, `tcp://host:601` (also written `host:601`, the
+/// default: RFC 6587 octet counting) or `udp://host:514` (only when named: a datagram can be
+/// spoofed by anyone who can reach the collector).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyslogTarget {
     Unix(PathBuf),
@@ -119,6 +121,11 @@ impl SyslogTarget {
         }
         if let Some(rest) = text.strip_prefix("tcp://") {
             return host_port(rest).map(SyslogTarget::Tcp);
+        }
+        // No scheme: TCP with octet counting, the default; UDP is only ever asked for by
+        // name, since anyone can send a datagram that looks like a copy.
+        if !text.contains("://") && host_port(text).is_ok() {
+            return Ok(SyslogTarget::Tcp(text.to_owned()));
         }
         Err(format!(
             "{text:?} is not unix:/path, udp://host:port or tcp://host:port"
@@ -1217,6 +1224,11 @@ mod tests {
         assert_eq!(
             config.audit.syslog,
             Some(SyslogTarget::Tcp(String::from("logs.example:601")))
+        );
+        assert_eq!(
+            SyslogTarget::parse("logs.example:601"),
+            Ok(SyslogTarget::Tcp(String::from("logs.example:601"))),
+            "no scheme: TCP"
         );
         for (text, says) in [
             ("[audit]\nsyslog = \"logs.example\"", "[audit] syslog"),

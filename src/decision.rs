@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::config::{OnCheckpoint, OnZvmError};
-use crate::guard::{GuardReport, VpgOutcome};
+use crate::guard::{GuardReport, Refusal, VpgOutcome};
 use crate::zvm::Vm;
 use crate::zvm::ZvmError;
 use crate::zvm::resolve::Unresolved;
@@ -238,6 +238,21 @@ impl<'a> From<&'a Unresolved> for Case<'a> {
 pub(crate) struct Policy {
     pub(crate) on_checkpoint: OnCheckpoint,
     pub(crate) on_zvm_error: OnZvmError,
+    /// The decision is for the operator's own command (`rewind guard`), which is told the
+    /// ZVM's address and route when a call fails; an agent is told what failed and what to
+    /// do ([`ZvmError::for_agent`]).
+    pub(crate) operator: bool,
+}
+
+impl Policy {
+    /// A ZVM failure as this decision's reader may see it.
+    fn zvm_text(&self, error: &ZvmError) -> String {
+        if self.operator {
+            error.to_string()
+        } else {
+            error.for_agent()
+        }
+    }
 }
 
 impl Default for Policy {
@@ -246,6 +261,7 @@ impl Default for Policy {
         Self {
             on_checkpoint: OnCheckpoint::Context,
             on_zvm_error: OnZvmError::Deny,
+            operator: false,
         }
     }
 }
@@ -346,11 +362,12 @@ fn decide_unredacted(tool: &str, change: &str, case: &Case<'_>, policy: &Policy)
             ))
         }
         Case::ZvmError { vms, error } if error.is_connection_problem() => {
-            zvm_error(vms, &error.to_string(), policy)
+            zvm_error(vms, &policy.zvm_text(error), policy)
         }
         Case::ZvmError { vms, error } => Decision::Deny(format!(
-            "rewind: no checkpoint of {} could be taken, so {tool} was not allowed: {error}",
-            vm_words(vms)
+            "rewind: no checkpoint of {} could be taken, so {tool} was not allowed: {}",
+            vm_words(vms),
+            policy.zvm_text(error)
         )),
         Case::Guarded(report) => guarded(report, tool, change, policy),
         Case::BrokerFailed { vms, error } => {
@@ -407,7 +424,7 @@ fn guarded(report: &GuardReport, tool: &str, change: &str, policy: &Policy) -> D
         }
     } else if let Some(error) = report.only_zvm_error() {
         let vms: Vec<&str> = report.vms.iter().map(|vm| vm.name.as_str()).collect();
-        zvm_error(&vms.join(","), &error.to_string(), policy)
+        zvm_error(&vms.join(","), &policy.zvm_text(error), policy)
     } else if report.only_unrestorable() && policy.on_zvm_error == OnZvmError::Ask {
         // A VPG whose status rules out a restorable point: [hook] on_zvm_error = "ask" lets
         // a person decide to go on without one.
@@ -415,9 +432,10 @@ fn guarded(report: &GuardReport, tool: &str, change: &str, policy: &Policy) -> D
             report,
             tool,
             "needs a person's yes to go on without one",
+            policy,
         ))
     } else {
-        Decision::Deny(refusal(report, tool, "was not allowed"))
+        Decision::Deny(refusal(report, tool, "was not allowed", policy))
     }
 }
 
@@ -443,7 +461,7 @@ fn vpg_label(report: &GuardReport, vpg: &VpgOutcome) -> String {
 }
 
 /// The deny reason: every VPG that has no confirmed checkpoint, and why.
-fn refusal(report: &GuardReport, tool: &str, verdict: &str) -> String {
+fn refusal(report: &GuardReport, tool: &str, verdict: &str, policy: &Policy) -> String {
     let mut text = match report.vms.as_slice() {
         [vm] => format!(
             "rewind: Zerto did not confirm a checkpoint of VM {:?}, so {tool} {verdict}.",
@@ -463,6 +481,9 @@ fn refusal(report: &GuardReport, tool: &str, verdict: &str) -> String {
                     " {label}: checkpoint {} confirmed.",
                     tagged.checkpoint.id
                 );
+            }
+            Err(Refusal::Zvm(error)) => {
+                let _ = write!(text, " {label}: {}.", policy.zvm_text(error));
             }
             Err(why) => {
                 let _ = write!(text, " {label}: {why}.");
@@ -584,7 +605,7 @@ pub(crate) fn checkpoint_context(report: &GuardReport, change: &str) -> String {
 mod tests {
 
     use super::*;
-    use crate::guard::{Refusal, Tagged, VpgOutcome};
+    use crate::guard::{Tagged, VpgOutcome};
     use crate::zvm::{Checkpoint, TaskState, VpgRef};
 
     /// The command a decision quotes goes to the host and the audit trail: its secrets are
@@ -667,6 +688,7 @@ mod tests {
     const CONTEXT: Policy = Policy {
         on_checkpoint: OnCheckpoint::Context,
         on_zvm_error: OnZvmError::Deny,
+        operator: false,
     };
 
     #[test]
@@ -711,6 +733,7 @@ mod tests {
         let ask = Policy {
             on_checkpoint: OnCheckpoint::Context,
             on_zvm_error: OnZvmError::Ask,
+            operator: false,
         };
         assert!(matches!(
             decide("t", "c", &Case::Guarded(&r), &ask),
@@ -762,6 +785,7 @@ mod tests {
         let soft = Policy {
             on_checkpoint: OnCheckpoint::Context,
             on_zvm_error: OnZvmError::Ask,
+            operator: false,
         };
         let r = report(vec![tagged("10"), unreachable()]);
         assert!(matches!(
@@ -789,6 +813,7 @@ mod tests {
         let soft = Policy {
             on_checkpoint: OnCheckpoint::Context,
             on_zvm_error: OnZvmError::Ask,
+            operator: false,
         };
         let setup = ZvmError::Setup(
             "environment variable P (named in [zvm] of the config) is not set".into(),
@@ -837,6 +862,7 @@ mod tests {
         let allow = Policy {
             on_checkpoint: OnCheckpoint::Allow,
             on_zvm_error: OnZvmError::Deny,
+            operator: false,
         };
         assert!(matches!(
             decide("t", "c", &Case::Guarded(&r), &allow),

@@ -91,8 +91,12 @@ pub(crate) fn serve(
                 .with_context(|| format!("reading {}", trail.display()))?;
             let chain = if trail.exists() {
                 match audit::verify(trail)? {
-                    audit::Chain::Whole { lines, legacy } => {
-                        json!({"whole": true, "lines": lines, "legacy": legacy})
+                    audit::Chain::Whole {
+                        lines,
+                        legacy,
+                        anchored,
+                    } => {
+                        json!({"whole": true, "lines": lines, "legacy": legacy, "anchored": anchored})
                     }
                     audit::Chain::Broken { line, why } => {
                         json!({"whole": false, "line": line, "why": why})
@@ -431,6 +435,14 @@ fn check_request(config: &Config, request: &GuardRequest) -> Result<(), String> 
     if fields.clone().any(|f| f.len() > FIELD_MAX) || request.change.trim().is_empty() {
         return Err(format!(
             "a change id is needed, and no field may be longer than {FIELD_MAX} bytes"
+        ));
+    }
+    if fields
+        .chain([&request.host])
+        .any(|f| f.chars().any(char::is_control))
+    {
+        return Err(String::from(
+            "a guard's fields may hold no control character (a line break, an escape)",
         ));
     }
     Ok(())

@@ -9,7 +9,7 @@
 //! ← {"v":1,"type":"done","result":{"decision":{"kind":"context","text":"…"},"vms":["web01"],…}}
 //! ```
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -440,26 +440,47 @@ pub(crate) fn write_answer(mut stream: &UnixStream, answer: &Answer) -> std::io:
     stream.write_all(&line)
 }
 
-/// Reads the request line, waiting at most `wait` for it and reading no more than
-/// [`REQUEST_MAX`]; `None` when the client sent nothing.
+/// Reads the request line, waiting at most `wait` for all of it (one deadline for the whole
+/// line, however slowly it trickles in) and reading no more than [`REQUEST_MAX`]; `None` when
+/// the client sent nothing.
 pub(crate) fn read_request(stream: &UnixStream, wait: Duration) -> Option<Result<Request, String>> {
-    let _ = stream.set_read_timeout(Some(wait));
+    let deadline = std::time::Instant::now() + wait;
     let mut bytes = Vec::new();
-    let read = BufReader::new(stream)
-        .take(REQUEST_MAX as u64 + 1)
-        .read_until(b'\n', &mut bytes);
-    Some(match read {
-        Ok(0) => return None,
-        Ok(_) if bytes.len() > REQUEST_MAX => Err(String::from("request too long")),
-        Ok(_) => match serde_json::from_slice::<Request>(&bytes) {
-            Ok(request) if request.v == VERSION => Ok(request),
-            Ok(request) => Err(format!(
-                "protocol version {} is not served here (this broker speaks {VERSION})",
-                request.v
-            )),
-            Err(e) => Err(format!("not a request of protocol version {VERSION}: {e}")),
-        },
-        Err(e) => Err(format!("cannot read the request: {e}")),
+    let mut chunk = [0u8; 8192];
+    let mut reader = stream;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Some(Err(format!(
+                "the request line did not arrive within {} ms",
+                wait.as_millis()
+            )));
+        }
+        let _ = stream.set_read_timeout(Some(left));
+        match reader.read(&mut chunk) {
+            Ok(0) if bytes.is_empty() => return None,
+            Ok(0) => break,
+            Ok(n) => {
+                let end = chunk[..n].iter().position(|b| *b == b'\n');
+                bytes.extend_from_slice(&chunk[..end.map_or(n, |e| e + 1)]);
+                if bytes.len() > REQUEST_MAX {
+                    return Some(Err(String::from("request too long")));
+                }
+                if end.is_some() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Some(Err(format!("cannot read the request: {e}"))),
+        }
+    }
+    Some(match serde_json::from_slice::<Request>(&bytes) {
+        Ok(request) if request.v == VERSION => Ok(request),
+        Ok(request) => Err(format!(
+            "protocol version {} is not served here (this broker speaks {VERSION})",
+            request.v
+        )),
+        Err(e) => Err(format!("not a request of protocol version {VERSION}: {e}")),
     })
 }
 

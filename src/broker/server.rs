@@ -4,11 +4,12 @@
 //! `[broker]`, answered within the caller's deadline, and recorded with the caller's uid, gid
 //! and pid.
 
+use std::collections::HashMap;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context as _, bail};
@@ -20,15 +21,26 @@ use crate::config::{self, Config};
 use crate::deadline::Deadline;
 use crate::platform::{self, Peer};
 
-/// The longest a client may take to send its request line.
+/// The longest a client may take to send its whole request line.
 const REQUEST_WAIT: Duration = Duration::from_secs(5);
+/// Connections of one user still sending their request line; a newer one closes that user's
+/// oldest, so idle connections cannot hold the broker from anyone, nor from their own user's
+/// next call.
+const WAITING_PER_USER: usize = 8;
+/// Connections of one user being served at once; more are refused at once.
+const SERVING_PER_USER: usize = 32;
+/// How much one user's requests may add to the trail per [`QUOTA_WINDOW`]; past it, the
+/// user's requests are refused (a guard denied) until the window ends, and one line says so.
+const TRAIL_QUOTA: usize = 1024 * 1024;
+/// The window of [`TRAIL_QUOTA`].
+const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 /// The longest deadline a request may ask for.
 const DEADLINE_MAX: Duration = Duration::from_secs(3600);
 /// Time kept back from the caller's deadline to write the answer.
 const ANSWER_MARGIN: Duration = Duration::from_millis(150);
-/// Connections served at once; more are refused at once rather than queued past their
+/// Connections open at once; more are refused at once rather than queued past their
 /// deadlines.
-const CONNECTIONS_MAX: usize = 64;
+const CONNECTIONS_MAX: usize = 256;
 
 /// The broker's state, shared by every connection.
 pub(crate) struct Broker {
@@ -38,6 +50,27 @@ pub(crate) struct Broker {
     /// `None`: every local user may guard.
     guard: Option<Allowed>,
     operators: Allowed,
+    /// Each change id a guard was asked for, and the call it was asked for ([`call_of`]):
+    /// read back from the trail at start, so an id names one call for good.
+    changes: Mutex<HashMap<String, String>>,
+    /// Why the last record could not be written, while it could not: every guard is denied
+    /// until a record is written again, and `status` says so.
+    trail_failure: Mutex<Option<String>>,
+    /// Each user's connections, waiting for their request or served.
+    peers: Mutex<Peers>,
+}
+
+/// Each user's connections and use of the trail.
+#[derive(Default)]
+struct Peers {
+    next: u64,
+    /// Per uid: the connections still sending their request, oldest first.
+    waiting: HashMap<u32, std::collections::VecDeque<(u64, UnixStream)>>,
+    /// Per uid: connections being served.
+    serving: HashMap<u32, usize>,
+    /// Per uid: when its quota window began, the bytes it added since, and whether its
+    /// refusal was recorded.
+    quota: HashMap<u32, (Instant, usize, bool)>,
 }
 
 /// Users and groups, as ids.
@@ -106,22 +139,27 @@ impl Broker {
     pub(crate) fn new(config_path: &Path, mut config: Config) -> anyhow::Result<Broker> {
         let own_uid = platform::effective_uid();
         let origin = config_path.display().to_string();
-        refuse_unless_private(config_path, own_uid, "configuration", true)?;
+        refuse_unless_private(config_path, own_uid, "configuration", Closed::Wholly)?;
         if let Some(dir) = config_path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            refuse_unless_private(dir, own_uid, "configuration's directory", false)?;
+            refuse_unless_private(dir, own_uid, "configuration's directory", Closed::ToWriters)?;
         }
         config.require_zvm()?;
         // The broker is the end of the line: it never asks another broker.
         config.broker.socket = None;
-        config::cache_dir().context("the broker's token cache and locks")?;
+        let cache = config::cache_dir().context("the broker's token cache and locks")?;
+        refuse_unless_private(&cache, own_uid, "token cache directory", Closed::Wholly)?;
         let audit = config.hook.audit_path()?.to_path_buf();
-        if let Some(dir) = audit.parent() {
+        if let Some(dir) = audit.parent().filter(|d| !d.as_os_str().is_empty()) {
             crate::lockfile::create_private_dir(dir)
                 .with_context(|| format!("the broker's audit trail {}", audit.display()))?;
+            refuse_unless_private(dir, own_uid, "state directory", Closed::Wholly)?;
         }
-        if audit.exists() {
-            refuse_unless_private(&audit, own_uid, "audit trail", true)?;
+        for file in [audit.clone(), audit::head_path(&audit)] {
+            if file.exists() {
+                refuse_unless_private(&file, own_uid, "audit trail", Closed::Wholly)?;
+            }
         }
+        let changes = Mutex::new(used_changes(&audit));
         let broker = &config.broker;
         let guard = if broker.guard_users.is_empty() && broker.guard_groups.is_empty() {
             None
@@ -141,6 +179,9 @@ impl Broker {
             own_uid,
             guard,
             operators,
+            changes,
+            trail_failure: Mutex::new(None),
+            peers: Mutex::new(Peers::default()),
         })
     }
 
@@ -154,36 +195,52 @@ impl Broker {
     }
 }
 
-/// Refuses `path` unless it belongs to `own_uid` or root and neither group nor others can
-/// write it (nor, for a `secret` file, read it).
+/// How closed a file or directory the broker uses must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Closed {
+    /// Neither group nor others may write it (a directory every user passes through).
+    ToWriters,
+    /// Neither group nor others may read, write or enter it (the configuration, which holds
+    /// or names the credentials; the trail; the state and cache directories).
+    Wholly,
+}
+
+/// Refuses `path` unless it belongs to `own_uid` or root and is closed to group and others
+/// as `closed` says; the error names the file and the `chmod` that fixes it.
 fn refuse_unless_private(
     path: &Path,
     own_uid: u32,
     what: &str,
-    secret: bool,
+    closed: Closed,
 ) -> anyhow::Result<()> {
     let owned = platform::ownership(path)
         .with_context(|| format!("the broker's {what} {}", path.display()))?;
     if owned.uid != own_uid && owned.uid != 0 {
         bail!(
-            "the broker's {what} {} belongs to user id {}, not to the broker's account ({own_uid}) or root; refusing to start",
+            "the broker's {what} {} belongs to user id {}, not to the broker's account ({own_uid}) or root; refusing to start; run: chown {own_uid} {}",
             path.display(),
-            owned.uid
+            owned.uid,
+            path.display()
         );
     }
     if owned.mode & 0o022 != 0 {
         bail!(
             "the broker's {what} {} can be written by group or others (mode {:o}); refusing to start; run: chmod go-w {}",
             path.display(),
-            owned.mode,
+            owned.mode & 0o7777,
             path.display()
         );
     }
-    if secret && owned.mode & 0o004 != 0 {
+    if closed == Closed::Wholly && owned.mode & 0o077 != 0 {
+        let (who, fix) = if owned.mode & 0o007 != 0 {
+            ("every local user", "go-rwx")
+        } else {
+            ("its group", "g-rwx")
+        };
         bail!(
-            "the broker's {what} {} can be read by every local user (mode {:o}); refusing to start; run: chmod o-rwx {}",
+            "the broker's {what} {} can be read by {who} (mode {:o}); refusing to start; run: chmod {fix} {}",
             path.display(),
-            owned.mode,
+            owned.mode & 0o7777,
             path.display()
         );
     }
@@ -254,7 +311,7 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    refuse_unless_private(dir, own_uid, "socket directory", false)?;
+    refuse_unless_private(dir, own_uid, "socket directory", Closed::ToWriters)?;
     match platform::ownership(socket) {
         Ok(owned) if owned.is_socket && owned.uid == own_uid => std::fs::remove_file(socket)
             .with_context(|| format!("cannot remove the old socket {}", socket.display()))?,
@@ -326,7 +383,7 @@ fn adopt(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("/"));
-    refuse_unless_private(dir, own_uid, "socket directory", false)?;
+    refuse_unless_private(dir, own_uid, "socket directory", Closed::ToWriters)?;
     let owned = platform::ownership(&wanted)
         .with_context(|| format!("the socket systemd passed, {}", wanted.display()))?;
     if !owned.is_socket {
@@ -357,17 +414,29 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     let Ok(peer) = platform::peer(stream) else {
         return;
     };
-    let request = match protocol::read_request(stream, REQUEST_WAIT) {
+    let ticket = broker.waiting(&peer, stream);
+    let read = protocol::read_request(stream, REQUEST_WAIT);
+    broker.done_waiting(peer.uid, ticket);
+    let Some(_serving) = broker.serving(&peer) else {
+        let error = format!(
+            "busy: user id {} has {SERVING_PER_USER} requests being served",
+            peer.uid
+        );
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
+    };
+    if let Some(error) = broker.over_quota(&peer) {
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
+    }
+    let request = match read {
         None => return,
         Some(Ok(request)) => request,
         Some(Err(error)) => {
-            let _ = protocol::write_answer(
-                stream,
-                &Answer::Refused {
-                    error: error.clone(),
-                },
-            );
-            return broker.audit_request(&peer, "unknown", None, started, &refused(error));
+            // Recorded before the answer, as every refusal is.
+            broker.audit_request(&peer, "unknown", None, started, &refused(error.clone()));
+            let _ = protocol::write_answer(stream, &Answer::Refused { error });
+            return;
         }
     };
     let name = request.op.name();
@@ -383,13 +452,15 @@ fn connection(broker: &Broker, stream: &UnixStream) {
                 peer.uid
             ),
         };
-        let _ = protocol::write_answer(
-            stream,
-            &Answer::Refused {
-                error: error.clone(),
-            },
+        broker.audit_request(
+            &peer,
+            name,
+            Some(&request.op),
+            started,
+            &refused(error.clone()),
         );
-        return broker.audit_request(&peer, name, Some(&request.op), started, &refused(error));
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
+        return;
     }
     let wanted = Duration::from_millis(request.deadline_ms).min(DEADLINE_MAX);
     let deadline = Deadline::starting_at(started, wanted).shortened_by(ANSWER_MARGIN);
@@ -398,15 +469,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
         return broker.guard(stream, &peer, guard, &deadline, started);
     }
     if let Op::Record { record } = &request.op {
-        let outcome = match broker.append(record, "record", &peer) {
-            Ok(()) => {
-                let _ = protocol::write_answer(stream, &Answer::Done { result: json!({}) });
-                return;
-            }
-            Err(e) => format!("{e:#}"),
-        };
-        let _ = protocol::write_answer(stream, &Answer::Refused { error: outcome });
-        return;
+        return broker.record(stream, &peer, record, started);
     }
     let answered = catch_unwind(AssertUnwindSafe(|| {
         super::operations::serve(&broker.config, &broker.audit, &request.op, &deadline)
@@ -416,6 +479,10 @@ fn connection(broker: &Broker, stream: &UnixStream) {
             "internal error (a panic) while serving {name}"
         ))
     });
+    let answered = match (answered, &request.op) {
+        (Ok(status), Op::Status) => Ok(broker.with_trail_check(status)),
+        (answered, _) => answered,
+    };
     let (answer, outcome) = match answered {
         Ok(result) => (
             Answer::Done { result },
@@ -450,19 +517,165 @@ fn refused(error: String) -> Ended {
 }
 
 impl Broker {
-    /// Appends `record` to the broker's trail with who asked.
-    fn append(&self, record: &Record, op: &str, peer: &Peer) -> anyhow::Result<()> {
+    /// Appends `record` to the broker's trail with who asked (and, for a guard, the call its
+    /// change id names), durably: nothing is confirmed before this returns `Ok`. A failure is
+    /// kept until a record is written again.
+    fn append(
+        &self,
+        record: &Record,
+        op: &str,
+        peer: &Peer,
+        call: Option<&str>,
+    ) -> anyhow::Result<()> {
         let mut extra = serde_json::Map::new();
         extra.insert(String::from("op"), Value::String(op.to_owned()));
         extra.insert(String::from("peer"), serde_json::to_value(peer)?);
         if let Some(name) = platform::user_name(peer.uid) {
             extra.insert(String::from("user"), Value::String(name));
         }
-        let appended = audit::append_with(&self.audit, record, &extra);
-        if let Err(e) = &appended {
-            crate::console::err(format!("rewind broker: audit trail not written: {e:#}"));
+        if let Some(call) = call {
+            extra.insert(String::from(CALL_KEY), Value::String(call.to_owned()));
         }
-        appended
+        let appended = audit::append_durable(&self.audit, record, &extra);
+        self.charge(peer.uid, serde_json::to_vec(record).map_or(0, |r| r.len()));
+        let failure = appended.as_ref().err().map(|e| format!("{e:#}"));
+        if let Some(failure) = &failure {
+            crate::console::err(format!("rewind broker: audit trail not written: {failure}"));
+        }
+        if let Ok(mut kept) = self.trail_failure.lock() {
+            *kept = failure;
+        }
+        appended.map(drop)
+    }
+
+    /// Counts `stream` among `peer`'s connections waiting for their request, closing that
+    /// user's oldest when it has more than [`WAITING_PER_USER`]. Returns the ticket
+    /// [`Broker::done_waiting`] takes.
+    fn waiting(&self, peer: &Peer, stream: &UnixStream) -> u64 {
+        let Ok(mut peers) = self.peers.lock() else {
+            return 0;
+        };
+        peers.next += 1;
+        let ticket = peers.next;
+        let Ok(clone) = stream.try_clone() else {
+            return ticket;
+        };
+        let queue = peers.waiting.entry(peer.uid).or_default();
+        queue.push_back((ticket, clone));
+        while queue.len() > WAITING_PER_USER {
+            if let Some((_, oldest)) = queue.pop_front() {
+                let _ = oldest.shutdown(std::net::Shutdown::Both);
+            }
+        }
+        ticket
+    }
+
+    fn done_waiting(&self, uid: u32, ticket: u64) {
+        if let Ok(mut peers) = self.peers.lock()
+            && let Some(queue) = peers.waiting.get_mut(&uid)
+        {
+            queue.retain(|(t, _)| *t != ticket);
+            if queue.is_empty() {
+                peers.waiting.remove(&uid);
+            }
+        }
+    }
+
+    /// Counts a connection of `peer` as served until the returned guard is dropped; `None`
+    /// when that user already has [`SERVING_PER_USER`].
+    fn serving(&self, peer: &Peer) -> Option<Serving<'_>> {
+        let mut peers = self.peers.lock().ok()?;
+        let count = peers.serving.entry(peer.uid).or_default();
+        if *count >= SERVING_PER_USER {
+            return None;
+        }
+        *count += 1;
+        Some(Serving {
+            broker: self,
+            uid: peer.uid,
+        })
+    }
+
+    /// Adds `bytes` to what `uid` wrote to the trail in its window.
+    fn charge(&self, uid: u32, bytes: usize) {
+        if let Ok(mut peers) = self.peers.lock() {
+            let now = Instant::now();
+            let entry = peers.quota.entry(uid).or_insert((now, 0, false));
+            if now.duration_since(entry.0) >= QUOTA_WINDOW {
+                *entry = (now, 0, false);
+            }
+            entry.1 += bytes;
+        }
+    }
+
+    /// Why `peer` is refused, when its requests added more than [`TRAIL_QUOTA`] to the trail
+    /// in its window; the first refusal of a window is recorded, once.
+    fn over_quota(&self, peer: &Peer) -> Option<String> {
+        let (error, first) = {
+            let mut peers = self.peers.lock().ok()?;
+            let entry = peers.quota.get_mut(&peer.uid)?;
+            let left = QUOTA_WINDOW.checked_sub(entry.0.elapsed())?;
+            if entry.1 <= TRAIL_QUOTA {
+                return None;
+            }
+            let first = !entry.2;
+            entry.2 = true;
+            let error = format!(
+                "rewind: user id {} added {} bytes to the broker's audit trail in the last {} s, more than the {TRAIL_QUOTA} allowed; its requests are refused, and every change denied, for {} s more",
+                peer.uid,
+                entry.1,
+                QUOTA_WINDOW.as_secs(),
+                left.as_secs() + 1
+            );
+            (error, first)
+        };
+        if first {
+            let record = Record {
+                time: crate::time::format_utc_millis(SystemTime::now()),
+                host: String::from("broker"),
+                tool: String::from("broker:quota"),
+                class: String::from("broker"),
+                decision: Ending::Refused,
+                reason: Some(error.clone()),
+                ..Record::default()
+            };
+            let _ = self.append(&record, "quota", peer, None);
+        }
+        Some(error)
+    }
+
+    /// A `status` answer with the trail's check added: whether the last record was written.
+    fn with_trail_check(&self, mut status: Value) -> Value {
+        let failure = self.trail_failure.lock().ok().and_then(|f| f.clone());
+        let check = match failure {
+            None => json!({"check": "audit trail", "status": "ok",
+                "detail": format!("the broker writes its audit trail {}", self.audit.display())}),
+            Some(failure) => json!({"check": "audit trail", "status": "fail",
+                "detail": format!("the broker could not write its audit trail ({failure}); it denies every guard until it can: free or fix the trail's file system")}),
+        };
+        if let Some(checks) = status.get_mut("checks").and_then(Value::as_array_mut) {
+            checks.push(check);
+        }
+        status
+    }
+
+    /// A client's record, checked ([`admit_record`]) and written, or refused (and the refusal
+    /// recorded).
+    fn record(&self, stream: &UnixStream, peer: &Peer, record: &Record, started: Instant) {
+        let error = match admit_record(record) {
+            Ok(record) => match self.append(&record, "record", peer, None) {
+                Ok(()) => {
+                    let _ = protocol::write_answer(stream, &Answer::Done { result: json!({}) });
+                    return;
+                }
+                Err(e) => format!("{e:#}"),
+            },
+            Err(error) => {
+                self.audit_request(peer, "record", None, started, &refused(error.clone()));
+                error
+            }
+        };
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
     }
 
     /// Records a request other than a guard (or one refused before it ran).
@@ -500,10 +713,30 @@ impl Broker {
             args,
             ..Record::default()
         };
-        let _ = self.append(&record, op, peer);
+        let _ = self.append(&record, op, peer, None);
     }
 
-    /// The guard, its progress streamed, its decision answered and recorded.
+    /// Takes `change` for `call`, unless it was taken for another call: `Err` says so.
+    fn take_change(&self, change: &str, call: &str) -> Result<(), String> {
+        let Ok(mut changes) = self.changes.lock() else {
+            return Err(String::from(
+                "internal error: the change ids are unreadable",
+            ));
+        };
+        match changes.get(change) {
+            Some(taken) if taken != call => Err(format!(
+                "rewind: change id {change:?} was already used for another call (other VMs or another tool); a change id names one call, so no checkpoint was taken and this call is not allowed"
+            )),
+            Some(_) => Ok(()),
+            None => {
+                changes.insert(change.to_owned(), call.to_owned());
+                Ok(())
+            }
+        }
+    }
+
+    /// The guard, its progress streamed, its decision answered once it is recorded. A record
+    /// the trail did not take turns the answer into a deny naming the trail.
     fn guard(
         &self,
         stream: &UnixStream,
@@ -513,23 +746,38 @@ impl Broker {
         started: Instant,
     ) {
         let user = platform::user_name(peer.uid).unwrap_or_else(|| format!("uid{}", peer.uid));
-        let evaluated = super::operations::guard(&self.config, request, &user, deadline, &|text| {
-            // A client gone does not stop the guard: its checkpoint may still serve.
-            let _ = protocol::write_answer(
-                stream,
-                &Answer::Progress {
-                    text: text.to_owned(),
-                },
-            );
-        });
+        let call = call_of(request);
+        let evaluated = match self.take_change(&request.change, &call) {
+            Err(text) => Err(Denied(text)),
+            Ok(()) => super::operations::guard(&self.config, request, &user, deadline, &|text| {
+                // A client gone does not stop the guard: its checkpoint may still serve.
+                let _ = protocol::write_answer(
+                    stream,
+                    &Answer::Progress {
+                        text: text.to_owned(),
+                    },
+                );
+            })
+            .map_err(Refused),
+        };
+        let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (answer, record) = match evaluated {
             Ok((result, mut record)) => {
-                record.duration_ms =
-                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                record.duration_ms = elapsed();
                 let result = serde_json::to_value(&result).unwrap_or(Value::Null);
                 (Answer::Done { result }, record)
             }
-            Err(error) => {
+            Err(failed) => {
+                let (decision, answer, error) = match failed {
+                    Denied(text) => (Ending::Deny, denial(request, text.clone()), text),
+                    Refused(error) => (
+                        Ending::Refused,
+                        Answer::Refused {
+                            error: error.clone(),
+                        },
+                        error,
+                    ),
+                };
                 let record = Record {
                     time: crate::time::format_utc_millis(SystemTime::now()),
                     host: request.host.clone(),
@@ -538,18 +786,192 @@ impl Broker {
                     tool: request.tool.clone(),
                     class: String::from("broker"),
                     vms: request.vms.clone(),
-                    decision: Ending::Refused,
-                    reason: Some(error.clone()),
-                    duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    decision,
+                    reason: Some(error),
+                    duration_ms: elapsed(),
                     ..Record::default()
                 };
-                (Answer::Refused { error }, record)
+                (answer, record)
             }
         };
-        // Recorded before the answer: the change never runs ahead of its record.
-        let _ = self.append(&record, "guard", peer);
+        // Recorded before the answer: the change never runs ahead of its record, and without
+        // its record it does not run.
+        let answer = match self.append(&record, "guard", peer, Some(&call)) {
+            Ok(()) => answer,
+            Err(_) => denial(
+                request,
+                format!(
+                    "rewind: the rewind broker could not write its audit trail {}, so no change is allowed until it can (the trail's file system may be full or read-only); an operator's `rewind doctor` says why",
+                    self.audit.display()
+                ),
+            ),
+        };
         let _ = protocol::write_answer(stream, &answer);
     }
+}
+
+/// A connection counted as served, until dropped.
+struct Serving<'a> {
+    broker: &'a Broker,
+    uid: u32,
+}
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut peers) = self.broker.peers.lock()
+            && let Some(count) = peers.serving.get_mut(&self.uid)
+        {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                peers.serving.remove(&self.uid);
+            }
+        }
+    }
+}
+
+/// Why a guard did not run: a deny for the agent, or a refusal of the request.
+enum GuardFailure {
+    Denied(String),
+    Refused(String),
+}
+use GuardFailure::{Denied, Refused};
+
+/// A guard's answer that denies the call, naming why.
+fn denial(request: &GuardRequest, text: String) -> Answer {
+    let result = protocol::GuardResult {
+        decision: protocol::WireDecision::Deny { text },
+        vms: request.vms.clone(),
+        named: Vec::new(),
+        vpgs: Vec::new(),
+        checkpoints: Vec::new(),
+        details: Vec::new(),
+        vm_ids: Vec::new(),
+    };
+    Answer::Done {
+        result: serde_json::to_value(&result).unwrap_or(Value::Null),
+    }
+}
+
+/// The key under which a guard's trail line names the call its change id was taken for.
+const CALL_KEY: &str = "call";
+
+/// What a change id is taken for: the caller's host and session, the tool and the VMs it
+/// names (in any order, any case), as a SHA-256.
+fn call_of(request: &GuardRequest) -> String {
+    let mut vms: Vec<String> = request.vms.iter().map(|v| v.to_lowercase()).collect();
+    vms.sort();
+    vms.dedup();
+    let call = json!([request.host, request.session, request.tool, vms]);
+    audit::line_hash(call.to_string().as_bytes())
+}
+
+/// The change ids the trail's guard lines took, and for which calls; an unreadable trail
+/// gives none (the chain's check says why).
+fn used_changes(trail: &Path) -> HashMap<String, String> {
+    let mut used = HashMap::new();
+    let Ok(file) = std::fs::File::open(trail) else {
+        return used;
+    };
+    for line in std::io::BufRead::lines(std::io::BufReader::new(file)).map_while(Result::ok) {
+        let Ok(line) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if let (Some(change), Some(call)) = (
+            line.get("change").and_then(Value::as_str),
+            line.get(CALL_KEY).and_then(Value::as_str),
+        ) {
+            used.entry(change.to_owned())
+                .or_insert_with(|| call.to_owned());
+        }
+    }
+    used
+}
+
+/// The longest a text field of a client's record may be, in bytes.
+const RECORD_FIELD_MAX: usize = 512;
+/// The longest a record's reason may be, in bytes.
+const RECORD_REASON_MAX: usize = 4096;
+/// The most names a record's list may hold.
+const RECORD_ITEMS_MAX: usize = 64;
+/// The longest a record's summarised arguments may be, as JSON.
+const RECORD_ARGS_MAX: usize = 8192;
+
+/// A client's record as the broker writes it: its time the broker's clock, its arguments
+/// summarised again, every field checked. A field too long, or holding a control character
+/// (a line break could pass for a second record in a copy that is not JSON), is refused,
+/// naming the field. The reason may break lines (JSON escapes them).
+fn admit_record(record: &Record) -> Result<Record, String> {
+    let text = |field: &str, value: &str, max: usize, breaks: bool| -> Result<(), String> {
+        if value.len() > max {
+            return Err(format!(
+                "record refused: its {field} is {} bytes, more than {max}",
+                value.len()
+            ));
+        }
+        if let Some(c) = value
+            .chars()
+            .find(|c| c.is_control() && !(breaks && matches!(c, '\n' | '\t')))
+        {
+            return Err(format!(
+                "record refused: its {field} holds the control character U+{:04X}",
+                u32::from(c)
+            ));
+        }
+        Ok(())
+    };
+    let short = |field: &str, value: &str| text(field, value, RECORD_FIELD_MAX, false);
+    short("host", &record.host)?;
+    short("tool", &record.tool)?;
+    short("class", &record.class)?;
+    for (field, value) in [("session", &record.session), ("change", &record.change)] {
+        if let Some(value) = value {
+            short(field, value)?;
+        }
+    }
+    for (field, list) in [
+        ("vms", &record.vms),
+        ("named", &record.named),
+        ("vpgs", &record.vpgs),
+    ] {
+        if list.len() > RECORD_ITEMS_MAX {
+            return Err(format!(
+                "record refused: its {field} names {} items, more than {RECORD_ITEMS_MAX}",
+                list.len()
+            ));
+        }
+        for item in list {
+            short(field, item)?;
+        }
+    }
+    if record.checkpoints.len() > RECORD_ITEMS_MAX {
+        return Err(format!(
+            "record refused: it names {} checkpoints, more than {RECORD_ITEMS_MAX}",
+            record.checkpoints.len()
+        ));
+    }
+    for checkpoint in &record.checkpoints {
+        for value in [&checkpoint.vpg, &checkpoint.id, &checkpoint.time]
+            .into_iter()
+            .chain(checkpoint.fallback.as_ref())
+        {
+            short("checkpoints", value)?;
+        }
+    }
+    if let Some(reason) = &record.reason {
+        text("reason", reason, RECORD_REASON_MAX, true)?;
+    }
+    let args = audit::summarise(&record.args);
+    let size = args.to_string().len();
+    if size > RECORD_ARGS_MAX {
+        return Err(format!(
+            "record refused: its arguments are {size} bytes once summarised, more than {RECORD_ARGS_MAX}"
+        ));
+    }
+    Ok(Record {
+        time: crate::time::format_utc_millis(SystemTime::now()),
+        args,
+        ..record.clone()
+    })
 }
 
 #[cfg(test)]
@@ -563,6 +985,9 @@ mod tests {
             own_uid: 990,
             guard,
             operators,
+            changes: Mutex::new(HashMap::new()),
+            trail_failure: Mutex::new(None),
+            peers: Mutex::new(Peers::default()),
         }
     }
 

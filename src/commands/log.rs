@@ -142,9 +142,14 @@ fn through_broker(
         let chain = &answer["chain"];
         if chain["whole"] == true {
             say(format!(
-                "{} (the broker's): the hash chain holds over {} lines",
+                "{} (the broker's): the hash chain holds over {} lines{}",
                 trail.display(),
-                chain["lines"]
+                chain["lines"],
+                if chain["anchored"] == true {
+                    ", and the trail ends where its head says"
+                } else {
+                    ""
+                }
             ));
             return Ok((Vec::new(), trail));
         }
@@ -171,7 +176,11 @@ fn through_broker(
 /// `--verify`: the chain whole (how many lines), or the first line where it breaks.
 fn verify(path: &Path) -> anyhow::Result<()> {
     match audit::verify(path)? {
-        audit::Chain::Whole { lines, legacy } => {
+        audit::Chain::Whole {
+            lines,
+            legacy,
+            anchored,
+        } => {
             say(format!(
                 "{}: the hash chain holds over {lines} line{}",
                 path.display(),
@@ -183,9 +192,16 @@ fn verify(path: &Path) -> anyhow::Result<()> {
                     if legacy == 1 { "" } else { "s" }
                 ));
             }
-            say(String::from(
-                "note: the chain cannot show lines cut from the end; the copy sent by [audit] syslog can",
-            ));
+            if anchored {
+                say(format!(
+                    "the trail ends where its head {} says: no line was cut from the end",
+                    audit::head_path(path).display()
+                ));
+            } else {
+                say(String::from(
+                    "note: the trail has no head, so the chain cannot show lines cut from the end; the copy sent by [audit] syslog can",
+                ));
+            }
             Ok(())
         }
         audit::Chain::Broken { line, why } => {

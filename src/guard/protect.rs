@@ -348,6 +348,7 @@ pub(super) fn policy(config: &Config) -> Policy {
     Policy {
         on_checkpoint: config.hook.on_checkpoint,
         on_zvm_error: config.hook.on_zvm_error,
+        operator: false,
     }
 }
 
@@ -416,7 +417,11 @@ fn locally(
     watch: &dyn Watch,
 ) -> Protection {
     let step = change.step();
-    let policy = policy(config);
+    let policy = Policy {
+        // The operator's own `rewind guard` is told the ZVM's details; an agent is not.
+        operator: matches!(change.caller, Caller::Operator { .. }),
+        ..policy(config)
+    };
     let decide = |finding: &Case<'_>| decision::decide(&step, &change.id, finding, &policy);
     let all = references.join(",");
     let zvm_error = |error: &ZvmError| {

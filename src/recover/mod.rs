@@ -114,6 +114,11 @@ fn run(
             .map(|t| format!(" ({t})"))
             .unwrap_or_default()
     ));
+    if let Some(change) = request.point.change() {
+        say(format!(
+            "             the first checkpoint tagged change={change}; any later one under the same id is not used"
+        ));
+    }
     say(format!("guest file:  {}", &plan.guest_path));
     if let Some(volume) = &request.volume {
         say(format!("volume:      {volume}"));
@@ -415,11 +420,16 @@ pub(crate) fn search_journal(
 ) -> anyhow::Result<(Option<Checkpoint>, Vec<Checkpoint>)> {
     let pick = |rows: &[Checkpoint]| -> Option<Checkpoint> {
         match point {
-            Point::Change(change) => rows.iter().find(|c| {
-                c.tag
-                    .as_deref()
-                    .is_some_and(|t| tag::is_for_change(t, change))
-            }),
+            // The first checkpoint tagged for the change: a later one under the same id
+            // (asked for after the change, by whoever could) is never the point before it.
+            Point::Change(change) => rows
+                .iter()
+                .filter(|c| {
+                    c.tag
+                        .as_deref()
+                        .is_some_and(|t| tag::is_for_change(t, change))
+                })
+                .min_by_key(|c| c.at),
             Point::Checkpoint(id) => rows.iter().find(|c| c.id == *id),
             Point::Before(before) => rows.iter().filter(|c| c.at < *before).max_by_key(|c| c.at),
         }
@@ -446,11 +456,14 @@ pub(crate) fn search_journal(
                 seen.push(row);
             }
         }
-        if let Some(found) = pick(&seen) {
+        // A change's checkpoint is searched for back to the journal's start: its first one
+        // counts, wherever a later one under the same id stands.
+        let whole = matches!(point, Point::Change(_));
+        if !whole && let Some(found) = pick(&seen) {
             return Ok((Some(found), seen));
         }
         if start <= earliest.at {
-            return Ok((None, seen));
+            return Ok((pick(&seen), seen));
         }
         end = Some(start);
         span = span.saturating_mul(4);

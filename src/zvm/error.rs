@@ -65,6 +65,39 @@ impl ZvmError {
         }
     }
 
+    /// The failure as an agent may read it: what failed and what to do, with no URL, host,
+    /// port, route or credential (the operator's own commands print [`Display`]'s details).
+    ///
+    /// [`Display`]: std::fmt::Display
+    pub fn for_agent(&self) -> String {
+        let what = match self {
+            // A local setting (an environment variable, a CA file), never the ZVM's address.
+            Self::Setup(detail) => detail.clone(),
+            Self::Unreachable { .. } => String::from("the ZVM could not be reached"),
+            Self::Tls { .. } => String::from("the ZVM's TLS certificate is not trusted"),
+            Self::TimedOut { .. } => String::from("the ZVM did not answer in time"),
+            Self::Auth { status, .. } => format!("the ZVM refused rewind's login (HTTP {status})"),
+            Self::Status {
+                status, message, ..
+            } => {
+                let message: String = message
+                    .split_whitespace()
+                    .filter(|word| !word.contains("://") && !word.starts_with('/'))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if message.is_empty() {
+                    format!("the ZVM answered HTTP {status}")
+                } else {
+                    format!("the ZVM answered HTTP {status}: {message}")
+                }
+            }
+            Self::Decode { detail, .. } => {
+                format!("the ZVM answered something that is not what Zerto sends ({detail})")
+            }
+        };
+        format!("{what}; `rewind doctor`, run by whoever administers rewind, says why")
+    }
+
     /// HTTP status of the answer, when the ZVM answered at all.
     pub fn status(&self) -> Option<u16> {
         match self {

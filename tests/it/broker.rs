@@ -16,10 +16,10 @@ use serde_json::{Value, json};
 use crate::support::{self, Run, Setup, TestEnv, eventually, hook_input};
 
 /// The hook's user.
-const HOOK_USER: &str = "nobody";
+pub(crate) const HOOK_USER: &str = "nobody";
 const HOOK_GROUP: &str = "nogroup";
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
@@ -27,7 +27,7 @@ fn is_root() -> bool {
 }
 
 /// False (and a line saying why) when the tests cannot switch users here.
-fn can_switch_users(test: &str) -> bool {
+pub(crate) fn can_switch_users(test: &str) -> bool {
     if !is_root() {
         // Said on the test's stderr, where `cargo test` shows a skipped test's reason.
         let _ = writeln!(
@@ -39,22 +39,22 @@ fn can_switch_users(test: &str) -> bool {
     true
 }
 
-fn set_mode(path: &Path, mode: u32) {
+pub(crate) fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
 }
 
 /// The simulator, the broker's private files under a root-owned directory, and a
 /// configuration for the hook's user that names only the socket.
-struct Deployment {
-    env: TestEnv,
-    socket: PathBuf,
+pub(crate) struct Deployment {
+    pub(crate) env: TestEnv,
+    pub(crate) socket: PathBuf,
     /// The hook's side: its configuration and home, readable by the hook's user.
     hook_dir: tempfile::TempDir,
     broker: Option<Child>,
 }
 
 impl Deployment {
-    fn new(setup: Setup) -> Deployment {
+    pub(crate) fn new(setup: Setup) -> Deployment {
         let env = TestEnv::with(setup);
         // Others may pass through the broker's directory to the socket, but not list it;
         // the configuration is the broker's alone.
@@ -79,7 +79,7 @@ impl Deployment {
     }
 
     /// Writes the hook's configuration: `[broker] socket` and these `[hook]` lines.
-    fn with_hook_config(self, hook: &str) -> Deployment {
+    pub(crate) fn with_hook_config(self, hook: &str) -> Deployment {
         let text = format!(
             "[hook]\n{hook}\n\n[broker]\nsocket = {:?}\n",
             self.socket.display().to_string()
@@ -90,13 +90,13 @@ impl Deployment {
         self
     }
 
-    fn hook_config(&self) -> PathBuf {
+    pub(crate) fn hook_config(&self) -> PathBuf {
         self.hook_dir.path().join("hook.toml")
     }
 
     /// Starts `rewind broker` as root and waits for its socket. Its stderr goes to
     /// `broker.log` in the test's directory, not into the test run's output.
-    fn start_broker(&mut self) {
+    pub(crate) fn start_broker(&mut self) {
         let socket = self.socket.display().to_string();
         let config = self.env.config.display().to_string();
         let log = std::fs::File::create(self.env.path("broker.log")).expect("broker.log");
@@ -113,8 +113,18 @@ impl Deployment {
         eventually("the broker's socket", || self.socket.exists());
     }
 
+    /// Stops the broker and starts it again on the same files.
+    pub(crate) fn restart_broker(&mut self) {
+        if let Some(mut child) = self.broker.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+        self.start_broker();
+    }
+
     /// A command run as the hook's user, with nothing of the broker's environment.
-    fn as_hook_user(&self, program: &Path, args: &[&str]) -> Command {
+    pub(crate) fn as_hook_user(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new("setpriv");
         cmd.args([
             &format!("--reuid={HOOK_USER}"),
@@ -131,12 +141,12 @@ impl Deployment {
         cmd
     }
 
-    fn rewind_as_hook_user(&self, args: &[&str]) -> Command {
+    pub(crate) fn rewind_as_hook_user(&self, args: &[&str]) -> Command {
         self.as_hook_user(Path::new(env!("CARGO_BIN_EXE_rewind")), args)
     }
 
     /// `rewind hook` as the hook's user; the run and the hook's pid.
-    fn hook(&self, stdin: &[u8]) -> (Run, u32) {
+    pub(crate) fn hook(&self, stdin: &[u8]) -> (Run, u32) {
         let mut cmd = self.rewind_as_hook_user(&["hook"]);
         let started = Instant::now();
         let mut child = cmd
@@ -168,7 +178,7 @@ impl Deployment {
 
     /// The first line of the broker's trail that `matches`; fails the test with `what` and
     /// the whole trail when there is none.
-    fn recorded(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) fn recorded(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         let trail = self.trail();
         trail
             .iter()
@@ -178,7 +188,7 @@ impl Deployment {
     }
 
     /// The broker's audit trail, line by line.
-    fn trail(&self) -> Vec<Value> {
+    pub(crate) fn trail(&self) -> Vec<Value> {
         std::fs::read_to_string(self.env.path("state/audit.jsonl"))
             .unwrap_or_default()
             .lines()
@@ -196,7 +206,7 @@ impl Drop for Deployment {
     }
 }
 
-fn mutating(id: &str) -> Vec<u8> {
+pub(crate) fn mutating(id: &str) -> Vec<u8> {
     hook_input(
         "mcp__ssh__exec",
         &json!({"host": "jp-ubuntu", "command": "systemctl restart app"}),
@@ -449,7 +459,7 @@ fn a_broker_killed_mid_guard_is_a_deny() {
 const BEFORE: &[u8] = b"listen = 0.0.0.0:8080\nmode = safe\n";
 
 /// `rewind <args>` as root, an operator, configured with nothing but the socket.
-fn operator(d: &Deployment, args: &[&str]) -> Run {
+pub(crate) fn operator(d: &Deployment, args: &[&str]) -> Run {
     let home = d.env.path("operator-home");
     std::fs::create_dir_all(&home).expect("home");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));

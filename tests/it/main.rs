@@ -3,6 +3,7 @@
 mod agents;
 mod appliance;
 mod broker;
+mod broker_attacks;
 mod catalog;
 mod claude;
 mod config;

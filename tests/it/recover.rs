@@ -82,6 +82,40 @@ fn recover_by_change_brings_back_the_pre_change_linux_file() {
     assert_nothing_mounted(&env);
 }
 
+/// A second checkpoint asked for under the same change id after the damage (the agent's hook
+/// run again with the call's id) is never the one restored: the first tagged for the change
+/// is, and recover says so.
+#[test]
+fn recover_by_change_restores_from_the_first_checkpoint_of_the_change() {
+    let env = TestEnv::start();
+    guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_twice");
+    let again = env.hook(&hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "edit"}),
+        "toolu_twice",
+    ));
+    assert!(again.reason().contains("tagged checkpoint"), "{again:#?}");
+    assert_eq!(env.sim.inserts().len(), 2, "two checkpoints under one id");
+    let run = recover_change(
+        &env,
+        "jp-ubuntu",
+        "/etc/app.conf",
+        "toolu_twice",
+        &["--yes"],
+    );
+    run.success();
+    assert_eq!(
+        std::fs::read(env.path("out/app.conf")).expect("written"),
+        BEFORE
+    );
+    assert!(
+        run.stdout
+            .contains("the first checkpoint tagged change=toolu_twice"),
+        "{run:#?}"
+    );
+    assert_nothing_mounted(&env);
+}
+
 #[test]
 fn recover_by_change_brings_back_the_pre_change_windows_file() {
     let env = TestEnv::start();
