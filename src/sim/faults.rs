@@ -81,7 +81,7 @@ pub enum Fault {
     /// `RestoreCommit` and `RestoreRollback` refuse any body (400): only the body-less form
     /// of Zerto's SDK is accepted.
     RestoreDecisionNoBody,
-    /// Stopping a failover test re-tags the tested checkpoint "Tested at <start time>".
+    /// Stopping a failover test re-tags the tested checkpoint `Tested at <start time>`.
     RetagOnTestStop,
 }
 
