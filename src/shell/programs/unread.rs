@@ -453,6 +453,25 @@ fn runs_its_arguments(ctx: &mut Ctx<'_>, name: &str, cmd: &Cmd) -> Result<(), Un
     Ok(())
 }
 
+/// pip's options that take a value, the same for `pip` and `pip3`.
+const PIP_VALUE_OPTIONS: &[&str] = &[
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "--trusted-host",
+    "--proxy",
+    "-d",
+    "--dest",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-t",
+    "--target",
+];
+
 /// Programs whose action, by their own subcommand, only reads the machine a word of theirs
 /// names, or changes only this machine with what it fetched from there: the program, the
 /// options that take a separate value (so a value is never taken for the subcommand), and
@@ -537,44 +556,12 @@ const READING_ACTIONS: &[(&str, &[&str], &[&str])] = &[
     // The package comes from the named host and is installed here.
     (
         "pip",
-        &[
-            "-i",
-            "--index-url",
-            "--extra-index-url",
-            "-f",
-            "--find-links",
-            "--trusted-host",
-            "--proxy",
-            "-d",
-            "--dest",
-            "-r",
-            "--requirement",
-            "-c",
-            "--constraint",
-            "-t",
-            "--target",
-        ],
+        PIP_VALUE_OPTIONS,
         &["install*", "download*", "wheel*"],
     ),
     (
         "pip3",
-        &[
-            "-i",
-            "--index-url",
-            "--extra-index-url",
-            "-f",
-            "--find-links",
-            "--trusted-host",
-            "--proxy",
-            "-d",
-            "--dest",
-            "-r",
-            "--requirement",
-            "-c",
-            "--constraint",
-            "-t",
-            "--target",
-        ],
+        PIP_VALUE_OPTIONS,
         &["install*", "download*", "wheel*"],
     ),
     (
