@@ -263,7 +263,7 @@ pub enum ShutdownArg {
     None,
 }
 
-fn rollback_after(text: &str) -> Result<humantime::Duration, String> {
+pub(crate) fn rollback_after(text: &str) -> Result<humantime::Duration, String> {
     let wait: humantime::Duration = text.parse().map_err(|e| format!("{e}"))?;
     let secs = wait.as_secs();
     if (300..=86_400).contains(&secs) {

@@ -133,9 +133,7 @@ pub fn run(cli: Cli) -> ExitCode {
             None => recover::flr(config, &command),
         }),
         Command::RestoreVm(args) => match broker::commands::brokered(config) {
-            Some(_) => report(Err(anyhow::anyhow!(
-                "rewind restore-vm does not run through the broker: run it where the ZVM credentials are"
-            ))),
+            Some(brokered) => broker::commands::restore_vm(&brokered, &args),
             None => vmrestore::restore_vm(config, &args),
         },
         Command::Demo(args) => report(commands::demo::demo(&args)),

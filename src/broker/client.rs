@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::protocol::{ANSWER_MAX, Answer, AnswerLine, Op, Request, VERSION};
+use super::protocol::{
+    ANSWER_MAX, Answer, AnswerLine, Op, Question, Reply, ReplyKind, Request, VERSION,
+};
 use crate::config::BrokerConfig;
 use crate::deadline::Deadline;
 use crate::platform;
@@ -58,6 +60,39 @@ pub(crate) fn call_watched(
     let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
     let stream = connect(socket, &config.user).map_err(&fail)?;
     exchange(&stream, op, deadline, Duration::ZERO, progress, cancelled).map_err(fail)
+}
+
+/// The operator's side of a request the broker asks questions in (`rewind restore-vm`).
+pub(crate) trait Conversation {
+    /// The answer to one of the broker's questions.
+    fn answer(&mut self, question: &Question) -> ReplyKind;
+    /// True (once) when the operator has just interrupted: the broker is told at once.
+    fn interrupted(&mut self) -> bool;
+}
+
+/// [`call`] for a request the broker asks `talk` questions in; the connection stays open
+/// until the broker's final answer, however long that takes within `deadline`.
+pub(crate) fn converse(
+    config: &BrokerConfig,
+    op: Op,
+    deadline: &Deadline,
+    progress: &mut dyn FnMut(&str),
+    talk: &mut dyn Conversation,
+) -> Result<Value, BrokerError> {
+    let Some(socket) = config.socket.as_deref() else {
+        return Err(BrokerError(String::from(
+            "no [broker] socket is configured",
+        )));
+    };
+    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
+    let stream = connect(socket, &config.user).map_err(&fail)?;
+    let parts = Exchange {
+        grace: Duration::ZERO,
+        progress,
+        cancelled: &|| false,
+        talk: Some(talk),
+    };
+    run(&stream, op, deadline, parts).map_err(fail)
 }
 
 /// Connects to the broker `config` names without asking anything: who serves its socket, for
@@ -142,9 +177,25 @@ pub(crate) fn exchange(
     progress: &mut dyn FnMut(&str),
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Value, String> {
-    let budget = deadline.shortened_by(TRANSIT);
-    let waited = Deadline::starting_at(deadline.started(), deadline.budget() + grace);
-    let deadline = &waited;
+    let parts = Exchange {
+        grace,
+        progress,
+        cancelled,
+        talk: None,
+    };
+    run(stream, op, deadline, parts)
+}
+
+/// What an exchange does besides waiting for the final answer.
+struct Exchange<'a> {
+    grace: Duration,
+    progress: &'a mut dyn FnMut(&str),
+    cancelled: &'a dyn Fn() -> bool,
+    talk: Option<&'a mut dyn Conversation>,
+}
+
+/// Sends the request line, asking for an answer within `budget`.
+fn send_request(stream: &UnixStream, op: Op, budget: &Deadline) -> Result<(), String> {
     let request = Request {
         v: VERSION,
         deadline_ms: u64::try_from(budget.remaining().as_millis()).unwrap_or(u64::MAX),
@@ -152,6 +203,48 @@ pub(crate) fn exchange(
     };
     let mut line = serde_json::to_vec(&request).map_err(|e| e.to_string())?;
     line.push(b'\n');
+    (&*stream)
+        .write_all(&line)
+        .map_err(|e| format!("cannot send the request: {e}"))
+}
+
+/// One answer line, of this protocol's version.
+fn parse_answer(bytes: &[u8]) -> Result<Answer, String> {
+    let answer: AnswerLine = serde_json::from_slice(bytes)
+        .map_err(|e| format!("it answered something that is not its protocol ({e})"))?;
+    if answer.v != VERSION {
+        return Err(format!(
+            "it speaks protocol version {}, this rewind version {VERSION}; install the same rewind on both sides",
+            answer.v
+        ));
+    }
+    Ok(answer.answer)
+}
+
+/// Sends one reply line.
+fn reply(stream: &UnixStream, reply: ReplyKind) -> Result<(), String> {
+    let mut line = serde_json::to_vec(&Reply { v: VERSION, reply }).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    (&*stream)
+        .write_all(&line)
+        .map_err(|e| format!("cannot send the operator's answer: {e}"))
+}
+
+fn run(
+    stream: &UnixStream,
+    op: Op,
+    deadline: &Deadline,
+    parts: Exchange<'_>,
+) -> Result<Value, String> {
+    let Exchange {
+        grace,
+        progress,
+        cancelled,
+        mut talk,
+    } = parts;
+    let budget = deadline.shortened_by(TRANSIT);
+    let waited = Deadline::starting_at(deadline.started(), deadline.budget() + grace);
+    let deadline = &waited;
     let timeout = |deadline: &Deadline| {
         let left = deadline.remaining();
         if left.is_zero() {
@@ -163,12 +256,15 @@ pub(crate) fn exchange(
     stream
         .set_write_timeout(timeout(deadline)?)
         .map_err(|e| e.to_string())?;
-    (&*stream)
-        .write_all(&line)
-        .map_err(|e| format!("cannot send the request: {e}"))?;
+    send_request(stream, op, &budget)?;
     let mut reader = BufReader::new(stream);
     let mut bytes = Vec::new();
     loop {
+        if let Some(talk) = talk.as_deref_mut()
+            && talk.interrupted()
+        {
+            reply(stream, ReplyKind::Interrupt)?;
+        }
         if cancelled() {
             return Err(String::from(
                 "cancelled while waiting for its answer; a checkpoint it already inserted stays in Zerto",
@@ -218,19 +314,20 @@ pub(crate) fn exchange(
             }
             Err(e) => return Err(format!("cannot read the answer: {e}")),
         }
-        let answer: AnswerLine = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("it answered something that is not its protocol ({e})"))?;
-        if answer.v != VERSION {
-            return Err(format!(
-                "it speaks protocol version {}, this rewind version {VERSION}; install the same rewind on both sides",
-                answer.v
-            ));
-        }
+        let answer = parse_answer(&bytes)?;
         bytes.clear();
-        match answer.answer {
+        match answer {
             Answer::Progress { text } => progress(&text),
             Answer::Done { result } => return Ok(result),
             Answer::Refused { error } => return Err(format!("refused: {error}")),
+            Answer::Question { question } => match talk.as_deref_mut() {
+                Some(talk) => reply(stream, talk.answer(&question))?,
+                None => {
+                    return Err(String::from(
+                        "it asked a question this request has no one to answer",
+                    ));
+                }
+            },
         }
     }
 }

@@ -8,12 +8,15 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use serde_json::Value;
 
-use super::client;
-use super::protocol::{Op, RecoverRequest, Recovered, WireVm};
-use crate::cli::{FlrCommand, RecoverArgs};
+use super::client::{self, Conversation};
+use super::protocol::{
+    Answers, Op, Question, RecoverRequest, Recovered, ReplyKind, RestoreVmRequest, WireVm,
+};
+use crate::cli::{FlrCommand, RecoverArgs, RestoreVmArgs};
 use crate::commands::say;
 use crate::config::Config;
 use crate::deadline::Deadline;
+use crate::vmrestore::{Answer, Operator as _, Terminal};
 
 /// The time a restore through the broker may take (mount, browse, download, unmount).
 const RECOVER_BUDGET: Duration = Duration::from_secs(30 * 60);
@@ -82,6 +85,112 @@ pub(crate) fn recover(config: &Config, args: &RecoverArgs) -> anyhow::Result<()>
         bytes.len()
     ));
     Ok(())
+}
+
+/// `rewind restore-vm` through the broker, which runs it with its credentials and trail for
+/// its operators only: this side shows its lines, answers its questions at this terminal,
+/// runs `--verify` here (never as the broker's account), and passes Ctrl-C on, so that the
+/// broker rolls back or stops what it started.
+pub(crate) fn restore_vm(config: &Config, args: &RestoreVmArgs) -> std::process::ExitCode {
+    let terminal = Terminal::new();
+    let document = terminal
+        .catch_interrupt()
+        .and_then(|()| ask_broker(config, args, &terminal))
+        .unwrap_or_else(|e| {
+            let outcome = if format!("{e:#}").contains("refused: ") {
+                "refused"
+            } else {
+                "failed"
+            };
+            serde_json::json!({"outcome": outcome, "reason": format!("{e:#}")})
+        });
+    crate::vmrestore::finish(&document, args.json)
+}
+
+fn ask_broker(config: &Config, args: &RestoreVmArgs, terminal: &Terminal) -> anyhow::Result<Value> {
+    let request = RestoreVmRequest {
+        vm: args.vm.clone(),
+        change: args.change.clone(),
+        checkpoint: args.checkpoint.clone(),
+        vpg: args.vpg.clone(),
+        preview: args.preview,
+        hold_secs: args.hold.map(|h| h.as_secs()),
+        verify: args.verify.is_some(),
+        rollback_after_secs: args.rollback_after.as_secs(),
+        shutdown: format!("{:?}", args.shutdown).to_ascii_lowercase(),
+        answers: if args.yes {
+            Answers::Yes
+        } else if terminal.can_answer() {
+            Answers::Terminal
+        } else {
+            Answers::Nobody
+        },
+    };
+    // The broker follows its own budgets; this side waits as long as the longest of them.
+    let budget = *args.rollback_after + args.hold.map_or(Duration::ZERO, |h| *h) + RESTORE_SLACK;
+    let mut talk = AtTerminal {
+        terminal,
+        verify: args.verify.as_deref(),
+        told: false,
+    };
+    let mut progress = |text: &str| terminal.say(text, args.json);
+    Ok(client::converse(
+        &config.broker,
+        Op::RestoreVm(request),
+        &Deadline::after(budget),
+        &mut progress,
+        &mut talk,
+    )?)
+}
+
+/// The time a restore through the broker may take beyond Zerto's own rollback wait.
+const RESTORE_SLACK: Duration = Duration::from_secs(2 * 60 * 60);
+
+/// The operator at this terminal, answering the broker.
+struct AtTerminal<'a> {
+    terminal: &'a Terminal,
+    verify: Option<&'a str>,
+    told: bool,
+}
+
+impl Conversation for AtTerminal<'_> {
+    fn answer(&mut self, question: &Question) -> ReplyKind {
+        match question {
+            Question::YesNo { text } => match self.terminal.ask(text) {
+                Answer::Yes => ReplyKind::Yes,
+                Answer::No => ReplyKind::No,
+                Answer::Interrupted => ReplyKind::Interrupt,
+            },
+            Question::Enter { text } => {
+                if self.terminal.enter(text) {
+                    ReplyKind::Enter
+                } else {
+                    ReplyKind::Interrupt
+                }
+            }
+            Question::Verify => match self.verify.map(|command| self.terminal.verify(command)) {
+                Some(Ok((passed, words))) => ReplyKind::Verified { passed, words },
+                Some(Err(e)) => ReplyKind::Verified {
+                    passed: false,
+                    words: format!("{e:#}"),
+                },
+                None => ReplyKind::Verified {
+                    passed: false,
+                    words: String::from("no --verify command was given"),
+                },
+            },
+        }
+    }
+
+    fn interrupted(&mut self) -> bool {
+        let now = self
+            .terminal
+            .interrupted()
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let first = now && !self.told;
+        self.told |= now;
+        first
+    }
 }
 
 /// Writes `bytes` beside `destination` and renames it into place (refusing to replace an

@@ -18,6 +18,7 @@ pub(crate) mod client;
 pub(crate) mod commands;
 mod operations;
 pub(crate) mod protocol;
+mod restore;
 mod server;
 
 pub(crate) use server::serve;

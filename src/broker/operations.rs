@@ -126,7 +126,7 @@ pub(crate) fn serve(
         }
         Op::Recover(request) => recover(config, request, deadline).map(|r| json!(r)),
         Op::Status => Ok(json!(status(config, deadline))),
-        Op::Guard(_) | Op::Record { .. } => {
+        Op::Guard(_) | Op::Record { .. } | Op::RestoreVm(_) => {
             anyhow::bail!("{} is served elsewhere", op.name())
         }
     }

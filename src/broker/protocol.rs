@@ -71,6 +71,9 @@ pub(crate) enum Op {
     FlrEnd { session: String },
     /// File Level Restore of one guest file (operators).
     Recover(RecoverRequest),
+    /// A whole VM back to a checkpoint, or previewed in a failover test (operators): the
+    /// broker runs it and relays its lines and questions ([`Answer::Question`], [`Reply`]).
+    RestoreVm(RestoreVmRequest),
 }
 
 impl Op {
@@ -88,6 +91,7 @@ impl Op {
             Self::FlrList => "flr-list",
             Self::FlrEnd { .. } => "flr-end",
             Self::Recover(_) => "recover",
+            Self::RestoreVm(_) => "restore-vm",
         }
     }
 }
@@ -161,6 +165,78 @@ pub(crate) struct RecoverRequest {
     pub volume: Option<String>,
 }
 
+/// `rewind restore-vm`'s arguments, as the operator gave them. The `--verify` command stays
+/// with the operator: the broker asks for its result ([`Question::Verify`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RestoreVmRequest {
+    pub vm: String,
+    #[serde(default)]
+    pub change: Option<String>,
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    #[serde(default)]
+    pub vpg: Option<String>,
+    #[serde(default)]
+    pub preview: bool,
+    #[serde(default)]
+    pub hold_secs: Option<u64>,
+    /// The operator has a `--verify` command.
+    #[serde(default)]
+    pub verify: bool,
+    pub rollback_after_secs: u64,
+    /// `force`, `graceful` or `none`.
+    pub shutdown: String,
+    /// Who answers the restore's questions.
+    pub answers: Answers,
+}
+
+/// Who answers a restore's questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Answers {
+    /// `--yes`: every question is answered yes, none is asked.
+    Yes,
+    /// The operator, at a terminal.
+    Terminal,
+    /// Nobody: nothing that needs an answer starts.
+    Nobody,
+}
+
+/// A question the broker asks the operator during a [`Op::RestoreVm`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub(crate) enum Question {
+    /// Yes or no.
+    YesNo { text: String },
+    /// Press Enter.
+    Enter { text: String },
+    /// Run the `--verify` command and say how it went.
+    Verify,
+}
+
+/// The operator's line to the broker during a [`Op::RestoreVm`]: an answer, or an interrupt
+/// (Ctrl-C) at any time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Reply {
+    pub v: u32,
+    #[serde(flatten)]
+    pub reply: ReplyKind,
+}
+
+/// What the operator says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "kebab-case")]
+pub(crate) enum ReplyKind {
+    Yes,
+    No,
+    Enter,
+    Verified { passed: bool, words: String },
+    Interrupt,
+}
+
+/// The longest reply line a broker reads.
+pub(crate) const REPLY_MAX: usize = 64 * 1024;
+
 /// One answer line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct AnswerLine {
@@ -179,6 +255,8 @@ pub(crate) enum Answer {
     Done { result: Value },
     /// Not done: not allowed, not understood, or failed; the reason.
     Refused { error: String },
+    /// A question to the operator, answered by one [`Reply`] line.
+    Question { question: Question },
 }
 
 /// A guard's outcome: the decision and what the audit trail keeps of it.

@@ -116,7 +116,7 @@ enum Role {
     /// Resolve, VMs, checkpoints, plan, guard, record: the agents' users (nothing is mounted or
     /// read from a guest).
     Guard,
-    /// Log, FLR, recover: root, the broker's account and `[broker] operator_*`.
+    /// Log, FLR, recover, restore-vm: root, the broker's account and `[broker] operator_*`.
     Operator,
 }
 
@@ -128,7 +128,9 @@ fn role(op: &Op) -> Role {
         | Op::Plan(_)
         | Op::Guard(_)
         | Op::Record { .. } => Role::Guard,
-        Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) => Role::Operator,
+        Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) | Op::RestoreVm(_) => {
+            Role::Operator
+        }
         Op::Status => Role::Anyone,
     }
 }
@@ -471,6 +473,9 @@ fn connection(broker: &Broker, stream: &UnixStream) {
     if let Op::Record { record } = &request.op {
         return broker.record(stream, &peer, record, started);
     }
+    if let Op::RestoreVm(restore) = &request.op {
+        return broker.restore_vm(stream, &peer, restore);
+    }
     let answered = catch_unwind(AssertUnwindSafe(|| {
         super::operations::serve(&broker.config, &broker.audit, &request.op, &deadline)
     }))
@@ -676,6 +681,38 @@ impl Broker {
             }
         };
         let _ = protocol::write_answer(stream, &Answer::Refused { error });
+    }
+
+    /// An operator's `rewind restore-vm`, run here and relayed; each step recorded under them.
+    fn restore_vm(&self, stream: &UnixStream, peer: &Peer, request: &protocol::RestoreVmRequest) {
+        // Nothing starts that the trail could not hold.
+        let requested = Record {
+            time: crate::time::format_utc_millis(SystemTime::now()),
+            host: String::from("broker"),
+            tool: String::from("broker:restore-vm"),
+            class: String::from("broker"),
+            vms: vec![request.vm.clone()],
+            change: request.change.clone(),
+            decision: Ending::Ok,
+            reason: Some(String::from("requested")),
+            args: audit::summarise(&json!({
+                "checkpoint": request.checkpoint, "vpg": request.vpg, "preview": request.preview,
+            })),
+            ..Record::default()
+        };
+        if let Err(e) = self.append(&requested, "restore-vm", peer, None) {
+            let error = format!(
+                "the rewind broker could not write its audit trail ({e:#}), so no restore starts until it can; nothing was started"
+            );
+            let _ = protocol::write_answer(stream, &Answer::Refused { error });
+            return;
+        }
+        let user = platform::user_name(peer.uid).unwrap_or_else(|| format!("uid {}", peer.uid));
+        let record = |record: &Record| {
+            let _ = self.append(record, "restore-vm", peer, None);
+        };
+        let document = super::restore::serve(&self.config, stream, user, request, &record);
+        let _ = protocol::write_answer(stream, &Answer::Done { result: document });
     }
 
     /// Records a request other than a guard (or one refused before it ran).

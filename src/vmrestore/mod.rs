@@ -11,16 +11,15 @@
 //! codes: 0 committed (or previewed), 1 failed, 3 refused with nothing started, 4 rolled back.
 
 mod follow;
+mod operator;
 mod plan;
 
-use std::io::IsTerminal as _;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context as _, anyhow};
+use anyhow::anyhow;
 use serde_json::{Value, json};
 
 use crate::cli::{RestoreVmArgs, ShutdownArg};
@@ -30,7 +29,10 @@ use crate::zvm::{
     Client, CommitPolicy, DecisionBody, RestoreRequest, ShutdownPolicy, TaskState, ZvmError,
 };
 
-use self::follow::{Answer, Ended};
+pub(crate) use self::follow::Answer;
+use self::follow::Ended;
+pub(crate) use self::operator::Operator;
+pub(crate) use self::operator::Terminal;
 pub(crate) use self::plan::Refusal;
 use self::plan::{Plan, Wanted};
 
@@ -50,10 +52,10 @@ enum Outcome {
 }
 
 /// What the run did, for the `--json` document and the audit trail.
-struct Report {
+struct Report<'a> {
+    operator: &'a dyn Operator,
     json: bool,
     started: SystemTime,
-    audit: Option<std::path::PathBuf>,
     user: String,
     change: Option<String>,
     preview: bool,
@@ -68,14 +70,13 @@ struct Report {
     zerto: Vec<String>,
 }
 
-impl Report {
-    fn new(args: &RestoreVmArgs) -> Report {
-        let uid = crate::platform::effective_uid();
+impl<'a> Report<'a> {
+    fn new(args: &RestoreVmArgs, operator: &'a dyn Operator) -> Report<'a> {
         Report {
+            operator,
             json: args.json,
             started: SystemTime::now(),
-            audit: None,
-            user: crate::platform::user_name(uid).unwrap_or_else(|| format!("uid {uid}")),
+            user: operator.user(),
             change: args.change.clone(),
             preview: args.preview,
             vm: None,
@@ -92,11 +93,7 @@ impl Report {
 
     /// A line for the operator: stdout, or stderr when stdout carries the JSON document.
     fn say(&self, line: impl std::fmt::Display) {
-        if self.json {
-            crate::console::err(line);
-        } else {
-            crate::console::say(line);
-        }
+        self.operator.say(&line.to_string(), self.json);
     }
 
     /// One step: into the document, and into the audit trail.
@@ -126,7 +123,6 @@ impl Report {
         step: &str,
         task: Option<&str>,
     ) {
-        let Some(path) = &self.audit else { return };
         let args = json!({
             "user": self.user,
             "step": step,
@@ -154,9 +150,7 @@ impl Report {
                 .unwrap_or(u64::MAX),
             args: crate::audit::summarise(&args),
         };
-        if let Err(e) = crate::audit::append(path, &record) {
-            crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
-        }
+        self.operator.record(&record);
     }
 
     fn document(&self, outcome: &str, reason: Option<&str>) -> Value {
@@ -187,36 +181,61 @@ fn suffix(detail: &str) -> String {
     }
 }
 
-/// `rewind restore-vm`: runs, reports, and returns the documented exit code.
+/// `rewind restore-vm` with the ZVM's credentials here: runs, reports, and returns the
+/// documented exit code.
 pub(crate) fn restore_vm(config_path: Option<&Path>, args: &RestoreVmArgs) -> ExitCode {
-    let mut report = Report::new(args);
-    let result = Config::discover(config_path).and_then(|config| {
-        crate::commands::warn_config(&config);
-        report.audit = config.hook.audit_path().ok().map(Path::to_path_buf);
-        run(&config, args, &mut report)
-    });
-    let (code, outcome, reason) = match &result {
-        Ok(Outcome::Committed) => (crate::exit::OK, "committed", None),
-        Ok(Outcome::Previewed) => (crate::exit::OK, "previewed", None),
-        Ok(Outcome::RolledBack(why)) => {
-            (crate::exit::ROLLED_BACK, "rolled-back", Some(why.clone()))
-        }
-        Err(e) if e.is::<Refusal>() => (crate::exit::REFUSED, "refused", Some(format!("{e:#}"))),
-        Err(e) => (crate::exit::FAILED, "failed", Some(format!("{e:#}"))),
+    let mut terminal = Terminal::new();
+    let config = Config::discover(config_path);
+    if let Ok(config) = &config {
+        crate::commands::warn_config(config);
+        terminal.audit = config.hook.audit_path().ok().map(Path::to_path_buf);
+    }
+    let document = execute(config.as_ref(), args, &terminal);
+    finish(&document, args.json)
+}
+
+/// Runs a restore for `operator` and returns its document (what `--json` prints); a refusal
+/// or failure is its `outcome`, with the `reason`, and is in the trail.
+pub(crate) fn execute(
+    config: Result<&Config, &anyhow::Error>,
+    args: &RestoreVmArgs,
+    operator: &dyn Operator,
+) -> Value {
+    let mut report = Report::new(args, operator);
+    let result = match config {
+        Ok(config) => run(config, args, &mut report),
+        Err(e) => Err(anyhow!("{e:#}")),
     };
-    if let Err(e) = &result {
-        let step = if e.is::<Refusal>() {
-            "refused"
-        } else {
-            "failed"
-        };
-        report.step(step, None, "", &format!("{e:#}"));
-        crate::console::err(format!("error: {e:#}"));
+    let (outcome, reason) = match &result {
+        Ok(Outcome::Committed) => ("committed", None),
+        Ok(Outcome::Previewed) => ("previewed", None),
+        Ok(Outcome::RolledBack(why)) => ("rolled-back", Some(why.clone())),
+        Err(e) if e.is::<Refusal>() => ("refused", Some(format!("{e:#}"))),
+        Err(e) => ("failed", Some(format!("{e:#}"))),
+    };
+    if let (Err(_), Some(reason)) = (&result, &reason) {
+        report.step(outcome, None, "", reason);
     }
-    if args.json {
-        let _ = crate::commands::print_json(&report.document(outcome, reason.as_deref()));
+    report.document(outcome, reason.as_deref())
+}
+
+/// Says a refusal's or failure's reason, prints the document with `json`, and returns the
+/// documented exit code of its outcome.
+pub(crate) fn finish(document: &Value, json: bool) -> ExitCode {
+    let outcome = document["outcome"].as_str().unwrap_or("failed");
+    if matches!(outcome, "refused" | "failed") {
+        let reason = document["reason"].as_str().unwrap_or("no reason given");
+        crate::console::err(format!("error: {reason}"));
     }
-    crate::exit::code(code)
+    if json {
+        let _ = crate::commands::print_json(document);
+    }
+    crate::exit::code(match outcome {
+        "committed" | "previewed" => crate::exit::OK,
+        "rolled-back" => crate::exit::ROLLED_BACK,
+        "refused" => crate::exit::REFUSED,
+        _ => crate::exit::FAILED,
+    })
 }
 
 fn run(config: &Config, args: &RestoreVmArgs, report: &mut Report) -> anyhow::Result<Outcome> {
@@ -244,10 +263,11 @@ fn run(config: &Config, args: &RestoreVmArgs, report: &mut Report) -> anyhow::Re
         .map(|(vpg, cp)| json!({"vpg": vpg.name, "checkpoint": cp.id, "time": cp.time()}))
         .collect();
     show_plan(report, &plan);
-    let interrupted = Arc::new(AtomicBool::new(false));
+    let operator = report.operator;
+    let interrupted = operator.interrupted();
     if args.preview {
-        catch_ctrl_c(&interrupted)?;
-        return preview(&client, &plan, args, report, &interrupted);
+        operator.catch_interrupt()?;
+        return preview(&client, &plan, args, report, interrupted);
     }
     let shutdown = match args.shutdown {
         ShutdownArg::Force => ShutdownPolicy::ForceShutdown,
@@ -270,8 +290,8 @@ fn run(config: &Config, args: &RestoreVmArgs, report: &mut Report) -> anyhow::Re
         humantime::format_duration(request.wait),
         shutdown.as_zerto()
     ));
-    confirm_start(args, &interrupted)?;
-    restore(&client, &plan, &request, args, report, &interrupted)
+    confirm_start(args, operator)?;
+    restore(&client, &plan, &request, args, report, interrupted)
 }
 
 fn show_plan(report: &Report, plan: &Plan) {
@@ -309,26 +329,19 @@ fn show_plan(report: &Report, plan: &Plan) {
     }
 }
 
-/// Ctrl-C sets `interrupted` instead of killing the process, so that what was started is
-/// rolled back or stopped.
-fn catch_ctrl_c(interrupted: &Arc<AtomicBool>) -> anyhow::Result<()> {
-    let flag = Arc::clone(interrupted);
-    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-        .context("cannot catch Ctrl-C, so an interrupted restore could not be rolled back; nothing was started")
-}
-
 /// The yes to start: `--yes`, or the operator's on a terminal; nothing without either.
-fn confirm_start(args: &RestoreVmArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<()> {
+/// From then on, Ctrl-C rolls back or stops what was started instead of ending the process.
+fn confirm_start(args: &RestoreVmArgs, operator: &dyn Operator) -> anyhow::Result<()> {
     if args.yes {
-        return catch_ctrl_c(interrupted);
+        return operator.catch_interrupt();
     }
-    if !std::io::stdin().is_terminal() {
+    if !operator.can_answer() {
         return Err(anyhow!(Refusal(String::from(
             "nothing was started: no terminal to confirm on; pass --yes to restore without asking"
         ))));
     }
-    catch_ctrl_c(interrupted)?;
-    match follow::ask("Restore this VM to the checkpoint? [y/N] ", interrupted) {
+    operator.catch_interrupt()?;
+    match operator.ask("Restore this VM to the checkpoint? [y/N] ") {
         Answer::Yes => Ok(()),
         Answer::No | Answer::Interrupted => Err(anyhow!(Refusal(String::from(
             "not confirmed; nothing was started"
@@ -386,7 +399,7 @@ fn restore(
     check_vm(client, plan, report, &deadline);
     if let Some(command) = &args.verify {
         report.say(format!("verify:      {command}"));
-        let (ok, words) = follow::verify(command)?;
+        let (ok, words) = report.operator.verify(command)?;
         report.step(
             "verified",
             None,
@@ -403,7 +416,7 @@ fn restore(
     let commit = if args.yes {
         Answer::Yes
     } else {
-        follow::ask("Commit the restore? [y/N] ", interrupted)
+        report.operator.ask("Commit the restore? [y/N] ")
     };
     match commit {
         Answer::Yes => commit_restore(client, plan, report),
@@ -677,9 +690,10 @@ fn hold(args: &RestoreVmArgs, report: &Report, interrupted: &AtomicBool) -> Stri
         ));
         let until = Deadline::after(*hold);
         follow::pause(*hold, &until, interrupted);
-    } else if !args.yes && std::io::stdin().is_terminal() {
-        crate::console::prompt("Look at the test VM, then press Enter to stop the test ");
-        follow::enter(interrupted);
+    } else if !args.yes && report.operator.can_answer() {
+        report
+            .operator
+            .enter("Look at the test VM, then press Enter to stop the test ");
     }
     format!(
         "rewind restore-vm --preview of {} by {}",

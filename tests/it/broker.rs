@@ -1221,3 +1221,129 @@ fn rewind_guard_as_another_user_goes_through_the_broker() {
     );
     assert_eq!(d.env.sim.inserts().len(), 2, "nothing more was inserted");
 }
+
+/// `rewind restore-vm` with only `[broker] socket`: the agent's user is refused before
+/// anything starts (and the refusal recorded with its uid); an operator's restore is run by
+/// the broker with its credentials, while `--verify` runs on the operator's side (with the
+/// operator's environment), and each step lands in the broker's trail under the operator.
+#[test]
+fn restore_vm_through_the_broker_is_for_operators_and_verifies_on_their_side() {
+    if !can_switch_users("restore_vm_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let (run, _) = d.hook(&mutating("toolu_rvm"));
+    assert_eq!(run.decision(), "none", "guarded: {run:#?}");
+    let broken = d.env.sim.change_vm("jp-ubuntu").expect("the VM exists");
+
+    let restore = ["restore-vm", "jp-ubuntu", "--change", "toolu_rvm", "--yes"];
+    let refused = support::run(d.rewind_as_hook_user(&restore), b"");
+    assert_eq!(refused.code, 3, "refused, nothing started: {refused:#?}");
+    assert!(
+        refused.stderr.contains("may not restore-vm"),
+        "{refused:#?}"
+    );
+    assert_eq!(d.env.sim.whole_vm_operations(), (0, 0));
+    let refusal = d.recorded("the refused restore is recorded", |r| {
+        r["op"] == "restore-vm"
+    });
+    assert_eq!(refusal["peer"]["uid"], 65534, "{refusal}");
+
+    let operator_restore = |verify: &str| {
+        let home = d.env.path("operator-home");
+        std::fs::create_dir_all(&home).expect("home");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rewind"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("REWIND_CONFIG", d.hook_config())
+            .env("OPERATOR_SIDE", "yes")
+            .current_dir(&home)
+            .args(restore)
+            .args(["--json", "--verify", verify]);
+        support::run(cmd, b"")
+    };
+    let rolled_back = operator_restore("touch \"$HOME/verified\"; exit 1");
+    assert_eq!(rolled_back.code, 4, "{rolled_back:#?}");
+    assert!(
+        d.env.path("operator-home/verified").exists(),
+        "the verification ran where the operator is: {rolled_back:#?}"
+    );
+    assert_eq!(d.env.sim.vm_marker("jp-ubuntu"), Some(broken));
+    assert_eq!(rolled_back.json()["outcome"], "rolled-back");
+
+    let committed = operator_restore("test \"$OPERATOR_SIDE\" = yes");
+    committed.success();
+    let doc = committed.json();
+    assert_eq!(doc["outcome"], "committed", "{doc:#}");
+    assert_eq!(doc["user"], "root", "{doc:#}");
+    assert!(
+        committed
+            .stderr
+            .contains("ready:       the VM is ready for commit"),
+        "the broker's lines reach the operator: {committed:#?}"
+    );
+    assert_eq!(
+        d.env.sim.vm_marker("jp-ubuntu"),
+        Some(0),
+        "back before the change"
+    );
+    let done = d.recorded("the committed restore is recorded", |r| {
+        r["op"] == "restore-vm" && r["decision"] == "vm-restored"
+    });
+    assert_eq!(done["peer"]["uid"], 0, "{done}");
+    assert_eq!(done["change"], "toolu_rvm", "{done}");
+}
+
+/// An operator's `rewind restore-vm` killed while the broker runs the restore: the broker
+/// sees its operator gone and rolls the restore back at once (not only after Zerto's wait).
+#[test]
+fn a_killed_operator_side_makes_the_broker_roll_the_restore_back() {
+    if !can_switch_users("a_killed_operator_side") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let (run, _) = d.hook(&mutating("toolu_rvk"));
+    assert_eq!(run.decision(), "none", "guarded: {run:#?}");
+    let broken = d.env.sim.change_vm("jp-ubuntu").expect("the VM exists");
+    let home = d.env.path("operator-home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rewind"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("REWIND_CONFIG", d.hook_config())
+        .current_dir(&home)
+        .args(["restore-vm", "jp-ubuntu", "--change", "toolu_rvk", "--yes"])
+        .args([
+            "--rollback-after",
+            "24h",
+            "--verify",
+            "touch verifying; sleep 60",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("rewind starts");
+    eventually("the verification to start", || {
+        home.join("verifying").exists()
+    });
+    assert_eq!(d.env.sim.whole_vm_operations().0, 1, "ready for commit");
+    child.kill().expect("kill");
+    let _ = child.wait();
+    eventually("the broker to roll back", || {
+        d.env.sim.whole_vm_operations() == (0, 0)
+    });
+    assert_eq!(d.env.sim.vm_marker("jp-ubuntu"), Some(broken));
+    let rolled_back = |r: &Value| r["op"] == "restore-vm" && r["decision"] == "rolled-back";
+    eventually("the rollback's end to be recorded", || {
+        d.trail().iter().any(rolled_back)
+    });
+    let rolled = d.recorded("the rollback is recorded", |r| {
+        r["op"] == "restore-vm" && r["decision"] == "rolled-back"
+    });
+    assert_eq!(rolled["peer"]["uid"], 0, "{rolled}");
+}

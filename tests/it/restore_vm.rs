@@ -510,21 +510,3 @@ fn a_vm_in_two_vpgs_restores_from_the_first_recorded_or_the_one_named() {
     assert_eq!(env.sim.vm_marker("db01"), Some(0));
     assert!(broken > 0);
 }
-
-#[test]
-fn with_a_broker_configured_it_refuses_to_run_where_the_credentials_are_not() {
-    let env = TestEnv::start();
-    let socket = env.path("broker.sock");
-    std::fs::write(
-        &env.config,
-        format!("[broker]\nsocket = {:?}\n", socket.display().to_string()),
-    )
-    .expect("config");
-    let run = restore_vm(&env, &[VM, "--change", "toolu_b", "--yes"]);
-    assert_eq!(run.code, 1, "{run:#?}");
-    assert!(
-        run.stderr.contains("does not run through the broker"),
-        "{run:#?}"
-    );
-    assert!(!started_restore(&env));
-}
