@@ -745,6 +745,11 @@ fn mcp_tool(call: &ToolCall, protected: &Protected) -> Option<String> {
                     "unmounts a File Level Restore session (rewind mcp's flr_end), which may be a person's restore in progress",
                 ));
             }
+            "restore_vm" => {
+                return Some(ask_run(
+                    "puts a whole VM back to a Zerto checkpoint or previews it (rewind mcp's restore_vm)",
+                ));
+            }
             _ => return None,
         }
     }
@@ -1892,6 +1897,7 @@ mod tests {
             ),
             ("mcp__rewind__recover_file", serde_json::json!({})),
             ("mcp__rewind__flr_end", serde_json::json!({})),
+            ("mcp__rewind__restore_vm", serde_json::json!({})),
             (
                 "Bash",
                 serde_json::json!({"command": "printenv REWIND_ZVM_PASSWORD"}),

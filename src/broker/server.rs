@@ -485,7 +485,7 @@ fn connection(broker: &Broker, stream: &UnixStream) {
         ))
     });
     let answered = match (answered, &request.op) {
-        (Ok(status), Op::Status) => Ok(broker.with_trail_check(status)),
+        (Ok(status), Op::Status) => Ok(broker.with_trail_check(status, &peer)),
         (answered, _) => answered,
     };
     let (answer, outcome) = match answered {
@@ -649,8 +649,11 @@ impl Broker {
         Some(error)
     }
 
-    /// A `status` answer with the trail's check added: whether the last record was written.
-    fn with_trail_check(&self, mut status: Value) -> Value {
+    /// A `status` answer with the trail's check added (whether the last record was written),
+    /// and whether `peer` is one of the operators.
+    fn with_trail_check(&self, mut status: Value, peer: &Peer) -> Value {
+        // Whether the asking user is one of the broker's operators (for `rewind mcp`).
+        status["operator"] = json!(self.allowed(Role::Operator, peer));
         let failure = self.trail_failure.lock().ok().and_then(|f| f.clone());
         let check = match failure {
             None => json!({"check": "audit trail", "status": "ok",

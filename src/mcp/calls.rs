@@ -73,7 +73,7 @@ pub(super) struct Answer {
 }
 
 impl Answer {
-    fn ok(value: &impl Serialize, text: String) -> anyhow::Result<Answer> {
+    pub(super) fn ok(value: &impl Serialize, text: String) -> anyhow::Result<Answer> {
         Ok(Answer {
             value: serde_json::to_value(value)?,
             is_error: false,
@@ -95,6 +95,7 @@ pub(super) fn run(
         "checkpoint_vm" => checkpoint_vm(parse(args)?, call, facts),
         "recover_plan" => recover_plan(parse(args)?, call, facts),
         "recover_file" => recover_file(&parse(args)?, call, facts),
+        "restore_vm" => super::restore::restore_vm(&parse(args)?, call, facts),
         "flr_sessions" => flr_sessions(&parse(args)?, call),
         "flr_end" => flr_end(&parse(args)?, call),
         other => bail!("no tool {other:?}"),
@@ -116,7 +117,7 @@ fn parse<T: serde::de::DeserializeOwned>(args: Value) -> anyhow::Result<T> {
 }
 
 /// Where a tool's ZVM calls go: this process's own client, or the broker.
-enum Zerto {
+pub(super) enum Zerto {
     /// Single-user mode: the configuration's `[zvm]`, this user's token cache.
     Direct(Box<Client>),
     /// `[broker] socket`: the broker asks Zerto; no password, token or ZVM address is read
@@ -124,7 +125,7 @@ enum Zerto {
     Broker,
 }
 
-fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Zerto)> {
+pub(super) fn setup(call: &Call<'_>) -> anyhow::Result<(Config, Zerto)> {
     let config = Config::discover(call.config_path)?;
     for warning in &config.warnings {
         crate::console::err(format!("rewind: warning: {warning}"));

@@ -12,6 +12,7 @@
 
 mod calls;
 mod plans;
+mod restore;
 mod server;
 pub mod tools;
 

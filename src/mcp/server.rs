@@ -61,6 +61,20 @@ impl Server {
         Arc::clone(&self.running)
     }
 
+    /// The tools this session is offered: the operators' tools only to an operator.
+    async fn offered(&self) -> Vec<rmcp::model::Tool> {
+        let config_path = self.config_path.clone();
+        let operator = tokio::task::spawn_blocking(move || {
+            super::restore::operator_session(config_path.as_deref())
+        })
+        .await
+        .unwrap_or(false);
+        tools::all()
+            .into_iter()
+            .filter(|t| operator || !tools::operator_only(&t.name))
+            .collect()
+    }
+
     /// The change id for a `checkpoint_vm` request: a string request id as it is, a number
     /// made unique to this server (clients number their requests from 0 in each session).
     fn change_id(&self, id: &NumberOrString) -> String {
@@ -77,11 +91,12 @@ impl Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
-        if !tools::all().iter().any(|t| t.name == name) {
+        let offered = self.offered().await;
+        if !offered.iter().any(|t| t.name == name) {
             return Err(ErrorData::invalid_params(
                 format!(
                     "no tool {name:?}; this server has {}",
-                    tools::all()
+                    offered
                         .iter()
                         .map(|t| t.name.to_string())
                         .collect::<Vec<_>>()
@@ -286,7 +301,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::all()))
+        Ok(ListToolsResult::with_all_items(self.offered().await))
     }
 
     async fn call_tool(

@@ -244,6 +244,56 @@ pub struct RecoverPlanOut {
     pub confirm_ids: Vec<String>,
 }
 
+/// Arguments of `restore_vm`: exactly one of `change`, `checkpoint`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreVmArgs {
+    /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
+    pub vm: String,
+    /// Restore to the checkpoint pinned for this change id.
+    #[serde(default)]
+    pub change: Option<String>,
+    /// Restore to this checkpoint id.
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    /// The VPG whose journal to restore from, when the VM is in several.
+    #[serde(default)]
+    pub vpg: Option<String>,
+    /// Only preview: a failover test from the checkpoint, stopped after `hold_secs`; the VM
+    /// itself is not touched.
+    #[serde(default)]
+    pub preview: bool,
+    /// With `preview`: seconds to keep the test VM up before stopping it (default 0).
+    #[serde(default)]
+    pub hold_secs: Option<u64>,
+    /// Must be true to start anything: the person approving has read the plan.
+    #[serde(default)]
+    pub confirm: bool,
+    /// The checkpoint id or change id of the plan, typed by the person approving.
+    #[serde(default)]
+    pub confirm_id: Option<String>,
+}
+
+/// Result of `restore_vm`: the document `rewind restore-vm --json` prints, and whether
+/// anything was started.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RestoreVmOut {
+    /// `planned` (nothing started: confirm it), `committed`, `previewed`, `rolled-back`,
+    /// `refused` or `failed`.
+    pub outcome: String,
+    /// The ids the person approving may type as `confirm_id`.
+    pub confirm_ids: Vec<String>,
+    /// What the restore said, line by line.
+    pub lines: Vec<String>,
+    /// The whole document.
+    pub document: serde_json::Value,
+}
+
+/// The tools only an operator's session is offered.
+pub fn operator_only(name: &str) -> bool {
+    name == "restore_vm"
+}
+
 /// Result of `recover_file`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RecoverFileOut {
@@ -332,6 +382,18 @@ pub fn all() -> Vec<Tool> {
             ToolAnnotations::with_title("Restore a file")
                 .read_only(false)
                 .destructive(false)
+                .idempotent(false)
+                .open_world(true),
+        ),
+        tool::<RestoreVmArgs, RestoreVmOut>(
+            "restore_vm",
+            "Put a whole VM back to a checkpoint with Zerto's journal VM restore (committed only after Zerto says it \
+             is ready), or only preview it in a failover test. Without `confirm` it plans and starts nothing: show \
+             the plan to the person; then call again with `confirm: true` and an id from `confirm_ids` typed by them. \
+             Offered to operators only.",
+            ToolAnnotations::with_title("Restore a whole VM")
+                .read_only(false)
+                .destructive(true)
                 .idempotent(false)
                 .open_world(true),
         ),

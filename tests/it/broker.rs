@@ -971,6 +971,10 @@ fn rewind_mcp_as_the_agents_user_checkpoints_through_the_broker() {
     let mut d = Deployment::new(Setup::default());
     d.start_broker();
     let mut mcp = crate::mcp::Mcp::start_command(d.rewind_as_hook_user(&["mcp"]));
+    assert!(
+        !tool_names(&mut mcp).contains(&String::from("restore_vm")),
+        "the whole-VM restore is offered to operators only"
+    );
     let result = mcp.call(
         "checkpoint_vm",
         json!({"vm": "jp-ubuntu", "reason": "edit app.conf"}),
@@ -1081,6 +1085,10 @@ fn rewind_mcp_as_an_operator_restores_a_file_through_the_broker() {
         .current_dir(&home)
         .arg("mcp");
     let mut mcp = crate::mcp::Mcp::start_command(cmd);
+    assert!(
+        tool_names(&mut mcp).contains(&String::from("restore_vm")),
+        "an operator's session is offered the whole-VM restore"
+    );
     let guarded = mcp.call(
         "checkpoint_vm",
         json!({"vm": "jp-ubuntu", "reason": "edit app.conf"}),
@@ -1346,4 +1354,15 @@ fn a_killed_operator_side_makes_the_broker_roll_the_restore_back() {
         r["op"] == "restore-vm" && r["decision"] == "rolled-back"
     });
     assert_eq!(rolled["peer"]["uid"], 0, "{rolled}");
+}
+
+/// The names `tools/list` offers.
+fn tool_names(mcp: &mut crate::mcp::Mcp) -> Vec<String> {
+    let listed = mcp.request("tools/list", json!({}));
+    listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
 }

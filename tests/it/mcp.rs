@@ -135,7 +135,7 @@ impl Mcp {
     }
 
     #[track_caller]
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.start_request(method, params);
         self.answer(id)
     }
@@ -808,4 +808,62 @@ fn a_client_that_leaves_during_a_checkpoint_does_not_hold_the_server() {
     let record = records.last().expect("a record");
     assert_eq!(record["tool"], "checkpoint_vm", "{record:#}");
     assert_eq!(record["decision"], "cancelled", "{record:#}");
+}
+
+/// `restore_vm` for an operator's session (the ZVM's credentials here): a call without
+/// `confirm` plans and starts nothing; a wrong typed id is refused; the checkpoint id typed
+/// back restores the VM and commits, recorded in the trail.
+#[test]
+fn restore_vm_plans_first_and_restores_only_with_the_typed_id() {
+    let env = TestEnv::start();
+    let run = env.hook(&crate::support::hook_input(
+        "mcp__ssh__exec",
+        &json!({"host": "jp-ubuntu", "command": "sudo apt-get -y dist-upgrade"}),
+        "toolu_mrv",
+    ));
+    assert!(run.reason().contains("tagged checkpoint"), "{run:#?}");
+    let broken = env.sim.change_vm("jp-ubuntu").expect("the VM");
+    let mut mcp = Mcp::start(&env, &[]);
+
+    let planned = mcp.ok(
+        "restore_vm",
+        json!({"vm": "jp-ubuntu", "change": "toolu_mrv"}),
+    );
+    assert_eq!(planned["outcome"], "planned", "{planned:#}");
+    let checkpoint = planned["document"]["checkpoint"]["id"]
+        .as_str()
+        .expect("the planned checkpoint")
+        .to_owned();
+    assert_eq!(
+        planned["confirm_ids"],
+        json!([checkpoint, "toolu_mrv"]),
+        "{planned:#}"
+    );
+    assert_eq!(env.sim.whole_vm_operations(), (0, 0), "nothing started");
+    assert_eq!(env.sim.vm_marker("jp-ubuntu"), Some(broken));
+
+    let wrong = mcp.error(
+        "restore_vm",
+        json!({"vm": "jp-ubuntu", "checkpoint": checkpoint, "confirm": true, "confirm_id": "42"}),
+    );
+    assert!(
+        wrong.contains("is not the checkpoint the call names"),
+        "{wrong}"
+    );
+
+    let done = mcp.ok(
+        "restore_vm",
+        json!({"vm": "jp-ubuntu", "change": "toolu_mrv", "confirm": true, "confirm_id": checkpoint}),
+    );
+    assert_eq!(done["outcome"], "committed", "{done:#}");
+    assert_eq!(
+        env.sim.vm_marker("jp-ubuntu"),
+        Some(0),
+        "back before the change"
+    );
+    let trail = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("trail");
+    assert!(
+        trail.lines().any(|l| l.contains("\"vm-restored\"")),
+        "{trail}"
+    );
 }
