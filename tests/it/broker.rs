@@ -113,6 +113,11 @@ impl Deployment {
         eventually("the broker's socket", || self.socket.exists());
     }
 
+    /// The running broker's process id.
+    pub(crate) fn broker_pid(&self) -> Option<u32> {
+        self.broker.as_ref().map(Child::id)
+    }
+
     /// Stops the broker and starts it again on the same files.
     pub(crate) fn restart_broker(&mut self) {
         if let Some(mut child) = self.broker.take() {
