@@ -98,18 +98,7 @@ impl Inventory {
     /// The inventory stored in `dir`, or an empty one when there is none or it cannot be read
     /// (a file of another form is none: the next listing writes it anew).
     pub fn load(dir: &Path) -> Inventory {
-        let stored = crate::config::read_text_file(&path_in(dir))
-            .ok()
-            .and_then(|text| {
-                text.strip_prefix(HEADER)
-                    .and_then(|rest| rest.strip_prefix('\n'))
-                    .map(str::to_owned)
-            })
-            .unwrap_or_default();
-        Inventory {
-            stored,
-            added: BTreeSet::new(),
-        }
+        Inventory::parse(&crate::config::read_text_file(&path_in(dir)).unwrap_or_default())
     }
 
     /// The inventory stored in rewind's cache directory (empty when there is none). Reading
@@ -151,6 +140,46 @@ impl Inventory {
     /// Writes this inventory into `dir`, mode 0600, atomically, its references sorted one a
     /// line. Best effort: an inventory that cannot be written is left as it was.
     pub fn store(&self, dir: &Path) {
+        let text = self.text();
+        // Every guard lists the VMs: an unchanged net is not written (and synced) again.
+        let path = path_in(dir);
+        if std::fs::read(&path).is_ok_and(|stored| stored == text.as_bytes()) {
+            return;
+        }
+        let _ = crate::lockfile::write_private_atomic(&path, text.as_bytes());
+    }
+
+    /// Publishes this inventory at `path` for every local user to read (mode 0644), as the
+    /// broker does beside its socket: the hooks it serves read the net there, where their
+    /// agent cannot write. Unchanged, it is not written again.
+    pub(crate) fn publish(&self, path: &Path) -> std::io::Result<()> {
+        let text = self.text();
+        if std::fs::read(path).is_ok_and(|stored| stored == text.as_bytes()) {
+            return Ok(());
+        }
+        crate::lockfile::write_public_atomic(path, text.as_bytes())
+    }
+
+    /// The inventory in the file `path` (empty when there is none or it cannot be read).
+    pub(crate) fn load_file(path: &Path) -> Inventory {
+        Inventory::parse(&crate::config::read_text_file(path).unwrap_or_default())
+    }
+
+    /// An inventory from a stored file's text (empty when it is of another form).
+    fn parse(text: &str) -> Inventory {
+        let stored = text
+            .strip_prefix(HEADER)
+            .and_then(|rest| rest.strip_prefix('\n'))
+            .map(str::to_owned)
+            .unwrap_or_default();
+        Inventory {
+            stored,
+            added: BTreeSet::new(),
+        }
+    }
+
+    /// The stored form: the header, then every reference sorted, one a line.
+    fn text(&self) -> String {
         let mut all: BTreeSet<&str> = self.stored.lines().collect();
         all.extend(self.added.iter().map(String::as_str));
         let mut text = String::from(HEADER);
@@ -158,12 +187,7 @@ impl Inventory {
             text.push('\n');
             text.push_str(reference);
         }
-        // Every guard lists the VMs: an unchanged net is not written (and synced) again.
-        let path = path_in(dir);
-        if std::fs::read(&path).is_ok_and(|stored| stored == text.as_bytes()) {
-            return;
-        }
-        let _ = crate::lockfile::write_private_atomic(&path, text.as_bytes());
+        text
     }
 }
 

@@ -254,6 +254,21 @@ pub fn write_private_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// [`write_private_atomic`], the file then readable by everyone (mode 0644) before it takes
+/// `path`'s place.
+pub(crate) fn write_public_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".rewind-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    crate::platform::set_mode(tmp.path(), 0o644)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

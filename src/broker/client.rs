@@ -108,6 +108,31 @@ pub(crate) fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError
     platform::peer(&stream).map_err(|e| fail(e.to_string()))
 }
 
+/// The file beside the broker's socket where the broker publishes the protected-VM net.
+pub(crate) fn published_net_path(socket: &Path) -> std::path::PathBuf {
+    socket.with_file_name("protected-vms")
+}
+
+/// The protected-VM net the broker `config` names publishes beside its socket, believed only
+/// when it and its directory belong to root or the broker's account and nobody else may
+/// change them (the agent's own cache is not read: it could empty it). Empty otherwise.
+pub(crate) fn published_net(config: &BrokerConfig) -> crate::inventory::Inventory {
+    let Some(socket) = config.socket.as_deref() else {
+        return crate::inventory::Inventory::default();
+    };
+    let path = published_net_path(socket);
+    let owners = trusted_owners(&config.user);
+    let trusted = |p: &Path| {
+        platform::ownership(p).is_ok_and(|o| owners.contains(&o.uid) && o.mode & 0o022 == 0)
+    };
+    let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    if is_file && trusted(&path) && path.parent().is_some_and(trusted) {
+        crate::inventory::Inventory::load_file(&path)
+    } else {
+        crate::inventory::Inventory::default()
+    }
+}
+
 /// The uids that may serve the broker's socket: root and the broker's account.
 fn trusted_owners(user: &str) -> Vec<u32> {
     let mut owners = vec![0];

@@ -56,6 +56,10 @@ pub(crate) struct Broker {
     /// Why the last record could not be written, while it could not: every guard is denied
     /// until a record is written again, and `status` says so.
     trail_failure: Mutex<Option<String>>,
+    /// The broker's cache directory, where every full listing leaves the protected-VM net.
+    cache: PathBuf,
+    /// Where the net is published for the hooks (beside the socket), once serving.
+    net: Option<PathBuf>,
     /// Each user's connections, waiting for their request or served.
     peers: Mutex<Peers>,
 }
@@ -184,7 +188,26 @@ impl Broker {
             changes,
             trail_failure: Mutex::new(None),
             peers: Mutex::new(Peers::default()),
+            cache,
+            net: None,
         })
+    }
+
+    /// Publishes the protected-VM net of the last full listing beside the socket, where the
+    /// hooks it serves read it and their agents cannot change it. Best effort: a net that
+    /// cannot be published is said on stderr, and the hooks' net is then what it was.
+    fn publish_net(&self) {
+        let Some(net) = &self.net else { return };
+        let listed = crate::inventory::Inventory::load(&self.cache);
+        if listed.is_empty() {
+            return;
+        }
+        if let Err(e) = listed.publish(net) {
+            crate::console::err(format!(
+                "rewind broker: the protected-VM net was not published at {}: {e}",
+                net.display()
+            ));
+        }
     }
 
     fn allowed(&self, role: Role, peer: &Peer) -> bool {
@@ -264,7 +287,10 @@ pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result
     for warning in &config.warnings {
         crate::console::err(format!("rewind broker: warning: {warning}"));
     }
-    let broker = Arc::new(Broker::new(config_path, config)?);
+    let mut broker = Broker::new(config_path, config)?;
+    broker.net = Some(super::client::published_net_path(socket));
+    broker.publish_net();
+    let broker = Arc::new(broker);
     let (listener, from) = if passed.len() > 0 {
         (
             adopt(&mut passed, socket, broker.own_uid)?,
@@ -296,7 +322,10 @@ pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result
         let spawned = std::thread::Builder::new()
             .name(String::from("broker-conn"))
             .spawn(move || {
-                let _ = catch_unwind(AssertUnwindSafe(|| connection(&broker, &stream)));
+                let _ = catch_unwind(AssertUnwindSafe(|| {
+                    connection(&broker, &stream);
+                    broker.publish_net();
+                }));
                 done.fetch_sub(1, Ordering::SeqCst);
             });
         if spawned.is_err() {
@@ -1028,6 +1057,8 @@ mod tests {
             changes: Mutex::new(HashMap::new()),
             trail_failure: Mutex::new(None),
             peers: Mutex::new(Peers::default()),
+            cache: PathBuf::from("/nonexistent"),
+            net: None,
         }
     }
 

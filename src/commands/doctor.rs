@@ -146,6 +146,29 @@ pub fn doctor(config_path: Option<&Path>, args: &DoctorArgs) -> anyhow::Result<(
 fn net_check(config: &Config, checks: &mut Checks) {
     const WHAT: &str = "protected-vm net";
     const REFRESH: &str = "run `rewind vms` (any listing of the ZVM's VMs refreshes it)";
+    if let Some(socket) = &config.broker.socket {
+        let known = crate::broker::client::published_net(&config.broker);
+        let path = crate::broker::client::published_net_path(socket);
+        if known.is_empty() {
+            checks.warn(
+                WHAT,
+                format!(
+                    "the broker has published no net at {} that the hook can believe (owned by root or the broker's account, writable by nobody else): a listing through the broker ({REFRESH}) publishes it",
+                    path.display()
+                ),
+            );
+        } else {
+            checks.pass(
+                WHAT,
+                format!(
+                    "{} references (VM names, guest IPs), published by the broker at {}",
+                    known.len(),
+                    path.display()
+                ),
+            );
+        }
+        return;
+    }
     let Ok(dir) = crate::config::cache_dir_path() else {
         return checks.warn(WHAT, format!("no cache directory: {REFRESH}"));
     };

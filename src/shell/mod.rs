@@ -225,7 +225,12 @@ pub(crate) fn judge(
     until: Instant,
 ) -> anyhow::Result<Judgement> {
     let catalog = ShellCatalog::load(true, &config.shell.catalogs)?;
-    let mut known = Inventory::load_cached();
+    // Through a broker, the net it publishes: the agent's own cache is the agent's to empty.
+    let mut known = if config.broker.socket.is_some() {
+        crate::broker::client::published_net(&config.broker)
+    } else {
+        Inventory::load_cached()
+    };
     for (alias, vm) in &config.vm_aliases {
         known.add(alias);
         known.add(vm);

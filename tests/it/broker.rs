@@ -1371,3 +1371,41 @@ fn tool_names(mcp: &mut crate::mcp::Mcp) -> Vec<String> {
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect()
 }
+
+/// Through a broker, the hook reads the protected-VM net the broker publishes beside its
+/// socket, not the agent's own cache (which the agent could empty): after a listing, a
+/// program no grammar reads that names a protected VM asks, whatever the agent's cache says;
+/// a published file others could change is not believed.
+#[test]
+fn the_hook_reads_the_net_the_broker_publishes_not_the_agents_cache() {
+    if !can_switch_users("the_hook_reads_the_net_the_broker_publishes") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    operator(&d, &["vms"]).success();
+    let published = d.socket.with_file_name("protected-vms");
+    let text = std::fs::read_to_string(&published).expect("the broker published its net");
+    assert!(text.lines().any(|l| l == "jp-ubuntu"), "{text}");
+    // The agent empties the net in its own cache.
+    let cache = d.hook_dir.path().join("home/.cache/rewind");
+    std::fs::create_dir_all(&cache).expect("cache");
+    std::fs::write(cache.join("protected-vms"), "").expect("emptied");
+    let command = |id: &str| {
+        hook_input(
+            "Bash",
+            &json!({"command": "frobnicate jp-ubuntu --restart"}),
+            id,
+        )
+    };
+    let (run, _) = d.hook(&command("toolu_net1"));
+    assert_eq!(run.decision(), "ask", "{run:#?}");
+    assert!(run.reason().contains("jp-ubuntu"), "{run:#?}");
+    set_mode(&published, 0o666);
+    let (run, _) = d.hook(&command("toolu_net2"));
+    assert_eq!(
+        run.decision(),
+        "none",
+        "a net anyone could change is not believed: {run:#?}"
+    );
+}
