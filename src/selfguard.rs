@@ -1117,11 +1117,12 @@ fn program_name(word: &str) -> String {
 }
 
 /// The built-in shell catalog, which the wrapper table reads for the few wrappers whose
-/// reading depends on it (`alias`, `xargs`, `parallel`); loaded on first use.
+/// reading depends on it (`alias`, `xargs`, `parallel`); made on first use, and its entries
+/// read only if one of those asks (as the hook's own analysis reads them).
 fn catalog() -> Option<&'static shell::ShellCatalog> {
     static CATALOG: std::sync::OnceLock<Option<shell::ShellCatalog>> = std::sync::OnceLock::new();
     CATALOG
-        .get_or_init(|| shell::ShellCatalog::builtin().ok())
+        .get_or_init(|| shell::ShellCatalog::load(true, &[] as &[&Path]).ok())
         .as_ref()
 }
 
