@@ -1008,19 +1008,53 @@ fn commands(
         let set = shell::variables(&parsed, &around);
         vars.extend(set);
     }
+    let mut before: Option<Cmd> = None;
     parsed.iter().find_map(|cmd| {
-        let bound;
         let cmd = if dialect == Dialect::Posix {
-            bound = bind(cmd, &vars);
-            &bound
+            bind(cmd, &vars)
         } else {
-            cmd
+            cmd.clone()
         };
-        if let Some(target) = cd_target(cmd, protected.home()) {
+        let producer = before.replace(cmd.clone());
+        if let Some(target) = cd_target(&cmd, protected.home()) {
             dirs.change_to(&target, protected.home());
             return None;
         }
-        simple(cmd, dialect, protected, dirs, &vars, depth)
+        if let Some(found) = producer
+            .filter(|_| cmd.stdin == Stdin::Pipe)
+            .and_then(|producer| from_a_pipe(&cmd, &producer, protected, dirs))
+        {
+            return Some(found);
+        }
+        simple(&cmd, dialect, protected, dirs, &vars, depth)
+    })
+}
+
+/// `find ~/.claude -type f | xargs rm`: a command that changes the names its input lists
+/// (`xargs`, `parallel` running a program the table says changes its operands), fed by a
+/// command that names a protected path (or a directory above one).
+fn from_a_pipe(cmd: &Cmd, producer: &Cmd, protected: &Protected, dirs: &Dirs) -> Option<String> {
+    let name = program_name(cmd.words.first()?.text());
+    if !matches!(name.as_str(), "xargs" | "parallel") {
+        return None;
+    }
+    let Next::Argv(mut words) = shell::wrappers::unwrap(catalog()?, &cmd.words, &cmd.stdin) else {
+        return None;
+    };
+    words.push(shell::Arg::literal(String::from("{}")));
+    let inner = Cmd {
+        words,
+        ..Cmd::default()
+    };
+    if !shell::writes::changes(&inner)
+        .iter()
+        .any(|c| c.path.contains("{}"))
+    {
+        return None;
+    }
+    producer.words.iter().skip(1).find_map(|word| {
+        let (what, shown) = protected.find_from(word.text(), true, dirs)?;
+        Some(ask(Act::Remove, what, &shown))
     })
 }
 

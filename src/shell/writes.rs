@@ -87,6 +87,12 @@ const EDITORS: &[&str] = &[
     "export-clixml",
 ];
 
+/// Editors that write the files they are given, scripted (`vim -c '%d|wq' F`, `ex -sc … F`,
+/// `ed -s F <<< …`, `emacs --batch F -f save-buffer`) or not. `view` and `vim -R` only read.
+const TEXT_EDITORS: &[&str] = &[
+    "vi", "vim", "nvim", "ex", "ed", "nano", "pico", "emacs", "micro", "joe", "mcedit",
+];
+
 /// Programs that change a file's mode, owner or attributes: a file no one may read or run
 /// is as gone as a removed one.
 const MODE_CHANGERS: &[&str] = &["chmod", "chown", "chgrp", "chattr", "setfacl", "icacls"];
@@ -142,6 +148,9 @@ pub(crate) fn changes(cmd: &Cmd) -> Vec<Change> {
             found.extend(powershell_paths(&args).map(|p| Change::new(p, Effect::Write)));
         }
         _ if COPIERS.contains(&base) => copy(base, &args, &mut found),
+        _ if TEXT_EDITORS.contains(&base) && !args.iter().any(|a| matches!(*a, "-R" | "-M")) => {
+            found.extend(each(Effect::Write));
+        }
         "dd" => found.extend(
             args.iter()
                 .filter_map(|a| a.strip_prefix("of="))
@@ -634,6 +643,12 @@ mod tests {
         has(&["git", "-C", "/h", "stash"], "/h", Effect::Into);
         has(&["git", "reset", "--hard"], ".", Effect::Into);
         has(
+            &["vim", "-c", "%d|wq", "/h/s.json"],
+            "/h/s.json",
+            Effect::Write,
+        );
+        has(&["ed", "-s", "/h/s.json"], "/h/s.json", Effect::Write);
+        has(
             &["Remove-Item", "-Path", "/h/s.json"],
             "/h/s.json",
             Effect::Remove,
@@ -655,6 +670,7 @@ mod tests {
             &["tar", "-tf", "x.tar"],
             &["tar", "-czf", "out.tgz", "src"],
             &["unzip", "-l", "x.zip"],
+            &["vim", "-R", "f.json"],
             &["find", "/h", "-name", "*.json"],
             &["find", "/h", "-exec", "cat", "{}", ";"],
             &["git", "status"],
