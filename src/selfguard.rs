@@ -5,12 +5,22 @@
 //! - running `rewind recover`, `restore-vm`, `flr end`, `uninstall`, `install`, `trust`, `catalog add` or
 //!   `catalog scan --write`, and the MCP twins of restore (`recover_file`, `flr_end` of the
 //!   server registered as `rewind`);
-//! - writing, moving or removing rewind's configuration, catalogs, state and audit files, the
-//!   binary the hooks run, and any host's hook settings (user, project and administrator
-//!   files), by a shell redirection, `tee`, `sed -i`, `cp`/`mv`/`rm` and their PowerShell
-//!   twins, an interpreter's code naming the file, or the host's own file tools (`Edit`,
-//!   `Write`, `MultiEdit`, Codex's `apply_patch`, Gemini's `write_file`/`replace`, Copilot's
-//!   `create`/`edit`, Cursor's `Write`/`Delete`);
+//! - writing, moving, removing or unpacking over rewind's configuration (user and
+//!   `/etc/rewind`), catalogs, state, audit trail and its head, token and inventory cache,
+//!   the binary the hooks run, any host's hook settings (user, project and administrator
+//!   files), and, under a managed install, the ssh configuration the hook reads
+//!   (`known_hosts` aside). A command is read as the shell analysis reads it, with its
+//!   tables, not copies of them: its wrappers (`shell::wrappers`: `sudo --user root`,
+//!   `busybox`, `timeout`, `bash -c`, `find -exec`, `python3 -c`), its variables
+//!   (`d=~/.claude; … $d/settings.json`), what each program writes, removes or unpacks
+//!   (`shell::writes`: redirections, `sed -Ei.orig`, `awk -i inplace`, `tar -C ~ -x`,
+//!   `unzip -d`, `cp --target-directory=`, `find -delete`, `git checkout`/`stash` in a work
+//!   tree above a protected file) and what interpreters' code starts or changes
+//!   (`shell::code`: `os.system`, `shutil.rmtree`, `fs.rmSync`, `unlink`); a `cd` moves
+//!   where relative paths land. The host's own file tools count (`Edit`, `Write`,
+//!   `MultiEdit`, Codex's `apply_patch`, Gemini's `write_file`/`replace`, Copilot's
+//!   `create`/`edit`, Cursor's `Write`/`Delete`), and so does text typed into a running
+//!   shell (Codex `write_stdin`, Copilot `write_bash`). Reading these files asks nothing;
 //! - any request to the configured ZVM's own address (HTTP clients, interpreters naming it, an
 //!   MCP tool given its URL), and reading the token cache or the ZVM password's variable.
 //!
@@ -25,6 +35,9 @@ use serde_json::Value;
 
 use crate::config::{Config, SecretSource};
 use crate::host::{Host, ToolCall};
+use crate::shell::code::Handed;
+use crate::shell::wrappers::Next;
+use crate::shell::writes::Effect;
 use crate::shell::{self, Cmd, Dialect, Stdin};
 
 /// Deepest `bash -c '…'` / `pwsh -c …` nesting followed.
@@ -40,6 +53,8 @@ enum What {
     TokenCache,
     Certificate,
     Binary,
+    /// The ssh configuration the hook reads to tell which machine a command reaches.
+    SshConfig,
     Hooks(&'static str),
     /// A relative path after a `cd` to a place known only when the command runs.
     Unseen,
@@ -64,6 +79,9 @@ impl What {
             }
             What::Certificate => String::from("the certificate rewind trusts for the ZVM"),
             What::Binary => String::from("the rewind binary the hooks run"),
+            What::SshConfig => String::from(
+                "the ssh configuration rewind reads to tell which machine a command reaches",
+            ),
             What::Hooks(host) => {
                 format!("{host}'s hook settings, where rewind's hook is installed")
             }
@@ -234,6 +252,9 @@ struct Named {
     audit: Option<PathBuf>,
     /// The ZVM's certificate.
     ca_cert: Option<PathBuf>,
+    /// A managed install: the ssh configuration the hook reads is the administrator's to
+    /// change.
+    managed: bool,
 }
 
 /// Settings files of every host's hooks, wherever the project or the home directory is.
@@ -307,6 +328,7 @@ impl Protected {
                 // `audit_path` without its error, which reads the environment.
                 audit: config.hook.audit_log.clone(),
                 ca_cert: config.zvm.as_ref().and_then(|zvm| zvm.ca_cert.clone()),
+                managed: config.managed,
             },
             spots: OnceCell::new(),
             token_cache: OnceCell::new(),
@@ -351,7 +373,11 @@ impl Protected {
         self.spots.get_or_init(|| {
             let home = self.home();
             let mut spots = file_spots(&self.named, home);
-            spots.extend(dir_spots(home, self.token_cache().cloned()));
+            spots.extend(dir_spots(
+                home,
+                self.token_cache().cloned(),
+                self.named.managed,
+            ));
             spots
         })
     }
@@ -374,6 +400,15 @@ impl Protected {
     fn gather_needles(&self) -> Vec<String> {
         let mut needles: Vec<String> = NEEDLES.iter().map(|n| (*n).to_owned()).collect();
         for spot in self.spots() {
+            // `config` would be a needle of most commands: ssh's directory is one instead.
+            if spot.what == What::SshConfig {
+                for name in [".ssh", "ssh_config"] {
+                    if !needles.iter().any(|n| n == name) {
+                        needles.push(name.to_owned());
+                    }
+                }
+                continue;
+            }
             let text = match &spot.place {
                 Place::File(p) | Place::Under(p) => p.rsplit('/').next().unwrap_or(p),
                 Place::Tail(t) => t.rsplit('/').next().unwrap_or(t),
@@ -451,6 +486,32 @@ impl Protected {
             }
         }
         None
+    }
+
+    /// Whether a name test of `find` (`-name 'audit*'`) could match a protected file or a
+    /// directory above one: a component of a protected path, or a file rewind keeps in its
+    /// own directories.
+    fn names_match(&self, patterns: &[String]) -> bool {
+        /// Files rewind keeps in its configuration, state and cache directories.
+        const INSIDE: &[&str] = &[
+            "config.toml",
+            "audit.jsonl",
+            "audit.jsonl.head",
+            "sessions.json",
+            "inventory.json",
+            "token.json",
+            "catalog.toml",
+            "shell.toml",
+        ];
+        let mut names: Vec<&str> = INSIDE.to_vec();
+        for spot in self.spots() {
+            let (Place::File(p) | Place::Under(p) | Place::Tail(p)) = &spot.place;
+            names.extend(p.split('/').filter(|c| !c.is_empty()));
+        }
+        patterns.iter().any(|pattern| {
+            let pattern = pattern.trim_matches(['"', '\'']).to_ascii_lowercase();
+            names.iter().any(|name| glob_matches(&pattern, name))
+        })
     }
 
     /// The protected file directly inside the directory `word` names, if any (a copy into
@@ -601,6 +662,8 @@ fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
     }
     if let Some(audit) = &named.audit {
         file(audit, What::Audit);
+        // The trail's head, which `log --verify` checks the trail against.
+        file(&crate::audit::head_path(audit), What::Audit);
     }
     if let Some(ca) = &named.ca_cert {
         file(ca, What::Certificate);
@@ -630,7 +693,7 @@ fn file_spots(named: &Named, home: Option<&str>) -> Vec<Spot> {
 
 /// The directories under protection (rewind's configuration, state and token cache) and the
 /// hook settings files of every host wherever the project is.
-fn dir_spots(home: Option<&str>, token_cache: Option<Spot>) -> Vec<Spot> {
+fn dir_spots(home: Option<&str>, token_cache: Option<Spot>, managed: bool) -> Vec<Spot> {
     let mut spots = Vec::new();
     if let Some(home_dir) = crate::config::home_dir() {
         spots.push(Spot::under(
@@ -640,6 +703,28 @@ fn dir_spots(home: Option<&str>, token_cache: Option<Spot>) -> Vec<Spot> {
         ));
     }
     spots.push(Spot::under(Path::new("/etc/rewind"), What::Config, home));
+    if managed {
+        // ssh's own files (not `known_hosts`): where the hook reads a destination's machine.
+        let user = crate::config::home_dir().map(|h| h.join(".ssh"));
+        for dir in user
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([Path::new("/etc/ssh")])
+        {
+            let (file, included) = if dir.starts_with("/etc/ssh") {
+                ("ssh_config", "ssh_config.d")
+            } else {
+                ("config", "config.d")
+            };
+            let shown = dir.join(file).to_string_lossy().into_owned();
+            spots.push(Spot {
+                place: Place::File(norm_path(&shown, home)),
+                what: What::SshConfig,
+                shown,
+            });
+            spots.push(Spot::under(&dir.join(included), What::SshConfig, home));
+        }
+    }
     if let Ok(dir) = crate::config::state_dir() {
         spots.push(Spot::under(&dir, What::State, home));
     }
@@ -715,6 +800,12 @@ pub(crate) fn check_call(call: &ToolCall, protected: &Protected) -> Option<Strin
         "Bash" => command_text(&call.input)
             .and_then(|c| command(&c, Dialect::Posix, call.cwd.as_deref(), protected)),
         "PowerShell" => command_text(&call.input)
+            .and_then(|c| command(&c, Dialect::PowerShell, call.cwd.as_deref(), protected)),
+        // Text typed into a shell already running (Codex `write_stdin`, Copilot
+        // `write_bash`/`write_powershell`) runs as a command does.
+        crate::catalog::TYPED_SHELL => command_text(&call.input)
+            .and_then(|c| command(&c, Dialect::Posix, call.cwd.as_deref(), protected)),
+        crate::catalog::TYPED_POWERSHELL => command_text(&call.input)
             .and_then(|c| command(&c, Dialect::PowerShell, call.cwd.as_deref(), protected)),
         _ => mcp_tool(call, protected),
     }
@@ -871,7 +962,7 @@ pub(crate) fn command(
         return Some(found);
     }
     let mut dirs = Dirs::at(cwd, protected.home());
-    commands(text, dialect, protected, &mut dirs, 0)
+    commands(text, dialect, protected, &mut dirs, &[], 0)
 }
 
 fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
@@ -889,35 +980,110 @@ fn reads_secrets(text: &str, protected: &Protected) -> Option<String> {
         })
 }
 
+/// What a variable the command sets may be built from before the command sets any: the
+/// home directory (`d=$HOME/.claude`), spelled as a path is read (`~`).
+const OUTER: &[(&str, &str)] = &[("HOME", "~")];
+
 fn commands(
     text: &str,
     dialect: Dialect,
     protected: &Protected,
     dirs: &mut Dirs,
+    vars: &[(String, String)],
     depth: usize,
 ) -> Option<String> {
-    if depth > MAX_DEPTH {
-        return None;
-    }
-    // Not parsed: what it names is all there is to go on.
-    let Ok(parsed) = shell::simple_commands(text, dialect) else {
+    // Past the depth followed, or not parsed: what it names is all there is to go on.
+    let parsed = (depth <= MAX_DEPTH)
+        .then(|| shell::simple_commands(text, dialect).ok())
+        .flatten();
+    let Some(parsed) = parsed else {
         return protected
             .mentions(text)
             .map(|(what, shown)| ask(Act::Edit, what, &shown));
     };
+    // `d=~/.claude; … $d/settings.json`: the variables the text sets, read as the shell
+    // analysis reads them.
+    let mut vars = vars.to_vec();
+    if dialect == Dialect::Posix {
+        let mut around: Vec<(String, String)> = OUTER
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        around.extend(vars.iter().cloned());
+        let set = shell::variables(&parsed, &around);
+        vars.extend(set);
+    }
+    let mut before: Option<Cmd> = None;
     parsed.iter().find_map(|cmd| {
-        if let Some(target) = cd_target(cmd, protected.home()) {
+        let cmd = if dialect == Dialect::Posix {
+            bind(cmd, &vars)
+        } else {
+            cmd.clone()
+        };
+        let producer = before.replace(cmd.clone());
+        if let Some(target) = cd_target(&cmd, protected.home()) {
             dirs.change_to(&target, protected.home());
             return None;
         }
-        // `env -C dir rm x`, `sudo -D dir rm x`: that one command runs there.
-        if let Some(target) = wrapper_dir(cmd) {
-            let mut there = dirs.clone();
-            there.change_to(&target, protected.home());
-            return simple(cmd, dialect, protected, &mut there, depth);
+        if let Some(found) = producer
+            .filter(|_| cmd.stdin == Stdin::Pipe)
+            .and_then(|producer| from_a_pipe(&cmd, &producer, protected, dirs))
+        {
+            return Some(found);
         }
-        simple(cmd, dialect, protected, dirs, depth)
+        simple(&cmd, dialect, protected, dirs, &vars, depth)
     })
+}
+
+/// `find ~/.claude -type f | xargs rm`: a command that changes the names its input lists
+/// (`xargs`, `parallel` running a program the table says changes its operands), fed by a
+/// command that names a protected path (or a directory above one).
+fn from_a_pipe(cmd: &Cmd, producer: &Cmd, protected: &Protected, dirs: &Dirs) -> Option<String> {
+    let name = program_name(cmd.words.first()?.text());
+    if !matches!(name.as_str(), "xargs" | "parallel") {
+        return None;
+    }
+    let Next::Argv(mut words) = shell::wrappers::unwrap(catalog()?, &cmd.words, &cmd.stdin) else {
+        return None;
+    };
+    words.push(shell::Arg::literal(String::from("{}")));
+    let inner = Cmd {
+        words,
+        ..Cmd::default()
+    };
+    if !shell::writes::changes(&inner)
+        .iter()
+        .any(|c| c.path.contains("{}"))
+    {
+        return None;
+    }
+    producer.words.iter().skip(1).find_map(|word| {
+        let (what, shown) = protected.find_from(word.text(), true, dirs)?;
+        Some(ask(Act::Remove, what, &shown))
+    })
+}
+
+/// `cmd` with its words and the file it redirects to given the values of `vars`.
+fn bind(cmd: &Cmd, vars: &[(String, String)]) -> Cmd {
+    let mut bound = if cmd.words.iter().any(|w| w.value.is_none()) {
+        shell::with_values(cmd, vars)
+    } else {
+        cmd.clone()
+    };
+    if let Some(target) = cmd.writes.as_deref().filter(|t| t.contains('$')) {
+        let word = Cmd {
+            words: vec![shell::Arg::dynamic(target.to_owned())],
+            ..Cmd::default()
+        };
+        if let Some(value) = shell::with_values(&word, vars)
+            .words
+            .first()
+            .and_then(|w| w.value.clone())
+        {
+            bound.writes = Some(value);
+        }
+    }
+    bound
 }
 
 /// The directory `env` or `sudo` runs its command in (`-C`/`-D dir`, `--chdir[=]dir`), if
@@ -979,60 +1145,6 @@ fn cd_target<'c>(cmd: &'c Cmd, home: Option<&str>) -> Option<CdTo<'c>> {
     })
 }
 
-/// Wrappers that run the rest of their words as the command.
-fn strip_wrappers(words: &[String]) -> &[String] {
-    let mut rest = words;
-    loop {
-        let Some((first, tail)) = rest.split_first() else {
-            return rest;
-        };
-        let name = program_name(first);
-        let skip_options = |tail: &'_ [String], with_value: &[&str]| -> usize {
-            let mut i = 0;
-            while let Some(word) = tail.get(i) {
-                if word == "--" {
-                    return i + 1;
-                }
-                if !word.starts_with('-') {
-                    break;
-                }
-                i += if with_value.contains(&word.as_str()) {
-                    2
-                } else {
-                    1
-                };
-            }
-            i
-        };
-        let skipped = match name.as_str() {
-            "sudo" | "doas" => skip_options(
-                tail,
-                &[
-                    "-u", "-g", "-h", "-p", "-c", "-r", "-t", "-C", "-D", "--chdir",
-                ],
-            ),
-            "env" => {
-                let mut i = skip_options(tail, &["-u", "-C", "-S", "--chdir"]);
-                while tail
-                    .get(i)
-                    .is_some_and(|w| w.contains('=') && !w.starts_with('-'))
-                {
-                    i += 1;
-                }
-                i
-            }
-            "nohup" | "command" | "exec" | "time" | "builtin" | "stdbuf" | "setsid" => {
-                skip_options(tail, &[])
-            }
-            "nice" | "ionice" => skip_options(tail, &["-n", "-c"]),
-            "timeout" => skip_options(tail, &["-s", "-k", "--signal", "--kill-after"]) + 1,
-            "xargs" => skip_options(tail, &["-I", "-n", "-P", "-d", "-L", "-s", "-E"]),
-            _ => return rest,
-        };
-        rest = tail.get(skipped.min(tail.len())..).unwrap_or_default();
-    }
-}
-
 /// A program's name: its file name, lower-case, without `.exe`.
 fn program_name(word: &str) -> String {
     let name = word
@@ -1043,11 +1155,28 @@ fn program_name(word: &str) -> String {
     name.strip_suffix(".exe").map(str::to_owned).unwrap_or(name)
 }
 
+/// The built-in shell catalog, which the wrapper table reads for the few wrappers whose
+/// reading depends on it (`alias`, `xargs`, `parallel`); made on first use, and its entries
+/// read only if one of those asks (as the hook's own analysis reads them).
+fn catalog() -> Option<&'static shell::ShellCatalog> {
+    static CATALOG: std::sync::OnceLock<Option<shell::ShellCatalog>> = std::sync::OnceLock::new();
+    CATALOG
+        .get_or_init(|| shell::ShellCatalog::load(true, &[] as &[&Path]).ok())
+        .as_ref()
+}
+
+/// Most wrappers looked through in one simple command.
+const MAX_WRAPPERS: usize = 16;
+
+/// One simple command: what it writes, removes or unpacks, what it runs behind its wrappers
+/// (the shell analysis's table: `sudo --user root`, `env -i`, `busybox`, `timeout 5`,
+/// `bash -c '…'`, `find -exec`, `python3 -c '…'`), and `rewind` itself.
 fn simple(
     cmd: &Cmd,
     dialect: Dialect,
     protected: &Protected,
     dirs: &mut Dirs,
+    vars: &[(String, String)],
     depth: usize,
 ) -> Option<String> {
     if let Some(target) = &cmd.writes
@@ -1055,30 +1184,93 @@ fn simple(
     {
         return Some(ask(Act::Edit, what, &shown));
     }
-    let all: Vec<String> = cmd.words.iter().map(|w| w.text().to_owned()).collect();
-    let words = strip_wrappers(&all);
-    let (first, args) = words.split_first()?;
-    let program = program_name(first);
+    let mut level = Cmd {
+        writes: None,
+        ..cmd.clone()
+    };
+    // `env -C dir rm x`, `sudo -D dir rm x`: that one command runs there.
+    let mut there: Option<Dirs> = None;
+    for _ in 0..MAX_WRAPPERS {
+        let dirs: &Dirs = there.as_ref().unwrap_or(dirs);
+        if let Some(found) = program(&level, protected, dirs) {
+            return Some(found);
+        }
+        let Some(catalog) = catalog() else {
+            // No wrapper table: what the words name is all there is to go on.
+            return words_mention(&level.words, protected);
+        };
+        let next = shell::wrappers::unwrap(catalog, &level.words, &level.stdin);
+        let nested = |text: &str, dialect| {
+            let mut inner = dirs.clone();
+            commands(text, dialect, protected, &mut inner, vars, depth + 1)
+        };
+        match next {
+            Next::No | Next::Nothing => return interpreter_operands(&level, protected),
+            Next::Argv(words) => {
+                if let Some(target) = wrapper_dir(&level) {
+                    let mut moved = dirs.clone();
+                    moved.change_to(&target, protected.home());
+                    there = Some(moved);
+                }
+                level = Cmd {
+                    words,
+                    writes: None,
+                    ..cmd.clone()
+                };
+            }
+            Next::Text(text, inner) => {
+                return match &text.value {
+                    Some(value) => nested(value, inner),
+                    None => words_mention(std::slice::from_ref(&text), protected),
+                };
+            }
+            Next::Texts(texts, inner) => {
+                return texts.iter().find_map(|text| match &text.value {
+                    Some(value) => nested(value, inner),
+                    None => words_mention(std::slice::from_ref(text), protected),
+                });
+            }
+            Next::Commands(list) => {
+                let mut dirs = dirs.clone();
+                return list.into_iter().find_map(|words| {
+                    let inner = Cmd {
+                        words,
+                        writes: None,
+                        ..cmd.clone()
+                    };
+                    simple(&inner, dialect, protected, &mut dirs, vars, depth + 1)
+                });
+            }
+            // `echo 'rm ~/.claude/settings.json' | sh`: the text the pipe carries.
+            Next::Piped(_) => {
+                return match cmd.piped.as_ref().and_then(|p| p.value.as_deref()) {
+                    Some(text) if cmd.stdin == Stdin::Pipe => nested(text, dialect),
+                    _ => None,
+                };
+            }
+            Next::Opaque(_) | Next::Ask(_) => return words_mention(&level.words, protected),
+            Next::Code(handed) => return code(&handed, protected, dirs, vars, depth),
+        }
+    }
+    words_mention(&level.words, protected)
+}
+
+/// What one program (wrappers not yet looked through) does to something protected: `rewind`
+/// run, a request to the ZVM, or a path it writes, removes or unpacks into, by the shell
+/// analysis's table of what programs write.
+fn program(cmd: &Cmd, protected: &Protected, dirs: &Dirs) -> Option<String> {
+    let (first, args) = cmd.words.split_first()?;
+    let program = program_name(first.text());
+    let args: Vec<String> = args.iter().map(|a| a.text().to_owned()).collect();
+    if (program == "rewind" || program.strip_prefix("rewind-").is_some_and(|r| r != "mcp"))
+        && let Some(found) = rewind_command(&args)
+    {
+        return Some(found);
+    }
     let stdin_text = match &cmd.stdin {
         Stdin::Text(arg) => Some(arg.text().to_owned()),
         _ => None,
     };
-    if program == "rewind" || program.strip_prefix("rewind-").is_some_and(|r| r != "mcp") {
-        return rewind_command(args);
-    }
-    // Shells given a script: the script is judged as a command of its own.
-    if let Some((script, dialect)) = script_of(&program, args) {
-        return commands(&script, dialect, protected, &mut dirs.clone(), depth + 1);
-    }
-    if program == "eval" || (program == "invoke-expression" || program == "iex") {
-        let script = args.join(" ");
-        let dialect = if program == "eval" {
-            Dialect::Posix
-        } else {
-            Dialect::PowerShell
-        };
-        return commands(&script, dialect, protected, dirs, depth + 1);
-    }
     if (is_http_client(&program) || is_interpreter(&program))
         && let Some(text) = args
             .iter()
@@ -1091,102 +1283,132 @@ fn simple(
             shell::clip(text)
         )));
     }
-    if is_interpreter(&program)
-        && let Some((what, shown)) = args
-            .iter()
-            .map(String::as_str)
-            .chain(stdin_text.as_deref())
-            .find_map(|a| protected.mentions(a))
-    {
+    let copier = shell::writes::is_copier(&program);
+    shell::writes::changes(cmd).into_iter().find_map(|change| {
+        let (act, destructive) = match change.effect {
+            Effect::Write => (Act::Edit, false),
+            Effect::Remove => (Act::Remove, true),
+            Effect::Into => (Act::Edit, true),
+        };
+        let (what, shown) = protected
+            .find_from(&change.path, destructive, dirs)
+            // A copy into the directory of a protected file may replace it.
+            .or_else(|| {
+                (copier && change.effect == Effect::Write)
+                    .then(|| protected.parent_from(&change.path, dirs))
+                    .flatten()
+            })?;
+        // `find ~ -name '*.pyc' -delete`: only what the name tests match is removed.
+        if !change.names.is_empty() && !protected.names_match(&change.names) {
+            return None;
+        }
+        Some(ask(act, what, &shown))
+    })
+}
+
+/// The operands of an interpreter that runs a script not read here (`python3 fix.py
+/// ~/.claude/settings.json`): a protected path among them may be written.
+fn interpreter_operands(cmd: &Cmd, protected: &Protected) -> Option<String> {
+    let first = cmd.words.first()?;
+    if !is_interpreter(&program_name(first.text())) {
+        return None;
+    }
+    let stdin_text = match &cmd.stdin {
+        Stdin::Text(arg) => Some(arg.text()),
+        _ => None,
+    };
+    cmd.words[1..]
+        .iter()
+        .map(shell::Arg::text)
+        .chain(stdin_text)
+        .find_map(|a| protected.mentions(a))
+        .map(|(what, shown)| ask(Act::Edit, what, &shown))
+}
+
+/// Words that run as something not read here (`eval "$x"`): a protected path they name.
+fn words_mention(words: &[shell::Arg], protected: &Protected) -> Option<String> {
+    words
+        .iter()
+        .find_map(|w| protected.mentions(&w.raw))
+        .map(|(what, shown)| ask(Act::Edit, what, &shown))
+}
+
+/// Code handed to an interpreter: the commands it starts, judged as commands, and, when it
+/// calls something that writes, removes or moves files (`shutil.rmtree`, `open(…, 'w')`,
+/// `fs.rmSync`, `unlink`), every path its strings name.
+fn code(
+    handed: &Handed,
+    protected: &Protected,
+    dirs: &Dirs,
+    vars: &[(String, String)],
+    depth: usize,
+) -> Option<String> {
+    handed.texts.iter().find_map(|text| {
+        let Some(code) = text.value.as_deref() else {
+            return words_mention(std::slice::from_ref(text), protected);
+        };
+        code_text(handed.lang, code, protected, dirs, vars, depth)
+    })
+}
+
+fn code_text(
+    lang: shell::code::Lang,
+    code: &str,
+    protected: &Protected,
+    dirs: &Dirs,
+    vars: &[(String, String)],
+    depth: usize,
+) -> Option<String> {
+    if depth > MAX_DEPTH {
+        return protected
+            .mentions(code)
+            .map(|(what, shown)| ask(Act::Edit, what, &shown));
+    }
+    for run in shell::code::scan(lang, code).runs {
+        let found = match run {
+            shell::code::Run::Command(text) => commands(
+                &text,
+                Dialect::Posix,
+                protected,
+                &mut dirs.clone(),
+                vars,
+                depth + 1,
+            ),
+            shell::code::Run::Code(inner, text) => {
+                code_text(inner, &text, protected, dirs, vars, depth + 1)
+            }
+            shell::code::Run::Dynamic(_) => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    if !shell::code::changes_files(lang, code) {
+        return None;
+    }
+    if let Some((what, shown)) = protected.mentions(code) {
         return Some(ask(Act::Edit, what, &shown));
     }
-    let found = |list: &mut dyn Iterator<Item = &str>, act: Act| -> Option<String> {
-        for a in list {
-            if let Some((what, shown)) = protected.find_from(a, act == Act::Remove, dirs) {
-                return Some(ask(act, what, &shown));
-            }
-        }
-        None
-    };
-    let ps = dialect == Dialect::PowerShell || program.contains('-');
-    match program.as_str() {
-        "rm" | "rmdir" | "unlink" | "shred" | "mv" | "move" | "del" | "erase" | "rd" | "ri"
-        | "remove-item" | "move-item" | "mi" | "rename-item" | "rni" | "ren" | "trash" => {
-            found(&mut args.iter().map(String::as_str), Act::Remove)
-        }
-        "tee" | "truncate" | "touch" | "chmod" | "chown" | "chgrp" | "chattr" | "sponge"
-        | "set-content" | "sc" | "add-content" | "ac" | "out-file" | "clear-content" | "clc"
-        | "new-item" | "ni" | "set-acl" | "tee-object" => {
-            found(&mut args.iter().map(String::as_str), Act::Edit)
-        }
-        "cp" | "install" | "ln" | "rsync" | "scp" | "copy" | "copy-item" | "cpi" => {
-            copy_destination(args).and_then(|d| {
-                // A directory above a protected file counts: `cp x.json ~/.claude/` may
-                // replace ~/.claude/x.json's neighbour of the same name.
-                let (what, shown) = protected
-                    .find_from(d, false, dirs)
-                    .or_else(|| protected.parent_from(d, dirs))?;
-                Some(ask(Act::Edit, what, &shown))
-            })
-        }
-        "dd" => found(
-            &mut args.iter().filter_map(|a| a.strip_prefix("of=")),
-            Act::Edit,
-        ),
-        "sed" | "perl" | "ruby" if args.iter().any(|a| is_in_place(a)) => {
-            found(&mut args.iter().map(String::as_str), Act::Edit)
-        }
-        _ if ps && (program.starts_with("set-") || program.starts_with("remove-")) => {
-            found(&mut args.iter().map(String::as_str), Act::Edit)
-        }
-        _ => None,
-    }
+    path_words(code).find_map(|word| {
+        let (what, shown) = protected.find_from(word, true, dirs)?;
+        Some(ask(Act::Edit, what, &shown))
+    })
 }
 
-/// Where a copy goes: `-t DIR`, `-Destination X`, or the last operand.
-fn copy_destination(args: &[String]) -> Option<&str> {
-    let named = args.iter().enumerate().find_map(|(i, a)| {
-        let a = a.to_ascii_lowercase();
-        (a == "-t" || a == "--target-directory" || a.starts_with("-destination"))
-            .then(|| args.get(i + 1))
-            .flatten()
-    });
-    let options_end = args.iter().position(|a| a == "--");
-    let mut operands = args
-        .iter()
-        .enumerate()
-        .filter(|(i, a)| options_end.is_some_and(|end| *i > end) || !a.starts_with('-'))
-        .map(|(_, a)| a.as_str());
-    named.map(String::as_str).or_else(|| operands.next_back())
-}
-
-fn is_in_place(arg: &str) -> bool {
-    arg == "--in-place"
-        || arg.starts_with("--in-place=")
-        || (arg.starts_with('-') && !arg.starts_with("--") && arg[1..].starts_with('i'))
-        || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains('i') && arg.len() <= 4)
-}
-
-/// The script a shell is given with `-c`, and its language.
-fn script_of(program: &str, args: &[String]) -> Option<(String, Dialect)> {
-    let dialect = match program {
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "busybox" => Dialect::Posix,
-        "pwsh" | "powershell" => Dialect::PowerShell,
-        _ => return None,
-    };
-    let at = args.iter().position(|a| {
-        let a = a.to_ascii_lowercase();
-        match dialect {
-            Dialect::Posix => a.starts_with('-') && !a.starts_with("--") && a.contains('c'),
-            Dialect::PowerShell => a == "-c" || a == "-command" || a == "-com",
-        }
-    })?;
-    let rest = args.get(at + 1..)?;
-    let script = match dialect {
-        Dialect::Posix => rest.first()?.clone(),
-        Dialect::PowerShell => rest.join(" "),
-    };
-    Some((script, dialect))
+/// The words of code that look like paths: a `/` in them, or a name starting with a dot
+/// (`'.claude'` in `os.path.join(home, '.claude')`).
+fn path_words(code: &str) -> impl Iterator<Item = &str> {
+    code.split(|c: char| {
+        !(c.is_alphanumeric()
+            || matches!(
+                c,
+                '.' | '_' | '-' | '/' | '~' | '$' | '{' | '}' | ':' | '\\'
+            ))
+    })
+    .filter(|w| {
+        !matches!(*w, "" | "." | ".." | "/" | "//")
+            && (w.contains('/') || (w.starts_with('.') && w.len() > 2))
+    })
 }
 
 fn is_http_client(program: &str) -> bool {
@@ -1434,6 +1656,33 @@ fn in_working_directory(word: &str) -> Option<&str> {
         })
 }
 
+/// Whether the shell glob `pattern` (`*`, `?`, `[…]` read as any one character) matches
+/// all of `name`.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len()).any(|at| go(rest, &n[at..])),
+            Some(('[', rest)) => match (rest.iter().position(|c| *c == ']'), n.split_first()) {
+                (Some(end), Some((_, tail))) => go(&rest[end + 1..], tail),
+                _ => false,
+            },
+            Some((c, rest)) => n
+                .split_first()
+                .is_some_and(|(first, tail)| (*c == '?' || c == first) && go(rest, tail)),
+        }
+    }
+    // Stars in a row are one; the pattern is bounded, so the match is too.
+    let mut p: Vec<char> = Vec::new();
+    for c in pattern.chars().take(32) {
+        if !(c == '*' && p.last() == Some(&'*')) {
+            p.push(c);
+        }
+    }
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
 /// Whether `path` is strictly inside `dir`.
 fn is_under(path: &str, dir: &str) -> bool {
     path.len() > dir.len()
@@ -1553,16 +1802,6 @@ mod tests {
             norm_path(r"$env:USERPROFILE\.claude\settings.json", home),
             "/home/ann/.claude/settings.json"
         );
-    }
-
-    #[test]
-    fn in_place_flags_are_told_from_others() {
-        for flag in ["-i", "-i.bak", "--in-place", "-ni", "-pi"] {
-            assert!(is_in_place(flag), "{flag}");
-        }
-        for flag in ["-n", "-e", "--expression", "--quiet"] {
-            assert!(!is_in_place(flag), "{flag}");
-        }
     }
 
     /// A machine with home `/home/ann`, a catalog outside the home directory, the audit trail,
@@ -1706,6 +1945,99 @@ mod tests {
                 asks,
                 "{command}"
             );
+        }
+    }
+
+    /// The issue's misses and their kin: the shell analysis's wrapper table, its reading of
+    /// variables, archives and copies unpacked into a directory, `find -delete`, in-place
+    /// flags glued behind others, interpreters' file calls and git's work-tree rewrites;
+    /// each with a read-only twin that stays quiet.
+    #[test]
+    fn the_shell_analysis_tables_are_the_self_guards() {
+        let p = protected();
+        let home = Some(Path::new("/home/ann"));
+        let project = Some(Path::new("/home/ann/src/app"));
+        let cases: [(&str, Option<&Path>, bool); 36] = [
+            ("d=~/.claude; echo '{}' > $d/settings.json", None, true),
+            ("d=~/.claude; cat $d/settings.json", None, false),
+            ("f=settings.json; sed -i s/a/b/ ~/.claude/$f", None, true),
+            ("f=settings.json; sed -n 1p ~/.claude/$f", None, false),
+            (
+                "d=$HOME/.config/rewind; rm -f \"$d/config.toml\"",
+                None,
+                true,
+            ),
+            ("s=~/.local/state; rm -rf $s/rewind", None, true),
+            ("s=~/.local/state; ls $s/rewind", None, false),
+            ("find ~/.claude -name settings.json -delete", None, true),
+            ("find ~/.local/state -name 'audit*' -delete", None, true),
+            ("find ~ -name '*.pyc' -delete", None, false),
+            ("find ~/.claude -name '*.json' -exec rm {} \\;", None, true),
+            (
+                "find ~/.claude -name '*.json' -exec cat {} \\;",
+                None,
+                false,
+            ),
+            ("tar -C ~ -xf x.tar", None, true),
+            ("tar -C /tmp/x -xf x.tar", None, false),
+            ("tar -tf x.tar", home, false),
+            ("unzip -o x.zip -d ~", None, true),
+            ("unzip -l x.zip", home, false),
+            (
+                "awk -i inplace '{print}' ~/.claude/settings.json",
+                None,
+                true,
+            ),
+            ("awk '{print}' ~/.claude/settings.json", None, false),
+            ("sed -Ei.orig 's/a/b/' ~/.claude/settings.json", None, true),
+            ("sed -E 's/a/b/' ~/.claude/settings.json", None, false),
+            (
+                "sudo --user root rm /home/ann/.claude/settings.json",
+                None,
+                true,
+            ),
+            ("busybox rm ~/.claude/settings.json", None, true),
+            (
+                "cp --target-directory=$HOME/.claude settings.json",
+                None,
+                true,
+            ),
+            ("git checkout -- .claude/settings.json", home, true),
+            ("git stash", home, true),
+            ("git stash", project, false),
+            ("git status", home, false),
+            (
+                "python3 -c \"import shutil, os; shutil.rmtree(os.path.expanduser('~/.claude'))\"",
+                None,
+                true,
+            ),
+            (
+                "python3 -c \"print(open('/home/ann/.claude/settings.json').read())\"",
+                None,
+                false,
+            ),
+            (
+                "node -e \"require('fs').rmSync('/home/ann/.claude', {recursive: true})\"",
+                None,
+                true,
+            ),
+            (
+                "perl -e 'unlink \"/home/ann/.config/rewind/config.toml\"'",
+                None,
+                true,
+            ),
+            ("bash -c 'f() { rm -rf ~/.claude; }; f'", None, true),
+            ("echo 'rm -f ~/.claude/settings.json' | sh", None, true),
+            ("(cd ~/.claude && : > settings.json)", None, true),
+            (
+                "env -i timeout 5 nice -n 5 ionice -c3 stdbuf -o0 rm ~/.claude/settings.json",
+                None,
+                true,
+            ),
+        ];
+        for (text, cwd, asks) in cases {
+            let found = command(text, Dialect::Posix, cwd, &p);
+            assert_eq!(found.is_some(), asks, "{text}: {found:?}");
         }
     }
 

@@ -16,7 +16,7 @@
 mod tables;
 
 pub(crate) use self::tables::REMOTE_SHELLS;
-use self::tables::{FAMILIES, LANGUAGES};
+use self::tables::{FAMILIES, FILE_CHANGES, LANGUAGES};
 use super::net;
 use super::types::{Arg, Stdin};
 
@@ -290,6 +290,17 @@ pub(crate) enum Reach {
     RemoteShell(&'static str),
     /// A connection (a socket, HTTP, a database driver).
     Connect(&'static str),
+}
+
+/// Whether code of `lang` calls something that writes, removes, moves or changes the mode
+/// of a file, or starts a program that may (`shutil.rmtree`, `open(…, 'w')`,
+/// `fs.writeFileSync`, perl's `unlink`). A language without such a table may do anything.
+pub(crate) fn changes_files(lang: Lang, code: &str) -> bool {
+    let Some((_, calls)) = FILE_CHANGES.iter().find(|(l, _)| *l == lang) else {
+        return true;
+    };
+    let code = code.to_ascii_lowercase();
+    calls.iter().any(|call| code.contains(call))
 }
 
 /// Reads one literal code text of `lang`.

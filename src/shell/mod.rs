@@ -22,7 +22,7 @@
 //! `Unknown` when the text mentions a remote program, never "no remote program".
 
 pub(crate) mod catalog;
-mod code;
+pub(crate) mod code;
 mod deploy_config;
 pub(crate) mod dialect;
 mod net;
@@ -35,7 +35,8 @@ mod runners;
 mod ssh_config;
 mod types;
 mod walk;
-mod wrappers;
+pub(crate) mod wrappers;
+pub(crate) mod writes;
 
 use std::fmt;
 use std::time::Instant;
@@ -45,7 +46,7 @@ use serde::Serialize;
 pub use self::catalog::ShellCatalog;
 pub use self::dialect::Dialect;
 pub use self::types::Target;
-pub(crate) use self::types::{Class, Cmd, Finding, Stdin, Unknown, clip};
+pub(crate) use self::types::{Arg, Class, Cmd, Finding, Stdin, Unknown, clip};
 use self::walk::Walk;
 use crate::inventory::Inventory;
 
@@ -84,6 +85,20 @@ impl Analysis {
 /// redirections rather than remote programs.
 pub(crate) fn simple_commands(text: &str, dialect: Dialect) -> Result<Vec<Cmd>, Unknown> {
     Walk::new(None).parse(text, dialect)
+}
+
+/// The variables `commands` (one parsed POSIX text) set exactly once, to a value the text
+/// fixes given `outer` (the variables known around it, innermost last): what `$NAME`
+/// expands to after them, as the shell analysis reads it.
+pub(crate) fn variables(commands: &[Cmd], outer: &[(String, String)]) -> Vec<(String, String)> {
+    programs::assigned_values(commands, outer)
+}
+
+/// `cmd` with each word whose only expansions are `vars` (innermost last) or the command's
+/// own loop bindings given its value, split as bash splits an unquoted expansion: the same
+/// reading the shell analysis gives a word.
+pub(crate) fn with_values(cmd: &Cmd, vars: &[(String, String)]) -> Cmd {
+    programs::bind_values(cmd, vars)
 }
 
 /// Analyses a command string: its remote programs, their targets and remote commands, and

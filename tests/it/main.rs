@@ -32,6 +32,7 @@ mod recover;
 mod restore_vm;
 mod scan;
 mod selfguard;
+mod selfguard_corpus;
 mod servers;
 mod ssh_config;
 mod support;

@@ -258,6 +258,55 @@ fn could_reach(ctx: &Ctx<'_>, text: &str) -> bool {
             .any(|word| net::could_name_a_host(word, ctx.known))
 }
 
+/// As [`assigned_once`], and also each variable set exactly once to a value whose expansions
+/// are all known: `outer` (the environment the text runs in, innermost last) and the
+/// variables set before it (`d=$HOME/.claude`).
+pub(crate) fn assigned_values(
+    commands: &[Cmd],
+    outer: &[(String, String)],
+) -> Vec<(String, String)> {
+    let (mut fixed, unknown) = assigned_once(commands);
+    for name in unknown {
+        let raw: Vec<&str> = commands
+            .iter()
+            .flat_map(|cmd| {
+                let exported = cmd
+                    .words
+                    .first()
+                    .and_then(|w| w.value.as_deref())
+                    .is_some_and(|w| {
+                        matches!(w, "export" | "declare" | "typeset" | "local" | "readonly")
+                    });
+                cmd.assignments.iter().map(String::as_str).chain(
+                    cmd.words
+                        .iter()
+                        .skip(1)
+                        .filter(move |_| exported)
+                        .map(|w| w.raw.as_str()),
+                )
+            })
+            .filter_map(|a| a.split_once('='))
+            .filter(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+            .collect();
+        let [value] = raw.as_slice() else {
+            continue;
+        };
+        let lookup = |n: &str| {
+            fixed
+                .iter()
+                .rev()
+                .chain(outer.iter().rev())
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.clone())
+        };
+        if let Some(value) = posix::evaluate(value, &lookup) {
+            fixed.push((name, value));
+        }
+    }
+    fixed
+}
+
 /// Variables `commands` set (`NAME=value`, `export`, `declare -x`, `readonly`, `printf -v`,
 /// `read`, …): those set exactly once, to a literal value, with that value (what `$NAME`
 /// expands to afterwards), and the names of the others, whose value is only known when the
@@ -1015,17 +1064,23 @@ fn code(ctx: &mut Ctx<'_>, name: &str, text: &Arg, dialect: Dialect) -> Result<(
 /// The command with every word that only expands variables the text binds (a literal `for`
 /// list, a `NAME=value` assigned once) replaced by its value.
 fn with_bound_values(ctx: &Ctx<'_>, cmd: &Cmd) -> Cmd {
+    bind_values(cmd, &ctx.vars)
+}
+
+/// `cmd` with the words whose expansions are all bound (by `vars`, innermost last, or the
+/// command's own loop bindings) given their values.
+pub(crate) fn bind_values(cmd: &Cmd, vars: &[(String, String)]) -> Cmd {
     let lookup = |name: &str| -> Option<String> {
         cmd.bindings
             .iter()
             .rev()
-            .chain(ctx.vars.iter().rev())
+            .chain(vars.iter().rev())
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
     };
     // An unquoted expansion is split into words on IFS; when the text sets IFS itself, the
     // split is not followed and the word stays dynamic.
-    let ifs_set = ctx.bound("IFS").is_some();
+    let ifs_set = vars.iter().any(|(n, _)| n == "IFS");
     let mut words = Vec::new();
     for word in &cmd.words {
         let value = match &word.value {

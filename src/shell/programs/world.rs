@@ -7,8 +7,9 @@
 //! `dd of=`, `sed -i`, PowerShell's `Set-Content`, `Add-Content` and `Out-File`.
 
 use super::super::posix;
-use super::super::types::{Arg, Class, Cmd, Stdin, TargetKind};
+use super::super::types::{Class, Cmd, Stdin, TargetKind};
 use super::super::wrappers::lower_base;
+use super::super::writes;
 use super::Ctx;
 
 /// What an earlier part of the command changed about where names go.
@@ -151,71 +152,15 @@ fn changes_names(path: &str) -> Option<bool> {
     ssh.then_some(true)
 }
 
-/// Every file `cmd` writes, as written: its output redirection and the files its program
-/// writes (`tee -a F`, `cp SRC DEST`, `dd of=F`, `sed -i … F`, `Set-Content -Path F`). A
-/// directory destination (`cp hosts /etc/`) writes the source's name there.
+/// Every file `cmd` writes, as written, by the one table of what programs write
+/// (`shell::writes`): its output redirection, `tee -a F`, `cp SRC DEST` (and `DEST/SRC`),
+/// `dd of=F`, `sed -i … F`, `Set-Content -Path F` and the rest.
 fn files_written(cmd: &Cmd) -> Vec<String> {
-    let mut files: Vec<String> = cmd.writes.iter().cloned().collect();
-    let Some(name) = cmd.words.first().and_then(|w| w.value.as_deref()) else {
-        return files;
-    };
-    let base = lower_base(name);
-    let base = base.strip_suffix(".exe").unwrap_or(&base);
-    let args: Vec<&str> = cmd.words[1..].iter().map(Arg::text).collect();
-    let operands = || args.iter().filter(|a| !a.starts_with('-')).copied();
-    match base {
-        "tee" | "set-content" | "add-content" | "out-file" | "ac" => {
-            files.extend(operands().map(str::to_owned));
-            // `-Path F`, `-FilePath F`.
-            for pair in args.windows(2) {
-                if matches!(
-                    pair[0].to_ascii_lowercase().as_str(),
-                    "-path" | "-filepath" | "-literalpath"
-                ) {
-                    files.push(pair[1].to_owned());
-                }
-            }
-        }
-        "cp" | "mv" | "install" | "ln" | "copy-item" | "move-item" | "cpi" | "mi" => {
-            let target = args
-                .iter()
-                .position(|a| *a == "-t" || *a == "--target-directory")
-                .and_then(|at| args.get(at + 1))
-                .copied()
-                .or_else(|| {
-                    args.iter()
-                        .find_map(|a| a.strip_prefix("--target-directory="))
-                });
-            let all: Vec<&str> = operands().collect();
-            let (sources, dest) = match (target, all.split_last()) {
-                (Some(dir), _) => (all.clone(), format!("{}/", dir.trim_end_matches('/'))),
-                (None, Some((last, rest))) => (rest.to_vec(), (*last).to_owned()),
-                (None, None) => (Vec::new(), String::new()),
-            };
-            if !dest.is_empty() {
-                files.push(dest.clone());
-                // `cp hosts /etc/`, `install -m 600 cfg ~/.ssh/`: the source's name there.
-                for source in sources {
-                    let file = source.rsplit(['/', '\\']).next().unwrap_or(source);
-                    files.push(format!("{}/{file}", dest.trim_end_matches('/')));
-                }
-            }
-        }
-        "dd" => files.extend(
-            args.iter()
-                .filter_map(|a| a.strip_prefix("of="))
-                .map(str::to_owned),
-        ),
-        "sed" | "gsed" | "perl"
-            if args.iter().any(|a| {
-                a.starts_with("-i") || a.starts_with("--in-place") || a.starts_with("-pi")
-            }) =>
-        {
-            files.extend(operands().map(str::to_owned));
-        }
-        _ => {}
-    }
-    files
+    writes::changes(cmd)
+        .into_iter()
+        .filter(|c| c.effect == writes::Effect::Write)
+        .map(|c| c.path)
+        .collect()
 }
 
 #[cfg(test)]
