@@ -112,7 +112,7 @@ pub struct CheckArgs {
     /// payload; claude-code for a tool name].
     #[arg(long, value_enum)]
     pub host: Option<Host>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
     /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
@@ -128,7 +128,7 @@ pub struct CheckArgs {
 pub struct VmArgs {
     /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
     pub vm: String,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -146,7 +146,7 @@ pub struct CheckpointsArgs {
     /// Show every checkpoint.
     #[arg(long)]
     pub all: bool,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -166,7 +166,7 @@ pub struct GuardArgs {
     /// the configured hook budget].
     #[arg(long, value_name = "SECS", value_parser = budget_secs)]
     pub budget: Option<f64>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -280,7 +280,7 @@ pub enum FlrCommand {
         /// Only sessions of this VM.
         #[arg(long)]
         vm: Option<String>,
-        /// Print one JSON document (shape in the README) instead of text.
+        /// Print one JSON document (shape in docs/commands.md) instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -352,7 +352,7 @@ pub struct DoctorArgs {
     /// files].
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
     /// The root the hosts' administrator files are under [default: /], for a machine image.
@@ -366,7 +366,7 @@ pub enum CatalogCommand {
     Lint,
     /// List every entry with the file it comes from.
     List {
-        /// Print one JSON document (shape in the README) instead of text.
+        /// Print one JSON document (shape in docs/commands.md) instead of text.
         #[arg(long)]
         json: bool,
     },

@@ -10,6 +10,7 @@ mod config;
 mod corpus;
 
 mod demo;
+mod docs;
 mod doctor;
 mod e2e;
 mod e2e_agents;
