@@ -76,6 +76,17 @@ pub enum Command {
     /// The guard of `rewind-hook`: one guard request on stdin (a socket), its answer there.
     #[command(hide = true)]
     HookGuard(HookGuardArgs),
+    /// Write the man pages (rewind and each of its commands, rewind-hook, rewind-mcp) into a
+    /// directory: what a package installs under /usr/share/man/man1.
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created when missing).
+    #[arg(value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,7 @@ mod log;
 mod managed;
 mod mcp;
 mod net;
+mod package;
 mod props;
 mod recover;
 mod restore_vm;
