@@ -76,6 +76,17 @@ pub enum Command {
     /// The guard of `rewind-hook`: one guard request on stdin (a socket), its answer there.
     #[command(hide = true)]
     HookGuard(HookGuardArgs),
+    /// Write the man pages (rewind and each of its commands, rewind-hook, rewind-mcp) into a
+    /// directory: what a package installs under /usr/share/man/man1.
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created when missing).
+    #[arg(value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -112,7 +123,7 @@ pub struct CheckArgs {
     /// payload; claude-code for a tool name].
     #[arg(long, value_enum)]
     pub host: Option<Host>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
     /// A shell command as an agent would type it (`ssh web01 'sudo reboot'`): which remote
@@ -128,7 +139,7 @@ pub struct CheckArgs {
 pub struct VmArgs {
     /// VM name, vmIdentifier, guest IP, user@host, host:port or FQDN.
     pub vm: String,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -146,7 +157,7 @@ pub struct CheckpointsArgs {
     /// Show every checkpoint.
     #[arg(long)]
     pub all: bool,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -166,7 +177,7 @@ pub struct GuardArgs {
     /// the configured hook budget].
     #[arg(long, value_name = "SECS", value_parser = budget_secs)]
     pub budget: Option<f64>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -280,7 +291,7 @@ pub enum FlrCommand {
         /// Only sessions of this VM.
         #[arg(long)]
         vm: Option<String>,
-        /// Print one JSON document (shape in the README) instead of text.
+        /// Print one JSON document (shape in docs/commands.md) instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -352,7 +363,7 @@ pub struct DoctorArgs {
     /// files].
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// Print one JSON document (shape in the README) instead of text.
+    /// Print one JSON document (shape in docs/commands.md) instead of text.
     #[arg(long)]
     pub json: bool,
     /// The root the hosts' administrator files are under [default: /], for a machine image.
@@ -366,7 +377,7 @@ pub enum CatalogCommand {
     Lint,
     /// List every entry with the file it comes from.
     List {
-        /// Print one JSON document (shape in the README) instead of text.
+        /// Print one JSON document (shape in docs/commands.md) instead of text.
         #[arg(long)]
         json: bool,
     },

@@ -138,6 +138,7 @@ pub fn run(cli: Cli) -> ExitCode {
         },
         Command::Demo(args) => report(commands::demo::demo(&args)),
         Command::Completions(args) => report(commands::completions(args.shell)),
+        Command::Man(args) => report(commands::man_pages(&args.out)),
     }
 }
 

@@ -201,7 +201,7 @@ fn broker_checks(config: &Config, checks: &mut Checks) -> bool {
     let Some(socket) = &config.broker.socket else {
         checks.warn(
             "single-user mode",
-            "the ZVM credentials (the password's variable or command), the token cache and the audit trail belong to this user, so an agent running as this user can read them, call the ZVM itself, delete what protects the VMs and rewrite the trail; run `rewind broker` under an account of its own and set [broker] socket (README: The broker)",
+            "the ZVM credentials (the password's variable or command), the token cache and the audit trail belong to this user, so an agent running as this user can read them, call the ZVM itself, delete what protects the VMs and rewrite the trail; run `rewind broker` under an account of its own and set [broker] socket (docs/broker.md)",
         );
         return true;
     };

@@ -134,6 +134,69 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `rewind man <DIR>`: a man page for `rewind` and each command it lists (`rewind-install.1`,
+/// `rewind-flr-list.1`, …), written into `dir`, made from the command-line definition itself,
+/// so that it says what `--help` says. The binaries installed beside `rewind` are named as
+/// the commands they stand for: `rewind-mcp.1` is `rewind mcp`'s page, and `rewind-hook.1`
+/// says how the hosts run the hook.
+pub fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use clap::CommandFactory as _;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let written = |e: std::io::Error| anyhow::anyhow!("cannot write into {}: {e}", dir.display());
+    clap_mangen::generate_to(crate::cli::Cli::command(), dir).map_err(written)?;
+    clap_mangen::Man::new(hook_command())
+        .generate_to(dir)
+        .map_err(written)?;
+    let count = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().extension().is_some_and(|e| e == "1"))
+        .count();
+    crate::console::err(format!("{count} man pages in {}", dir.display()));
+    Ok(())
+}
+
+/// `rewind-hook`'s command line, for its man page (`rewind-hook.1`, which stands for `rewind
+/// hook` too: the two answer alike). The binary parses it by hand and links no command-line
+/// parser (see src/bin/rewind-hook.rs), so it takes no `--help` or `--version` either.
+fn hook_command() -> clap::Command {
+    use clap::{Arg, ArgAction};
+    clap::Command::new("rewind-hook")
+        .version(env!("CARGO_PKG_VERSION"))
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .about("Decide on one tool call: the host's pre-tool-use JSON on stdin, the decision on stdout")
+        .long_about(
+            "rewind-hook [--config FILE] hook [--host HOST] [--managed]\n\n\
+             The pre-tool-use hook, as agent hosts run it: `rewind install` writes this command \
+             line into each host's settings. It answers exactly as `rewind hook` does, from a \
+             binary that starts faster on every tool call. A call that needs checkpoints has \
+             `rewind`, installed beside it, take them. Any other command line is a usage error \
+             (exit 2, one line on stderr), so the host blocks the call rather than running it \
+             unguarded. Every decision and exit code: /usr/share/doc/rewind/docs/decisions.md.",
+        )
+        .arg(
+            Arg::new("config")
+                .long("config")
+                .value_name("FILE")
+                .help("The configuration file [default: $REWIND_CONFIG, ~/.config/rewind/config.toml, /etc/rewind/config.toml]"),
+        )
+        .arg(
+            Arg::new("host")
+                .long("host")
+                .value_name("HOST")
+                .value_parser(["claude-code", "codex", "gemini", "copilot", "cursor"])
+                .help("The agent host calling the hook [default: recognised from the payload; refused when it cannot be told]"),
+        )
+        .arg(
+            Arg::new("managed")
+                .long("managed")
+                .action(ArgAction::SetTrue)
+                .help("Run from a managed (administrator) entry: read only the --config file, and deny every call when anyone but root can change it"),
+        )
+}
+
 /// Prints one JSON document on stdout (the `--json` output of a command).
 pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
     crate::console::write_json(&serde_json::to_string_pretty(value)?)?;

@@ -195,15 +195,15 @@ fn doctor_passes_with_the_hook_installed_and_fails_without() {
     assert!(!tls.stdout.contains("ok    tls"), "{tls:#?}");
 }
 
-/// Every command `rewind --help` lists is in the README's command table,
-/// so the README cannot drift from the binary.
+/// Every command `rewind --help` lists is in the guide's command table (docs/commands.md),
+/// so the documentation cannot drift from the binary.
 #[test]
-fn the_readme_lists_every_command_of_the_help() {
+fn the_command_table_lists_every_command_of_the_help() {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_rewind"));
     cmd.arg("--help").env_clear();
     let help = crate::support::run(cmd, b"");
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README");
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands.md");
+    let text = std::fs::read_to_string(&table).expect("docs/commands.md");
     let commands: Vec<&str> = help
         .stdout
         .lines()
@@ -216,8 +216,8 @@ fn the_readme_lists_every_command_of_the_help() {
     assert!(commands.len() >= 12, "{}", help.stdout);
     for command in commands {
         assert!(
-            readme.contains(&format!("`rewind {command}")),
-            "README lacks `rewind {command}`"
+            text.contains(&format!("`rewind {command}")),
+            "docs/commands.md lacks `rewind {command}`"
         );
     }
 }

@@ -1,4 +1,4 @@
-//! `--json` output: one document per command, in stable shapes (documented in the README).
+//! `--json` output: one document per command, in stable shapes (documented in docs/commands.md).
 //! The simulator's clock is frozen, so ids and times are the same on every run; what the
 //! machine varies (the port, the temporary directory) is filtered after its shape is checked.
 

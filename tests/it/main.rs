@@ -10,6 +10,7 @@ mod config;
 mod corpus;
 
 mod demo;
+mod docs;
 mod doctor;
 mod e2e;
 mod e2e_agents;
@@ -27,6 +28,7 @@ mod log;
 mod managed;
 mod mcp;
 mod net;
+mod package;
 mod props;
 mod recover;
 mod restore_vm;
