@@ -152,6 +152,7 @@ impl Report {
             reason: Some(reason),
             duration_ms: u64::try_from(self.started.elapsed().unwrap_or_default().as_millis())
                 .unwrap_or(u64::MAX),
+            input: None,
             args: crate::audit::summarise(&args),
         };
         if let Err(e) = crate::audit::append(path, &record) {
