@@ -1136,9 +1136,13 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
         }
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            redact::redact_args(
+            redact::redact_argv(
                 program,
-                items.iter().take(ITEMS_MAX).filter_map(Value::as_str),
+                &items
+                    .iter()
+                    .take(ITEMS_MAX)
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>(),
             )
             .into_iter()
             .map(|item| Value::String(cut(&item)))

@@ -333,6 +333,11 @@ fn the_trail_keeps_a_keyed_digest_of_the_input_that_proves_it_and_no_secret() {
         json!(["--password", "[redacted]"]),
         "{second}"
     );
+    // An array argument is read as an argv: `-p`'s value goes whatever the program.
+    env.hook(&hook_input("mcp__ssh__exec", &input, "toolu_digest_3"))
+        .success();
+    let text = std::fs::read_to_string(&trail).expect("trail");
+    assert!(!text.contains(secret), "{text}");
     assert_eq!(second["args"]["host"], "jp-ubuntu");
     env.run(&["log", "--verify"], b"").success();
 }
