@@ -31,6 +31,7 @@ mod props;
 mod recover;
 mod restore_vm;
 mod scan;
+mod secrets;
 mod selfguard;
 mod servers;
 mod ssh_config;
