@@ -127,6 +127,14 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub duration_ms: u64,
+    /// The call's input, never as written: a client hands the writer its fingerprint
+    /// ([`input_fingerprint`], `sha256:…`), and the one writer ([`append_with`]) keeps only a
+    /// digest of it keyed with the trail's own key (`hmac-sha256:…`, see [`key_path`]), so an
+    /// operator holding the input can prove it ([`prove`]) while nobody can guess it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// The call's arguments, redacted ([`summarise`]), only where `[audit] store_input =
+    /// "redacted"` says so; or what rewind's own commands add about their step.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub args: Value,
 }
@@ -255,6 +263,162 @@ fn write_head(trail: &Path, head: &Head, durable: bool) -> std::io::Result<()> {
     Ok(())
 }
 
+/// How the fingerprint of a call's input that a client hands the writer starts.
+pub const FINGERPRINT_PREFIX: &str = "sha256:";
+/// How the keyed digest of a call's input that the trail keeps starts.
+pub const DIGEST_PREFIX: &str = "hmac-sha256:";
+
+/// The fingerprint of a call's input: `sha256:` and the SHA-256 (hex) of its JSON written
+/// compactly, its keys in the order they came. What the trail keeps is a keyed digest of
+/// this ([`append_with`]), never this: an input with few possible values (a short password)
+/// could be guessed back from a plain hash.
+pub fn input_fingerprint(input: &Value) -> String {
+    use sha2::Digest as _;
+    let bytes = serde_json::to_vec(input).unwrap_or_default();
+    format!(
+        "{FINGERPRINT_PREFIX}{}",
+        crate::hex(&sha2::Sha256::digest(bytes))
+    )
+}
+
+/// Whether `text` is a fingerprint as [`input_fingerprint`] writes it.
+pub fn is_fingerprint(text: &str) -> bool {
+    text.strip_prefix(FINGERPRINT_PREFIX).is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Where the key of the trail at `trail`'s input digests is kept: `<trail>.key` beside it,
+/// mode 0600, made of 32 random bytes the first time a record with an input is written.
+pub fn key_path(trail: &Path) -> std::path::PathBuf {
+    let mut name = trail.file_name().unwrap_or_default().to_owned();
+    name.push(".key");
+    trail.with_file_name(name)
+}
+
+/// The length of the trail's key, in bytes.
+const KEY_LEN: usize = 32;
+
+/// The key of the trail's input digests, made (0600, never through a link) when there is none
+/// and `create`.
+fn trail_key(trail: &Path, create: bool) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let path = key_path(trail);
+    let read = |file: &mut std::fs::File| -> anyhow::Result<Vec<u8>> {
+        let mut key = Vec::with_capacity(KEY_LEN);
+        file.take(KEY_LEN as u64 + 1).read_to_end(&mut key)?;
+        anyhow::ensure!(
+            key.len() == KEY_LEN,
+            "the trail's key {} is not one ({} bytes, not {KEY_LEN})",
+            path.display(),
+            key.len()
+        );
+        Ok(key)
+    };
+    let mut options = std::fs::OpenOptions::new();
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    match options.read(true).open(&path) {
+        Ok(mut file) => return read(&mut file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {}
+        Err(e) => anyhow::bail!("cannot read the trail's key {}: {e}", path.display()),
+    }
+    let mut key = vec![0; KEY_LEN];
+    getrandom::getrandom(&mut key)
+        .map_err(|e| anyhow::anyhow!("no random bytes for the trail's key: {e}"))?;
+    let mut options = std::fs::OpenOptions::new();
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
+    }
+    match options.write(true).create_new(true).open(&path) {
+        Ok(mut file) => {
+            file.write_all(&key)?;
+            file.sync_all()?;
+            Ok(key)
+        }
+        // Another writer made it first: its key is the one.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => trail_key(trail, false),
+        Err(e) => anyhow::bail!("cannot make the trail's key {}: {e}", path.display()),
+    }
+}
+
+/// The keyed digest of a fingerprint: `hmac-sha256:` and HMAC-SHA256 (hex) under `key`.
+fn keyed_digest(key: &[u8], fingerprint: &str) -> String {
+    use hmac::Mac as _;
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(fingerprint.as_bytes());
+    format!(
+        "{DIGEST_PREFIX}{}",
+        crate::hex(&mac.finalize().into_bytes())
+    )
+}
+
+/// `record` as the trail keeps it: a fingerprint of its input becomes its keyed digest, and
+/// an input that is not a fingerprint is refused (it could be the input itself).
+fn sealed<'r>(trail: &Path, record: &'r Record) -> anyhow::Result<std::borrow::Cow<'r, Record>> {
+    let Some(input) = &record.input else {
+        return Ok(std::borrow::Cow::Borrowed(record));
+    };
+    anyhow::ensure!(
+        is_fingerprint(input),
+        "a record's input is kept only as the fingerprint `sha256:<64 hex digits>`"
+    );
+    let key = trail_key(trail, true)?;
+    let mut sealed = record.clone();
+    sealed.input = Some(keyed_digest(&key, input));
+    Ok(std::borrow::Cow::Owned(sealed))
+}
+
+/// What [`prove`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// The record's digest is this input's.
+    Matches,
+    /// The record keeps the digest of another input.
+    Differs,
+    /// The record keeps no digest of an input (written before digests were, or a record of
+    /// rewind's own).
+    NoDigest,
+}
+
+/// Whether record `number` (1-based: the trail's line) of the trail at `trail` was written
+/// for a call whose input has any of `fingerprints`, checked with the trail's key.
+pub fn prove(trail: &Path, number: u64, fingerprints: &[String]) -> anyhow::Result<Proof> {
+    let text = std::fs::read_to_string(trail)
+        .map_err(|e| anyhow::anyhow!("cannot read audit trail {}: {e}", trail.display()))?;
+    let line = usize::try_from(number)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|n| text.lines().nth(n))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "audit trail {} holds {} records, not record {number}",
+                trail.display(),
+                text.lines().count()
+            )
+        })?;
+    let record: Record = serde_json::from_str(line)
+        .map_err(|e| anyhow::anyhow!("audit trail {} record {number}: {e}", trail.display()))?;
+    let Some(digest) = record.input.filter(|d| d.starts_with(DIGEST_PREFIX)) else {
+        return Ok(Proof::NoDigest);
+    };
+    let key = trail_key(trail, false)?;
+    Ok(
+        if fingerprints.iter().any(|f| keyed_digest(&key, f) == digest) {
+            Proof::Matches
+        } else {
+            Proof::Differs
+        },
+    )
+}
+
 /// The number of the next line: one past the head's, or, for a trail without a head yet, one
 /// past the lines it holds.
 fn next_seq(path: &Path, file: &std::fs::File) -> anyhow::Result<u64> {
@@ -308,6 +472,7 @@ fn append_chained(
         .map(|line| line_hash(&line))
         .unwrap_or_default();
     let seq = next_seq(path, &file)?;
+    let record = &*sealed(path, record)?;
     let mut line = serde_json::to_vec(&Line {
         record,
         extra,
@@ -971,9 +1136,13 @@ fn summarise_for(args: &Value, program: Option<&str>) -> Value {
         }
         // An argument vector: a secret flag's value is the next item.
         Value::Array(items) if items.iter().all(Value::is_string) => Value::Array(
-            redact::redact_args(
+            redact::redact_argv(
                 program,
-                items.iter().take(ITEMS_MAX).filter_map(Value::as_str),
+                &items
+                    .iter()
+                    .take(ITEMS_MAX)
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>(),
             )
             .into_iter()
             .map(|item| Value::String(cut(&item)))
@@ -1176,6 +1345,75 @@ mod tests {
         ] {
             assert_eq!(summarise(&ordinary), ordinary);
         }
+    }
+
+    /// The trail keeps a keyed digest of the input, never the fingerprint the writer was
+    /// handed: the key is made beside the trail (0600) on first use, the same input proves
+    /// the record, another does not, and an input that is not a fingerprint is refused.
+    #[test]
+    fn the_input_is_kept_as_a_digest_keyed_beside_the_trail_that_proves_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("audit.jsonl");
+        let input = json!({"command": "mysql -pS3cr3t -h db01 -e 'drop table t'"});
+        let fingerprint = input_fingerprint(&input);
+        assert!(is_fingerprint(&fingerprint), "{fingerprint}");
+        let record = Record {
+            tool: String::from("Bash"),
+            input: Some(fingerprint.clone()),
+            ..Record::default()
+        };
+        append(&path, &record).expect("appended");
+        append(&path, &Record::default()).expect("a record without an input");
+        let text = std::fs::read_to_string(&path).expect("trail");
+        let digest_hex = &fingerprint[FINGERPRINT_PREFIX.len()..];
+        assert!(
+            !text.contains("S3cr3t") && !text.contains(digest_hex),
+            "neither the input nor its plain hash: {text}"
+        );
+        let kept = read(&path, &Filter::default()).expect("read");
+        let digest = kept[0].input.clone().expect("a digest");
+        assert!(digest.starts_with(DIGEST_PREFIX), "{digest}");
+        let key = std::fs::metadata(key_path(&path)).expect("the key");
+        assert_eq!(key.permissions().mode() & 0o777, 0o600);
+        assert_eq!(key.len(), KEY_LEN as u64);
+        assert_eq!(
+            prove(&path, 1, std::slice::from_ref(&fingerprint)).expect("proved"),
+            Proof::Matches
+        );
+        let other = input_fingerprint(&json!({"command": "mysql -h db01"}));
+        assert_eq!(prove(&path, 1, &[other]).expect("checked"), Proof::Differs);
+        assert_eq!(
+            prove(&path, 2, std::slice::from_ref(&fingerprint)).expect("checked"),
+            Proof::NoDigest
+        );
+        assert!(prove(&path, 3, &[fingerprint]).is_err(), "no record 3");
+        // Another trail, another key: the same input has another digest there.
+        let elsewhere = dir.path().join("other.jsonl");
+        append(&elsewhere, &record).expect("appended");
+        let there = read(&elsewhere, &Filter::default()).expect("read")[0]
+            .input
+            .clone();
+        assert_ne!(there, Some(digest));
+        // Anything but a fingerprint (the input itself) is never written.
+        let raw = Record {
+            input: Some(String::from("mysql -pS3cr3t")),
+            ..Record::default()
+        };
+        assert!(append(&path, &raw).is_err());
+        assert!(
+            !std::fs::read_to_string(&path)
+                .expect("trail")
+                .contains("S3cr3t")
+        );
+        assert_eq!(
+            verify(&path).expect("verified"),
+            Chain::Whole {
+                lines: 2,
+                legacy: 0,
+                anchored: true
+            }
+        );
     }
 
     #[test]

@@ -278,11 +278,9 @@ fn shell_plan(
             return Plan::Decided(decide(call, &Case::CatalogError(&format!("{e:#}")), config));
         }
     };
-    // Redacted before it is clipped: a clip could cut a secret from the word that marks it.
-    let source = format!(
-        "the command `{}`",
-        shell::clip(&crate::redact::redact_text(command))
-    );
+    // The answer quotes only the words that made the decision (the program, the host word,
+    // the option), never the command: a secret in a form no redaction knows stays out of it.
+    let source = String::from("the command");
     match judgement.outcome {
         // Typed into a shell that may itself be on another machine (an ssh session): text
         // that names a remote program or a protected machine asks.
@@ -290,7 +288,10 @@ fn shell_plan(
             call,
             Targets::Unknowable {
                 source,
-                part: shell::clip(&crate::redact::redact_text(command)),
+                // The program the text starts with, as the words that decided.
+                part: shell::clip(&crate::redact::redact_text(
+                    command.split_whitespace().next().unwrap_or_default(),
+                )),
                 why: String::from(
                     "(it is typed into a shell that is already running, whose machine is not known)",
                 ),

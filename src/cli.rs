@@ -453,6 +453,17 @@ pub struct LogArgs {
     /// after or moved; exit 1 when the chain breaks.
     #[arg(long, conflicts_with_all = ["vm", "change", "decision", "session", "since", "json"])]
     pub verify: bool,
+    /// Prove that record N (its line in the trail, from 1) was written for the call whose
+    /// input is in `--input`: the trail keeps only a digest of each call's input, keyed with
+    /// a key beside it, so the input can be checked by whoever holds it and the key, and
+    /// guessed by nobody. Exit 1 when it was not.
+    #[arg(long, value_name = "N", requires = "input",
+          conflicts_with_all = ["vm", "change", "decision", "session", "since", "json", "verify"])]
+    pub prove: Option<u64>,
+    /// The call's input for `--prove`: the tool's input as JSON (`{"command": "…"}`), or the
+    /// hook's whole stdin as the agent host sent it.
+    #[arg(long, value_name = "FILE", requires = "prove")]
+    pub input: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

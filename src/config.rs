@@ -81,6 +81,34 @@ impl Default for BrokerConfig {
 pub struct AuditConfig {
     /// Each record also goes out as an RFC 5424 message to this collector.
     pub syslog: Option<SyslogTarget>,
+    /// What a record keeps of a call's input besides its keyed digest.
+    pub store_input: StoreInput,
+}
+
+/// `[audit] store_input`: what a record keeps of the call's input (a tool's arguments, a
+/// command). Each record keeps a keyed digest of it whatever this says, so that an operator
+/// holding an input can prove it (`rewind log --prove`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StoreInput {
+    /// `"digest"`, the default: the digest alone, so no secret the call carried reaches the
+    /// trail, however it was written.
+    #[default]
+    Digest,
+    /// `"redacted"`: the input too, with the secrets rewind recognises redacted (values cut,
+    /// lists capped). A secret written in a way rewind does not recognise is kept.
+    Redacted,
+}
+
+impl StoreInput {
+    fn parse(text: &str) -> Result<StoreInput, String> {
+        match text {
+            "digest" => Ok(StoreInput::Digest),
+            "redacted" => Ok(StoreInput::Redacted),
+            other => Err(format!(
+                "{other:?} is not \"digest\" (the default: the input's keyed digest only) or \"redacted\" (the input too, its recognised secrets redacted)"
+            )),
+        }
+    }
 }
 
 /// A syslog collector: `unix:/dev/log`, `tcp://host:601` (also written `host:601`, the
@@ -424,6 +452,7 @@ struct RawBroker {
 #[serde(deny_unknown_fields)]
 struct RawAudit {
     syslog: Option<String>,
+    store_input: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -609,7 +638,16 @@ impl Config {
             .map(|b| validate_broker(b, &base, &name))
             .transpose()?
             .unwrap_or_default();
+        let store_input = raw
+            .audit
+            .as_ref()
+            .and_then(|a| a.store_input.as_deref())
+            .map(StoreInput::parse)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("{name}: [audit] store_input {e}"))?
+            .unwrap_or_default();
         let audit = AuditConfig {
+            store_input,
             syslog: raw
                 .audit
                 .and_then(|a| a.syslog)
@@ -1225,6 +1263,9 @@ mod tests {
             config.audit.syslog,
             Some(SyslogTarget::Tcp(String::from("logs.example:601")))
         );
+        assert_eq!(config.audit.store_input, StoreInput::Digest, "the default");
+        let redacted = parse("[audit]\nstore_input = \"redacted\"").expect("valid");
+        assert_eq!(redacted.audit.store_input, StoreInput::Redacted);
         assert_eq!(
             SyslogTarget::parse("logs.example:601"),
             Ok(SyslogTarget::Tcp(String::from("logs.example:601"))),
@@ -1234,6 +1275,10 @@ mod tests {
             ("[audit]\nsyslog = \"logs.example\"", "[audit] syslog"),
             ("[audit]\nsyslog = \"udp://logs.example\"", "no host:port"),
             ("[audit]\nsyslog = \"unix:dev/log\"", "absolute"),
+            (
+                "[audit]\nstore_input = \"all\"",
+                "[audit] store_input \"all\" is not",
+            ),
             ("[broker]\nsockets = \"/x\"", "sockets"),
             (
                 "[broker]\noperator_users = [\"\"]",

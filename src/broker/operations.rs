@@ -107,6 +107,13 @@ pub(crate) fn serve(
             };
             Ok(json!({ "records": records, "chain": chain, "trail": trail }))
         }
+        Op::Prove {
+            record,
+            fingerprints,
+        } => {
+            let proof = audit::prove(trail, *record, fingerprints)?;
+            Ok(json!({ "proof": format!("{proof:?}"), "trail": trail }))
+        }
         Op::FlrList => {
             let client = client(config)?;
             let sessions = client.flr_sessions(None, deadline)?;
@@ -411,6 +418,7 @@ pub(crate) fn guard(
         },
         reason: protected.decision.text().map(str::to_owned),
         duration_ms: 0,
+        input: change.input.clone(),
         args,
     };
     Ok((result, record))
@@ -435,6 +443,15 @@ fn check_request(config: &Config, request: &GuardRequest) -> Result<(), String> 
     if fields.clone().any(|f| f.len() > FIELD_MAX) || request.change.trim().is_empty() {
         return Err(format!(
             "a change id is needed, and no field may be longer than {FIELD_MAX} bytes"
+        ));
+    }
+    if request
+        .input
+        .as_ref()
+        .is_some_and(|input| !audit::is_fingerprint(input))
+    {
+        return Err(String::from(
+            "a guard's input is sent only as its fingerprint `sha256:<64 hex digits>`",
         ));
     }
     if fields

@@ -65,6 +65,12 @@ pub(crate) enum Op {
     Status,
     /// The trail's records (operators).
     Log,
+    /// Whether record `record` of the trail keeps the digest of an input with one of these
+    /// `fingerprints` (operators: the trail's key never leaves the broker).
+    Prove {
+        record: u64,
+        fingerprints: Vec<String>,
+    },
     /// The FLR sessions open on the ZVM (operators).
     FlrList,
     /// Unmount one FLR session (operators).
@@ -88,6 +94,7 @@ impl Op {
             Self::Record { .. } => "record",
             Self::Status => "status",
             Self::Log => "log",
+            Self::Prove { .. } => "prove",
             Self::FlrList => "flr-list",
             Self::FlrEnd { .. } => "flr-end",
             Self::Recover(_) => "recover",
@@ -115,6 +122,10 @@ pub(crate) struct GuardRequest {
     pub on_checkpoint: String,
     /// `deny` or `ask`.
     pub on_zvm_error: String,
+    /// The fingerprint of the call's input (`sha256:…`), which the broker's record keeps as
+    /// a digest keyed with its trail's key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 impl GuardRequest {

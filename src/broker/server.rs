@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::protocol::{self, Answer, GuardRequest, Op, VERSION};
 use crate::audit::{self, Ending, Record};
-use crate::config::{self, Config};
+use crate::config::{self, Config, StoreInput};
 use crate::deadline::Deadline;
 use crate::platform::{self, Peer};
 
@@ -132,9 +132,12 @@ fn role(op: &Op) -> Role {
         | Op::Plan(_)
         | Op::Guard(_)
         | Op::Record { .. } => Role::Guard,
-        Op::Log | Op::FlrList | Op::FlrEnd { .. } | Op::Recover(_) | Op::RestoreVm(_) => {
-            Role::Operator
-        }
+        Op::Log
+        | Op::Prove { .. }
+        | Op::FlrList
+        | Op::FlrEnd { .. }
+        | Op::Recover(_)
+        | Op::RestoreVm(_) => Role::Operator,
         Op::Status => Role::Anyone,
     }
 }
@@ -699,7 +702,7 @@ impl Broker {
     /// A client's record, checked ([`admit_record`]) and written, or refused (and the refusal
     /// recorded).
     fn record(&self, stream: &UnixStream, peer: &Peer, record: &Record, started: Instant) {
-        let error = match admit_record(record) {
+        let error = match admit_record(record, self.config.audit.store_input) {
             Ok(record) => match self.append(&record, "record", peer, None) {
                 Ok(()) => {
                     let _ = protocol::write_answer(stream, &Answer::Done { result: json!({}) });
@@ -858,6 +861,7 @@ impl Broker {
                     decision,
                     reason: Some(error),
                     duration_ms: elapsed(),
+                    input: request.input.clone().filter(|i| audit::is_fingerprint(i)),
                     ..Record::default()
                 };
                 (answer, record)
@@ -965,11 +969,12 @@ const RECORD_ITEMS_MAX: usize = 64;
 /// The longest a record's summarised arguments may be, as JSON.
 const RECORD_ARGS_MAX: usize = 8192;
 
-/// A client's record as the broker writes it: its time the broker's clock, its arguments
-/// summarised again, every field checked. A field too long, or holding a control character
+/// A client's record as the broker writes it: its time the broker's clock, its input only as
+/// the fingerprint the trail's writer turns into a keyed digest, its arguments summarised
+/// again and kept only where the broker's `[audit] store_input` says, every field checked. A field too long, or holding a control character
 /// (a line break could pass for a second record in a copy that is not JSON), is refused,
 /// naming the field. The reason may break lines (JSON escapes them).
-fn admit_record(record: &Record) -> Result<Record, String> {
+fn admit_record(record: &Record, store: StoreInput) -> Result<Record, String> {
     let text = |field: &str, value: &str, max: usize, breaks: bool| -> Result<(), String> {
         if value.len() > max {
             return Err(format!(
@@ -1029,7 +1034,17 @@ fn admit_record(record: &Record) -> Result<Record, String> {
     if let Some(reason) = &record.reason {
         text("reason", reason, RECORD_REASON_MAX, true)?;
     }
-    let args = audit::summarise(&record.args);
+    if let Some(input) = &record.input
+        && !audit::is_fingerprint(input)
+    {
+        return Err(String::from(
+            "record refused: its input is kept only as the fingerprint `sha256:<64 hex digits>`",
+        ));
+    }
+    let args = match store {
+        StoreInput::Redacted => audit::summarise(&record.args),
+        StoreInput::Digest => Value::Null,
+    };
     let size = args.to_string().len();
     if size > RECORD_ARGS_MAX {
         return Err(format!(

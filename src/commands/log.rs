@@ -12,6 +12,14 @@ use crate::config::Config;
 /// Prints the decisions that pass the filters, oldest first.
 pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
+    if let (Some(number), Some(input)) = (args.prove, &args.input) {
+        return prove(&config, number, input);
+    }
+    list(&config, args)
+}
+
+/// The records that pass `args`' filters, or `--verify`'s check of the chain.
+fn list(config: &Config, args: &LogArgs) -> anyhow::Result<()> {
     let since = args.since.as_deref().map(since).transpose()?;
     let filter = Filter {
         vm: args.vm.as_deref(),
@@ -23,7 +31,7 @@ pub fn log(config_path: Option<&Path>, args: &LogArgs) -> anyhow::Result<()> {
     // Each record, with the broker's line as written (who asked) when it came from one.
     let (records, path): (Vec<(audit::Record, Option<serde_json::Value>)>, _) =
         if config.broker.socket.is_some() {
-            let (records, trail) = through_broker(&config, args.verify)?;
+            let (records, trail) = through_broker(config, args.verify)?;
             let records = records
                 .into_iter()
                 .filter(|(r, _)| filter.keeps(r))
@@ -210,6 +218,70 @@ fn verify(path: &Path) -> anyhow::Result<()> {
                 path.display()
             )
         }
+    }
+}
+
+/// The fingerprints an input file may stand for: its JSON as it is, and the input of the
+/// call it holds when it is a hook's stdin.
+fn fingerprints(input: &Path) -> anyhow::Result<Vec<String>> {
+    let bytes = std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let json: serde_json::Value = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not JSON (a tool's input, or a hook's stdin)",
+            input.display()
+        )
+    })?;
+    let mut found = vec![audit::input_fingerprint(&json)];
+    if let Ok(call) = crate::host::read(None, &bytes) {
+        found.push(audit::input_fingerprint(&call.input));
+    }
+    Ok(found)
+}
+
+/// `--prove N --input FILE`: whether record `number` keeps the digest of the input in FILE,
+/// checked here, or by the broker, which holds its trail's key.
+fn prove(config: &Config, number: u64, input: &Path) -> anyhow::Result<()> {
+    let fingerprints = fingerprints(input)?;
+    let (proof, trail) = if config.broker.socket.is_some() {
+        let answer = crate::broker::client::call(
+            &config.broker,
+            crate::broker::protocol::Op::Prove {
+                record: number,
+                fingerprints,
+            },
+            &crate::deadline::Deadline::after(std::time::Duration::from_secs(60)),
+            &mut |_| {},
+        )?;
+        let proof = match answer["proof"].as_str() {
+            Some("Matches") => audit::Proof::Matches,
+            Some("Differs") => audit::Proof::Differs,
+            _ => audit::Proof::NoDigest,
+        };
+        let trail = answer["trail"]
+            .as_str()
+            .unwrap_or("the broker's trail")
+            .to_owned();
+        (proof, format!("{trail} (the broker's)"))
+    } else {
+        let path = config.hook.audit_path()?;
+        (
+            audit::prove(path, number, &fingerprints)?,
+            path.display().to_string(),
+        )
+    };
+    match proof {
+        audit::Proof::Matches => {
+            say(format!(
+                "{trail} record {number} was written for this input: its keyed digest matches"
+            ));
+            Ok(())
+        }
+        audit::Proof::Differs => anyhow::bail!(
+            "{trail} record {number} was not written for this input: it keeps the digest of another"
+        ),
+        audit::Proof::NoDigest => anyhow::bail!(
+            "{trail} record {number} keeps no digest of an input (a record of rewind's own, or one written before inputs were digested), so nothing can be proved"
+        ),
     }
 }
 

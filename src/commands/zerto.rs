@@ -382,6 +382,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         },
         id: args.change.clone().unwrap_or_else(manual_change_id),
         action: args.action.clone(),
+        input: None,
     };
     // Ctrl-C stops the wait (an insert already sent stays in Zerto) and the run is still
     // recorded; without a handler it would end the process with nothing recorded.
@@ -549,6 +550,7 @@ fn audit_guard(
                 .as_millis(),
         )
         .unwrap_or(u64::MAX),
+        input: None,
         args: serde_json::Value::Null,
     };
     if let Err(e) = config

@@ -42,6 +42,9 @@ pub(crate) struct Change {
     pub(crate) id: String,
     /// The tool, the step's reason, or `rewind guard --action`.
     pub(crate) action: String,
+    /// The fingerprint of the call's input ([`crate::audit::input_fingerprint`]), for the
+    /// record of its guard: a hook's call has one.
+    pub(crate) input: Option<String>,
 }
 
 impl Caller {
@@ -88,6 +91,7 @@ impl Change {
             vms: references.iter().map(|r| (*r).to_owned()).collect(),
             on_checkpoint,
             on_zvm_error,
+            input: self.input.clone(),
         }
     }
 
@@ -125,6 +129,7 @@ impl Change {
             caller,
             id: request.change.clone(),
             action: request.tool.clone(),
+            input: request.input.clone(),
         })
     }
 }
@@ -532,6 +537,7 @@ mod tests {
             vms: vec![String::from("web01")],
             on_checkpoint: String::from("context"),
             on_zvm_error: String::from("deny"),
+            input: None,
         }
     }
 

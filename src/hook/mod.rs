@@ -423,6 +423,7 @@ fn guard_targets(
         caller: call.caller(),
         id: call.change_id(),
         action: call.tool.clone(),
+        input: Some(audit::input_fingerprint(&call.input)),
     };
     let protected = guard::protect(direct, config, &references, &change, deadline, progress);
     facts.checkpoints = protected.audit_checkpoints();
@@ -498,7 +499,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// said on stderr, never decisive (stderr of an exit-0 hook only reaches the host's debug
 /// log).
 fn append_record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) {
-    let Some(record) = record::of(evaluation, deadline.elapsed()) else {
+    let Some(record) = record::of(evaluation, deadline.elapsed(), config.audit.store_input) else {
         return;
     };
     // Waited for briefly: another writer's turn or a slow broker must not hold the decision.

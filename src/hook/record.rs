@@ -4,6 +4,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::audit::{self, AuditCheckpoint, Record};
 use crate::classify::Noted;
+use crate::config::StoreInput;
 use crate::redact::strip_credentials;
 
 use super::Evaluation;
@@ -35,8 +36,10 @@ impl From<Noted> for AuditFacts {
     }
 }
 
-/// The record of one hook call that took `took`; `None` when the broker recorded it.
-pub(super) fn of(evaluation: &Evaluation, took: Duration) -> Option<Record> {
+/// The record of one hook call that took `took`; `None` when the broker recorded it. The
+/// call's input is kept as its fingerprint (which the trail's writer turns into a keyed
+/// digest), and redacted beside it only where `store` says so.
+pub(super) fn of(evaluation: &Evaluation, took: Duration, store: StoreInput) -> Option<Record> {
     let Evaluation {
         decision,
         call,
@@ -66,6 +69,10 @@ pub(super) fn of(evaluation: &Evaluation, took: Duration) -> Option<Record> {
         },
         reason: decision.text().map(str::to_owned),
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        args: call.map(|c| audit::summarise(&c.input)).unwrap_or_default(),
+        input: call.map(|c| audit::input_fingerprint(&c.input)),
+        args: match (call, store) {
+            (Some(c), StoreInput::Redacted) => audit::summarise(&c.input),
+            _ => serde_json::Value::Null,
+        },
     })
 }

@@ -396,6 +396,7 @@ fn checkpoint_vm(
             caller: guard::Caller::Mcp(call.agent.to_owned()),
             id: change.to_owned(),
             action: args.reason.clone(),
+            input: None,
         },
         &deadline,
         &crate::progress::Lines::new(call.progress).cancelled_by(call.interrupted),

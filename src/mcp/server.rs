@@ -272,9 +272,18 @@ fn audit_call(
         decision,
         reason,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        args: audit::summarise(args),
+        input: Some(audit::input_fingerprint(args)),
+        args: Value::Null,
     };
     let config = Config::discover(config_path).unwrap_or_else(|_| Config::defaults());
+    let record = Record {
+        args: if config.audit.store_input == crate::config::StoreInput::Redacted {
+            audit::summarise(args)
+        } else {
+            Value::Null
+        },
+        ..record
+    };
     let written = config
         .hook
         .audit_path()

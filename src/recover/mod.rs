@@ -241,6 +241,7 @@ fn audit_recover(
         reason: Some(reason),
         duration_ms: u64::try_from(started.elapsed().unwrap_or_default().as_millis())
             .unwrap_or(u64::MAX),
+        input: None,
         args: crate::audit::summarise(&serde_json::Value::Object(point)),
     };
     if let Err(e) = config

@@ -15,7 +15,11 @@
 //!   `user:secret@` in URLs and before a host, an `Authorization` header's credential, the
 //!   positional passwords of `net user`, `htpasswd -b`, `mysqladmin password`, `vault login`,
 //!   `setx`, and SQL's `IDENTIFIED BY 'x'`.
+//!
+//! An argument vector (an MCP tool's array argument) is read by structure too ([`argv`]):
+//! an option that commonly takes a secret takes its value with it, whatever the program.
 
+mod argv;
 mod names;
 mod prefixed;
 mod stdin;
@@ -23,8 +27,9 @@ mod stdin;
 mod tests;
 mod words;
 
+pub(crate) use argv::redact_argv;
 pub(crate) use names::is_secret_key;
-pub(crate) use words::redact_args;
+use words::redact_args;
 
 /// What replaces a secret.
 pub(crate) const REDACTED: &str = "[redacted]";
@@ -75,9 +80,14 @@ pub(crate) fn strip_credentials(reference: &str) -> String {
         Some(at) => reference.split_at(at + 3),
         None => ("", reference),
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // The user information runs to the last `@` before a query or fragment, not to the
+    // first `/`: a password may hold one (`https://admin:p/w@web01/api`). An `@` after a `/`
+    // with no `:` before it is in a path.
+    let authority_end = rest.find(['?', '#']).unwrap_or(rest.len());
     let stripped = match rest[..authority_end].rfind('@') {
-        Some(at) if rest[..at].contains(':') || !scheme.is_empty() => {
+        Some(at)
+            if rest[..at].contains(':') || (!scheme.is_empty() && !rest[..at].contains('/')) =>
+        {
             format!("{scheme}{}", &rest[at + 1..])
         }
         _ => reference.to_owned(),

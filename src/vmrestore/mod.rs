@@ -148,6 +148,7 @@ impl<'a> Report<'a> {
             reason: Some(reason),
             duration_ms: u64::try_from(self.started.elapsed().unwrap_or_default().as_millis())
                 .unwrap_or(u64::MAX),
+            input: None,
             args: crate::audit::summarise(&args),
         };
         self.operator.record(&record);

@@ -248,3 +248,96 @@ fn log_columns_stay_aligned_with_a_long_tool_name() {
         run.stdout
     );
 }
+
+/// The trail keeps a call's input only as a digest keyed with a key beside it: no secret the
+/// input carried reaches it, and an operator holding the input proves which record it was
+/// written for. `[audit] store_input = "redacted"` keeps the redacted input too.
+#[test]
+fn the_trail_keeps_a_keyed_digest_of_the_input_that_proves_it_and_no_secret() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::start();
+    let secret = "Zq7-not-in-any-list";
+    let input = json!({"host": "jp-ubuntu", "command": "uptime", "args": ["-p", secret]});
+    let stdin = hook_input("mcp__ssh__exec", &input, "toolu_digest_1");
+    let run = env.hook(&stdin);
+    run.success();
+    assert!(!run.stdout.contains(secret), "{}", run.stdout);
+    let trail = env.path("state/audit.jsonl");
+    let text = std::fs::read_to_string(&trail).expect("trail");
+    assert!(!text.contains(secret), "{text}");
+    let record: Value = serde_json::from_str(text.lines().next().expect("a record")).expect("JSON");
+    assert!(
+        record["input"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("hmac-sha256:")),
+        "{record}"
+    );
+    assert!(
+        record.get("args").is_none(),
+        "no input kept by default: {record}"
+    );
+    let key = std::fs::metadata(env.path("state/audit.jsonl.key")).expect("the key");
+    assert_eq!(key.permissions().mode() & 0o777, 0o600);
+
+    let stdin_file = env.path("stdin.json");
+    std::fs::write(&stdin_file, &stdin).expect("written");
+    let tool_input = env.path("input.json");
+    std::fs::write(&tool_input, input.to_string()).expect("written");
+    let other = env.path("other.json");
+    std::fs::write(
+        &other,
+        json!({"host": "jp-ubuntu", "command": "uptime"}).to_string(),
+    )
+    .expect("written");
+    let prove = |file: &std::path::Path| {
+        env.run(
+            &[
+                "log",
+                "--prove",
+                "1",
+                "--input",
+                file.to_str().expect("UTF-8"),
+            ],
+            b"",
+        )
+    };
+    for file in [&stdin_file, &tool_input] {
+        let proved = prove(file);
+        proved.success();
+        assert!(
+            proved.stdout.contains("was written for this input"),
+            "{proved:#?}"
+        );
+    }
+    let refused = prove(&other);
+    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert!(
+        refused.stderr.contains("was not written for this input"),
+        "{refused:#?}"
+    );
+
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    std::fs::write(
+        &env.config,
+        format!("{config}\n[audit]\nstore_input = \"redacted\"\n"),
+    )
+    .expect("config");
+    let flagged = json!({"host": "jp-ubuntu", "command": "uptime", "args": ["--password", secret]});
+    env.hook(&hook_input("mcp__ssh__exec", &flagged, "toolu_digest_2"))
+        .success();
+    let text = std::fs::read_to_string(&trail).expect("trail");
+    assert!(!text.contains(secret), "{text}");
+    let second: Value = serde_json::from_str(text.lines().last().expect("a record")).expect("JSON");
+    assert_eq!(
+        second["args"]["args"],
+        json!(["--password", "[redacted]"]),
+        "{second}"
+    );
+    // An array argument is read as an argv: `-p`'s value goes whatever the program.
+    env.hook(&hook_input("mcp__ssh__exec", &input, "toolu_digest_3"))
+        .success();
+    let text = std::fs::read_to_string(&trail).expect("trail");
+    assert!(!text.contains(secret), "{text}");
+    assert_eq!(second["args"]["host"], "jp-ubuntu");
+    env.run(&["log", "--verify"], b"").success();
+}

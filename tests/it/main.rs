@@ -33,6 +33,7 @@ mod props;
 mod recover;
 mod restore_vm;
 mod scan;
+mod secrets;
 mod selfguard;
 mod selfguard_corpus;
 mod servers;
