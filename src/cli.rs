@@ -453,7 +453,24 @@ pub struct BrokerArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SimArgs {
+    #[command(subcommand)]
+    pub action: Option<SimAction>,
+    /// Return once the simulator serves and leave it running in the background (its pid and
+    /// port recorded in rewind's state directory, its output in `sim.log` there); `rewind sim
+    /// stop` ends it.
+    #[arg(long, visible_alias = "detach")]
+    pub background: bool,
+    /// Write the configuration for this simulator to FILE [default: --config, else
+    /// $REWIND_CONFIG, else ~/.config/rewind/config.toml]. The file is written only when it
+    /// does not exist or `rewind sim` wrote it (its first line says so), and rewritten on each
+    /// start, so that another port keeps it right; a file of your own is never changed.
+    #[arg(long, value_name = "FILE")]
+    pub write_config: Option<PathBuf>,
+    /// Write no configuration file.
+    #[arg(long, conflicts_with = "write_config")]
+    pub no_config: bool,
     /// Scenario file [default: the shipped lab scenario].
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
@@ -480,6 +497,14 @@ pub struct SimArgs {
     /// Answer as some real appliances do (repeatable), to try rewind against them.
     #[arg(long, value_enum, value_name = "BEHAVIOUR")]
     pub appliance: Vec<ApplianceArg>,
+}
+
+/// What `rewind sim` can do besides serving.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum SimAction {
+    /// Stop the simulator `rewind sim --background` started (its record is in rewind's state
+    /// directory).
+    Stop,
 }
 
 /// Ways real ZVMs answer that `rewind sim --appliance` imitates.

@@ -122,7 +122,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Selftest(args) => report(commands::selftest::selftest(config, &args)),
-        Command::Sim(args) => report(sim::serve(&args)),
+        Command::Sim(args) => report(sim::serve(config, &args)),
         Command::Broker(args) => report(broker::serve(config, &args.socket)),
         Command::Recover(args) => report(match broker::commands::brokered(config) {
             Some(brokered) => broker::commands::recover(&brokered, &args),

@@ -28,6 +28,7 @@ mod managed;
 mod mcp;
 mod net;
 mod props;
+mod quickstart;
 mod recover;
 mod restore_vm;
 mod scan;
