@@ -97,6 +97,14 @@ fn the_quickstart_runs_in_one_terminal_with_nothing_edited() {
     let vms = user.run(&["vms"]);
     vms.success();
     assert!(vms.stdout.contains("jp-ubuntu"), "{vms:#?}");
+    let before = user.run(&["doctor"]);
+    assert_eq!(before.code, 0, "{before:#?}");
+    assert!(
+        before
+            .stdout
+            .contains("next  hook: not installed yet: `rewind install --host claude-code`"),
+        "{before:#?}"
+    );
     user.run(&["install", "--host", "claude-code"]).success();
     let doctor = user.run(&["doctor"]);
     assert_eq!(doctor.code, 0, "{doctor:#?}");
