@@ -51,7 +51,7 @@ pub enum Command {
     Mcp(McpArgs),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
     Install(InstallArgs),
-    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup).
+    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup; a file left with nothing else is removed).
     Uninstall(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
     Doctor(DoctorArgs),
