@@ -895,10 +895,13 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
         .map(|(field, _)| field)
     {
         // A key at the top of the file is a section (`[hooks]` for `[hook]`).
+        let mean = crate::suggest::unknown_field(message);
         if key.is_empty() || key.trim().trim_matches('`') == field {
-            return format!("{file}:{place} unknown section `[{field}]`{expected}");
+            let mean = mean.map_or_else(String::new, |m| format!("; did you mean `[{m}]`?"));
+            return format!("{file}:{place} unknown section `[{field}]`{expected}{mean}");
         }
-        format!("has an unknown key `{field}`{expected}")
+        let mean = mean.map_or_else(String::new, |m| format!("; did you mean `{m}`?"));
+        format!("has an unknown key `{field}`{expected}{mean}")
     } else if let Some(field) = message
         .strip_prefix("missing field `")
         .and_then(|rest| rest.split_once('`'))
@@ -1414,6 +1417,13 @@ mod tests {
             err.contains("`hook.budgt` has an unknown key `budgt`, expected one of `budget_secs`"),
             "{err}"
         );
+        assert!(err.ends_with("; did you mean `budget_secs`?"), "{err}");
+        assert!(
+            format!("{:#}", parse("[hooks]\n").expect_err("section"))
+                .ends_with("; did you mean `[hook]`?")
+        );
+        let far = format!("{:#}", parse("[hook]\nxyzzy = 5\n").expect_err("key"));
+        assert!(!far.contains("did you mean"), "{far}");
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub(crate) mod selfguard;
 pub(crate) mod sessions;
 pub mod shell;
 pub mod sim;
+pub(crate) mod suggest;
 pub mod tag;
 pub mod targets;
 pub mod time;
