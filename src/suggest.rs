@@ -18,8 +18,13 @@ where
         if lower == word {
             return None;
         }
-        let score = strsim::jaro_winkler(&word, &lower);
-        if score >= ALIKE && best.is_none_or(|(b, _)| score > b) {
+        // Jaro-Winkler misses a swap in a short word (`ect` for `etc`): one edit (a swap
+        // counts as one) in four characters is a typo too.
+        let edits = strsim::damerau_levenshtein(&word, &lower);
+        let score = strsim::jaro_winkler(&word, &lower)
+            .max(strsim::normalized_damerau_levenshtein(&word, &lower));
+        let alike = score >= ALIKE || edits <= (word.chars().count() / 4).max(1);
+        if alike && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, candidate));
         }
     }
@@ -47,6 +52,7 @@ mod tests {
         assert_eq!(nearest("jp-ubunt", vms), Some("jp-ubuntu"));
         assert_eq!(nearest("JP-UBNUTU", vms), Some("jp-ubuntu"));
         assert_eq!(nearest("win2019", vms), Some("win2019-1"));
+        assert_eq!(nearest("ect", ["etc", "home", "var"]), Some("etc"));
         assert_eq!(nearest("mail-server", vms), None);
         assert_eq!(nearest("db01", vms), None, "an exact word is no typo");
         assert_eq!(nearest("x", Vec::<&str>::new()), None);
