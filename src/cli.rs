@@ -8,7 +8,13 @@ pub use crate::host::Host;
 
 /// Pin a Zerto tagged checkpoint before an AI agent changes a VM, and pull files back from it.
 #[derive(Debug, Parser)]
-#[command(name = "rewind", version, about, max_term_width = 100)]
+#[command(
+    name = "rewind",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Configuration: the first found of --config FILE, $REWIND_CONFIG, ./.rewind.toml (not read by the hook), ~/.config/rewind/config.toml, /etc/rewind/config.toml.\n\nExamples:\n  rewind demo                           # the whole story, no configuration\n  rewind sim --background --port 0      # a simulated ZVM, configured for you\n  rewind vms\n  rewind install --host claude-code\n  rewind doctor"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -20,7 +26,8 @@ pub struct Cli {
 /// The options every command takes.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
-    /// Configuration file [default: $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml]
+    /// Configuration file [default: $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml,
+    /// /etc/rewind/config.toml]
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }
@@ -28,50 +35,106 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decide on one tool call: the host's pre-tool-use JSON on stdin, the decision on stdout.
+    #[command(
+        after_help = "Examples:\n  rewind install --host claude-code     # the host then runs the hook on every tool call\n  rewind hook --host claude-code < call.json\n  rewind check --payload call.json      # the same decision, explained, without Zerto"
+    )]
     Hook(HookArgs),
     /// Explain how a tool call would be classified, without calling Zerto.
+    #[command(
+        after_help = "Examples:\n  rewind check --command 'ssh web01 sudo reboot'\n  rewind check --command 'Restart-Computer -ComputerName web01' --powershell\n  rewind check mcp__ssh__exec --input '{\"host\": \"web01\", \"command\": \"reboot\"}'\n  rewind check --payload call.json --json"
+    )]
     Check(CheckArgs),
     /// Show the VM a reference resolves to and every VPG that protects it.
+    #[command(
+        after_help = "Examples:\n  rewind find jp-ubuntu\n  rewind find 10.0.0.11\n  rewind find admin@db01.corp.example --json"
+    )]
     Find(VmArgs),
     /// List every VM Zerto protects, with its guest IPs and VPGs.
+    #[command(after_help = "Examples:\n  rewind vms\n  rewind vms --json")]
     Vms(VmsArgs),
     /// List the checkpoints of every VPG that protects a VM.
+    #[command(
+        after_help = "Examples:\n  rewind checkpoints jp-ubuntu\n  rewind checkpoints db01 --change toolu_01ABC\n  rewind checkpoints db01 --limit 5 --json"
+    )]
     Checkpoints(CheckpointsArgs),
     /// Insert a tagged checkpoint on every VPG of a VM now and wait until it is listed.
+    #[command(
+        after_help = "Examples:\n  rewind guard --vm jp-ubuntu\n  rewind guard --vm db01 --action 'upgrade postgres' --change upgrade-42"
+    )]
     Guard(GuardArgs),
     /// Restore a guest file from a checkpoint with Zerto File Level Restore.
+    #[command(
+        after_help = "Examples:\n  rewind recover --vm jp-ubuntu --change upgrade-42 --path /etc/app.conf\n  rewind recover --vm jp-ubuntu --before 2h --path /etc/hostname --out /tmp --yes\n  rewind recover --vm win2019-1 --checkpoint 1054 --path 'C:\\Users\\admin\\notes.txt'"
+    )]
     Recover(RecoverArgs),
     /// Put a whole VM back to the checkpoint before a change: preview it in a failover test,
     /// or restore it from the journal, verify, and commit or roll back.
+    #[command(
+        after_help = "Examples:\n  rewind restore-vm jp-ubuntu --change upgrade-42 --preview --hold 5m\n  rewind restore-vm jp-ubuntu --change upgrade-42 --verify 'ssh jp-ubuntu systemctl is-active app'"
+    )]
     RestoreVm(RestoreVmArgs),
     /// File Level Restore sessions: list them, or end one a crash left mounted.
     #[command(subcommand)]
+    #[command(after_help = "Examples:\n  rewind flr list\n  rewind flr end 7a1c…")]
     Flr(FlrCommand),
     /// Serve the checkpoint and restore tools to an agent over MCP (stdio).
+    #[command(
+        after_help = "Examples:\n  claude mcp add rewind -- rewind mcp\n  rewind mcp --plan-ttl 30m"
+    )]
     Mcp(McpArgs),
     /// Add the hook to an agent host's settings (idempotent, keeps a backup).
+    #[command(
+        after_help = "Examples:\n  rewind install --host claude-code\n  rewind install --host codex --scope project\n  sudo rewind install --host claude-code --scope managed --lock"
+    )]
     Install(InstallArgs),
-    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup).
+    /// Remove exactly rewind's entries from an agent host's settings (keeps a backup; a file left with nothing else is removed).
+
+    #[command(
+        after_help = "Examples:\n  rewind uninstall --host claude-code\n  rewind uninstall --host cursor --scope project"
+    )]
     Uninstall(InstallArgs),
     /// Check configuration, catalogs, the ZVM connection and the installed hook.
+    #[command(
+        after_help = "Examples:\n  rewind doctor\n  rewind doctor --host codex\n  rewind doctor --json"
+    )]
     Doctor(DoctorArgs),
     /// Show the certificate a ZVM presents and pin it in the configuration.
+    #[command(
+        after_help = "Examples:\n  rewind trust\n  rewind trust https://zvm.example:443 --yes"
+    )]
     Trust(TrustArgs),
     /// Lint, list or extend the tool catalogs.
     #[command(subcommand)]
+    #[command(after_help = "Examples:\n  rewind catalog lint\n  rewind catalog scan --write")]
     Catalog(CatalogCommand),
     /// Show the audit trail of hook decisions.
+    #[command(
+        after_help = "Examples:\n  rewind log --since 2h\n  rewind log --vm jp-ubuntu --decision deny\n  rewind log --verify"
+    )]
     Log(LogArgs),
     /// Run the whole loop once against the configured ZVM (first contact with an appliance).
+    #[command(
+        after_help = "Examples:\n  rewind selftest --vm test-vm01 --path /etc/hostname\n  rewind selftest --vm test-vm01 --capture shapes.json"
+    )]
     Selftest(SelftestArgs),
     /// Serve the built-in ZVM simulator over HTTPS.
+    #[command(
+        after_help = "Examples:\n  rewind sim --background --port 0     # writes ~/.config/rewind/config.toml for itself\n  rewind sim stop\n  rewind sim --port 9443 --time-scale 100 --write-config lab.toml\n  rewind sim --appliance browse-pages --appliance download-zip"
+    )]
     Sim(SimArgs),
     /// Serve the hook and the operators over a Unix socket, holding the ZVM credentials, the
     /// token cache and the audit trail under this account (run it as its own user).
+    #[command(
+        after_help = "Examples:\n  sudo -u rewind rewind --config /etc/rewind/config.toml broker --socket /run/rewind/broker.sock"
+    )]
     Broker(BrokerArgs),
     /// Run the whole story against an in-process simulator: no configuration, no network.
+    #[command(after_help = "Examples:\n  rewind demo\n  rewind demo --time-scale 100")]
     Demo(DemoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    #[command(
+        after_help = "Examples:\n  rewind completions bash > ~/.local/share/bash-completion/completions/rewind\n  rewind completions zsh > ~/.zfunc/_rewind"
+    )]
     Completions(CompletionsArgs),
     /// The guard of `rewind-hook`: one guard request on stdin (a socket), its answer there.
     #[command(hide = true)]
@@ -287,6 +350,7 @@ pub(crate) fn rollback_after(text: &str) -> Result<humantime::Duration, String> 
 #[derive(Debug, Subcommand)]
 pub enum FlrCommand {
     /// List File Level Restore sessions.
+    #[command(after_help = "Examples:\n  rewind flr list\n  rewind flr list --vm jp-ubuntu --json")]
     List {
         /// Only sessions of this VM.
         #[arg(long)]
@@ -296,6 +360,7 @@ pub enum FlrCommand {
         json: bool,
     },
     /// Unmount a File Level Restore session.
+    #[command(after_help = "Examples:\n  rewind flr end 7a1c…   # an id from `rewind flr list`")]
     End {
         /// The session id (FlrSessionIdentifier).
         id: String,
@@ -374,16 +439,24 @@ pub struct DoctorArgs {
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
     /// Load every catalog and report errors.
+    #[command(after_help = "Examples:\n  rewind catalog lint")]
     Lint,
     /// List every entry with the file it comes from.
+    #[command(after_help = "Examples:\n  rewind catalog list\n  rewind catalog list --json")]
     List {
         /// Print one JSON document (shape in docs/commands.md) instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Remember a tool in your own catalog.
+    #[command(
+        after_help = "Examples:\n  rewind catalog add mutating --server ssh --tool exec --vm-arg host\n  rewind catalog add read-only --server ssh --tool 'list_*'"
+    )]
     Add(CatalogAddArgs),
     /// Ask your MCP servers for their tools: which catalog covers each, and a proposal for the rest.
+    #[command(
+        after_help = "Examples:\n  rewind catalog scan\n  rewind catalog scan --write --mcp-config .mcp.json"
+    )]
     Scan(CatalogScanArgs),
 }
 
@@ -475,7 +548,24 @@ pub struct BrokerArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct SimArgs {
+    #[command(subcommand)]
+    pub action: Option<SimAction>,
+    /// Return once the simulator serves and leave it running in the background (its pid and
+    /// port recorded in rewind's state directory, its output in `sim.log` there); `rewind sim
+    /// stop` ends it.
+    #[arg(long, visible_alias = "detach")]
+    pub background: bool,
+    /// Write the configuration for this simulator to FILE [default: --config, else
+    /// $REWIND_CONFIG, else ~/.config/rewind/config.toml]. The file is written only when it
+    /// does not exist or `rewind sim` wrote it (its first line says so), and rewritten on each
+    /// start, so that another port keeps it right; a file of your own is never changed.
+    #[arg(long, value_name = "FILE")]
+    pub write_config: Option<PathBuf>,
+    /// Write no configuration file.
+    #[arg(long, conflicts_with = "write_config")]
+    pub no_config: bool,
     /// Scenario file [default: the shipped lab scenario].
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
@@ -502,6 +592,15 @@ pub struct SimArgs {
     /// Answer as some real appliances do (repeatable), to try rewind against them.
     #[arg(long, value_enum, value_name = "BEHAVIOUR")]
     pub appliance: Vec<ApplianceArg>,
+}
+
+/// What `rewind sim` can do besides serving.
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum SimAction {
+    /// Stop the simulator `rewind sim --background` started (its record is in rewind's state
+    /// directory).
+    #[command(after_help = "Examples:\n  rewind sim stop")]
+    Stop,
 }
 
 /// Ways real ZVMs answer that `rewind sim --appliance` imitates.
@@ -615,6 +714,30 @@ mod tests {
     #[test]
     fn command_line_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+
+    /// Every command a person can see has examples in its help, and the top-level help says
+    /// where the configuration is looked for.
+    #[test]
+    fn every_visible_command_has_examples() {
+        fn walk(command: &mut clap::Command, path: &str, missing: &mut Vec<String>) {
+            for sub in command.get_subcommands_mut() {
+                if sub.is_hide_set() || sub.get_name() == "help" {
+                    continue;
+                }
+                let path = format!("{path} {}", sub.get_name());
+                if !sub.render_help().to_string().contains("\nExamples:\n  ") {
+                    missing.push(path.clone());
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut cli = super::Cli::command();
+        let top = cli.render_help().to_string();
+        assert!(top.contains("/etc/rewind/config.toml") && top.contains("$REWIND_CONFIG"));
+        let mut missing = Vec::new();
+        walk(&mut cli, "rewind", &mut missing);
+        assert!(missing.is_empty(), "no Examples: {missing:?}");
     }
 
     #[test]

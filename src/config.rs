@@ -241,6 +241,12 @@ pub enum SecretSource {
         setting: String,
     },
     Command(String),
+    /// A private file (no access for group or others) whose first line is the secret, and
+    /// the setting that names it.
+    File {
+        path: PathBuf,
+        setting: String,
+    },
     Literal(Secret),
 }
 
@@ -249,6 +255,7 @@ impl std::fmt::Debug for SecretSource {
         match self {
             Self::Env { var, .. } => write!(f, "Env({var})"),
             Self::Command(_) => f.write_str("Command(***)"),
+            Self::File { path, .. } => write!(f, "File({})", path.display()),
             Self::Literal(_) => f.write_str("Literal(***)"),
         }
     }
@@ -279,9 +286,37 @@ impl SecretSource {
                 _ => bail!("environment variable {var} (named by {setting}) is not set"),
             },
             Self::Command(command) => run_password_command(command, deadline),
+            Self::File { path, setting } => read_password_file(path, setting),
             Self::Literal(secret) => Ok(secret.clone()),
         }
     }
+}
+
+/// The first line of a `password_file`, refused when group or others can read or change the
+/// file (as ssh refuses a private key anyone else can read).
+fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
+    let text = read_text_file(path)
+        .with_context(|| format!("cannot read {} (named by {setting})", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            bail!(
+                "{} (named by {setting}) can be read or changed by others (mode {:o}): `chmod 600` it",
+                path.display(),
+                mode & 0o777
+            );
+        }
+    }
+    let line = text.lines().next().unwrap_or_default();
+    if line.is_empty() {
+        bail!("{} (named by {setting}) is empty", path.display());
+    }
+    Ok(Secret::new(line.to_owned()))
 }
 
 /// Runs `password_command` in its own process group and reads the first line it prints.
@@ -472,6 +507,7 @@ struct RawZvm {
     username: Option<String>,
     password_env: Option<String>,
     password_command: Option<String>,
+    password_file: Option<PathBuf>,
     password: Option<String>,
     client_id: Option<String>,
     client_secret_env: Option<String>,
@@ -775,26 +811,39 @@ fn validate_zvm(
             "{name}: [zvm] url is plain http: the password crosses the network unencrypted"
         ));
     }
-    let password = match (z.password_env, z.password_command, z.password) {
-        (Some(var), None, None) => SecretSource::Env {
+    let password = match (
+        z.password_env,
+        z.password_command,
+        z.password_file,
+        z.password,
+    ) {
+        (Some(var), None, None, None) => SecretSource::Env {
             var,
             setting: format!("[zvm] password_env in {name}"),
         },
-        (None, Some(cmd), None) => SecretSource::Command(cmd),
-        (None, None, Some(literal)) => {
+        (None, Some(cmd), None, None) => SecretSource::Command(cmd),
+        (None, None, Some(path), None) => SecretSource::File {
+            path: resolve_path(&path, base),
+            setting: format!("[zvm] password_file in {name}"),
+        },
+        (None, None, None, Some(literal)) => {
             warnings.push(format!(
-                "{name}: [zvm] password is written in the file; prefer password_env or password_command"
+                "{name}: [zvm] password is written in the file; prefer password_env, password_file or password_command"
             ));
             SecretSource::Literal(Secret::new(literal))
         }
-        (None, None, None) if z.client_secret_env.is_some() => SecretSource::Env {
+        (None, None, None, None) if z.client_secret_env.is_some() => SecretSource::Env {
             var: String::from("REWIND_ZVM_PASSWORD"),
             setting: format!("the default password_env, as {name} sets none"),
         },
-        (None, None, None) => {
-            bail!("{name}: [zvm] needs password_env (or password_command) for the ZVM password")
+        (None, None, None, None) => {
+            bail!(
+                "{name}: [zvm] needs password_env (or password_file or password_command) for the ZVM password"
+            )
         }
-        _ => bail!("{name}: [zvm] set only one of password_env, password_command, password"),
+        _ => bail!(
+            "{name}: [zvm] set only one of password_env, password_command, password_file, password"
+        ),
     };
     if z.client_secret_env.is_some() && z.client_id.is_none() {
         bail!(
@@ -884,10 +933,13 @@ pub(crate) fn describe_toml_error(text: &str, path: &Path, error: &toml::de::Err
         .map(|(field, _)| field)
     {
         // A key at the top of the file is a section (`[hooks]` for `[hook]`).
+        let mean = crate::suggest::unknown_field(message);
         if key.is_empty() || key.trim().trim_matches('`') == field {
-            return format!("{file}:{place} unknown section `[{field}]`{expected}");
+            let mean = mean.map_or_else(String::new, |m| format!("; did you mean `[{m}]`?"));
+            return format!("{file}:{place} unknown section `[{field}]`{expected}{mean}");
         }
-        format!("has an unknown key `{field}`{expected}")
+        let mean = mean.map_or_else(String::new, |m| format!("; did you mean `{m}`?"));
+        format!("has an unknown key `{field}`{expected}{mean}")
     } else if let Some(field) = message
         .strip_prefix("missing field `")
         .and_then(|rest| rest.split_once('`'))
@@ -1348,6 +1400,7 @@ mod tests {
             ("zvm", "username"),
             ("zvm", "password_env"),
             ("zvm", "password_command"),
+            ("zvm", "password_file"),
             ("zvm", "client_id"),
             ("zvm", "client_secret_env"),
             ("zvm", "session_method"),
@@ -1409,6 +1462,13 @@ mod tests {
             err.contains("`hook.budgt` has an unknown key `budgt`, expected one of `budget_secs`"),
             "{err}"
         );
+        assert!(err.ends_with("; did you mean `budget_secs`?"), "{err}");
+        assert!(
+            format!("{:#}", parse("[hooks]\n").expect_err("section"))
+                .ends_with("; did you mean `[hook]`?")
+        );
+        let far = format!("{:#}", parse("[hook]\nxyzzy = 5\n").expect_err("key"));
+        assert!(!far.contains("did you mean"), "{far}");
     }
 
     #[test]
@@ -1543,6 +1603,34 @@ mod tests {
             }
             assert!(!running(), "process {pid} still runs");
         }
+    }
+
+    #[test]
+    fn password_file_is_its_first_line_and_must_be_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("zvm-password");
+        std::fs::write(&file, "s3cret\nignored\n").expect("write");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let config = Config::parse(
+            "[zvm]\nurl = \"https://z\"\npassword_file = \"zvm-password\"\n",
+            &dir.path().join("config.toml"),
+        )
+        .expect("valid");
+        let source = &config.zvm.expect("zvm").password;
+        let deadline = Deadline::after(Duration::from_secs(5));
+        assert_eq!(source.resolve(&deadline).expect("read").expose(), "s3cret");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let err = source.resolve(&deadline).unwrap_err().to_string();
+        assert!(
+            err.contains("chmod 600") && !err.contains("s3cret"),
+            "{err}"
+        );
+        let both =
+            parse("[zvm]\nurl = \"https://z\"\npassword_env = \"P\"\npassword_file = \"p\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(both.contains("only one of"), "{both}");
     }
 
     #[test]

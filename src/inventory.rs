@@ -51,6 +51,15 @@ impl Inventory {
         }
     }
 
+    /// Every reference held that is a name, not an address (for "did you mean").
+    pub(crate) fn names(&self) -> Vec<&str> {
+        self.stored
+            .lines()
+            .chain(self.added.iter().map(String::as_str))
+            .filter(|r| address(r).is_none())
+            .collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.stored.is_empty() && self.added.is_empty()
     }

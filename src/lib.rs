@@ -71,6 +71,7 @@ pub(crate) mod selfguard;
 pub(crate) mod sessions;
 pub mod shell;
 pub mod sim;
+pub(crate) mod suggest;
 pub mod tag;
 pub mod targets;
 pub mod time;
@@ -122,7 +123,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Log(args) => report(commands::log::log(config, &args)),
         Command::Selftest(args) => report(commands::selftest::selftest(config, &args)),
-        Command::Sim(args) => report(sim::serve(&args)),
+        Command::Sim(args) => report(sim::serve(config, &args)),
         Command::Broker(args) => report(broker::serve(config, &args.socket)),
         Command::Recover(args) => report(match broker::commands::brokered(config) {
             Some(brokered) => broker::commands::recover(&brokered, &args),

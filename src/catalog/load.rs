@@ -72,8 +72,12 @@ struct RawEntry {
 
 /// Parses one catalog's text; `origin` names it in errors and in [`Entry::origin`].
 pub(super) fn parse(text: &str, origin: &str) -> anyhow::Result<(Vec<Entry>, Vec<ServerBinding>)> {
-    let raw: RawCatalog = toml::from_str(text)
-        .map_err(|e| anyhow::anyhow!("catalog {origin}: {}", e.to_string().trim_end()))?;
+    let raw: RawCatalog = toml::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let mean = crate::suggest::unknown_field(&message)
+            .map_or_else(String::new, |m| format!("\ndid you mean `{m}`?"));
+        anyhow::anyhow!("catalog {origin}: {}{mean}", message.trim_end())
+    })?;
     checked(raw, origin)
 }
 

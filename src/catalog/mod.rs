@@ -971,6 +971,10 @@ mod tests {
                 "unknown field `vm_args`",
             ),
             (
+                "[[mutating]]\nserver = \"ssh\"\ntool = \"exec\"\nvm_args = [\"host\"]\n",
+                "did you mean `vm_arg`?",
+            ),
+            (
                 "[[mutating]]\nserver = \"ssh\"\ntool = \"exec\"\n",
                 "needs vm_arg",
             ),

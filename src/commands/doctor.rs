@@ -26,6 +26,8 @@ struct Checks {
     passed: usize,
     warned: usize,
     failed: usize,
+    /// Steps still to take that are no failure (the hook not installed yet).
+    next: usize,
     /// Collect for one JSON document instead of printing lines.
     json: bool,
     items: Vec<serde_json::Value>,
@@ -40,6 +42,7 @@ impl Checks {
             let label = match status {
                 "ok" => "ok   ",
                 "warn" => "warn ",
+                "next" => "next ",
                 _ => "FAIL ",
             };
             say(format!("{label} {what}: {detail}"));
@@ -56,6 +59,12 @@ impl Checks {
         self.record("warn", what, detail.as_ref());
     }
 
+    /// A step the user has not taken yet, in the order a newcomer takes them: no failure.
+    fn next(&mut self, what: &str, detail: impl AsRef<str>) {
+        self.next += 1;
+        self.record("next", what, detail.as_ref());
+    }
+
     fn fail(&mut self, what: &str, detail: impl AsRef<str>) {
         self.failed += 1;
         self.record("fail", what, detail.as_ref());
@@ -69,10 +78,16 @@ impl Checks {
                 "passed": self.passed,
                 "warnings": self.warned,
                 "failed": self.failed,
+                "next": self.next,
             }))?;
         } else {
+            let next = match self.next {
+                0 => String::new(),
+                1 => String::from(", 1 next step"),
+                n => format!(", {n} next steps"),
+            };
             say(format!(
-                "{} passed, {} warnings, {} failed",
+                "{} passed, {} warnings, {} failed{next}",
                 self.passed, self.warned, self.failed
             ));
         }
@@ -556,10 +571,37 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
         host_checks(layout, &found, &root, checks);
     }
     if !any {
-        checks.fail(
+        nothing_installed(args, checks);
+    }
+}
+
+/// No rewind entry in any file looked at: the next step of a newcomer (install), or a
+/// failure of the one settings file asked about.
+fn nothing_installed(args: &DoctorArgs, checks: &mut Checks) {
+    let host = args.host.unwrap_or(Host::ClaudeCode);
+    match &args.settings {
+        // The file asked about has no entry: that file is not what it should be.
+        Some(path) => checks.fail(
             "hook",
-            "no rewind hook installed; run `rewind install --host <host>`",
-        );
+            format!(
+                "no rewind hook in {}; run `rewind install --host <host>`",
+                path.display()
+            ),
+        ),
+        // Nothing installed anywhere: the step after this one, not a failure.
+        None => checks.next(
+            "hook",
+            format!(
+                "not installed yet: `rewind install --host {}` (or --host {})",
+                host.name(),
+                Host::ALL
+                    .iter()
+                    .filter(|h| **h != host)
+                    .map(|h| h.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
     }
 }
 

@@ -1,7 +1,9 @@
 //! `rewind install` and `rewind uninstall`: put the hook's entries into an agent host's
 //! settings, or take exactly them out, without disturbing anything else.
 //!
-//! Every change keeps the previous file as a timestamped backup that is never overwritten,
+//! Every change keeps the previous file as a timestamped backup that is never overwritten
+//! (but a file that did not exist has none, and a file that held only rewind's entries is
+//! removed by uninstall),
 //! and the settings file keeps its mode. User and local scope pin this binary and the config
 //! found now by absolute path; project scope is shared with everyone who clones the project,
 //! so it names `rewind` on PATH and pins no config, or is refused with the reason.
@@ -174,14 +176,29 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
             continue;
         };
         // A TOML file (Codex CLI's config.toml) is edited in place, keeping its comments.
-        let (text, removed) = if path.extension().is_some_and(|e| e == "toml") {
-            layout.remove_toml(&original, path)?
+        let (text, removed, emptied) = if path.extension().is_some_and(|e| e == "toml") {
+            let (text, removed) = layout.remove_toml(&original, path)?;
+            let emptied = text.trim().is_empty();
+            (text, removed, emptied)
         } else {
             let mut value = parse(&original, path)?;
             let removed = layout.remove(&mut value);
-            (render(&value)?, removed)
+            let emptied = holds_nothing_else(layout, args.host, &value);
+            (render(&value)?, removed, emptied)
         };
         if removed == 0 {
+            continue;
+        }
+        if emptied {
+            // Only rewind's entries were in it (install made it): nothing to keep.
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            say(format!(
+                "removed {removed} rewind entr{} and {}, which held nothing else",
+                if removed == 1 { "y" } else { "ies" },
+                path.display()
+            ));
+            total += removed;
             continue;
         }
         let backup = write_with_backup(path, Some(&original), &text)?;
@@ -205,6 +222,21 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Whether settings rewind's entries were taken out of hold nothing else: `{}`, or what
+/// installing into no file and uninstalling again leaves (a host's `"version": 1`).
+fn holds_nothing_else(layout: &Layout, host: Host, value: &serde_json::Value) -> bool {
+    if value.as_object().is_some_and(serde_json::Map::is_empty) {
+        return true;
+    }
+    let mut skeleton = serde_json::Value::Object(serde_json::Map::new());
+    let run = Invocation::new(Path::new("rewind"), None, host);
+    if layout.merge(&mut skeleton, &run, 1).is_err() {
+        return false;
+    }
+    layout.remove(&mut skeleton);
+    *value == skeleton
 }
 
 /// `--lock` and `--root` only mean something for the administrator's file.

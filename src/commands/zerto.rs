@@ -368,6 +368,16 @@ pub fn checkpoints(config_path: Option<&Path>, args: &CheckpointsArgs) -> anyhow
 
 /// `rewind guard --vm <vm>`: tag every VPG now and wait until listed (`guard::protect`:
 /// through the broker when the configuration names one, which then records the run).
+/// The hint under an unknown VM: the nearest name of the protected VMs `rewind vms` last
+/// listed, and the command that lists them.
+fn did_you_mean_vm(reference: &str) -> String {
+    let inventory = crate::inventory::Inventory::load_cached();
+    match crate::suggest::nearest(reference, inventory.names()) {
+        Some(name) => format!("did you mean {name}? `rewind vms` lists them"),
+        None => String::from("`rewind vms` lists the VMs Zerto protects"),
+    }
+}
+
 pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()> {
     let config = Config::discover(config_path)?;
     warn_config(&config);
@@ -416,6 +426,9 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
         let why = why.strip_prefix("rewind: ").unwrap_or(why);
         if INTERRUPTED.load(Ordering::SeqCst) {
             bail!("cancelled by Ctrl-C on VM {}: {why}", args.vm);
+        }
+        if why.contains("is unknown to Zerto") {
+            bail!("{why}\n{}", did_you_mean_vm(&args.vm));
         }
         bail!("{why}");
     };

@@ -110,6 +110,12 @@ pub(crate) struct Evaluation {
 /// Runs the hook as a process: stdin to decision, a guard (when the call needs one and no
 /// broker is configured) run where `direct` says. Nothing in here may panic out.
 pub fn run(args: &HookArgs, direct: Direct) -> ExitCode {
+    // A person who typed `rewind hook` at a terminal would wait in silence for a payload
+    // no one is going to type: one isatty call says so. A host always gives a pipe or a
+    // file, and the answer is the usage code, a block, whatever runs it.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return at_a_terminal();
+    }
     let (host, config_path, managed) = (args.host, args.config.as_deref(), args.managed);
     std::panic::set_hook(Box::new(|_| {}));
     let started = Instant::now();
@@ -137,6 +143,14 @@ pub fn run(args: &HookArgs, direct: Direct) -> ExitCode {
         }
     };
     rendered.emit()
+}
+
+/// `rewind hook` with its stdin a terminal: what it reads and how to try a call, exit 2.
+fn at_a_terminal() -> ExitCode {
+    crate::console::err(
+        "rewind hook reads an agent host's pre-tool-use hook JSON on stdin (the host runs it on every tool call); to try one, run `rewind check --command 'ssh web01 sudo reboot'` or `rewind check --payload call.json`",
+    );
+    crate::exit::code(crate::exit::BLOCKED)
 }
 
 /// A command line that is not the hook's shape, given to the hook's own binary: refused like

@@ -28,6 +28,7 @@ pub(super) fn locate(
     let candidates = candidates(&volumes, windows, volume)?;
     let mut found = Vec::new();
     let mut unreadable = Vec::new();
+    let mut nearest = None;
     for label in candidates {
         check_interrupt(interrupted)?;
         match find_on_volume(
@@ -39,8 +40,12 @@ pub(super) fn locate(
             deadline,
             interrupted,
         ) {
-            Ok(Some(path)) => found.push((label.to_owned(), path)),
-            Ok(None) => {}
+            Ok(Ok(path)) => found.push((label.to_owned(), path)),
+            Ok(Err(near)) => {
+                if nearest.is_none() {
+                    nearest = near.map(|near: Vec<String>| guest_form(drive, &near));
+                }
+            }
             // A volume FLR cannot browse (a recovery or encrypted one) must not hide the others.
             Err(e)
                 if e.downcast_ref::<ZvmError>()
@@ -52,7 +57,16 @@ pub(super) fn locate(
             Err(e) => return Err(e),
         }
     }
-    choose(guest_path, &volumes, found, &unreadable)
+    choose(guest_path, &volumes, found, &unreadable, nearest.as_deref())
+}
+
+/// Components of a guest path written as the guest writes it: `/etc/app.conf`,
+/// `C:\Users\x.txt`.
+fn guest_form(drive: Option<char>, parts: &[String]) -> String {
+    match drive {
+        Some(drive) => format!("{drive}:\\{}", parts.join("\\")),
+        None => format!("/{}", parts.join("/")),
+    }
 }
 
 /// The volume labels of a browse root.
@@ -107,6 +121,7 @@ fn choose(
     volumes: &[PathEntry],
     mut found: Vec<(String, String)>,
     unreadable: &[String],
+    nearest: Option<&str>,
 ) -> anyhow::Result<String> {
     match found.len() {
         1 => Ok(found.remove(0).1),
@@ -119,6 +134,9 @@ fn choose(
                 let _ = write!(text, "; could not browse {}", unreadable.join("; "));
             }
             text.push_str("; nothing was written");
+            if let Some(nearest) = nearest {
+                let _ = write!(text, "; did you mean {nearest}?");
+            }
             Err(anyhow::anyhow!(text))
         }
         _ => bail!(
@@ -134,7 +152,9 @@ fn choose(
     }
 }
 
-/// Walks `parts` down from a volume; `None` when the volume does not hold the path.
+/// Walks `parts` down from a volume: the volume path, or, when the volume does not hold it,
+/// the nearest path it does hold (the components found, then the name nearest to the first
+/// one missing), if a name there is near it.
 fn find_on_volume(
     client: &Client,
     session: &str,
@@ -143,14 +163,21 @@ fn find_on_volume(
     windows: bool,
     deadline: &Deadline,
     interrupted: &AtomicBool,
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Result<String, Option<Vec<String>>>> {
     let mut current = label.to_owned();
     for (i, part) in parts.iter().enumerate() {
         check_interrupt(interrupted)?;
         let items = client.flr_browse(session, &current, deadline)?;
         let last = i + 1 == parts.len();
+        let name_of = |item: &PathEntry| {
+            item.path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&item.path)
+                .to_owned()
+        };
         let found = items.iter().find(|item| {
-            let name = item.path.rsplit('/').next().unwrap_or(&item.path);
+            let name = name_of(item);
             let same = if windows {
                 name.eq_ignore_ascii_case(part)
             } else {
@@ -161,10 +188,24 @@ fn find_on_volume(
         match found {
             Some(item) if item.path.contains('/') => current.clone_from(&item.path),
             Some(item) => current = format!("{current}/{}", item.path),
-            None => return Ok(None),
+            None => {
+                let names: Vec<String> = items
+                    .iter()
+                    .filter(|item| last || item.browsable)
+                    .map(name_of)
+                    .collect();
+                let near =
+                    crate::suggest::nearest(part, names.iter().map(String::as_str)).map(|name| {
+                        let mut near: Vec<String> =
+                            parts[..i].iter().map(|p| (*p).to_owned()).collect();
+                        near.push(name.to_owned());
+                        near
+                    });
+                return Ok(Err(near));
+            }
         }
     }
-    Ok(Some(current))
+    Ok(Ok(current))
 }
 /// Splits a guest path into its drive letter (Windows) and components:
 /// `C:\Users\x.txt` gives `C` and `Users`, `x.txt`; `/etc/app.conf` gives no drive.
@@ -258,7 +299,7 @@ mod tests {
         let path = r"C:\Users\x.txt";
         let on = |label: &str| (label.to_owned(), format!("{label}/Users/x.txt"));
         assert_eq!(
-            choose(path, &root, vec![on("Volume2-NTFS")], &[]).expect("one"),
+            choose(path, &root, vec![on("Volume2-NTFS")], &[], None).expect("one"),
             "Volume2-NTFS/Users/x.txt"
         );
         let err = choose(
@@ -266,6 +307,7 @@ mod tests {
             &root,
             vec![on("System Reserved-NTFS"), on("Volume2-NTFS")],
             &[],
+            None,
         )
         .unwrap_err()
         .to_string();
@@ -275,11 +317,19 @@ mod tests {
                 && err.contains("--volume"),
             "{err}"
         );
-        let err = choose(path, &root, Vec::new(), &["Volume2-NTFS: HTTP 400".into()])
-            .unwrap_err()
-            .to_string();
+        let err = choose(
+            path,
+            &root,
+            Vec::new(),
+            &["Volume2-NTFS: HTTP 400".into()],
+            Some("C:\\Users\\y.txt"),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
-            err.contains("is not in the mounted checkpoint") && err.contains("could not browse"),
+            err.contains("is not in the mounted checkpoint")
+                && err.contains("could not browse")
+                && err.ends_with("; did you mean C:\\Users\\y.txt?"),
             "{err}"
         );
     }

@@ -18,6 +18,7 @@ mod clock;
 mod faults;
 mod flr;
 mod guest;
+mod home;
 mod http;
 mod ids;
 mod restore;
@@ -192,6 +193,11 @@ impl Sim {
         })
     }
 
+    /// The port it took.
+    pub fn port(&self) -> u16 {
+        self.server.port()
+    }
+
     /// `https://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("https://127.0.0.1:{}", self.server.port())
@@ -221,6 +227,11 @@ impl Sim {
     /// The same section pointing at `url` instead, with or without the certificate as
     /// `ca_cert` (the demo and the tests show an unreachable and an untrusted ZVM with it).
     pub fn zvm_config_for(&self, url: &str, trust_ca: bool) -> String {
+        self.zvm_section(url, trust_ca, "password_env = \"REWIND_ZVM_PASSWORD\"\n")
+    }
+
+    /// The `[zvm]` section with `password_line` saying where the password comes from.
+    fn zvm_section(&self, url: &str, trust_ca: bool, password_line: &str) -> String {
         let (world, _) = self.app.world();
         let quote = |text: &str| toml::Value::String(text.to_owned()).to_string();
         let (auth, client) = match world.scenario.auth {
@@ -231,15 +242,14 @@ impl Sim {
             AuthMode::Session => ("session", String::new()),
         };
         let ca = if trust_ca {
-            format!(
-                "ca_cert = {}\n",
-                quote(&self.cert_path.display().to_string())
-            )
+            let cert =
+                std::path::absolute(&self.cert_path).unwrap_or_else(|_| self.cert_path.clone());
+            format!("ca_cert = {}\n", quote(&cert.display().to_string()))
         } else {
             String::new()
         };
         format!(
-            "[zvm]\nurl = {}\nauth = \"{auth}\"\nusername = {}\npassword_env = \"REWIND_ZVM_PASSWORD\"\n{client}{ca}",
+            "[zvm]\nurl = {}\nauth = \"{auth}\"\nusername = {}\n{password_line}{client}{ca}",
             quote(url),
             quote(&self.username),
         )
@@ -372,8 +382,41 @@ impl Sim {
     }
 }
 
-/// `rewind sim`: serves a scenario until Ctrl-C or SIGTERM.
-pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
+/// `rewind sim`: serves a scenario until Ctrl-C or SIGTERM (or starts one in the
+/// background, or stops that one). `config` is the global `--config`.
+pub fn serve(config: Option<&std::path::Path>, args: &SimArgs) -> anyhow::Result<()> {
+    if let Some(crate::cli::SimAction::Stop) = args.action {
+        return home::stop();
+    }
+    if args.background {
+        return home::background();
+    }
+    let sim = start_for(args)?;
+    let target = home::config_target(config, args.write_config.as_deref(), args.no_config);
+    let note = match &target {
+        Some(target) => home::write_config(&sim, target)?,
+        None => String::from("rewind sim: no configuration written (--no-config)"),
+    };
+    let recorded = home::record(&sim, &note)?;
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = stop_tx.send(());
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    let summary = inventory(&sim.app.world().0.scenario);
+    print_banner(&banner(&sim, args.time_scale, &summary));
+    crate::console::say(&note);
+    let _ = stop_rx.recv();
+    crate::console::err("rewind sim: stopping");
+    if recorded {
+        home::forget();
+    }
+    drop(sim);
+    Ok(())
+}
+
+/// The simulator `rewind sim` serves, started.
+fn start_for(args: &SimArgs) -> anyhow::Result<Sim> {
     let scenario = match &args.scenario {
         Some(path) => Scenario::from_file(path)?,
         None => Scenario::lab(),
@@ -388,7 +431,6 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot use {} for the certificate", dir.display()))?;
         dir
     };
-    let summary = inventory(&scenario);
     let sim = Sim::start(SimOptions {
         scenario,
         port: args.port,
@@ -414,16 +456,7 @@ pub fn serve(args: &SimArgs) -> anyhow::Result<()> {
     for behaviour in &args.appliance {
         sim.add_fault(appliance_fault(*behaviour));
     }
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel();
-    ctrlc::set_handler(move || {
-        let _ = stop_tx.send(());
-    })
-    .context("cannot install the Ctrl-C handler")?;
-    print_banner(&banner(&sim, args.time_scale, &summary));
-    let _ = stop_rx.recv();
-    crate::console::err("rewind sim: stopping");
-    drop(sim);
-    Ok(())
+    Ok(sim)
 }
 
 /// The fault that makes the simulator answer as `rewind sim --appliance` asks.

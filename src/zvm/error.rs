@@ -143,7 +143,7 @@ impl fmt::Display for ZvmError {
                 detail,
             } => write!(
                 f,
-                "ZVM authentication refused: POST {url}: HTTP {status}: {detail}; check [zvm] username and client_id, and the password that password_env or password_command gives"
+                "ZVM authentication refused: POST {url}: HTTP {status}: {detail}; check [zvm] username and client_id, and the password that password_env, password_file or password_command gives"
             ),
             Self::Status {
                 method,

@@ -187,7 +187,8 @@ fn near(host: &str, vms: &[Vm]) -> Vec<Vm> {
         return Vec::new();
     }
     let label = first_label(&host).unwrap_or(&host);
-    vms.iter()
+    let near: Vec<Vm> = vms
+        .iter()
         .filter(|vm| {
             let name = vm.name.to_ascii_lowercase();
             name.contains(&host)
@@ -195,7 +196,15 @@ fn near(host: &str, vms: &[Vm]) -> Vec<Vm> {
                 || vm.ips.iter().any(|ip| ip.starts_with(&host))
         })
         .cloned()
-        .collect()
+        .collect();
+    if !near.is_empty() {
+        return near;
+    }
+    // A typo (`jp-ubnutu`): the VMs of the nearest name.
+    match crate::suggest::nearest(label, vms.iter().map(|vm| vm.name.as_str())) {
+        Some(name) => vms.iter().filter(|vm| vm.name == name).cloned().collect(),
+        None => Vec::new(),
+    }
 }
 
 fn apply_alias(name: &str, aliases: &BTreeMap<String, String>) -> String {

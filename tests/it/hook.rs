@@ -1403,3 +1403,41 @@ fn the_hook_binary_without_rewind_beside_it_denies_what_needs_a_checkpoint() {
     assert_eq!(read_only.code, 0, "{read_only:#?}");
     assert_eq!(read_only.decision(), "none", "{read_only:#?}");
 }
+
+/// `rewind hook` (and `rewind-hook hook`) started by a person at a terminal says in one line
+/// what it reads and how to try a call, and exits with the usage code at once instead of
+/// waiting in silence for a payload; with stdin a pipe the same command still decides.
+#[test]
+fn the_hook_at_a_terminal_says_what_it_reads_and_exits_with_the_usage_code() {
+    let env = TestEnv::start();
+    for bin in [crate::support::rewind_bin(), crate::support::hook_bin()] {
+        // `script` gives the command a terminal (a pseudo-terminal) on stdin, stdout and
+        // stderr, and exits with its code; `timeout` ends a hook that waits instead.
+        let line = format!("{} hook", bin.display());
+        let mut cmd = std::process::Command::new("timeout");
+        cmd.args(["20", "script", "-qec", &line, "/dev/null"])
+            .env("HOME", env.path("home"))
+            .env("XDG_CACHE_HOME", env.path("cache"))
+            .env("XDG_STATE_HOME", env.path("state"))
+            .env("REWIND_CONFIG", &env.config);
+        let run = crate::support::run(cmd, b"");
+        assert_eq!(run.code, 2, "{run:#?}");
+        assert!(
+            run.stdout
+                .contains("reads an agent host's pre-tool-use hook JSON on stdin")
+                && run.stdout.contains("rewind check --command"),
+            "{run:#?}"
+        );
+        assert!(run.elapsed < Duration::from_secs(10), "{run:#?}");
+    }
+    let piped = env.hook(&hook_input(
+        "Read",
+        &json!({"file_path": "/etc/hosts"}),
+        "toolu_tty",
+    ));
+    assert_eq!(piped.code, 0, "{piped:#?}");
+    assert!(
+        !piped.stderr.contains("reads an agent host's"),
+        "{piped:#?}"
+    );
+}

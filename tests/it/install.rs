@@ -628,7 +628,8 @@ fn every_host_installs_idempotently_keeps_the_users_settings_backups_and_mode() 
                 "{}: uninstall leaves exactly the user's settings",
                 host.name
             ),
-            None => assert_eq!(read_json(&path), json!({"version": 1}), "{}", host.name),
+            // A file install made holds nothing else once rewind's entries are out: gone.
+            None => assert!(!path.exists(), "{}: {removed:#?}", host.name),
         }
         #[cfg(unix)]
         if host.existing.is_some() {
@@ -832,12 +833,8 @@ fn doctor_reads_codex_config_toml_and_gemini_switches() {
         uninstall.stdout.contains("config.toml") && uninstall.stdout.contains("hooks.json"),
         "{uninstall:#?}"
     );
-    assert!(
-        !std::fs::read_to_string(&toml)
-            .expect("toml")
-            .contains("rewind"),
-        "{uninstall:#?}"
-    );
+    // It held nothing but rewind's entry: removed, not left empty.
+    assert!(!toml.exists(), "{uninstall:#?}");
 
     env.run(&["install", "--host", "gemini"], b"").success();
     let settings = env.path("home/.gemini/settings.json");
@@ -885,4 +882,51 @@ fn a_symlinked_settings_file_stays_a_link_and_a_dangling_one_is_refused() {
             .file_type()
             .is_symlink()
     );
+}
+
+/// Install then uninstall into an empty home leaves nothing behind for any host: the file
+/// install made (and its directory's other files) is gone, and no backup was made of a file
+/// that did not exist or of one that held only rewind's entries. A file with something else
+/// in it stays, with a backup.
+#[test]
+fn install_then_uninstall_into_an_empty_home_leaves_no_file_and_no_backup() {
+    let env = TestEnv::start();
+    for host in ["claude-code", "codex", "gemini", "copilot", "cursor"] {
+        let installed = env.run(&["install", "--host", host], b"");
+        installed.success();
+        assert!(
+            installed
+                .stdout
+                .contains("(a new file: nothing to back up)"),
+            "{installed:#?}"
+        );
+        let removed = env.run(&["uninstall", "--host", host], b"");
+        removed.success();
+        assert!(
+            removed.stdout.contains("which held nothing else"),
+            "{removed:#?}"
+        );
+    }
+    let left: Vec<PathBuf> = walk(&env.path("home"));
+    assert!(left.is_empty(), "left behind: {left:#?}");
+
+    let path = env.path("home/.claude/settings.json");
+    std::fs::write(&path, r#"{"model": "opus"}"#).expect("write");
+    env.run(&["install"], b"").success();
+    env.run(&["uninstall"], b"").success();
+    assert_eq!(read_json(&path), json!({"model": "opus"}));
+    assert_eq!(backups(&path).len(), 2, "install's and uninstall's");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

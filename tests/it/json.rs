@@ -198,7 +198,10 @@ fn doctor_catalog_check_and_flr_speak_json() {
     assert!(doctor["checks"].as_array().is_some_and(|c| !c.is_empty()));
     for check in doctor["checks"].as_array().into_iter().flatten() {
         assert!(
-            matches!(check["status"].as_str(), Some("ok" | "warn" | "fail")),
+            matches!(
+                check["status"].as_str(),
+                Some("ok" | "warn" | "fail" | "next")
+            ),
             "{check}"
         );
         assert!(
@@ -206,6 +209,8 @@ fn doctor_catalog_check_and_flr_speak_json() {
             "{check}"
         );
     }
+    // Nothing installed yet is the next step, counted apart from failures.
+    assert_eq!(doctor["next"].as_u64(), Some(1), "{doctor}");
     assert_eq!(
         doctor["failed"].as_u64(),
         Some(

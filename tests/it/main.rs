@@ -30,6 +30,7 @@ mod mcp;
 mod net;
 mod package;
 mod props;
+mod quickstart;
 mod recover;
 mod restore_vm;
 mod scan;

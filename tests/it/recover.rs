@@ -216,6 +216,19 @@ fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
         "{run:#?}"
     );
     assert!(!env.path("out/missing.conf").exists());
+    assert!(!run.stderr.contains("did you mean"), "{run:#?}");
+    assert_nothing_mounted(&env);
+    // A typo names the nearest path the checkpoint holds.
+    let typo = recover_change(&env, "jp-ubuntu", "/etc/app.cnf", "toolu_r5", &["--yes"]);
+    typo.failure();
+    assert!(
+        typo.stderr
+            .contains("/etc/app.cnf is not in the mounted checkpoint")
+            && typo.stderr.contains("did you mean /etc/app.conf?"),
+        "{typo:#?}"
+    );
+    let dir = recover_change(&env, "jp-ubuntu", "/ect/hostname", "toolu_r5", &["--yes"]);
+    assert!(dir.stderr.contains("did you mean /etc?"), "{dir:#?}");
     assert_nothing_mounted(&env);
 }
 

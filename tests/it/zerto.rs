@@ -716,3 +716,60 @@ fn ctrl_c_stops_a_guard_waiting_for_the_listing_and_is_recorded() {
     assert_eq!(record["tool"], "rewind guard");
     assert_eq!(record["change"], "toolu_int");
 }
+
+/// A mistyped VM, configuration key or catalog field names the nearest valid one, with the
+/// command that lists the valid VMs; a name near nothing gets the command alone.
+#[test]
+fn a_typo_is_answered_with_the_nearest_valid_word() {
+    let env = TestEnv::start();
+    env.run(&["vms"], b"").success();
+    let guard = env.run(&["guard", "--vm", "jp-ubunt"], b"");
+    guard.failure();
+    assert!(
+        guard
+            .stderr
+            .contains("did you mean jp-ubuntu? `rewind vms` lists them"),
+        "{guard:#?}"
+    );
+    let far = env.run(&["guard", "--vm", "mail-gateway"], b"");
+    far.failure();
+    assert!(
+        !far.stderr.contains("did you mean") && far.stderr.contains("`rewind vms` lists"),
+        "{far:#?}"
+    );
+    let find = env.run(&["find", "jp-ubnutu"], b"");
+    find.failure();
+    assert!(
+        find.stderr.contains("it may mean one of these") && find.stderr.contains("jp-ubuntu ("),
+        "{find:#?}"
+    );
+
+    let catalog = env.path("mine.toml");
+    std::fs::write(
+        &catalog,
+        "[[mutating]]\nserver = \"ssh\"\ntool = \"exec\"\nvm_args = [\"host\"]\n",
+    )
+    .expect("catalog");
+    let text = std::fs::read_to_string(&env.config).expect("config");
+    std::fs::write(
+        &env.config,
+        text.replace(
+            "[hook]\n",
+            &format!("[hook]\ncatalogs = [{:?}]\n", catalog.display().to_string()),
+        ),
+    )
+    .expect("config");
+    let lint = env.run(&["catalog", "lint"], b"");
+    lint.failure();
+    assert!(
+        format!("{}{}", lint.stdout, lint.stderr).contains("did you mean `vm_arg`?"),
+        "{lint:#?}"
+    );
+    std::fs::write(&env.config, text.replace("[hook]\n", "[hook]\nbudgt = 5\n")).expect("config");
+    let vms = env.run(&["vms"], b"");
+    vms.failure();
+    assert!(
+        vms.stderr.contains("did you mean `budget_secs`?"),
+        "{vms:#?}"
+    );
+}
