@@ -727,11 +727,7 @@ pub mod syslog {
     fn send(target: &SyslogTarget, message: &[u8]) -> std::io::Result<()> {
         use std::net::ToSocketAddrs as _;
         match target {
-            SyslogTarget::Unix(path) => {
-                let socket = std::os::unix::net::UnixDatagram::unbound()?;
-                socket.set_write_timeout(Some(WAIT))?;
-                socket.send_to(message, path).map(|_| ())
-            }
+            SyslogTarget::Unix(path) => crate::platform::send_datagram(path, message, WAIT),
             SyslogTarget::Udp(address) => {
                 let to = address
                     .to_socket_addrs()?
@@ -809,9 +805,12 @@ pub mod syslog {
 
         #[test]
         fn each_line_reaches_a_unix_datagram_collector_as_written() {
+            if !crate::platform::LOCAL_SOCKETS {
+                return; // no /dev/log on Windows: a collector is named host:port there
+            }
             let dir = tempfile::tempdir().expect("tempdir");
             let socket = dir.path().join("log.sock");
-            let collector = std::os::unix::net::UnixDatagram::bind(&socket).expect("bind");
+            let mut receive = crate::platform::datagram_collector(&socket).expect("bind");
             let trail = dir.path().join("audit.jsonl");
             forward_trail(&trail, SyslogTarget::Unix(socket.clone()));
             let record = Record {
@@ -822,7 +821,7 @@ pub mod syslog {
             };
             super::super::append(&trail, &record).expect("appended");
             let mut buffer = vec![0; 65536];
-            let n = collector.recv(&mut buffer).expect("a datagram");
+            let n = receive(&mut buffer).expect("a datagram");
             let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
             let line = std::fs::read_to_string(&trail).expect("trail");
             let header = format!(
@@ -1199,10 +1198,7 @@ mod tests {
         }
         let all = read(&path, &Filter::default()).expect("read");
         assert_eq!(all.len(), 3);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        if let Some(mode) = crate::platform::mode(&path) {
             assert_eq!(mode & 0o777, 0o600, "the audit trail is private");
         }
         let some = read(
@@ -1415,42 +1411,43 @@ mod tests {
         );
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_planted_symlink_does_not_redirect_the_append() {
+        if !crate::platform::MODE_BITS {
+            return; // nothing on Windows refuses a link here: see platform::windows
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, b"precious\n").expect("victim");
         let state = dir.path().join("state");
         lockfile::create_private_dir(&state).expect("state");
         let path = state.join("audit.jsonl");
-        std::os::unix::fs::symlink(&victim, &path).expect("plant");
+        crate::platform::symlink(&victim, &path).expect("plant");
         let err = append(&path, &long_record(0, 0)).expect_err("a link is refused");
         assert!(err.to_string().contains("audit.jsonl"), "{err}");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"precious\n");
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_directory_others_can_write_is_refused_and_an_old_public_file_made_private() {
-        use std::os::unix::fs::PermissionsExt as _;
+        if !crate::platform::MODE_BITS {
+            return;
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let shared = dir.path().join("shared");
         std::fs::create_dir(&shared).expect("dir");
         for mode in [0o770, 0o707, 0o777, 0o1777] {
-            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode))
-                .expect("chmod");
+            crate::platform::set_mode(&shared, mode).expect("chmod");
             let err = append(&shared.join("audit.jsonl"), &Record::default()).expect_err("refused");
             assert!(err.to_string().contains("group or others"), "{err}");
             assert!(!shared.join("audit.jsonl").exists());
         }
-        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        crate::platform::set_mode(&shared, 0o755).expect("chmod");
         let path = shared.join("audit.jsonl");
         std::fs::write(&path, b"").expect("old file");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        crate::platform::set_mode(&path, 0o644).expect("chmod");
         append(&path, &Record::default()).expect("append");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(crate::platform::mode(&path), Some(0o600));
     }
 
     /// A name that says secret, written any way (separators, case, a prefix, a word after),

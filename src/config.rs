@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use crate::deadline::Deadline;
+use crate::platform::UserDir;
 use crate::secret::Secret;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
@@ -259,15 +259,13 @@ impl SecretSource {
 /// Runs `password_command` in its own process group and reads the first line it prints.
 fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Secret> {
     use std::io::Read as _;
-    use std::os::unix::process::CommandExt as _;
 
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let mut shell = crate::platform::shell_command(command);
+    crate::platform::own_process_group(&mut shell);
+    let mut child = shell
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .process_group(0)
         .spawn()
         .context("could not run password_command")?;
     let mut stdout = child
@@ -285,13 +283,13 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
             Ok(Some(status)) => break status,
             Ok(None) if deadline.sleep(Duration::from_millis(10)) => {}
             Ok(None) | Err(_) => {
-                kill_group(&mut child);
+                crate::platform::kill_group(&mut child);
                 bail!("password_command did not finish in time and was stopped");
             }
         }
     };
     // The shell may have left children holding the pipe: end them before reading.
-    kill_group(&mut child);
+    crate::platform::kill_group(&mut child);
     if !status.success() {
         bail!("password_command failed with {status}");
     }
@@ -305,19 +303,6 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
         bail!("password_command printed nothing");
     }
     Ok(Secret::new(line))
-}
-
-/// Kills the process group `child` leads (it was started with `process_group(0)`), then
-/// reaps the child.
-fn kill_group(child: &mut std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// What the hook does and how long it may take.
@@ -960,11 +945,9 @@ fn resolve_path(path: &Path, base: &Path) -> PathBuf {
     }
 }
 
-/// The user's home directory, from `$HOME`.
+/// The user's home directory: `$HOME`; on Windows `%USERPROFILE%`.
 pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+    crate::platform::home_dir()
 }
 
 /// The system configuration: last in the search order, and the one a managed hook entry pins.
@@ -981,8 +964,7 @@ pub(crate) fn read_text_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::libc::O_NONBLOCK);
+    crate::platform::nonblocking_open(&mut options);
     let file = options.open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -1019,7 +1001,7 @@ fn too_large() -> std::io::Error {
 /// refused when another user owns it or group or others can write it. Never a shared
 /// temporary directory: with neither variable set there is none, and the error says so.
 pub fn cache_dir() -> anyhow::Result<PathBuf> {
-    let dir = xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")?;
+    let dir = user_dir(UserDir::Cache, "token cache and locks")?;
     crate::lockfile::create_private_dir(&dir)
         .with_context(|| format!("cannot use {} for the token cache and locks", dir.display()))?;
     Ok(dir)
@@ -1028,28 +1010,25 @@ pub fn cache_dir() -> anyhow::Result<PathBuf> {
 /// Where [`cache_dir`] is, without creating or checking it (to recognise the token cache in
 /// a command).
 pub(crate) fn cache_dir_path() -> anyhow::Result<PathBuf> {
-    xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")
+    user_dir(UserDir::Cache, "token cache and locks")
 }
 
 /// Where the audit trail lives: `$XDG_STATE_HOME/rewind` or `~/.local/state/rewind`. As
 /// [`cache_dir`], never a shared temporary directory.
 pub fn state_dir() -> anyhow::Result<PathBuf> {
-    xdg_dir("XDG_STATE_HOME", ".local/state", "audit trail")
+    user_dir(UserDir::State, "audit trail")
 }
 
-/// `$<var>/rewind`, else `$HOME/<fallback>/rewind`. A relative `$<var>` is ignored, as the
-/// XDG base directory specification says.
-fn xdg_dir(var: &str, fallback: &str, what: &str) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os(var)
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute())
-    {
-        return Ok(dir.join("rewind"));
-    }
-    match home_dir() {
-        Some(home) => Ok(home.join(fallback).join("rewind")),
+/// `$<XDG variable>/rewind`, else this OS's place for it under the home directory (Linux:
+/// `~/.cache/rewind`, `~/.local/state/rewind`; see `platform::user_dir`). A relative XDG
+/// variable is ignored, as the XDG base directory specification says.
+fn user_dir(kind: UserDir, what: &str) -> anyhow::Result<PathBuf> {
+    match crate::platform::user_dir(kind) {
+        Some(dir) => Ok(dir),
         None => bail!(
-            "no directory for rewind's {what}: neither ${var} nor $HOME is set, and rewind never falls back to a shared temporary directory"
+            "no directory for rewind's {what}: neither ${} nor {} is set, and rewind never falls back to a shared temporary directory",
+            crate::platform::user_dir_variable(kind),
+            crate::platform::HOME_VARIABLE
         ),
     }
 }

@@ -3,7 +3,6 @@
 //! deny (or an ask under `on_zvm_error = "ask"`), never into a call let through.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
@@ -82,7 +81,7 @@ fn trusted_owners(user: &str) -> Vec<u32> {
 
 /// Connects, refusing a socket (or a process serving it) that neither root nor the broker's
 /// account owns: anyone else could answer "confirmed" in the broker's place.
-fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
+fn connect(socket: &Path, user: &str) -> Result<platform::LocalStream, String> {
     let owners = trusted_owners(user);
     let owned = match platform::ownership(socket) {
         Ok(owned) => owned,
@@ -113,7 +112,7 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
             dir_owned.mode
         ));
     }
-    let stream = UnixStream::connect(socket).map_err(|e| {
+    let stream = platform::LocalStream::connect(socket).map_err(|e| {
         if e.kind() == std::io::ErrorKind::ConnectionRefused {
             String::from("connection refused: the broker is not running")
         } else {
@@ -135,7 +134,7 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
 /// the answer is waited for until `grace` after it (a guard answering just past its deadline,
 /// as one in this process would, is still heard).
 pub(crate) fn exchange(
-    stream: &UnixStream,
+    stream: &platform::LocalStream,
     op: Op,
     deadline: &Deadline,
     grace: Duration,
