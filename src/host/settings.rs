@@ -912,6 +912,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_host_names_its_administrator_file_per_os_and_an_image_root_keeps_its_names() {
+        let claude = Host::ClaudeCode.settings().managed;
+        assert_eq!(
+            claude.paths(),
+            [
+                "/etc/claude-code/managed-settings.json",
+                "/Library/Application Support/ClaudeCode/managed-settings.json",
+                r"C:\Program Files\ClaudeCode\managed-settings.json",
+            ]
+        );
+        // Codex documents one Unix file and no Windows one; Copilot's Windows policy is the
+        // registry's.
+        assert_eq!(
+            Host::Codex.settings().managed.paths(),
+            ["/etc/codex/requirements.toml"]
+        );
+        assert_eq!(
+            Host::Copilot.settings().managed.paths(),
+            ["/etc/github-copilot/policy.d/rewind.json"]
+        );
+        let here = claude.path();
+        assert!(claude.paths().contains(&here), "{here}");
+        let image = Path::new("/srv/image");
+        let under = claude.under(image);
+        assert!(under.starts_with(image), "{}", under.display());
+        assert!(
+            under.ends_with("ClaudeCode/managed-settings.json")
+                || under.ends_with("claude-code/managed-settings.json"),
+            "{}",
+            under.display()
+        );
+    }
+
+    #[test]
     fn a_command_line_quotes_what_a_shell_would_split() {
         let run = Invocation::new(
             Path::new("/opt/my tools/rewind"),

@@ -48,5 +48,9 @@ pub(crate) fn hostname() -> String {
 
 /// `~/.cache/rewind` and `~/.local/state/rewind` (the XDG defaults).
 pub(super) fn default_user_dir(kind: UserDir) -> Option<PathBuf> {
-    super::unix::xdg_default(kind)
+    let fallback = match kind {
+        UserDir::Cache => ".cache",
+        UserDir::State => ".local/state",
+    };
+    super::unix::home_dir().map(|home| home.join(fallback).join("rewind"))
 }

@@ -394,15 +394,6 @@ pub(crate) fn helper_stream() -> std::io::Result<LocalStream> {
     Ok(LocalStream::from(stdin))
 }
 
-/// The default per-user directory of a kind for Linux and other Unix systems (XDG).
-pub(super) fn xdg_default(kind: super::UserDir) -> Option<PathBuf> {
-    let fallback = match kind {
-        super::UserDir::Cache => ".cache",
-        super::UserDir::State => ".local/state",
-    };
-    home_dir().map(|home| home.join(fallback).join("rewind"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
