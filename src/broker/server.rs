@@ -351,13 +351,10 @@ fn adopt(
             passed.len()
         );
     }
-    let listener = platform::adopt_passed_listener(passed)
+    let (listener, address) = platform::adopt_passed_listener(passed)
         .map_err(|why| anyhow::anyhow!("the socket systemd passed (fd 3) {why}"))?;
-    let address = listener
-        .local_addr()
-        .context("the socket systemd passed (fd 3)")?;
     let wanted = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
-    match address.as_pathname() {
+    match address.as_deref() {
         Some(bound) if bound == wanted => {}
         Some(bound) => bail!(
             "systemd passed the socket {}, not --socket {}; make ListenStream= in rewind-broker.socket and --socket the same path",

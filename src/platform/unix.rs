@@ -358,8 +358,11 @@ impl Passed {
     }
 }
 
-/// The one listening Unix stream socket systemd passed, as `adopt` checks it.
-pub(crate) fn adopt_passed_listener(passed: &mut Passed) -> Result<LocalListener, String> {
+/// The one listening Unix stream socket systemd passed, and the path it is bound to (`None`:
+/// an unnamed or abstract socket).
+pub(crate) fn adopt_passed_listener(
+    passed: &mut Passed,
+) -> Result<(LocalListener, Option<PathBuf>), String> {
     let listener = passed
         .0
         .take_unix_listener(0)
@@ -376,7 +379,9 @@ pub(crate) fn adopt_passed_listener(passed: &mut Passed) -> Result<LocalListener
             "is not listening; rewind-broker.socket must keep Accept=no",
         ));
     }
-    Ok(listener)
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let path = address.as_pathname().map(Path::to_path_buf);
+    Ok((listener, path))
 }
 
 /// A connected pair for the `rewind-hook` → `rewind hook-guard` exchange: ours, and the

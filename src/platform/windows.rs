@@ -52,6 +52,10 @@ impl LocalStream {
     pub(crate) fn try_clone(&self) -> std::io::Result<LocalStream> {
         match self.0 {}
     }
+
+    pub(crate) fn shutdown(&self, _: std::net::Shutdown) -> std::io::Result<()> {
+        match self.0 {}
+    }
 }
 
 impl std::io::Read for &LocalStream {
@@ -110,7 +114,9 @@ impl Passed {
 }
 
 /// Refused: socket activation is systemd's.
-pub(crate) fn adopt_passed_listener(_: &mut Passed) -> Result<LocalListener, String> {
+pub(crate) fn adopt_passed_listener(
+    _: &mut Passed,
+) -> Result<(LocalListener, Option<PathBuf>), String> {
     Err(String::from(NO_LOCAL_SOCKETS))
 }
 
@@ -211,6 +217,7 @@ pub(crate) fn mode(_: &Path) -> Option<u32> {
 }
 
 /// No mode bits on Windows: the file keeps the ACL it inherited.
+#[expect(clippy::unnecessary_wraps, reason = "the Unix twin can fail")]
 pub(crate) fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
     Ok(())
 }
@@ -234,11 +241,13 @@ pub(crate) fn open_without_following(_: &mut OpenOptions) {}
 pub(crate) fn nonblocking_open(_: &mut OpenOptions) {}
 
 /// No mode bits to correct on Windows.
+#[expect(clippy::unnecessary_wraps, reason = "the Unix twin can fail")]
 pub(crate) fn fix_private_file(_: &File, _: &Metadata) -> std::io::Result<()> {
     Ok(())
 }
 
 /// A directory is accepted as it is: its ACL is not read here.
+#[expect(clippy::unnecessary_wraps, reason = "the Unix twin can fail")]
 pub(crate) fn check_private_dir(_: &Path, _: &Metadata) -> Result<(), String> {
     Ok(())
 }
