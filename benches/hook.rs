@@ -31,7 +31,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::resource::{UsageWho, getrusage};
 use support::{median, ms, private};
 
 const READ_ONLY: &[u8] = br#"{"session_id":"b","hook_event_name":"PreToolUse","tool_name":"mcp__ssh__read_file","tool_input":{"host":"jp-ubuntu","path":"/etc/app.conf"},"tool_use_id":"toolu_1","mcp_server":{"name":"ssh"}}"#;
@@ -297,14 +296,24 @@ fn run_loop(case: &Case, runs: usize, home: &Path, config: &Path) -> Took {
     Took { cpu, wall }
 }
 
-/// User + system time of every child this process has waited for (and theirs), so far.
+/// User + system time of every child this process has waited for (and theirs), so far. The
+/// benchmark is a separate crate, outside the library's platform module: this is its one
+/// OS-specific function (the benchmark runs its cases through `sh`, on Unix only).
+#[cfg(unix)]
 fn children_cpu() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
     let usage = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
     let time = |t: nix::sys::time::TimeVal| {
         Duration::from_secs(u64::try_from(t.tv_sec()).unwrap_or(0))
             + Duration::from_micros(u64::try_from(t.tv_usec()).unwrap_or(0))
     };
     time(usage.user_time()) + time(usage.system_time())
+}
+
+/// Not measured where there is no `getrusage`.
+#[cfg(not(unix))]
+fn children_cpu() -> Duration {
+    Duration::ZERO
 }
 
 /// The load average (1, 5, 15 minutes) as the kernel reports it, to judge how noisy a run was.

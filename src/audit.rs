@@ -319,10 +319,7 @@ fn trail_key(trail: &Path, create: bool) -> anyhow::Result<Vec<u8>> {
         Ok(key)
     };
     let mut options = std::fs::OpenOptions::new();
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(nix::libc::O_NOFOLLOW);
-    }
+    crate::platform::open_without_following(&mut options);
     match options.read(true).open(&path) {
         Ok(mut file) => return read(&mut file),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {}
@@ -332,10 +329,8 @@ fn trail_key(trail: &Path, create: bool) -> anyhow::Result<Vec<u8>> {
     getrandom::getrandom(&mut key)
         .map_err(|e| anyhow::anyhow!("no random bytes for the trail's key: {e}"))?;
     let mut options = std::fs::OpenOptions::new();
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
-    }
+    crate::platform::open_without_following(&mut options);
+    crate::platform::create_with_mode(&mut options, 0o600);
     match options.write(true).create_new(true).open(&path) {
         Ok(mut file) => {
             file.write_all(&key)?;
@@ -892,11 +887,7 @@ pub mod syslog {
     fn send(target: &SyslogTarget, message: &[u8]) -> std::io::Result<()> {
         use std::net::ToSocketAddrs as _;
         match target {
-            SyslogTarget::Unix(path) => {
-                let socket = std::os::unix::net::UnixDatagram::unbound()?;
-                socket.set_write_timeout(Some(WAIT))?;
-                socket.send_to(message, path).map(|_| ())
-            }
+            SyslogTarget::Unix(path) => crate::platform::send_datagram(path, message, WAIT),
             SyslogTarget::Udp(address) => {
                 let to = address
                     .to_socket_addrs()?
@@ -974,9 +965,12 @@ pub mod syslog {
 
         #[test]
         fn each_line_reaches_a_unix_datagram_collector_as_written() {
+            if !crate::platform::LOCAL_SOCKETS {
+                return; // no /dev/log on Windows: a collector is named host:port there
+            }
             let dir = tempfile::tempdir().expect("tempdir");
             let socket = dir.path().join("log.sock");
-            let collector = std::os::unix::net::UnixDatagram::bind(&socket).expect("bind");
+            let mut receive = crate::platform::datagram_collector(&socket).expect("bind");
             let trail = dir.path().join("audit.jsonl");
             forward_trail(&trail, SyslogTarget::Unix(socket.clone()));
             let record = Record {
@@ -987,7 +981,7 @@ pub mod syslog {
             };
             super::super::append(&trail, &record).expect("appended");
             let mut buffer = vec![0; 65536];
-            let n = collector.recv(&mut buffer).expect("a datagram");
+            let n = receive(&mut buffer).expect("a datagram");
             let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
             let line = std::fs::read_to_string(&trail).expect("trail");
             let header = format!(
@@ -1352,7 +1346,6 @@ mod tests {
     /// the record, another does not, and an input that is not a fingerprint is refused.
     #[test]
     fn the_input_is_kept_as_a_digest_keyed_beside_the_trail_that_proves_it() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("audit.jsonl");
         let input = json!({"command": "mysql -pS3cr3t -h db01 -e 'drop table t'"});
@@ -1374,8 +1367,10 @@ mod tests {
         let kept = read(&path, &Filter::default()).expect("read");
         let digest = kept[0].input.clone().expect("a digest");
         assert!(digest.starts_with(DIGEST_PREFIX), "{digest}");
+        if let Some(mode) = crate::platform::mode(&key_path(&path)) {
+            assert_eq!(mode & 0o777, 0o600);
+        }
         let key = std::fs::metadata(key_path(&path)).expect("the key");
-        assert_eq!(key.permissions().mode() & 0o777, 0o600);
         assert_eq!(key.len(), KEY_LEN as u64);
         assert_eq!(
             prove(&path, 1, std::slice::from_ref(&fingerprint)).expect("proved"),
@@ -1437,10 +1432,7 @@ mod tests {
         }
         let all = read(&path, &Filter::default()).expect("read");
         assert_eq!(all.len(), 3);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        if let Some(mode) = crate::platform::mode(&path) {
             assert_eq!(mode & 0o777, 0o600, "the audit trail is private");
         }
         let some = read(
@@ -1653,42 +1645,43 @@ mod tests {
         );
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_planted_symlink_does_not_redirect_the_append() {
+        if !crate::platform::MODE_BITS {
+            return; // nothing on Windows refuses a link here: see platform::windows
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let victim = dir.path().join("victim");
         std::fs::write(&victim, b"precious\n").expect("victim");
         let state = dir.path().join("state");
         lockfile::create_private_dir(&state).expect("state");
         let path = state.join("audit.jsonl");
-        std::os::unix::fs::symlink(&victim, &path).expect("plant");
+        crate::platform::symlink(&victim, &path).expect("plant");
         let err = append(&path, &long_record(0, 0)).expect_err("a link is refused");
         assert!(err.to_string().contains("audit.jsonl"), "{err}");
         assert_eq!(std::fs::read(&victim).expect("victim"), b"precious\n");
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_directory_others_can_write_is_refused_and_an_old_public_file_made_private() {
-        use std::os::unix::fs::PermissionsExt as _;
+        if !crate::platform::MODE_BITS {
+            return;
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let shared = dir.path().join("shared");
         std::fs::create_dir(&shared).expect("dir");
         for mode in [0o770, 0o707, 0o777, 0o1777] {
-            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode))
-                .expect("chmod");
+            crate::platform::set_mode(&shared, mode).expect("chmod");
             let err = append(&shared.join("audit.jsonl"), &Record::default()).expect_err("refused");
             assert!(err.to_string().contains("group or others"), "{err}");
             assert!(!shared.join("audit.jsonl").exists());
         }
-        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        crate::platform::set_mode(&shared, 0o755).expect("chmod");
         let path = shared.join("audit.jsonl");
         std::fs::write(&path, b"").expect("old file");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        crate::platform::set_mode(&path, 0o644).expect("chmod");
         append(&path, &Record::default()).expect("append");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(crate::platform::mode(&path), Some(0o600));
     }
 
     /// A name that says secret, written any way (separators, case, a prefix, a word after),

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
 
 use crate::deadline::Deadline;
+use crate::platform::UserDir;
 use crate::secret::Secret;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
@@ -297,20 +297,14 @@ impl SecretSource {
 fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
     let text = read_text_file(path)
         .with_context(|| format!("cannot read {} (named by {setting})", path.display()))?;
-    #[cfg(unix)]
+    if let Some(mode) = crate::platform::mode(path)
+        && mode & 0o077 != 0
     {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            bail!(
-                "{} (named by {setting}) can be read or changed by others (mode {:o}): `chmod 600` it",
-                path.display(),
-                mode & 0o777
-            );
-        }
+        bail!(
+            "{} (named by {setting}) can be read or changed by others (mode {:o}): `chmod 600` it",
+            path.display(),
+            mode & 0o777
+        );
     }
     let line = text.lines().next().unwrap_or_default();
     if line.is_empty() {
@@ -322,15 +316,13 @@ fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
 /// Runs `password_command` in its own process group and reads the first line it prints.
 fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Secret> {
     use std::io::Read as _;
-    use std::os::unix::process::CommandExt as _;
 
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let mut shell = crate::platform::shell_command(command);
+    crate::platform::own_process_group(&mut shell);
+    let mut child = shell
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .process_group(0)
         .spawn()
         .context("could not run password_command")?;
     let mut stdout = child
@@ -348,13 +340,13 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
             Ok(Some(status)) => break status,
             Ok(None) if deadline.sleep(Duration::from_millis(10)) => {}
             Ok(None) | Err(_) => {
-                kill_group(&mut child);
+                crate::platform::kill_group(&mut child);
                 bail!("password_command did not finish in time and was stopped");
             }
         }
     };
     // The shell may have left children holding the pipe: end them before reading.
-    kill_group(&mut child);
+    crate::platform::kill_group(&mut child);
     if !status.success() {
         bail!("password_command failed with {status}");
     }
@@ -368,19 +360,6 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
         bail!("password_command printed nothing");
     }
     Ok(Secret::new(line))
-}
-
-/// Kills the process group `child` leads (it was started with `process_group(0)`), then
-/// reaps the child.
-fn kill_group(child: &mut std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// What the hook does and how long it may take.
@@ -1050,11 +1029,9 @@ fn resolve_path(path: &Path, base: &Path) -> PathBuf {
     }
 }
 
-/// The user's home directory, from `$HOME`.
+/// The user's home directory: `$HOME`; on Windows `%USERPROFILE%`.
 pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
+    crate::platform::home_dir()
 }
 
 /// The system configuration: last in the search order, and the one a managed hook entry pins.
@@ -1071,8 +1048,7 @@ pub(crate) fn read_text_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, nix::libc::O_NONBLOCK);
+    crate::platform::nonblocking_open(&mut options);
     let file = options.open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -1109,7 +1085,7 @@ fn too_large() -> std::io::Error {
 /// refused when another user owns it or group or others can write it. Never a shared
 /// temporary directory: with neither variable set there is none, and the error says so.
 pub fn cache_dir() -> anyhow::Result<PathBuf> {
-    let dir = xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")?;
+    let dir = user_dir(UserDir::Cache, "token cache and locks")?;
     crate::lockfile::create_private_dir(&dir)
         .with_context(|| format!("cannot use {} for the token cache and locks", dir.display()))?;
     Ok(dir)
@@ -1118,28 +1094,25 @@ pub fn cache_dir() -> anyhow::Result<PathBuf> {
 /// Where [`cache_dir`] is, without creating or checking it (to recognise the token cache in
 /// a command).
 pub(crate) fn cache_dir_path() -> anyhow::Result<PathBuf> {
-    xdg_dir("XDG_CACHE_HOME", ".cache", "token cache and locks")
+    user_dir(UserDir::Cache, "token cache and locks")
 }
 
 /// Where the audit trail lives: `$XDG_STATE_HOME/rewind` or `~/.local/state/rewind`. As
 /// [`cache_dir`], never a shared temporary directory.
 pub fn state_dir() -> anyhow::Result<PathBuf> {
-    xdg_dir("XDG_STATE_HOME", ".local/state", "audit trail")
+    user_dir(UserDir::State, "audit trail")
 }
 
-/// `$<var>/rewind`, else `$HOME/<fallback>/rewind`. A relative `$<var>` is ignored, as the
-/// XDG base directory specification says.
-fn xdg_dir(var: &str, fallback: &str, what: &str) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os(var)
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute())
-    {
-        return Ok(dir.join("rewind"));
-    }
-    match home_dir() {
-        Some(home) => Ok(home.join(fallback).join("rewind")),
+/// `$<XDG variable>/rewind`, else this OS's place for it under the home directory (Linux:
+/// `~/.cache/rewind`, `~/.local/state/rewind`; see `platform::user_dir`). A relative XDG
+/// variable is ignored, as the XDG base directory specification says.
+fn user_dir(kind: UserDir, what: &str) -> anyhow::Result<PathBuf> {
+    match crate::platform::user_dir(kind) {
+        Some(dir) => Ok(dir),
         None => bail!(
-            "no directory for rewind's {what}: neither ${var} nor $HOME is set, and rewind never falls back to a shared temporary directory"
+            "no directory for rewind's {what}: neither ${} nor {} is set, and rewind never falls back to a shared temporary directory",
+            crate::platform::user_dir_variable(kind),
+            crate::platform::HOME_VARIABLE
         ),
     }
 }
@@ -1607,11 +1580,10 @@ mod tests {
 
     #[test]
     fn password_file_is_its_first_line_and_must_be_private() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("zvm-password");
         std::fs::write(&file, "s3cret\nignored\n").expect("write");
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        crate::platform::set_mode(&file, 0o600).expect("chmod");
         let config = Config::parse(
             "[zvm]\nurl = \"https://z\"\npassword_file = \"zvm-password\"\n",
             &dir.path().join("config.toml"),
@@ -1620,7 +1592,10 @@ mod tests {
         let source = &config.zvm.expect("zvm").password;
         let deadline = Deadline::after(Duration::from_secs(5));
         assert_eq!(source.resolve(&deadline).expect("read").expose(), "s3cret");
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        crate::platform::set_mode(&file, 0o644).expect("chmod");
+        if !crate::platform::MODE_BITS {
+            return;
+        }
         let err = source.resolve(&deadline).unwrap_err().to_string();
         assert!(
             err.contains("chmod 600") && !err.contains("s3cret"),

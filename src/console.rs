@@ -181,42 +181,8 @@ pub(crate) fn write_json(text: &str) -> std::io::Result<()> {
 /// - a pipe or socket whose reader is gone, where every write fails (`EPIPE`).
 ///
 /// A reader that goes away later is still caught when the answer is written.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "inspects the single stdout, writes nothing"
-)]
 pub(crate) fn stdout_unwritable() -> Option<&'static str> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd as _;
-    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
-    let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() else {
-        return Some("stdout is closed");
-    };
-    let out = std::fs::File::from(fd);
-    let device = |path: &str| std::fs::metadata(path).ok().map(|m| m.rdev());
-    if let Ok(out) = out.metadata() {
-        if out.file_type().is_char_device() {
-            if device("/dev/null") == Some(out.rdev()) {
-                return Some("stdout leads nowhere");
-            }
-            if device("/dev/full") == Some(out.rdev()) {
-                return Some("stdout is /dev/full, where every write fails");
-            }
-        }
-        if !(out.file_type().is_fifo() || out.file_type().is_socket()) {
-            return None;
-        }
-    }
-    // A pipe whose read end is closed polls as an error for writing; a socket whose peer is
-    // gone as an error or a hang-up. Neither waits: the timeout is zero.
-    let mut fds = [PollFd::new(out.as_fd(), PollFlags::POLLOUT)];
-    match poll(&mut fds, PollTimeout::ZERO) {
-        Ok(_) => fds[0]
-            .revents()
-            .is_some_and(|r| r.intersects(PollFlags::POLLERR | PollFlags::POLLHUP))
-            .then_some("stdout's reader is gone"),
-        Err(_) => None,
-    }
+    crate::platform::stdout_unwritable()
 }
 
 /// Prints one line of an operator command's output for a person. A closed stdout is not

@@ -94,66 +94,26 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     }
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    crate::platform::make_private_dir_builder(&mut builder);
     builder.create(dir)?;
     check_private_dir(dir)
 }
 
-/// Whether this process runs as root.
-#[cfg(unix)]
+/// Whether this process runs as root (on Windows: never said, see `platform`).
 pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
-/// Whether this process runs as root (an administrator).
-#[cfg(not(unix))]
-pub fn is_root() -> bool {
-    false
+    crate::platform::is_root()
 }
 
 /// Whether only root can change `path`: it and every directory above it belong to root and
 /// group and others cannot write them. A directory with the sticky bit (`/tmp`) counts as
 /// closed to others, since only an entry's owner can replace it there. `Err` names the first
-/// one that fails, and why.
-#[cfg(unix)]
+/// one that fails, and why. On Windows, where ACLs are not read, always `Err`.
 pub fn only_root_can_change(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let real = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    for (i, at) in real.ancestors().enumerate() {
-        let meta = std::fs::metadata(at).map_err(|e| format!("{}: {e}", at.display()))?;
-        if meta.uid() != 0 {
-            return Err(format!(
-                "{} belongs to user id {}, not root",
-                at.display(),
-                meta.uid()
-            ));
-        }
-        let sticky_dir = i > 0 && meta.mode() & 0o1000 != 0;
-        if meta.mode() & 0o022 != 0 && !sticky_dir {
-            return Err(format!(
-                "{} can be written by group or others (mode {:o})",
-                at.display(),
-                meta.mode() & 0o7777
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Whether only an administrator can change `path` (not known here: always refused).
-#[cfg(not(unix))]
-pub fn only_root_can_change(path: &Path) -> Result<(), String> {
-    Err(format!(
-        "{}: who can change it cannot be checked on this platform",
-        path.display()
-    ))
+    crate::platform::only_root_can_change(path)
 }
 
 /// Refuses a directory another user owns or that group or others can write.
-#[cfg(unix)]
 fn check_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt as _;
     let meta = std::fs::metadata(dir)?;
     let refuse = |why: String| {
         Err(std::io::Error::new(
@@ -164,43 +124,14 @@ fn check_private_dir(dir: &Path) -> std::io::Result<()> {
     if !meta.is_dir() {
         return refuse(String::from("is not a directory"));
     }
-    let me = nix::unistd::geteuid().as_raw();
-    if meta.uid() != me {
-        return refuse(format!(
-            "belongs to user id {}, not to this user ({me}); rewind keeps its files only in the user's own directories",
-            meta.uid()
-        ));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return refuse(format!(
-            "can be written by group or others (mode {:o}); run: chmod go-w {}",
-            meta.mode() & 0o7777,
-            dir.display()
-        ));
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn check_private_dir(dir: &Path) -> std::io::Result<()> {
-    if std::fs::metadata(dir)?.is_dir() {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!(
-            "{} is not a directory",
-            dir.display()
-        )))
-    }
+    crate::platform::check_private_dir(dir, &meta).or_else(refuse)
 }
 
 /// Options for a private file: mode 0600 when created, and never through a symbolic link.
 fn private_options() -> OpenOptions {
     let mut options = OpenOptions::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
-    }
+    crate::platform::create_with_mode(&mut options, 0o600);
+    crate::platform::open_without_following(&mut options);
     options
 }
 
@@ -223,20 +154,14 @@ pub fn open_append_private(path: &Path) -> std::io::Result<File> {
         .append(true)
         .create(true)
         .open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(std::io::Error::other(format!(
-                "{} is not a regular file",
-                path.display()
-            )));
-        }
-        if meta.permissions().mode() & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
     }
+    crate::platform::fix_private_file(&file, &meta)?;
     Ok(file)
 }
 
@@ -284,14 +209,13 @@ mod tests {
         lock(&path, &Deadline::after(Duration::from_millis(50))).expect("free again");
     }
 
-    #[cfg(unix)]
     #[test]
     fn private_files_are_mode_0600() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("token.json");
         write_private_atomic(&path, b"{}").expect("write");
-        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        if let Some(mode) = crate::platform::mode(&path) {
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 }

@@ -327,6 +327,47 @@ impl Watch for Operator {
     }
 }
 
+/// A wait shown live on a terminal (stderr): a spinner, what is awaited, and the time that
+/// moves on while nothing else happens. Where stderr is not a terminal it shows nothing, and
+/// the caller's own lines say each change.
+pub(crate) struct Wait(Option<indicatif::ProgressBar>);
+
+impl Wait {
+    /// Starts showing `what` (a terminal only).
+    pub(crate) fn start(what: &str) -> Wait {
+        if !std::io::stderr().is_terminal() {
+            return Wait(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_owned());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        Wait(Some(bar))
+    }
+
+    /// Whether the wait is drawn (else the caller says each change in a line).
+    pub(crate) fn is_live(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// What is awaited now (a new status from the ZVM).
+    pub(crate) fn set(&self, what: &str) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(what.to_owned());
+        }
+    }
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,13 +286,7 @@ mod tests {
             "oldest went first"
         );
         assert!(store.recalled("cc", "ssh", "s265", at(1001)).vm().is_some());
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(dir.path().join("sessions.json"))
-                .expect("meta")
-                .permissions()
-                .mode();
+        if let Some(mode) = crate::platform::mode(&dir.path().join("sessions.json")) {
             assert_eq!(mode & 0o777, 0o600);
         }
         let long = "x".repeat(MAX_FIELD + 1);
@@ -303,20 +297,19 @@ mod tests {
         );
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_store_in_a_directory_others_can_write_is_not_believed() {
-        use std::os::unix::fs::PermissionsExt as _;
+        if !crate::platform::MODE_BITS {
+            return;
+        }
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Sessions::in_dir(dir.path());
         store
             .remember("cc", "ssh", "s1", Some("web01"), at(1000))
             .expect("remember");
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777))
-            .expect("chmod");
+        crate::platform::set_mode(dir.path(), 0o777).expect("chmod");
         assert_eq!(store.recalled("cc", "ssh", "s1", at(1001)).vm(), None);
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-            .expect("chmod");
+        crate::platform::set_mode(dir.path(), 0o700).expect("chmod");
         assert_eq!(
             store.recalled("cc", "ssh", "s1", at(1001)).vm(),
             Some("web01".into())

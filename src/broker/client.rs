@@ -3,7 +3,6 @@
 //! deny (or an ask under `on_zvm_error = "ask"`), never into a call let through.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use super::protocol::{
 };
 use crate::config::BrokerConfig;
 use crate::deadline::Deadline;
-use crate::platform;
+use crate::platform::{self, LocalStream};
 
 /// Time kept back from the caller's deadline for the answer to cross the socket.
 const TRANSIT: Duration = Duration::from_millis(150);
@@ -142,7 +141,7 @@ fn trusted_owners(user: &str) -> Vec<u32> {
 
 /// Connects, refusing a socket (or a process serving it) that neither root nor the broker's
 /// account owns: anyone else could answer "confirmed" in the broker's place.
-fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
+fn connect(socket: &Path, user: &str) -> Result<platform::LocalStream, String> {
     let owners = trusted_owners(user);
     let owned = match platform::ownership(socket) {
         Ok(owned) => owned,
@@ -173,7 +172,7 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
             dir_owned.mode
         ));
     }
-    let stream = UnixStream::connect(socket).map_err(|e| {
+    let stream = platform::LocalStream::connect(socket).map_err(|e| {
         if e.kind() == std::io::ErrorKind::ConnectionRefused {
             String::from("connection refused: the broker is not running")
         } else {
@@ -195,7 +194,7 @@ fn connect(socket: &Path, user: &str) -> Result<UnixStream, String> {
 /// the answer is waited for until `grace` after it (a guard answering just past its deadline,
 /// as one in this process would, is still heard).
 pub(crate) fn exchange(
-    stream: &UnixStream,
+    stream: &platform::LocalStream,
     op: Op,
     deadline: &Deadline,
     grace: Duration,
@@ -220,7 +219,7 @@ struct Exchange<'a> {
 }
 
 /// Sends the request line, asking for an answer within `budget`.
-fn send_request(stream: &UnixStream, op: Op, budget: &Deadline) -> Result<(), String> {
+fn send_request(stream: &LocalStream, op: Op, budget: &Deadline) -> Result<(), String> {
     let request = Request {
         v: VERSION,
         deadline_ms: u64::try_from(budget.remaining().as_millis()).unwrap_or(u64::MAX),
@@ -247,7 +246,7 @@ fn parse_answer(bytes: &[u8]) -> Result<Answer, String> {
 }
 
 /// Sends one reply line.
-fn reply(stream: &UnixStream, reply: ReplyKind) -> Result<(), String> {
+fn reply(stream: &LocalStream, reply: ReplyKind) -> Result<(), String> {
     let mut line = serde_json::to_vec(&Reply { v: VERSION, reply }).map_err(|e| e.to_string())?;
     line.push(b'\n');
     (&*stream)
@@ -256,7 +255,7 @@ fn reply(stream: &UnixStream, reply: ReplyKind) -> Result<(), String> {
 }
 
 fn run(
-    stream: &UnixStream,
+    stream: &LocalStream,
     op: Op,
     deadline: &Deadline,
     parts: Exchange<'_>,

@@ -9,8 +9,8 @@
 //! ← {"v":1,"type":"done","result":{"decision":{"kind":"context","text":"…"},"vms":["web01"],…}}
 //! ```
 
+use crate::platform::LocalStream;
 use std::io::{Read as _, Write as _};
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -520,7 +520,7 @@ pub(crate) struct Status {
 }
 
 /// Writes one answer line.
-pub(crate) fn write_answer(mut stream: &UnixStream, answer: &Answer) -> std::io::Result<()> {
+pub(crate) fn write_answer(mut stream: &LocalStream, answer: &Answer) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(&AnswerLine {
         v: VERSION,
         answer: answer.clone(),
@@ -532,7 +532,10 @@ pub(crate) fn write_answer(mut stream: &UnixStream, answer: &Answer) -> std::io:
 /// Reads the request line, waiting at most `wait` for all of it (one deadline for the whole
 /// line, however slowly it trickles in) and reading no more than [`REQUEST_MAX`]; `None` when
 /// the client sent nothing.
-pub(crate) fn read_request(stream: &UnixStream, wait: Duration) -> Option<Result<Request, String>> {
+pub(crate) fn read_request(
+    stream: &LocalStream,
+    wait: Duration,
+) -> Option<Result<Request, String>> {
     let deadline = std::time::Instant::now() + wait;
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 8192];

@@ -6,7 +6,6 @@
 //! stopped, as at a terminal.
 
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::Duration;
@@ -19,6 +18,7 @@ use super::protocol::{
 use crate::audit::Record;
 use crate::cli::{RestoreVmArgs, ShutdownArg};
 use crate::config::Config;
+use crate::platform::LocalStream;
 use crate::vmrestore::{self, Operator};
 
 /// How often a wait for the operator's answer looks for an interrupt.
@@ -28,7 +28,7 @@ const LOOK: Duration = Duration::from_millis(100);
 /// `record`, and returns its document (the broker's final answer).
 pub(super) fn serve(
     config: &Config,
-    stream: &UnixStream,
+    stream: &LocalStream,
     user: String,
     request: &RestoreVmRequest,
     record: &dyn Fn(&Record),
@@ -62,7 +62,7 @@ pub(super) fn serve(
 
 /// The operator's lines, until the connection closes: answers go to `tx`; an interrupt, or
 /// the end of the connection, sets `interrupted`.
-fn read_replies(stream: &UnixStream, tx: &mpsc::Sender<ReplyKind>, interrupted: &AtomicBool) {
+fn read_replies(stream: &LocalStream, tx: &mpsc::Sender<ReplyKind>, interrupted: &AtomicBool) {
     let _ = stream.set_read_timeout(None);
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
@@ -135,7 +135,7 @@ fn placeholder(request: &RestoreVmRequest) -> RestoreVmArgs {
 
 /// The operator at the far end of the socket.
 struct Relay<'a> {
-    stream: &'a UnixStream,
+    stream: &'a LocalStream,
     replies: Mutex<mpsc::Receiver<ReplyKind>>,
     interrupted: &'a AtomicBool,
     interactive: bool,

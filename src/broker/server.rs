@@ -5,7 +5,6 @@
 //! and pid.
 
 use std::collections::HashMap;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,7 +18,7 @@ use super::protocol::{self, Answer, GuardRequest, Op, VERSION};
 use crate::audit::{self, Ending, Record};
 use crate::config::{self, Config, StoreInput};
 use crate::deadline::Deadline;
-use crate::platform::{self, Peer};
+use crate::platform::{self, LocalListener, LocalStream, Peer};
 
 /// The longest a client may take to send its whole request line.
 const REQUEST_WAIT: Duration = Duration::from_secs(5);
@@ -69,7 +68,7 @@ pub(crate) struct Broker {
 struct Peers {
     next: u64,
     /// Per uid: the connections still sending their request, oldest first.
-    waiting: HashMap<u32, std::collections::VecDeque<(u64, UnixStream)>>,
+    waiting: HashMap<u32, std::collections::VecDeque<(u64, LocalStream)>>,
     /// Per uid: connections being served.
     serving: HashMap<u32, usize>,
     /// Per uid: when its quota window began, the bytes it added since, and whether its
@@ -280,7 +279,7 @@ fn refuse_unless_private(
 pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result<()> {
     // Before anything else: reading LISTEN_FDS also removes it from the environment, so that
     // no command the broker runs (a password_command) believes the socket is its own.
-    let mut passed = listenfd::ListenFd::from_env();
+    let mut passed = platform::passed_sockets();
     let Some(config_path) = config_path else {
         bail!(
             "rewind broker needs --config FILE: the configuration with [zvm], owned by the broker's account, mode 0600"
@@ -340,7 +339,7 @@ pub(crate) fn serve(config_path: Option<&Path>, socket: &Path) -> anyhow::Result
 
 /// Binds the socket after checking its directory, replacing a stale socket of ours; every
 /// local user may connect (authorisation is by `SO_PEERCRED`, per request).
-fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
+fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<LocalListener> {
     let dir = socket
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -362,7 +361,7 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
     staging.push(format!(".{}", std::process::id()));
     let staging = PathBuf::from(staging);
     let _ = std::fs::remove_file(&staging);
-    let listener = UnixListener::bind(&staging)
+    let listener = LocalListener::bind(&staging)
         .with_context(|| format!("cannot bind {}", staging.display()))?;
     platform::set_mode(&staging, 0o666)
         .with_context(|| format!("cannot set the mode of {}", staging.display()))?;
@@ -376,32 +375,20 @@ fn bind(socket: &Path, own_uid: u32) -> anyhow::Result<UnixListener> {
 /// `--socket` the unit's ExecStart names), in a directory nobody but root and the broker's
 /// account can change, and the socket file must be root's or the broker's account's.
 fn adopt(
-    passed: &mut listenfd::ListenFd,
+    passed: &mut platform::Passed,
     socket: &Path,
     own_uid: u32,
-) -> anyhow::Result<UnixListener> {
+) -> anyhow::Result<LocalListener> {
     if passed.len() != 1 {
         bail!(
             "systemd passed {} sockets; the broker listens on one (one ListenStream= in rewind-broker.socket)",
             passed.len()
         );
     }
-    let listener = passed
-        .take_unix_listener(0)
-        .context("the socket systemd passed (fd 3) is not a Unix stream socket; rewind-broker.socket must say ListenStream=<path>")?
-        .context("the socket systemd passed (fd 3) is gone")?;
-    let listening = nix::sys::socket::getsockopt(&listener, nix::sys::socket::sockopt::AcceptConn)
-        .context("the socket systemd passed (fd 3)")?;
-    if !listening {
-        bail!(
-            "the socket systemd passed (fd 3) is not listening; rewind-broker.socket must keep Accept=no"
-        );
-    }
-    let address = listener
-        .local_addr()
-        .context("the socket systemd passed (fd 3)")?;
+    let (listener, address) = platform::adopt_passed_listener(passed)
+        .map_err(|why| anyhow::anyhow!("the socket systemd passed (fd 3) {why}"))?;
     let wanted = std::path::absolute(socket).unwrap_or_else(|_| socket.to_path_buf());
-    match address.as_pathname() {
+    match address.as_deref() {
         Some(bound) if bound == wanted => {}
         Some(bound) => bail!(
             "systemd passed the socket {}, not --socket {}; make ListenStream= in rewind-broker.socket and --socket the same path",
@@ -443,7 +430,7 @@ struct Ended {
 }
 
 /// One connection: one request, its answer, its record.
-fn connection(broker: &Broker, stream: &UnixStream) {
+fn connection(broker: &Broker, stream: &LocalStream) {
     let started = Instant::now();
     let Ok(peer) = platform::peer(stream) else {
         return;
@@ -588,7 +575,7 @@ impl Broker {
     /// Counts `stream` among `peer`'s connections waiting for their request, closing that
     /// user's oldest when it has more than [`WAITING_PER_USER`]. Returns the ticket
     /// [`Broker::done_waiting`] takes.
-    fn waiting(&self, peer: &Peer, stream: &UnixStream) -> u64 {
+    fn waiting(&self, peer: &Peer, stream: &LocalStream) -> u64 {
         let Ok(mut peers) = self.peers.lock() else {
             return 0;
         };
@@ -701,7 +688,7 @@ impl Broker {
 
     /// A client's record, checked ([`admit_record`]) and written, or refused (and the refusal
     /// recorded).
-    fn record(&self, stream: &UnixStream, peer: &Peer, record: &Record, started: Instant) {
+    fn record(&self, stream: &LocalStream, peer: &Peer, record: &Record, started: Instant) {
         let error = match admit_record(record, self.config.audit.store_input) {
             Ok(record) => match self.append(&record, "record", peer, None) {
                 Ok(()) => {
@@ -719,7 +706,7 @@ impl Broker {
     }
 
     /// An operator's `rewind restore-vm`, run here and relayed; each step recorded under them.
-    fn restore_vm(&self, stream: &UnixStream, peer: &Peer, request: &protocol::RestoreVmRequest) {
+    fn restore_vm(&self, stream: &LocalStream, peer: &Peer, request: &protocol::RestoreVmRequest) {
         // Nothing starts that the trail could not hold.
         let requested = Record {
             time: crate::time::format_utc_millis(SystemTime::now()),
@@ -811,7 +798,7 @@ impl Broker {
     /// the trail did not take turns the answer into a deny naming the trail.
     fn guard(
         &self,
-        stream: &UnixStream,
+        stream: &LocalStream,
         peer: &Peer,
         request: &GuardRequest,
         deadline: &Deadline,

@@ -25,7 +25,6 @@ use crate::host::settings::{Invocation, Layout, hook_binary, parse, render};
 use crate::lockfile::{is_root, only_root_can_change};
 
 /// Mode of a managed file: every user's host must read it, only root write it.
-#[cfg(unix)]
 const MANAGED_MODE: u32 = 0o644;
 
 /// `path` (as the running system sees it) under `root`.
@@ -36,6 +35,13 @@ pub fn under(root: &Path, path: &Path) -> PathBuf {
 /// The root the system paths are under, refusing anyone but root on a running system.
 fn system_root(args: &InstallArgs, what: &str) -> anyhow::Result<PathBuf> {
     let layout = args.host.settings();
+    if layout.managed.path().is_empty() {
+        bail!(
+            "{} documents no administrator file on this system ({} elsewhere), so --scope managed has nowhere to write; an MDM or group policy delivers its settings here",
+            layout.title,
+            layout.managed.paths().join(", ")
+        );
+    }
     match &args.root {
         Some(root) => Ok(root.clone()),
         None if is_root() => Ok(PathBuf::from("/")),
@@ -253,16 +259,11 @@ fn is_toml(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "toml")
 }
 
-#[cfg(unix)]
+/// Sets a managed file's mode (a no-op on Windows, where the file keeps the ACL of
+/// `C:\Program Files`, which only administrators can change).
 fn set_managed_mode(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(MANAGED_MODE))
+    crate::platform::set_mode(path, MANAGED_MODE)
         .with_context(|| format!("cannot set the mode of {}", path.display()))
-}
-
-#[cfg(not(unix))]
-fn set_managed_mode(_: &Path) -> anyhow::Result<()> {
-    Ok(())
 }
 
 /// Sets each dotted key of `keys` to `true` in parsed settings.

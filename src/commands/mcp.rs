@@ -42,22 +42,7 @@ pub fn run_server(config: Option<&Path>, args: &McpArgs) -> anyhow::Result<()> {
         command.arg("--config").arg(config);
     }
     command.arg("--plan-ttl").arg(args.plan_ttl.to_string());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt as _;
-        // Only returns on failure: stdin and stdout are the server's from here on.
-        let error = command.exec();
-        Err(error).with_context(|| format!("cannot run {}", server.display()))
-    }
-    #[cfg(not(unix))]
-    {
-        let status = command
-            .status()
-            .with_context(|| format!("cannot run {}", server.display()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            bail!("{} ended with {status}", server.display())
-        }
-    }
+    // On Unix it only returns on failure: stdin and stdout are the server's from here on.
+    crate::platform::replace_process(&mut command)
+        .with_context(|| format!("cannot run {}", server.display()))
 }

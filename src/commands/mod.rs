@@ -52,11 +52,7 @@ pub fn keep_backup(path: &std::path::Path, contents: &str) -> anyhow::Result<std
         let candidate = path.with_file_name(format!("{name}.rewind-backup-{stamp}{suffix}"));
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            options.mode(0o600);
-        }
+        crate::platform::create_with_mode(&mut options, 0o600);
         match options.open(&candidate) {
             Ok(mut file) => {
                 file.write_all(contents.as_bytes())

@@ -252,11 +252,7 @@ mod tests {
         let path = dir.path().join("config.toml");
         let original = "# my ZVM\n[zvm]\nurl = \"https://zvm.example\" # the appliance\npassword_env = \"P\"\nca_cert = \"old.pem\"\n\n[hook]\nbudget_secs = 90\n";
         std::fs::write(&path, original).expect("write");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-        }
+        crate::platform::set_mode(&path, 0o640).expect("chmod");
         let fp = "sha256:76:E9:39:37:BE:D2:F1:C2:1C:1A:48:DB:81:06:25:4A:26:E0:F6:48:67:D4:80:38:EA:D4:51:A1:4F:74:BB:1C";
         let Pinned { removed, backup } = pin_in_file(&path, fp).expect("pinned");
         assert_eq!(removed, vec!["ca_cert"]);
@@ -278,10 +274,7 @@ mod tests {
             zvm.tls_fingerprint.map(|f| f.to_string()).as_deref(),
             Some(fp)
         );
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        if let Some(mode) = crate::platform::mode(&path) {
             assert_eq!(mode & 0o777, 0o640);
         }
     }

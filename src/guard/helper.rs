@@ -9,8 +9,6 @@
 //! configuration file the hook read, guards in its own process exactly as `rewind hook` would,
 //! and records nothing: the hook keeps the decision, the watchdog and the audit record.
 
-use std::os::fd::{AsFd as _, OwnedFd};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -66,7 +64,7 @@ pub(super) fn through(
 /// `rewind`, in the directory of the running binary.
 fn beside() -> Result<PathBuf, String> {
     std::env::current_exe()
-        .map(|exe| exe.with_file_name("rewind"))
+        .map(|exe| exe.with_file_name(crate::platform::executable("rewind")))
         .map_err(|e| format!("cannot find the running binary, so not `rewind` beside it ({e})"))
 }
 
@@ -80,11 +78,8 @@ fn ask(
     deadline: &Deadline,
     watch: &dyn Watch,
 ) -> Result<Protection, String> {
-    let (ours, theirs) = UnixStream::pair().map_err(|e| format!("cannot start ({e})"))?;
-    let theirs = OwnedFd::from(theirs);
-    let input = theirs
-        .try_clone()
-        .map_err(|e| format!("cannot start ({e})"))?;
+    let (ours, input, output) =
+        crate::platform::helper_pair().map_err(|e| format!("cannot start ({e})"))?;
     let mut command = Command::new(rewind);
     if let Some(origin) = &config.origin {
         command.arg("--config").arg(origin);
@@ -96,8 +91,8 @@ fn ask(
     // Its stderr is not the host's: a `rewind` still finishing after the hook has answered
     // must not hold the host's pipe open.
     let child = command
-        .stdin(Stdio::from(input))
-        .stdout(Stdio::from(theirs))
+        .stdin(input)
+        .stdout(output)
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start ({e}); rewind-hook needs rewind beside it"))?;
@@ -124,11 +119,8 @@ fn ask(
 /// `rewind hook-guard`: serves one guard request on stdin (a socket), answering on the same
 /// socket, with the configuration `config_path` names (a managed entry's when `managed`).
 pub(crate) fn serve(config_path: Option<&Path>, managed: bool) -> anyhow::Result<()> {
-    let stdin = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
+    let stream = crate::platform::helper_stream()
         .map_err(|e| anyhow::anyhow!("{SUBCOMMAND}: cannot take stdin ({e})"))?;
-    let stream = UnixStream::from(stdin);
     let Some(request) = protocol::read_request(&stream, REQUEST_WAIT) else {
         anyhow::bail!("{SUBCOMMAND}: no request on stdin");
     };
@@ -146,8 +138,7 @@ pub(crate) fn serve(config_path: Option<&Path>, managed: bool) -> anyhow::Result
             Config::discover_for_hook(config_path)
         };
         let config = loaded.map_err(|e| format!("{e:#}"))?;
-        let user = crate::platform::user_name(crate::platform::effective_uid())
-            .unwrap_or_else(|| String::from("unknown"));
+        let user = crate::platform::current_user_name().unwrap_or_else(|| String::from("unknown"));
         let relay = |text: &str| {
             // Nobody listening any more (the hook answered): the guard goes on to its end.
             let _ = protocol::write_answer(

@@ -141,12 +141,10 @@ mod tests {
         }
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_word_that_is_not_text_is_left_to_the_whole_command_line() {
-        use std::os::unix::ffi::OsStringExt as _;
         let mut args = os(&["rewind", "hook", "--config"]);
-        args.push(std::ffi::OsString::from_vec(vec![0xff, b'c']));
+        args.push(crate::platform::not_text());
         assert_eq!(HookArgs::parse(&args), None);
     }
 }

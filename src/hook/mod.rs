@@ -37,7 +37,6 @@ mod record;
 pub use crate::guard::Direct;
 pub use args::HookArgs;
 
-use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::process::ExitCode;
@@ -241,48 +240,7 @@ fn answer(
 /// hook times out). No thread: the hook starts on every tool call, and a thread costs its
 /// start, its stack and an allocator arena each time.
 fn read_stdin(deadline: &Deadline) -> std::io::Result<Vec<u8>> {
-    read_within(&mut std::io::stdin().lock(), deadline)
-}
-
-/// [`read_stdin`] from any input that can be polled.
-fn read_within(
-    input: &mut (impl Read + std::os::fd::AsFd),
-    deadline: &Deadline,
-) -> std::io::Result<Vec<u8>> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    // As large as stdin's own buffer (8 KiB), so every read goes straight to the descriptor
-    // and nothing waits in a buffer that `poll` cannot see; no larger, since each page of it
-    // is touched (zeroed) on every call.
-    let mut chunk = [0; 8 * 1024];
-    let mut input_bytes = Vec::new();
-    loop {
-        let wait = u16::try_from(deadline.remaining().as_millis()).unwrap_or(u16::MAX);
-        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(wait)) {
-            Ok(0) if deadline.expired() => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "still open when the budget ran out",
-                ));
-            }
-            // A wait shorter than the deadline (at most 65 s at a time), or a signal.
-            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
-            Ok(_) => {}
-            Err(e) => return Err(e.into()),
-        }
-        let read = match input.read(&mut chunk) {
-            Ok(read) => read,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if read == 0 {
-            return Ok(input_bytes);
-        }
-        input_bytes.extend_from_slice(&chunk[..read]);
-        if input_bytes.len() > MAX_INPUT {
-            return Ok(input_bytes);
-        }
-    }
+    crate::platform::read_stdin(deadline, MAX_INPUT)
 }
 
 fn unreadable_evaluation(unreadable: &Unreadable) -> Evaluation {
@@ -558,43 +516,6 @@ mod tests {
                 "rewind: internal error (catalog index out of range); the call was not allowed"
             ))
         );
-    }
-
-    /// Stdin is read to its end when the host closes it, and refused with a time-out when it
-    /// stays open past the deadline, whatever was written before.
-    #[test]
-    fn stdin_is_read_to_its_end_or_refused_at_the_deadline() {
-        use std::io::Write as _;
-        let (mut reader, mut writer) = std::io::pipe().expect("pipe");
-        writer.write_all(b"{}").expect("written");
-        drop(writer);
-        let deadline = Deadline::after(Duration::from_secs(10));
-        assert_eq!(read_within(&mut reader, &deadline).expect("read"), b"{}");
-
-        let (mut reader, mut writer) = std::io::pipe().expect("pipe");
-        writer.write_all(b"{\"tool_name\":").expect("written");
-        let short = Deadline::after(Duration::from_millis(50));
-        let started = Instant::now();
-        let err = read_within(&mut reader, &short).expect_err("still open");
-        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
-        );
-        drop(writer);
-    }
-
-    /// More than the largest payload is read no further than one byte past it: the caller
-    /// refuses it whole rather than reading on.
-    #[test]
-    fn stdin_past_the_largest_payload_stops_one_chunk_later() {
-        let mut big = std::io::Cursor::new(vec![b' '; MAX_INPUT * 3]);
-        let mut file = tempfile::tempfile().expect("tempfile");
-        std::io::copy(&mut big, &mut file).expect("written");
-        std::io::Seek::rewind(&mut file).expect("rewound");
-        let read = read_within(&mut file, &Deadline::after(Duration::from_secs(10))).expect("read");
-        assert!(read.len() > MAX_INPUT && read.len() <= MAX_INPUT + 8 * 1024);
     }
 
     #[test]

@@ -38,13 +38,10 @@ pub struct Invocation {
 /// faster on every tool call; `rewind` itself (whose `hook` is the same code) when there is
 /// none. Both read the same command line.
 pub fn hook_binary(rewind: &Path) -> PathBuf {
-    let name = if cfg!(windows) {
-        "rewind-hook.exe"
-    } else {
-        "rewind-hook"
-    };
-    let beside = rewind.with_file_name(name);
-    if beside.is_file() {
+    // Where `rewind-hook` cannot have `rewind` take its checkpoints (see
+    // `platform::LOCAL_SOCKETS`), `rewind hook` takes them in its own process.
+    let beside = rewind.with_file_name(crate::platform::executable("rewind-hook"));
+    if crate::platform::LOCAL_SOCKETS && beside.is_file() {
         beside
     } else {
         rewind.to_path_buf()
@@ -261,6 +258,9 @@ pub struct Managed {
     pub linux: &'static str,
     /// The file on macOS.
     pub macos: &'static str,
+    /// The file on Windows; empty where the host documents none (its policy then comes from
+    /// the registry or from nowhere an installer can write).
+    pub windows: &'static str,
     /// What `--lock` sets: `(dotted key, true)` pairs, so that users' own hooks and kill
     /// switches cannot switch the managed entries off. Empty: the host has no such setting.
     pub lock: &'static [&'static str],
@@ -279,24 +279,35 @@ pub struct Managed {
 }
 
 impl Managed {
-    /// The file on this system, as the host reads it (from `/`).
+    /// The file on this system, as the host reads it (empty where the host documents none).
     pub fn path(&self) -> &'static str {
-        if cfg!(target_os = "macos") {
-            self.macos
-        } else {
-            self.linux
-        }
+        crate::platform::per_os(self.linux, self.macos, self.windows)
     }
 
-    /// Both platforms' files.
-    pub fn paths(&self) -> [&'static str; 2] {
-        [self.linux, self.macos]
+    /// Every OS's file the host documents.
+    pub fn paths(&self) -> Vec<&'static str> {
+        let mut paths = vec![self.linux];
+        for path in [self.macos, self.windows] {
+            if !path.is_empty() && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        paths
     }
 
     /// The file on this system under `root` (`/` on a running system, an image's root when
-    /// one is being built).
+    /// one is being built): the path's root and drive are dropped, its names kept.
     pub fn under(&self, root: &Path) -> PathBuf {
-        root.join(self.path().trim_start_matches('/'))
+        let mut path = root.to_path_buf();
+        path.extend(
+            Path::new(self.path())
+                .components()
+                .filter_map(|part| match part {
+                    std::path::Component::Normal(name) => Some(name),
+                    _ => None,
+                }),
+        );
+        path
     }
 }
 
@@ -422,6 +433,10 @@ impl Layout {
             (Scope::User, _) => (self.user)()?,
             (Scope::Project, _) => here(self.project)?,
             (Scope::Local, Some(local)) => here(local)?,
+            (Scope::Managed, _) if self.managed.path().is_empty() => bail!(
+                "{} documents no administrator file on this system",
+                self.title
+            ),
             (Scope::Managed, _) => PathBuf::from(self.managed.path()),
             (Scope::Local, None) => bail!(
                 "{} has no local scope: it reads {} (user) and ./{} (project); use --scope user",
@@ -895,6 +910,40 @@ pub fn other_json_files(file: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_host_names_its_administrator_file_per_os_and_an_image_root_keeps_its_names() {
+        let claude = Host::ClaudeCode.settings().managed;
+        assert_eq!(
+            claude.paths(),
+            [
+                "/etc/claude-code/managed-settings.json",
+                "/Library/Application Support/ClaudeCode/managed-settings.json",
+                r"C:\Program Files\ClaudeCode\managed-settings.json",
+            ]
+        );
+        // Codex documents one Unix file and no Windows one; Copilot's Windows policy is the
+        // registry's.
+        assert_eq!(
+            Host::Codex.settings().managed.paths(),
+            ["/etc/codex/requirements.toml"]
+        );
+        assert_eq!(
+            Host::Copilot.settings().managed.paths(),
+            ["/etc/github-copilot/policy.d/rewind.json"]
+        );
+        let here = claude.path();
+        assert!(claude.paths().contains(&here), "{here}");
+        let image = Path::new("/srv/image");
+        let under = claude.under(image);
+        assert!(under.starts_with(image), "{}", under.display());
+        assert!(
+            under.ends_with("ClaudeCode/managed-settings.json")
+                || under.ends_with("claude-code/managed-settings.json"),
+            "{}",
+            under.display()
+        );
+    }
 
     #[test]
     fn a_command_line_quotes_what_a_shell_would_split() {

@@ -145,6 +145,8 @@ fn run(
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context(
         "cannot catch Ctrl-C, so an interrupted restore could leave the checkpoint mounted",
     )?;
+    // The mount's or download's wait, live on a terminal.
+    let mut wait: Option<crate::progress::Wait> = None;
     let restored = restore_plan(
         &client,
         plan,
@@ -155,18 +157,32 @@ fn run(
         &mut |step| match step {
             Step::Mounted { session } => {
                 say(format!("session:     {session} (mount requested)"));
+                wait = Some(crate::progress::Wait::start("mounting"));
             }
-            Step::Mounting { status, secs } => {
-                err(format!("mounting: {status} ({secs} s)"));
+            Step::Mounting { status, secs } => match &wait {
+                Some(live) if live.is_live() => live.set(&format!("mounting: {status}")),
+                _ => err(format!("mounting: {status} ({secs} s)")),
+            },
+            Step::MountReady { secs } => {
+                wait = None;
+                say(format!("mounted:     in {secs:.1} s"));
             }
-            Step::MountReady { secs } => say(format!("mounted:     in {secs:.1} s")),
-            Step::Downloading { volume_path } => err(format!("downloading {volume_path}")),
+            Step::Downloading { volume_path } => {
+                wait = Some(crate::progress::Wait::start(&format!("downloading {volume_path}")));
+                if !wait.as_ref().is_some_and(crate::progress::Wait::is_live) {
+                    err(format!("downloading {volume_path}"));
+                }
+            }
             Step::Unmounted { session, task } => {
+                wait = None;
                 say(format!("unmounted:   session {session} (task {task})"));
             }
-            Step::NotUnmounted { session, error } => err(format!(
-                "warning: could not unmount session {session}: {error}\nhint: run `rewind flr end {session}`"
-            )),
+            Step::NotUnmounted { session, error } => {
+                wait = None;
+                err(format!(
+                    "warning: could not unmount session {session}: {error}\nhint: run `rewind flr end {session}`"
+                ));
+            }
         },
     )?;
     say(format!(

@@ -106,10 +106,7 @@ fn ssh_hostname(
     config: Option<&str>,
     options: &Options,
 ) -> Result<Option<String>, String> {
-    let local_user = nix::unistd::User::from_uid(nix::unistd::geteuid())
-        .ok()
-        .flatten()
-        .map(|u| u.name);
+    let local_user = crate::platform::current_user_name();
     let settings = ssh_config::lookup(
         &ssh_config::Files {
             explicit: config.map(|c| options.path(c)),

@@ -126,10 +126,7 @@ fn running() -> anyhow::Result<Option<Record>> {
 
 /// Whether `pid` is a running `rewind sim` (a pid reused by another program is not).
 fn alive(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_err() {
+    if !crate::platform::process_exists(pid) {
         return false;
     }
     match std::fs::read(format!("/proc/{pid}/cmdline")) {
@@ -205,8 +202,7 @@ pub(super) fn background() -> anyhow::Result<()> {
         .stdin(std::process::Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out);
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    crate::platform::own_process_group(&mut command);
     let mut child = command.spawn().context("cannot start the simulator")?;
     let started = Instant::now();
     loop {
@@ -250,13 +246,12 @@ pub(super) fn stop() -> anyhow::Result<()> {
         crate::console::say("rewind sim: no simulator is running in the background");
         return Ok(());
     };
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(record.pid)?);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM)
+    crate::platform::stop_process(record.pid, false)
         .with_context(|| format!("cannot stop the simulator (pid {})", record.pid))?;
     let asked = Instant::now();
     while alive(record.pid) {
         if asked.elapsed() > STOP_WAIT {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = crate::platform::stop_process(record.pid, true);
             break;
         }
         std::thread::sleep(Duration::from_millis(25));

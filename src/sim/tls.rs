@@ -160,13 +160,9 @@ fn load(cert_path: &Path, key_path: &Path) -> anyhow::Result<Arc<ServerConfig>> 
 fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    if !private {
-        use std::os::unix::fs::PermissionsExt as _;
-        builder.permissions(fs::Permissions::from_mode(0o644));
+    if !private && let Some(readable) = crate::platform::mode_permissions(0o644) {
+        builder.permissions(readable);
     }
-    #[cfg(not(unix))]
-    let _ = private;
     let mut file = builder
         .tempfile_in(dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
@@ -194,13 +190,7 @@ mod tests {
             fs::read_to_string(&second.cert_path).expect("still there"),
             pem
         );
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = fs::metadata(nested.join("zvm-sim-key.pem"))
-                .expect("key")
-                .permissions()
-                .mode();
+        if let Some(mode) = crate::platform::mode(&nested.join("zvm-sim-key.pem")) {
             assert_eq!(mode & 0o077, 0, "the key is private");
         }
     }

@@ -169,12 +169,11 @@ pub(crate) fn verify(command: &str) -> anyhow::Result<(bool, String)> {
     let shell = std::env::var_os("SHELL")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "sh".into());
-    let stdout = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned()?;
     let status = Command::new(&shell)
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
+        .stdout(Stdio::from(std::io::stderr()))
         .status()
         .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", shell.to_string_lossy()))?;
     let words = status.code().map_or_else(

@@ -1,4 +1,10 @@
 //! The single integration test binary: one module per area.
+//!
+//! Unix only: the tests stand in for ssh, hosts and services with `sh` scripts, plant links,
+//! set modes and owners, and drive the broker's Unix socket. On Windows the library's unit
+//! tests run (`cargo test --lib`); this is the one place outside `src/platform/` that names
+//! an OS, since an integration test cannot reach the library's private platform module.
+#![cfg(unix)]
 
 mod agents;
 mod appliance;

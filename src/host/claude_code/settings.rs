@@ -64,6 +64,7 @@ pub static LAYOUT: Layout = Layout {
     managed: Managed {
         linux: "/etc/claude-code/managed-settings.json",
         macos: "/Library/Application Support/ClaudeCode/managed-settings.json",
+        windows: r"C:\Program Files\ClaudeCode\managed-settings.json",
         lock: &["allowManagedHooksOnly"],
         lock_also: "every hook that is not in managed settings: the users' and projects' own hooks (user, project and local settings) and plugins' hooks, unless managed settings force-enable the plugin",
         still_off: "a user's \"disableAllHooks\": true does not switch off managed hooks; only \"disableAllHooks\" in managed settings itself does",

@@ -75,6 +75,9 @@ pub static LAYOUT: Layout = Layout {
     managed: Managed {
         linux: "/etc/codex/requirements.toml",
         macos: "/etc/codex/requirements.toml",
+        // The documentation names /etc/codex/requirements.toml "on Unix systems" and no
+        // Windows file.
+        windows: "",
         lock: &["allow_managed_hooks_only", "features.hooks"],
         lock_also: "every hook from users' and projects' config.toml and hooks.json, and session hooks",
         still_off: "without --lock, `[features] hooks = false` in a user's config.toml turns every hook off",

@@ -58,6 +58,8 @@ pub static LAYOUT: Layout = Layout {
     managed: Managed {
         linux: "/etc/github-copilot/policy.d/rewind.json",
         macos: "/etc/github-copilot/policy.d/rewind.json",
+        // Windows policy comes from the registry, not a file.
+        windows: "",
         lock: &[],
         lock_also: "",
         still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",

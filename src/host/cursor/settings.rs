@@ -76,6 +76,7 @@ pub static LAYOUT: Layout = Layout {
     managed: Managed {
         linux: "/etc/cursor/hooks.json",
         macos: "/Library/Application Support/Cursor/hooks.json",
+        windows: r"C:\ProgramData\Cursor\hooks.json",
         lock: &[],
         lock_also: "",
         still_off: "Cursor documents no setting that switches enterprise hooks off",
