@@ -39,8 +39,7 @@ pub(crate) use family::{
     helper_stream, home_dir, is_root, kill_group, make_private_dir_builder, mode, mode_permissions,
     nonblocking_open, only_root_can_change, open_without_following, own_process_group, ownership,
     passed_sockets, process_exists, read_stdin, replace_process, send_datagram, set_mode,
-    shell_command, stop_process,
-    stdout_unwritable, uid_named, user_name,
+    shell_command, stdout_unwritable, stop_process, uid_named, user_name,
 };
 #[cfg(test)]
 pub(crate) use family::{datagram_collector, not_text, symlink};

@@ -295,7 +295,9 @@ pub(crate) fn stop_process(pid: u32, hard: bool) -> std::io::Result<()> {
     if status.success() {
         Ok(())
     } else {
-        Err(std::io::Error::other(format!("taskkill ended with {status}")))
+        Err(std::io::Error::other(format!(
+            "taskkill ended with {status}"
+        )))
     }
 }
 

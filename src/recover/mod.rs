@@ -168,7 +168,9 @@ fn run(
                 say(format!("mounted:     in {secs:.1} s"));
             }
             Step::Downloading { volume_path } => {
-                wait = Some(crate::progress::Wait::start(&format!("downloading {volume_path}")));
+                wait = Some(crate::progress::Wait::start(&format!(
+                    "downloading {volume_path}"
+                )));
                 if !wait.as_ref().is_some_and(crate::progress::Wait::is_live) {
                     err(format!("downloading {volume_path}"));
                 }
