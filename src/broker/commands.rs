@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::client::{self, Conversation};
 use super::protocol::{
-    Answers, Op, Question, RecoverRequest, Recovered, ReplyKind, RestoreVmRequest, WireVm,
+    Op, Question, RecoverRequest, Recovered, ReplyKind, RestoreVmRequest, WireVm,
 };
 use crate::cli::{FlrCommand, RecoverArgs, RestoreVmArgs};
 use crate::commands::say;
@@ -108,24 +108,7 @@ pub(crate) fn restore_vm(config: &Config, args: &RestoreVmArgs) -> std::process:
 }
 
 fn ask_broker(config: &Config, args: &RestoreVmArgs, terminal: &Terminal) -> anyhow::Result<Value> {
-    let request = RestoreVmRequest {
-        vm: args.vm.clone(),
-        change: args.change.clone(),
-        checkpoint: args.checkpoint.clone(),
-        vpg: args.vpg.clone(),
-        preview: args.preview,
-        hold_secs: args.hold.map(|h| h.as_secs()),
-        verify: args.verify.is_some(),
-        rollback_after_secs: args.rollback_after.as_secs(),
-        shutdown: format!("{:?}", args.shutdown).to_ascii_lowercase(),
-        answers: if args.yes {
-            Answers::Yes
-        } else if terminal.can_answer() {
-            Answers::Terminal
-        } else {
-            Answers::Nobody
-        },
-    };
+    let request = RestoreVmRequest::new(args, terminal.can_answer());
     // The broker follows its own budgets; this side waits as long as the longest of them.
     let budget = *args.rollback_after + args.hold.map_or(Duration::ZERO, |h| *h) + RESTORE_SLACK;
     let mut talk = AtTerminal {

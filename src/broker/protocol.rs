@@ -201,6 +201,31 @@ pub(crate) struct RestoreVmRequest {
     pub answers: Answers,
 }
 
+impl RestoreVmRequest {
+    /// The request for the operator's `args`; `can_answer`: questions reach a person.
+    pub(crate) fn new(args: &crate::cli::RestoreVmArgs, can_answer: bool) -> RestoreVmRequest {
+        RestoreVmRequest {
+            vm: args.vm.clone(),
+            change: args.change.clone(),
+            checkpoint: args.checkpoint.clone(),
+            vpg: args.vpg.clone(),
+            preview: args.preview,
+            hold_secs: args.hold.map(|h| h.as_secs()),
+            verify: args.verify.is_some(),
+            rollback_after_secs: args.rollback_after.as_secs(),
+            shutdown: clap::ValueEnum::to_possible_value(&args.shutdown)
+                .map_or_else(|| String::from("force"), |v| v.get_name().to_owned()),
+            answers: if args.yes {
+                Answers::Yes
+            } else if can_answer {
+                Answers::Terminal
+            } else {
+                Answers::Nobody
+            },
+        }
+    }
+}
+
 /// Who answers a restore's questions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -15,7 +15,7 @@ use super::calls::{Answer, Call, Facts, Zerto, setup};
 use super::tools::{RestoreVmArgs, RestoreVmOut};
 use crate::audit::{Ending, Record};
 use crate::broker::client::Conversation;
-use crate::broker::protocol::{Answers, Op, Question, ReplyKind, RestoreVmRequest};
+use crate::broker::protocol::{Op, Question, ReplyKind, RestoreVmRequest};
 use crate::cli::{self, ShutdownArg};
 use crate::deadline::Deadline;
 use crate::vmrestore::{self, Operator};
@@ -103,22 +103,8 @@ fn through_broker(
     args: &cli::RestoreVmArgs,
     operator: &AtMcp<'_>,
 ) -> anyhow::Result<Value> {
-    let request = RestoreVmRequest {
-        vm: args.vm.clone(),
-        change: args.change.clone(),
-        checkpoint: args.checkpoint.clone(),
-        vpg: args.vpg.clone(),
-        preview: args.preview,
-        hold_secs: args.hold.map(|h| h.as_secs()),
-        verify: false,
-        rollback_after_secs: ROLLBACK_AFTER.as_secs(),
-        shutdown: String::from("force"),
-        answers: if args.yes {
-            Answers::Yes
-        } else {
-            Answers::Nobody
-        },
-    };
+    // Nobody at a terminal: the typed id was the only answer.
+    let request = RestoreVmRequest::new(args, false);
     let mut talk = operator;
     let mut progress = |text: &str| operator.say(text, true);
     Ok(crate::broker::client::converse(
