@@ -5,15 +5,22 @@
 /// one a typo of the other; clap's own suggestions use Jaro 0.7.
 const ALIKE: f64 = 0.8;
 
+/// Words longer than this are nobody's typo, and are not compared: the edit distance takes
+/// memory in the product of the two lengths, and the word may be a peer's megabyte.
+const WORD_MAX: usize = 256;
+
 /// The candidate nearest to `word`, compared without regard to case; `None` when none is
 /// close enough or `word` is one of them.
 pub(crate) fn nearest<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
+    if word.len() > WORD_MAX {
+        return None;
+    }
     let word = word.to_lowercase();
     let mut best: Option<(f64, &str)> = None;
-    for candidate in candidates {
+    for candidate in candidates.into_iter().filter(|c| c.len() <= WORD_MAX) {
         let lower = candidate.to_lowercase();
         if lower == word {
             return None;
@@ -56,6 +63,8 @@ mod tests {
         assert_eq!(nearest("mail-server", vms), None);
         assert_eq!(nearest("db01", vms), None, "an exact word is no typo");
         assert_eq!(nearest("x", Vec::<&str>::new()), None);
+        let long = "jp-ubuntu".repeat(WORD_MAX);
+        assert_eq!(nearest(&long, vms), None, "a megabyte is no typo");
     }
 
     #[test]

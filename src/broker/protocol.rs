@@ -82,7 +82,41 @@ pub(crate) enum Op {
     RestoreVm(RestoreVmRequest),
 }
 
+/// The longest VM reference a request may name: a vSphere VM's name is at most 80
+/// characters, a DNS name 253.
+const REFERENCE_MAX: usize = 512;
+/// The most VM references one request may name.
+const REFERENCES_MAX: usize = 64;
+
 impl Op {
+    /// Refuses a request naming more VMs, or longer references, than any call does, before
+    /// any of them is looked up, copied into an answer or recorded.
+    pub(crate) fn check_references(&self) -> Result<(), String> {
+        let references: &[String] = match self {
+            Self::Resolve { vms } | Self::Guard(GuardRequest { vms, .. }) => vms,
+            Self::Checkpoints { vm, .. }
+            | Self::Plan(RecoverRequest { vm, .. })
+            | Self::Recover(RecoverRequest { vm, .. })
+            | Self::RestoreVm(RestoreVmRequest { vm, .. }) => std::slice::from_ref(vm),
+            _ => &[],
+        };
+        if references.len() > REFERENCES_MAX {
+            return Err(format!(
+                "{} refused: it names {} VMs, more than {REFERENCES_MAX}",
+                self.name(),
+                references.len()
+            ));
+        }
+        match references.iter().find(|r| r.len() > REFERENCE_MAX) {
+            Some(long) => Err(format!(
+                "{} refused: a VM reference of {} bytes, longer than {REFERENCE_MAX}",
+                self.name(),
+                long.len()
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The operation's name, as on the wire and in the trail.
     pub(crate) fn name(&self) -> &'static str {
         match self {
@@ -554,15 +588,95 @@ pub(crate) fn write_answer(mut stream: &LocalStream, answer: &Answer) -> std::io
     stream.write_all(&line)
 }
 
+/// A request line this short is read without drawing on the [`ReadBudget`]: every request
+/// rewind itself sends but an unusually large `record` fits.
+const REQUEST_FREE: usize = 16 * 1024;
+
+/// The bytes a broker may hold at once for request lines still being read past
+/// [`REQUEST_FREE`], across all its connections. Without it, every connection may hold a
+/// request near [`REQUEST_MAX`] at the same time, and a peer with many connections multiplies
+/// the broker's memory by their number.
+pub(crate) struct ReadBudget {
+    left: std::sync::atomic::AtomicUsize,
+}
+
+impl ReadBudget {
+    pub(crate) const fn new(bytes: usize) -> Self {
+        Self {
+            left: std::sync::atomic::AtomicUsize::new(bytes),
+        }
+    }
+
+    /// Takes `bytes` from the budget, or nothing when fewer are left.
+    fn take(&self, bytes: usize) -> bool {
+        use std::sync::atomic::Ordering;
+        self.left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(bytes)
+            })
+            .is_ok()
+    }
+
+    fn give(&self, bytes: usize) {
+        self.left
+            .fetch_add(bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A request line being read: its bytes, never more than it holds of the budget, which it
+/// gives back when dropped.
+struct Line<'b> {
+    bytes: Vec<u8>,
+    held: usize,
+    budget: &'b ReadBudget,
+}
+
+impl Line<'_> {
+    /// Appends `more`, first taking from the budget what the line's growth past
+    /// [`REQUEST_FREE`] needs; `false` (and nothing appended) when the budget has not that much
+    /// left.
+    fn extend(&mut self, more: &[u8]) -> bool {
+        let wanted = self.bytes.len() + more.len();
+        if wanted > self.bytes.capacity() {
+            let capacity = wanted
+                .max(self.bytes.capacity() * 2)
+                .min(REQUEST_MAX + 8192);
+            let needed = capacity
+                .saturating_sub(REQUEST_FREE)
+                .saturating_sub(self.held);
+            if needed > 0 {
+                if !self.budget.take(needed) {
+                    return false;
+                }
+                self.held += needed;
+            }
+            self.bytes.reserve_exact(capacity - self.bytes.len());
+        }
+        self.bytes.extend_from_slice(more);
+        true
+    }
+}
+
+impl Drop for Line<'_> {
+    fn drop(&mut self) {
+        self.budget.give(self.held);
+    }
+}
+
 /// Reads the request line, waiting at most `wait` for all of it (one deadline for the whole
-/// line, however slowly it trickles in) and reading no more than [`REQUEST_MAX`]; `None` when
-/// the client sent nothing.
+/// line, however slowly it trickles in) and reading no more than [`REQUEST_MAX`], nor more
+/// than `budget` has left past [`REQUEST_FREE`]; `None` when the client sent nothing.
 pub(crate) fn read_request(
     stream: &LocalStream,
     wait: Duration,
+    budget: &ReadBudget,
 ) -> Option<Result<Request, String>> {
     let deadline = std::time::Instant::now() + wait;
-    let mut bytes = Vec::new();
+    let mut line = Line {
+        bytes: Vec::new(),
+        held: 0,
+        budget,
+    };
     let mut chunk = [0u8; 8192];
     let mut reader = stream;
     loop {
@@ -575,13 +689,17 @@ pub(crate) fn read_request(
         }
         let _ = stream.set_read_timeout(Some(left));
         match reader.read(&mut chunk) {
-            Ok(0) if bytes.is_empty() => return None,
+            Ok(0) if line.bytes.is_empty() => return None,
             Ok(0) => break,
             Ok(n) => {
                 let end = chunk[..n].iter().position(|b| *b == b'\n');
-                bytes.extend_from_slice(&chunk[..end.map_or(n, |e| e + 1)]);
-                if bytes.len() > REQUEST_MAX {
+                if line.bytes.len() + end.map_or(n, |e| e + 1) > REQUEST_MAX {
                     return Some(Err(String::from("request too long")));
+                }
+                if !line.extend(&chunk[..end.map_or(n, |e| e + 1)]) {
+                    return Some(Err(String::from(
+                        "busy: other connections' long requests are being read",
+                    )));
                 }
                 if end.is_some() {
                     break;
@@ -591,7 +709,8 @@ pub(crate) fn read_request(
             Err(e) => return Some(Err(format!("cannot read the request: {e}"))),
         }
     }
-    Some(match serde_json::from_slice::<Request>(&bytes) {
+    let bytes = &line.bytes;
+    Some(match serde_json::from_slice::<Request>(bytes) {
         Ok(request) if request.v == VERSION => Ok(request),
         Ok(request) => Err(format!(
             "protocol version {} is not served here (this broker speaks {VERSION})",
@@ -641,6 +760,29 @@ mod tests {
             serde_json::from_str(r#"{"v":1,"deadline_ms":30000,"op":"status"}"#).expect("parses");
         assert!(matches!(request.op, Op::Status));
         assert_eq!(request.op.name(), "status");
+    }
+
+    #[test]
+    fn a_request_naming_too_many_or_too_long_vms_is_refused() {
+        let resolve = |vms: Vec<String>| Op::Resolve { vms };
+        assert!(
+            resolve(vec![String::from("web01"); 64])
+                .check_references()
+                .is_ok()
+        );
+        let many = resolve(vec![String::from("web01"); 65]).check_references();
+        assert_eq!(
+            many.unwrap_err(),
+            "resolve refused: it names 65 VMs, more than 64"
+        );
+        let long = Op::Checkpoints {
+            vm: "x".repeat(1000),
+            since_secs: None,
+        };
+        assert_eq!(
+            long.check_references().unwrap_err(),
+            "checkpoints refused: a VM reference of 1000 bytes, longer than 512"
+        );
     }
 
     #[test]

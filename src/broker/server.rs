@@ -40,6 +40,8 @@ const ANSWER_MARGIN: Duration = Duration::from_millis(150);
 /// Connections open at once; more are refused at once rather than queued past their
 /// deadlines.
 const CONNECTIONS_MAX: usize = 256;
+/// The bytes all connections' long request lines may hold at once: eight of the longest.
+const READING_MAX: usize = 8 * protocol::REQUEST_MAX;
 
 /// The broker's state, shared by every connection.
 pub(crate) struct Broker {
@@ -61,6 +63,8 @@ pub(crate) struct Broker {
     net: Option<PathBuf>,
     /// Each user's connections, waiting for their request or served.
     peers: Mutex<Peers>,
+    /// What the request lines still being read may hold between them past their first bytes.
+    reading: protocol::ReadBudget,
 }
 
 /// Each user's connections and use of the trail.
@@ -190,6 +194,7 @@ impl Broker {
             changes,
             trail_failure: Mutex::new(None),
             peers: Mutex::new(Peers::default()),
+            reading: protocol::ReadBudget::new(READING_MAX),
             cache,
             net: None,
         })
@@ -436,7 +441,7 @@ fn connection(broker: &Broker, stream: &LocalStream) {
         return;
     };
     let ticket = broker.waiting(&peer, stream);
-    let read = protocol::read_request(stream, REQUEST_WAIT);
+    let read = protocol::read_request(stream, REQUEST_WAIT, &broker.reading);
     broker.done_waiting(peer.uid, ticket);
     let Some(_serving) = broker.serving(&peer) else {
         let error = format!(
@@ -453,35 +458,15 @@ fn connection(broker: &Broker, stream: &LocalStream) {
     let request = match read {
         None => return,
         Some(Ok(request)) => request,
-        Some(Err(error)) => {
-            // Recorded before the answer, as every refusal is.
-            broker.audit_request(&peer, "unknown", None, started, &refused(error.clone()));
-            let _ = protocol::write_answer(stream, &Answer::Refused { error });
-            return;
-        }
+        Some(Err(error)) => return broker.refuse(stream, &peer, "unknown", None, started, error),
     };
     let name = request.op.name();
+    if let Err(error) = request.op.check_references() {
+        return broker.refuse(stream, &peer, name, None, started, error);
+    }
     if !broker.allowed(role(&request.op), &peer) {
-        let who = platform::user_name(peer.uid).unwrap_or_else(|| peer.uid.to_string());
-        let error = match role(&request.op) {
-            Role::Operator => format!(
-                "user {who} (uid {}) may not {name}: only root, the broker's account and [broker] operator_users/operator_groups may",
-                peer.uid
-            ),
-            Role::Guard | Role::Anyone => format!(
-                "user {who} (uid {}) may not {name}: not in [broker] guard_users/guard_groups",
-                peer.uid
-            ),
-        };
-        broker.audit_request(
-            &peer,
-            name,
-            Some(&request.op),
-            started,
-            &refused(error.clone()),
-        );
-        let _ = protocol::write_answer(stream, &Answer::Refused { error });
-        return;
+        let error = not_allowed(&peer, &request.op);
+        return broker.refuse(stream, &peer, name, Some(&request.op), started, error);
     }
     let wanted = Duration::from_millis(request.deadline_ms).min(DEADLINE_MAX);
     let deadline = Deadline::starting_at(started, wanted).shortened_by(ANSWER_MARGIN);
@@ -531,6 +516,20 @@ fn connection(broker: &Broker, stream: &LocalStream) {
     // Recorded before the answer, as a guard is.
     broker.audit_request(&peer, name, Some(&request.op), started, &outcome);
     let _ = protocol::write_answer(stream, &answer);
+}
+
+/// Why `peer` may not run `op`.
+fn not_allowed(peer: &Peer, op: &Op) -> String {
+    let who = platform::user_name(peer.uid).unwrap_or_else(|| peer.uid.to_string());
+    let (uid, name) = (peer.uid, op.name());
+    match role(op) {
+        Role::Operator => format!(
+            "user {who} (uid {uid}) may not {name}: only root, the broker's account and [broker] operator_users/operator_groups may"
+        ),
+        Role::Guard | Role::Anyone => format!(
+            "user {who} (uid {uid}) may not {name}: not in [broker] guard_users/guard_groups"
+        ),
+    }
 }
 
 fn refused(error: String) -> Ended {
@@ -735,6 +734,20 @@ impl Broker {
         };
         let document = super::restore::serve(&self.config, stream, user, request, &record);
         let _ = protocol::write_answer(stream, &Answer::Done { result: document });
+    }
+
+    /// Refuses a request before it runs: recorded before the answer, as every refusal is.
+    fn refuse(
+        &self,
+        stream: &LocalStream,
+        peer: &Peer,
+        op: &str,
+        request: Option<&Op>,
+        started: Instant,
+        error: String,
+    ) {
+        self.audit_request(peer, op, request, started, &refused(error.clone()));
+        let _ = protocol::write_answer(stream, &Answer::Refused { error });
     }
 
     /// Records a request other than a guard (or one refused before it ran).
@@ -1059,6 +1072,7 @@ mod tests {
             changes: Mutex::new(HashMap::new()),
             trail_failure: Mutex::new(None),
             peers: Mutex::new(Peers::default()),
+            reading: protocol::ReadBudget::new(READING_MAX),
             cache: PathBuf::from("/nonexistent"),
             net: None,
         }

@@ -121,7 +121,11 @@ fn ask(
 pub(crate) fn serve(config_path: Option<&Path>, managed: bool) -> anyhow::Result<()> {
     let stream = crate::platform::helper_stream()
         .map_err(|e| anyhow::anyhow!("{SUBCOMMAND}: cannot take stdin ({e})"))?;
-    let Some(request) = protocol::read_request(&stream, REQUEST_WAIT) else {
+    let Some(request) = protocol::read_request(
+        &stream,
+        REQUEST_WAIT,
+        &protocol::ReadBudget::new(protocol::REQUEST_MAX),
+    ) else {
         anyhow::bail!("{SUBCOMMAND}: no request on stdin");
     };
     let answered = request.and_then(|request| {
