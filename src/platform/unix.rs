@@ -197,6 +197,12 @@ pub(crate) fn own_process_group(command: &mut Command) {
     command.process_group(0);
 }
 
+/// Whether a child ended from the terminal's interrupt (SIGINT).
+pub(crate) fn ended_by_interrupt(status: std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt as _;
+    status.signal() == Some(nix::sys::signal::Signal::SIGINT as i32)
+}
+
 /// Kills the process group `child` leads (it was started with [`own_process_group`]), then
 /// reaps the child.
 pub(crate) fn kill_group(child: &mut Child) {

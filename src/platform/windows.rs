@@ -270,6 +270,14 @@ pub(crate) fn shell_command(command: &str) -> Command {
 /// No process groups on Windows: [`kill_group`] reaches the process alone.
 pub(crate) fn own_process_group(_: &mut Command) {}
 
+/// Whether a child ended from the console's Ctrl-C (`STATUS_CONTROL_C_EXIT`).
+pub(crate) fn ended_by_interrupt(status: std::process::ExitStatus) -> bool {
+    status
+        .code()
+        .and_then(|code| u32::try_from(code).ok().or(Some(code.cast_unsigned())))
+        == Some(0xC000_013A)
+}
+
 /// Kills `child` (not what it started: that would need a job object), then reaps it.
 pub(crate) fn kill_group(child: &mut Child) {
     let _ = child.kill();

@@ -164,8 +164,10 @@ fn read_line(interrupted: &AtomicBool) -> Option<String> {
 }
 
 /// Runs the operator's `--verify` command with their shell (`$SHELL -c`, else `sh -c`), its
-/// output on stderr (stdout may carry the JSON document). Ok(true) when it exits 0.
-pub(crate) fn verify(command: &str) -> anyhow::Result<(bool, String)> {
+/// output on stderr (stdout may carry the JSON document): whether it exited 0, how it ended,
+/// and whether the terminal's Ctrl-C ended it (which the command, in the same foreground
+/// group, may see before this process's own handler does).
+pub(crate) fn verify(command: &str) -> anyhow::Result<(bool, String, bool)> {
     let shell = std::env::var_os("SHELL")
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "sh".into());
@@ -176,9 +178,11 @@ pub(crate) fn verify(command: &str) -> anyhow::Result<(bool, String)> {
         .stdout(Stdio::from(std::io::stderr()))
         .status()
         .map_err(|e| anyhow::anyhow!("cannot run {}: {e}", shell.to_string_lossy()))?;
-    let words = status.code().map_or_else(
-        || String::from("killed by a signal"),
-        |c| format!("exit {c}"),
-    );
-    Ok((status.success(), words))
+    let interrupted = crate::platform::ended_by_interrupt(status);
+    let words = match status.code() {
+        _ if interrupted => String::from("interrupted"),
+        Some(code) => format!("exit {code}"),
+        None => String::from("killed by a signal"),
+    };
+    Ok((status.success(), words, interrupted))
 }

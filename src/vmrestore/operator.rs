@@ -73,7 +73,13 @@ impl Operator for Terminal {
     }
 
     fn verify(&self, command: &str) -> anyhow::Result<(bool, String)> {
-        follow::verify(command)
+        let (passed, words, interrupted) = follow::verify(command)?;
+        if interrupted {
+            // The Ctrl-C that ended the command is the operator's, whether or not the
+            // handler has seen it yet.
+            self.interrupted.store(true, Ordering::SeqCst);
+        }
+        Ok((passed, words))
     }
 
     fn catch_interrupt(&self) -> anyhow::Result<()> {

@@ -229,13 +229,15 @@ fn a_vpg_syncing_initialising_or_not_meeting_its_sla_is_refused() {
 
 #[test]
 fn a_checkpoint_that_left_the_journal_is_refused_as_such() {
+    // 20x: the journal's one minute is 3 s, time enough for the guard to see its checkpoint
+    // listed even on a loaded machine, and the checkpoint is out of the journal 4 s later.
     let env = TestEnv::with(Setup {
         scenario: Some(lab_with("journal_history_mins = 1")),
+        time_scale: 20.0,
         ..Setup::default()
     });
     guarded_change(&env, VM, "toolu_v5");
-    // 100x: a minute of journal passes in 0.6 s.
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_secs(4));
     let run = restore_vm(&env, &[VM, "--change", "toolu_v5", "--yes"]);
     assert_eq!(run.code, 3, "{run:#?}");
     assert!(run.stderr.contains("has left the journal"), "{run:#?}");
