@@ -56,6 +56,7 @@ fn host_and_path(text: &str) -> Option<(&str, &str)> {
     text.split_once(':')
 }
 
+#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn copy(
     ctx: &mut Ctx<'_>,
     program: &Program,

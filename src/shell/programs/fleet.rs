@@ -17,10 +17,6 @@
     clippy::unnecessary_wraps,
     reason = "every grammar has the one signature `command` dispatches to"
 )]
-#![expect(
-    clippy::too_many_lines,
-    reason = "a grammar reads best top to bottom, one case after another"
-)]
 
 use super::exec::{self, Exec, Inner, Shell};
 use super::flow::{self, Held};
@@ -36,218 +32,19 @@ pub(super) fn fleet(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
+    let Options {
+        owned,
+        operands,
+        flags,
+        mut elsewhere,
+        objects,
+        reads_only,
+    } = read_options(ctx, program, args);
     let mut hosts: Vec<&Arg> = Vec::new();
-    let mut owned: Vec<Arg> = Vec::new();
-    let mut operands: Vec<&Arg> = Vec::new();
-    let mut flags: Vec<String> = Vec::new();
-    let mut elsewhere: Option<String> = None;
-    // The machines objects the cmdlet acts on are bound to (`-InputObject`, the pipeline, a
-    // session): `Err` when which is not known.
-    let mut objects: Option<Result<Vec<Target>, String>> = None;
-    let mut reads_only = false;
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        let text = arg.text();
-        if text == "--" {
-            operands.extend(&args[i + 1..]);
-            break;
-        }
-        let is_option = (text.starts_with('-') && text.len() > 1)
-            || (text.starts_with('/') && text.len() > 1 && program.windows_flags);
-        // A quoted word is a cmdlet's argument, never a parameter name.
-        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
-            operands.push(arg);
-            i += 1;
-            continue;
-        }
-        let (mut name, mut attached) = split_option(text, program.cmdlet);
-        let posix = !program.windows_flags && !program.cmdlet;
-        // `-Hweb01`: a short host option with its value attached.
-        if attached.is_none()
-            && posix
-            && !text.starts_with("--")
-            && let Some(short) = program
-                .host_options
-                .iter()
-                .find(|o| o.len() == 2 && text.len() > 2 && text.get(..2) == Some(o.as_str()))
-        {
-            name = &text[..short.len()];
-            attached = text.get(2..);
-        }
-        // `--req DELETE`: an unambiguous prefix of a listed long option is that option.
-        if posix && let Some(whole) = program.long_option_for(name) {
-            name = whole;
-        }
-        // `-sfX DELETE`, `-sXDELETE`: bundled short options, each one set, the first that
-        // takes a value taking the rest of the word or the next one.
-        let bundled: String;
-        if posix
-            && attached.is_none()
-            && !text.starts_with("--")
-            && text.len() > 2
-            && program.bundles_short_options()
-            && text[1..].chars().all(|c| c.is_ascii_alphanumeric())
-        {
-            for (at, letter) in text.char_indices().skip(1) {
-                let short = format!("-{letter}");
-                let takes_a_value = [
-                    &program.value_options,
-                    &program.host_options,
-                    &program.method_options,
-                ]
-                .iter()
-                .any(|list| list.contains(&short));
-                if takes_a_value {
-                    bundled = short;
-                    name = &bundled;
-                    attached = text.get(at + 1..).filter(|rest| !rest.is_empty());
-                    break;
-                }
-                flags.push(short);
-            }
-        }
-        // `-WhatIf:$false` sets no switch.
-        match attached {
-            Some(value) if program.cmdlet && !value.eq_ignore_ascii_case("$true") => {
-                flags.push(text.to_owned());
-            }
-            _ => flags.push(name.to_owned()),
-        }
-        // `-XDELETE`: a short option with its value attached is that option too.
-        if posix && !text.starts_with("--") && text.len() > 2 {
-            flags.extend(text.get(..2).map(str::to_owned));
-        }
-        let takes = |list: &[String]| program.names_option(list, name);
-        let value = if attached.is_some() {
-            attached.map(|v| Arg {
-                raw: v.to_owned(),
-                value: arg.value.as_ref().map(|_| v.to_owned()),
-            })
-        } else if takes(&program.host_options)
-            || takes(&program.value_options)
-            || takes(&program.method_options)
-            || (takes(&program.other_host_options)
-                && (program.value_options.is_empty() || program.cmdlet))
-        {
-            i += 1;
-            args.get(i).cloned()
-        } else {
-            None
-        };
-        if takes(&program.method_options) {
-            // `-MethodName GetOwner`: a method that only reads changes nothing.
-            reads_only |= value
-                .as_ref()
-                .and_then(|v| v.value.as_deref())
-                .is_some_and(|method| !flow::changes(method));
-        }
-        if takes(&program.host_options) {
-            match value {
-                Some(value) => owned.push(value),
-                None => elsewhere = Some(format!("`{name}` names no host")),
-            }
-        } else if takes(&program.other_host_options) {
-            // A cmdlet's `-CimSession $s`: a session the command opened earlier.
-            match value
-                .filter(|_| program.cmdlet)
-                .and_then(|v| flow::bound(ctx, &v))
-            {
-                Some(Ok(opened)) => objects = Some(Ok(opened)),
-                Some(Err(why)) => elsewhere = Some(why),
-                None => {
-                    elsewhere = Some(format!(
-                        "`{name}` picks hosts that are not written in the command"
-                    ));
-                }
-            }
-        } else if program.cmdlet
-            && program.names_option(&[String::from("-InputObject")], name)
-            && let Some(value) = value.filter(|v| v.value.is_none())
-        {
-            // `-InputObject $svc`: objects, acted on where they were fetched.
-            objects = Some(flow::bound(ctx, &value).unwrap_or_else(|| {
-                Err(format!(
-                    "`{name} {}` holds objects whose machine is not known here",
-                    value.raw
-                ))
-            }));
-        }
-        i += 1;
-    }
-    // A cmdlet piped objects (`Get-Service -ComputerName win01 | Stop-Service`) acts where
-    // they were fetched.
-    if objects.is_none()
-        && program.cmdlet
-        && let Some(Held::Bound(piped)) = &ctx.flow.piped
-    {
-        objects = Some(piped.clone());
-    }
-    let objects = match objects {
-        Some(Err(why)) if elsewhere.is_none() => {
-            elsewhere = Some(why);
-            None
-        }
-        Some(Ok(targets)) => Some(targets),
-        _ => None,
-    };
     hosts.extend(owned.iter());
-    // Hosts named by operands.
-    let mut action_at = 0;
-    // An operand names the host only where no option did (`rexec -h web01 'cmd'`).
-    let host_operand = program
-        .host_operand
-        .as_deref()
-        .filter(|_| owned.is_empty() || program.host_operand.as_deref() == Some("url"));
-    match host_operand {
-        Some("all") => {
-            hosts.extend(operands.iter().copied());
-            action_at = operands.len();
-        }
-        // The last one: `reg copy \\a\… \\b\…` writes the second.
-        Some("unc") => hosts.extend(
-            operands
-                .iter()
-                .copied()
-                .rfind(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
-        ),
-        // `http://web01/x`, and `web01/x` or `web01:8080/x` as curl and httpie take them.
-        Some("url") => hosts.extend(operands.iter().copied().filter(|a| {
-            let text = a.text();
-            text.contains("://")
-                || a.value.is_none()
-                || text.split_once('/').is_some_and(|(host, _)| {
-                    !host.is_empty()
-                        && host
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
-                })
-        })),
-        Some(n) => {
-            if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
-                if let Some(host) = operands.get(at) {
-                    hosts.push(host);
-                }
-                action_at = at + 1;
-            }
-        }
-        None => {}
-    }
-    let env: Vec<Arg> = program
-        .host_env
-        .iter()
-        .filter_map(|var| ctx.env(cmd, var))
-        .collect();
+    let action_at = operand_hosts(program, !owned.is_empty(), &operands, &mut hosts);
+    let env = env_hosts(ctx, program, cmd, &mut elsewhere);
     hosts.extend(env.iter());
-    // `DOCKER_CONTEXT=prod docker rm -f app`: a context names hosts elsewhere, as `--context`.
-    if let Some(var) = program
-        .other_host_env
-        .iter()
-        .find(|var| ctx.env(cmd, var).is_some())
-    {
-        elsewhere = Some(format!(
-            "`{var}` picks hosts that are not written in the command"
-        ));
-    }
 
     let action = operands
         .iter()
@@ -321,7 +118,19 @@ pub(super) fn fleet(
             &[both.as_str(), &all.join(" ")],
         )
     };
-    let why = match (class, action) {
+    let why = why(program, class, action);
+    if let Some(reason) = elsewhere {
+        if class == Class::Mutating {
+            ctx.findings.push(unknown_finding(program, reason));
+        }
+        return Ok(());
+    }
+    act_on(ctx, program, cmd, &hosts, objects.as_deref(), class, why)
+}
+
+/// Why a fleet call's action is judged as it is.
+fn why(program: &Program, class: Class, action: Option<&str>) -> String {
+    match (class, action) {
         (Class::ReadOnly, Some(action)) => format!("`{action}` only reads"),
         (Class::ReadOnly, None) => String::from("only reads"),
         (Class::Mutating, Some(action)) => {
@@ -331,15 +140,47 @@ pub(super) fn fleet(
             )
         }
         (Class::Mutating, None) => String::from("can change the host"),
-    };
-    if let Some(reason) = elsewhere {
-        if class == Class::Mutating {
-            ctx.findings.push(unknown_finding(program, reason));
-        }
-        return Ok(());
     }
+}
+
+/// The hosts the environment names (`DOCKER_HOST=…`); a variable that picks hosts written
+/// elsewhere (`DOCKER_CONTEXT=prod`, as `--context`) is why the hosts are not known here.
+fn env_hosts(
+    ctx: &Ctx<'_>,
+    program: &Program,
+    cmd: &Cmd,
+    elsewhere: &mut Option<String>,
+) -> Vec<Arg> {
+    if let Some(var) = program
+        .other_host_env
+        .iter()
+        .find(|var| ctx.env(cmd, var).is_some())
+    {
+        *elsewhere = Some(format!(
+            "`{var}` picks hosts that are not written in the command"
+        ));
+    }
+    program
+        .host_env
+        .iter()
+        .filter_map(|var| ctx.env(cmd, var))
+        .collect()
+}
+
+/// Where a judged fleet call acts: the machines its hosts and the objects it was handed name
+/// (a loopback host through the forward it reaches), as a finding; with none written, a
+/// question, nothing, or the program run on this machine.
+fn act_on(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    cmd: &Cmd,
+    hosts: &[&Arg],
+    objects: Option<&[Target]>,
+    class: Class,
+    why: String,
+) -> Result<(), Unknown> {
     let mut targets: Vec<Target> = Vec::new();
-    for host in &hosts {
+    for host in hosts {
         // `curl https://localhost:8443/…` after `ssh -fNL 8443:localhost:443 web01`: this
         // machine's port reaches the machine the forward ends at.
         if let Some(forwarded) = &ctx.forwarded
@@ -359,7 +200,7 @@ pub(super) fn fleet(
             Err(_) => {}
         }
     }
-    for target in objects.iter().flatten() {
+    for target in objects.into_iter().flatten() {
         if !targets.contains(target) {
             targets.push(target.clone());
         }
@@ -387,6 +228,247 @@ pub(super) fn fleet(
     }
     ctx.findings.push(finding(program, targets, class, why));
     Ok(())
+}
+
+/// What a fleet program's options say: the hosts they name, the operands left, the flags set,
+/// the machines the objects it acts on are bound to, and why its hosts are not known here.
+struct Options<'a> {
+    owned: Vec<Arg>,
+    operands: Vec<&'a Arg>,
+    flags: Vec<String>,
+    elsewhere: Option<String>,
+    objects: Option<Vec<Target>>,
+    reads_only: bool,
+}
+
+/// Reads a fleet program's options, in the program's own conventions (POSIX bundles and
+/// prefixes, Windows `/flags`, cmdlet parameters).
+fn read_options<'a>(ctx: &mut Ctx<'_>, program: &Program, args: &'a [Arg]) -> Options<'a> {
+    let mut owned: Vec<Arg> = Vec::new();
+    let mut operands: Vec<&Arg> = Vec::new();
+    let mut flags: Vec<String> = Vec::new();
+    let mut elsewhere: Option<String> = None;
+    // The machines objects the cmdlet acts on are bound to (`-InputObject`, the pipeline, a
+    // session): `Err` when which is not known.
+    let mut objects: Option<Result<Vec<Target>, String>> = None;
+    let mut reads_only = false;
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        let text = arg.text();
+        if text == "--" {
+            operands.extend(&args[i + 1..]);
+            break;
+        }
+        let is_option = (text.starts_with('-') && text.len() > 1)
+            || (text.starts_with('/') && text.len() > 1 && program.windows_flags);
+        // A quoted word is a cmdlet's argument, never a parameter name.
+        if !is_option || (program.cmdlet && arg.raw.starts_with(['\'', '"'])) {
+            operands.push(arg);
+            i += 1;
+            continue;
+        }
+        let (name, attached) = option_name(program, text, &mut flags);
+        let name = name.as_str();
+        let takes = |list: &[String]| program.names_option(list, name);
+        let value = if attached.is_some() {
+            attached.map(|v| Arg {
+                raw: v.to_owned(),
+                value: arg.value.as_ref().map(|_| v.to_owned()),
+            })
+        } else if takes(&program.host_options)
+            || takes(&program.value_options)
+            || takes(&program.method_options)
+            || (takes(&program.other_host_options)
+                && (program.value_options.is_empty() || program.cmdlet))
+        {
+            i += 1;
+            args.get(i).cloned()
+        } else {
+            None
+        };
+        if takes(&program.method_options) {
+            // `-MethodName GetOwner`: a method that only reads changes nothing.
+            reads_only |= value
+                .as_ref()
+                .and_then(|v| v.value.as_deref())
+                .is_some_and(|method| !flow::changes(method));
+        }
+        if takes(&program.host_options) {
+            match value {
+                Some(value) => owned.push(value),
+                None => elsewhere = Some(format!("`{name}` names no host")),
+            }
+        } else if takes(&program.other_host_options) {
+            // A cmdlet's `-CimSession $s`: a session the command opened earlier.
+            match value
+                .filter(|_| program.cmdlet)
+                .and_then(|v| flow::bound(ctx, &v))
+            {
+                Some(Ok(opened)) => objects = Some(Ok(opened)),
+                Some(Err(why)) => elsewhere = Some(why),
+                None => {
+                    elsewhere = Some(format!(
+                        "`{name}` picks hosts that are not written in the command"
+                    ));
+                }
+            }
+        } else if program.cmdlet
+            && program.names_option(&[String::from("-InputObject")], name)
+            && let Some(value) = value.filter(|v| v.value.is_none())
+        {
+            // `-InputObject $svc`: objects, acted on where they were fetched.
+            objects = Some(flow::bound(ctx, &value).unwrap_or_else(|| {
+                Err(format!(
+                    "`{name} {}` holds objects whose machine is not known here",
+                    value.raw
+                ))
+            }));
+        }
+        i += 1;
+    }
+    // A cmdlet piped objects (`Get-Service -ComputerName win01 | Stop-Service`) acts where
+    // they were fetched.
+    if objects.is_none()
+        && program.cmdlet
+        && let Some(Held::Bound(piped)) = &ctx.flow.piped
+    {
+        objects = Some(piped.clone());
+    }
+    let objects = match objects {
+        Some(Err(why)) if elsewhere.is_none() => {
+            elsewhere = Some(why);
+            None
+        }
+        Some(Ok(targets)) => Some(targets),
+        _ => None,
+    };
+    Options {
+        owned,
+        operands,
+        flags,
+        elsewhere,
+        objects,
+        reads_only,
+    }
+}
+
+/// The option a word sets, in the program's conventions (a short option with its value
+/// attached, an unambiguous prefix of a long one, the one of bundled short options that takes
+/// a value), and the value attached to it; every switch the word sets goes to `flags`.
+fn option_name<'t>(
+    program: &Program,
+    text: &'t str,
+    flags: &mut Vec<String>,
+) -> (String, Option<&'t str>) {
+    let (name, mut attached) = split_option(text, program.cmdlet);
+    let mut name = name.to_owned();
+    let posix = !program.windows_flags && !program.cmdlet;
+    // `-Hweb01`: a short host option with its value attached.
+    if attached.is_none()
+        && posix
+        && !text.starts_with("--")
+        && let Some(short) = program
+            .host_options
+            .iter()
+            .find(|o| o.len() == 2 && text.len() > 2 && text.get(..2) == Some(o.as_str()))
+    {
+        text[..short.len()].clone_into(&mut name);
+        attached = text.get(2..);
+    }
+    // `--req DELETE`: an unambiguous prefix of a listed long option is that option.
+    if posix && let Some(whole) = program.long_option_for(&name) {
+        whole.clone_into(&mut name);
+    }
+    // `-sfX DELETE`, `-sXDELETE`: bundled short options, each one set, the first that
+    // takes a value taking the rest of the word or the next one.
+    if posix
+        && attached.is_none()
+        && !text.starts_with("--")
+        && text.len() > 2
+        && program.bundles_short_options()
+        && text[1..].chars().all(|c| c.is_ascii_alphanumeric())
+    {
+        for (at, letter) in text.char_indices().skip(1) {
+            let short = format!("-{letter}");
+            let takes_a_value = [
+                &program.value_options,
+                &program.host_options,
+                &program.method_options,
+            ]
+            .iter()
+            .any(|list| list.contains(&short));
+            if takes_a_value {
+                name = short;
+                attached = text.get(at + 1..).filter(|rest| !rest.is_empty());
+                break;
+            }
+            flags.push(short);
+        }
+    }
+    // `-WhatIf:$false` sets no switch.
+    match attached {
+        Some(value) if program.cmdlet && !value.eq_ignore_ascii_case("$true") => {
+            flags.push(text.to_owned());
+        }
+        _ => flags.push(name.clone()),
+    }
+    // `-XDELETE`: a short option with its value attached is that option too.
+    if posix && !text.starts_with("--") && text.len() > 2 {
+        flags.extend(text.get(..2).map(str::to_owned));
+    }
+    (name, attached)
+}
+
+/// Adds to `hosts` the operands that name hosts, as the program's `host_operand` says (an
+/// operand names the host only where no option did: `rexec -h web01 'cmd'`); returns where
+/// the action's operands begin.
+fn operand_hosts<'a>(
+    program: &Program,
+    named_by_option: bool,
+    operands: &[&'a Arg],
+    hosts: &mut Vec<&'a Arg>,
+) -> usize {
+    let mut action_at = 0;
+    // An operand names the host only where no option did (`rexec -h web01 'cmd'`).
+    let host_operand = program
+        .host_operand
+        .as_deref()
+        .filter(|_| !named_by_option || program.host_operand.as_deref() == Some("url"));
+    match host_operand {
+        Some("all") => {
+            hosts.extend(operands.iter().copied());
+            action_at = operands.len();
+        }
+        // The last one: `reg copy \\a\… \\b\…` writes the second.
+        Some("unc") => hosts.extend(
+            operands
+                .iter()
+                .copied()
+                .rfind(|a| a.text().starts_with("\\\\") || a.text().starts_with("//")),
+        ),
+        // `http://web01/x`, and `web01/x` or `web01:8080/x` as curl and httpie take them.
+        Some("url") => hosts.extend(operands.iter().copied().filter(|a| {
+            let text = a.text();
+            text.contains("://")
+                || a.value.is_none()
+                || text.split_once('/').is_some_and(|(host, _)| {
+                    !host.is_empty()
+                        && host
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+                })
+        })),
+        Some(n) => {
+            if let Some(at) = n.parse::<usize>().ok().and_then(|n| n.checked_sub(1)) {
+                if let Some(host) = operands.get(at) {
+                    hosts.push(host);
+                }
+                action_at = at + 1;
+            }
+        }
+        None => {}
+    }
+    action_at
 }
 
 /// The command a call runs on its hosts, when it runs one: the operands after the host for
@@ -798,6 +880,7 @@ fn is_cmd_switch(text: &str) -> bool {
     (1..=2).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphabetic() || c == '?')
 }
 
+#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn unc_write(
     ctx: &mut Ctx<'_>,
     program: &Program,

@@ -255,6 +255,7 @@ fn virsh_sets(subcommand: &str, rest: &[Arg]) -> bool {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {

@@ -12,10 +12,6 @@
     clippy::unnecessary_wraps,
     reason = "every grammar has the one signature `command` dispatches to"
 )]
-#![expect(
-    clippy::too_many_lines,
-    reason = "the walk and the grammars read best top to bottom, one case after another"
-)]
 
 use std::cell::OnceCell;
 
@@ -352,6 +348,7 @@ fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), 
 }
 
 /// [`simple_command`], with its words' bound values and its environment in place.
+#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 fn bound_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     if !cmd.wrapped {
         remember(ctx, cmd, dialect)?;

@@ -313,6 +313,7 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     }
 }
 
+#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn ssh(
     ctx: &mut Ctx<'_>,
     program: &Program,
