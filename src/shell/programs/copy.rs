@@ -56,7 +56,6 @@ fn host_and_path(text: &str) -> Option<(&str, &str)> {
     text.split_once(':')
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn copy(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -64,6 +63,102 @@ pub(super) fn copy(
     args: &[Arg],
     cmd: &Cmd,
 ) -> Result<(), Unknown> {
+    let is_rsync = lower_base(name) == "rsync";
+    let is_sftp = lower_base(name) == "sftp";
+    let CopyArgs {
+        operands,
+        dry_run,
+        removes_sources,
+        batch,
+        o,
+    } = read_options(program, name, args, cmd);
+    local_texts(ctx, &o)?;
+    if is_sftp {
+        return sftp(ctx, program, &operands, batch, &o);
+    }
+    let Some((destination, sources)) = operands.split_last() else {
+        return Ok(());
+    };
+    let sources = if sources.is_empty() && is_rsync {
+        // `rsync host:/path` alone lists the remote directory.
+        std::slice::from_ref(destination)
+    } else {
+        sources
+    };
+    let listing = operands.len() == 1;
+    for source in sources {
+        if let Ok(Some(host)) = remote_operand(source) {
+            let (class, why) = if removes_sources && !dry_run {
+                (
+                    Class::Mutating,
+                    format!("copies from {host} and removes the source files there"),
+                )
+            } else {
+                (Class::ReadOnly, format!("copies from {host}"))
+            };
+            ctx.findings.push(finding(
+                program,
+                vec![Target {
+                    name: host,
+                    kind: o.target_kind(source.text()),
+                }],
+                class,
+                why,
+            ));
+        }
+    }
+    if listing {
+        return Ok(());
+    }
+    match remote_operand(destination) {
+        Err(raw) => ctx
+            .findings
+            .push(not_fixed(program, "the destination", &raw)),
+        Ok(None) => {}
+        Ok(Some(host)) => {
+            let host = match o.endpoint(&host) {
+                Ok(host) => host,
+                Err(why) => {
+                    ctx.findings.push(unknown_finding(program, why));
+                    return Ok(());
+                }
+            };
+            let (class, why) = if dry_run {
+                (
+                    Class::ReadOnly,
+                    format!("only shows what it would copy to {host} (dry run)"),
+                )
+            } else {
+                (Class::Mutating, format!("copies files to {host}"))
+            };
+            let mut f = finding(
+                program,
+                vec![Target {
+                    name: host,
+                    kind: o.target_kind(destination.text()),
+                }],
+                class,
+                why,
+            );
+            f.remote.clone_from(&destination.value);
+            ctx.findings.push(f);
+        }
+    }
+    Ok(())
+}
+
+/// What a copy program's arguments say: its operands, and the options that change what it
+/// does (a dry run, sources removed, an sftp batch, the ssh options it passes on).
+struct CopyArgs {
+    operands: Vec<Arg>,
+    dry_run: bool,
+    removes_sources: bool,
+    batch: bool,
+    o: SshOptions,
+}
+
+/// Reads a copy program's options (`rsync` and `sftp` have some of their own).
+fn read_options(program: &Program, name: &str, args: &[Arg], cmd: &Cmd) -> CopyArgs {
     let is_rsync = lower_base(name) == "rsync";
     let is_sftp = lower_base(name) == "sftp";
     let mut operands = Vec::new();
@@ -147,79 +242,13 @@ pub(super) fn copy(
             }
         }
     }
-    local_texts(ctx, &o)?;
-    if is_sftp {
-        return sftp(ctx, program, &operands, batch, &o);
+    CopyArgs {
+        operands,
+        dry_run,
+        removes_sources,
+        batch,
+        o,
     }
-    let Some((destination, sources)) = operands.split_last() else {
-        return Ok(());
-    };
-    let sources = if sources.is_empty() && is_rsync {
-        // `rsync host:/path` alone lists the remote directory.
-        std::slice::from_ref(destination)
-    } else {
-        sources
-    };
-    let listing = operands.len() == 1;
-    for source in sources {
-        if let Ok(Some(host)) = remote_operand(source) {
-            let (class, why) = if removes_sources && !dry_run {
-                (
-                    Class::Mutating,
-                    format!("copies from {host} and removes the source files there"),
-                )
-            } else {
-                (Class::ReadOnly, format!("copies from {host}"))
-            };
-            ctx.findings.push(finding(
-                program,
-                vec![Target {
-                    name: host,
-                    kind: o.target_kind(source.text()),
-                }],
-                class,
-                why,
-            ));
-        }
-    }
-    if listing {
-        return Ok(());
-    }
-    match remote_operand(destination) {
-        Err(raw) => ctx
-            .findings
-            .push(not_fixed(program, "the destination", &raw)),
-        Ok(None) => {}
-        Ok(Some(host)) => {
-            let host = match o.endpoint(&host) {
-                Ok(host) => host,
-                Err(why) => {
-                    ctx.findings.push(unknown_finding(program, why));
-                    return Ok(());
-                }
-            };
-            let (class, why) = if dry_run {
-                (
-                    Class::ReadOnly,
-                    format!("only shows what it would copy to {host} (dry run)"),
-                )
-            } else {
-                (Class::Mutating, format!("copies files to {host}"))
-            };
-            let mut f = finding(
-                program,
-                vec![Target {
-                    name: host,
-                    kind: o.target_kind(destination.text()),
-                }],
-                class,
-                why,
-            );
-            f.remote.clone_from(&destination.value);
-            ctx.findings.push(f);
-        }
-    }
-    Ok(())
 }
 
 fn sftp(

@@ -313,7 +313,6 @@ pub(super) fn ssh_option(option: char, value: &str, o: &mut SshOptions) {
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn ssh(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -405,7 +404,41 @@ pub(super) fn ssh(
     } else if o.forwards_here > 0 {
         ctx.forwarded = Some(target.clone());
     }
-    let (remote_text, class, why) = if !words.is_empty() && !o.subsystem {
+    let (remote_text, class, why) = what_runs(ctx, &o, words, cmd);
+    // ssh-copy-id runs no command of the caller's: it appends a key to authorized_keys.
+    let (class, why) = if program.names[0] == "ssh-copy-id" {
+        (
+            Class::Mutating,
+            String::from("installs a public key on the host"),
+        )
+    } else if let Some(name) = o
+        .code_env
+        .as_ref()
+        .filter(|_| class == Class::ReadOnly && !o.no_command)
+    {
+        (
+            Class::Mutating,
+            format!("sets `{name}` for the remote command, which can make it run a program"),
+        )
+    } else {
+        (class, why)
+    };
+    let mut f = finding(program, vec![target], class, why);
+    f.remote = remote_text;
+    ctx.findings.push(f);
+    Ok(())
+}
+
+/// What an ssh call runs on its host: the remote command (its words, `-o RemoteCommand`, a
+/// subsystem, the script on standard input) with its class and why; nothing for `-N` or an
+/// interactive session.
+fn what_runs(
+    ctx: &mut Ctx<'_>,
+    o: &SshOptions,
+    words: &[Arg],
+    cmd: &Cmd,
+) -> (Option<String>, Class, String) {
+    if !words.is_empty() && !o.subsystem {
         let (text, class, why) = judge_remote(ctx, words, cmd);
         (Some(text), class, why)
     } else if o.subsystem {
@@ -450,29 +483,7 @@ pub(super) fn ssh(
                 String::from("runs the script it reads from standard input, which is not seen"),
             ),
         }
-    };
-    // ssh-copy-id runs no command of the caller's: it appends a key to authorized_keys.
-    let (class, why) = if program.names[0] == "ssh-copy-id" {
-        (
-            Class::Mutating,
-            String::from("installs a public key on the host"),
-        )
-    } else if let Some(name) = o
-        .code_env
-        .as_ref()
-        .filter(|_| class == Class::ReadOnly && !o.no_command)
-    {
-        (
-            Class::Mutating,
-            format!("sets `{name}` for the remote command, which can make it run a program"),
-        )
-    } else {
-        (class, why)
-    };
-    let mut f = finding(program, vec![target], class, why);
-    f.remote = remote_text;
-    ctx.findings.push(f);
-    Ok(())
+    }
 }
 
 pub(super) fn local_texts(ctx: &mut Ctx<'_>, o: &SshOptions) -> Result<(), Unknown> {
