@@ -5,7 +5,7 @@ use super::exec::{self, Exec, Inner, Shell};
 use super::{Ctx, finding, fixed, not_fixed, unknown_finding};
 use crate::shell::catalog::Program;
 use crate::shell::net;
-use crate::shell::types::{Arg, Class, Stdin, Target, TargetKind, Unknown};
+use crate::shell::types::{Arg, Class, Finding, Stdin, Target, TargetKind, Unknown};
 
 pub(super) fn govc(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let Some(sub) = args.first() else {
@@ -255,7 +255,6 @@ fn virsh_sets(subcommand: &str, rest: &[Arg]) -> bool {
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Result<(), Unknown> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
@@ -310,42 +309,67 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
     .iter()
     .any(|p| subcommand.starts_with(p))
     {
-        let connection = args[..i]
-            .windows(2)
-            .find(|w| matches!(w[0].text(), "-c" | "--connect"))
-            .map(|w| w[1].clone())
-            .or_else(|| {
-                args[..i].iter().find_map(|a| {
-                    a.text()
-                        .strip_prefix("--connect=")
-                        .map(|v| Arg::literal(v.to_owned()))
-                })
-            });
-        let hosts = connection
-            .as_ref()
-            .and_then(|uri| uri.value.as_deref())
-            .map(net::hosts_in)
-            .unwrap_or_default();
-        let finding = match (hosts.first(), &connection) {
-            (Some(host), _) if !host.is_empty() => finding(
-                program,
-                vec![Target {
-                    name: (*host).to_owned(),
-                    kind: TargetKind::Host,
-                }],
-                Class::Mutating,
-                format!("virsh {subcommand} changes the hypervisor it connects to"),
-            ),
-            (_, Some(uri)) if uri.value.is_none() => not_fixed(program, "the connection", &uri.raw),
-            _ => unknown_finding(
-                program,
-                format!("virsh {subcommand} changes this hypervisor, not a VM rewind can name"),
-            ),
-        };
+        let finding = virsh_hypervisor(program, &args[..i], subcommand);
         ctx.findings.push(finding);
         return Ok(());
     }
     let rest = &args[i + 1..];
+    let domain = virsh_domain(rest);
+    if subcommand == "qemu-agent-command" {
+        return virsh_agent(ctx, program, rest);
+    }
+    let why = format!("virsh {subcommand} changes the domain");
+    match domain {
+        Some(d) => vm_targets(ctx, program, &[d], why),
+        None => ctx.findings.push(unknown_finding(
+            program,
+            format!("virsh {subcommand} names no domain"),
+        )),
+    }
+    Ok(())
+}
+
+/// The finding for a virsh subcommand that changes a hypervisor, not a VM: the machine the
+/// connection (`-c qemu+ssh://host/…`) names; without one, this machine's own hypervisor
+/// changes, whose VMs' networks or disks may go with it (ask). `options` are the words before
+/// the subcommand.
+fn virsh_hypervisor(program: &Program, options: &[Arg], subcommand: &str) -> Finding {
+    let connection = options
+        .windows(2)
+        .find(|w| matches!(w[0].text(), "-c" | "--connect"))
+        .map(|w| w[1].clone())
+        .or_else(|| {
+            options.iter().find_map(|a| {
+                a.text()
+                    .strip_prefix("--connect=")
+                    .map(|v| Arg::literal(v.to_owned()))
+            })
+        });
+    let hosts = connection
+        .as_ref()
+        .and_then(|uri| uri.value.as_deref())
+        .map(net::hosts_in)
+        .unwrap_or_default();
+    match (hosts.first(), &connection) {
+        (Some(host), _) if !host.is_empty() => finding(
+            program,
+            vec![Target {
+                name: (*host).to_owned(),
+                kind: TargetKind::Host,
+            }],
+            Class::Mutating,
+            format!("virsh {subcommand} changes the hypervisor it connects to"),
+        ),
+        (_, Some(uri)) if uri.value.is_none() => not_fixed(program, "the connection", &uri.raw),
+        _ => unknown_finding(
+            program,
+            format!("virsh {subcommand} changes this hypervisor, not a VM rewind can name"),
+        ),
+    }
+}
+
+/// The domain a virsh subcommand's words name: `--domain`, or the first operand.
+fn virsh_domain(rest: &[Arg]) -> Option<Arg> {
     let mut domain = None;
     let mut j = 0;
     while let Some(arg) = rest.get(j) {
@@ -369,18 +393,7 @@ pub(super) fn virsh(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resul
             domain = Some(arg.clone());
         }
     }
-    if subcommand == "qemu-agent-command" {
-        return virsh_agent(ctx, program, rest);
-    }
-    let why = format!("virsh {subcommand} changes the domain");
-    match domain {
-        Some(d) => vm_targets(ctx, program, &[d], why),
-        None => ctx.findings.push(unknown_finding(
-            program,
-            format!("virsh {subcommand} names no domain"),
-        )),
-    }
-    Ok(())
+    domain
 }
 
 /// QEMU guest agent commands that only report on the guest.

@@ -348,7 +348,6 @@ fn simple_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), 
 }
 
 /// [`simple_command`], with its words' bound values and its environment in place.
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 fn bound_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), Unknown> {
     if !cmd.wrapped {
         remember(ctx, cmd, dialect)?;
@@ -362,29 +361,10 @@ fn bound_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), U
         }
         return Ok(());
     };
-    // PowerShell's `& { … }` and `. { … }` run the block here.
-    if dialect == Dialect::PowerShell {
-        let block = if first.raw.starts_with('{') {
-            Some(first)
-        } else if first.raw == "." || first.raw == "&" {
-            cmd.words.get(1).filter(|b| b.raw.starts_with('{'))
-        } else {
-            None
-        };
-        if let Some(block) = block {
-            return code(ctx, "&", block, Dialect::PowerShell);
-        }
-    }
-    // `& ('Restart-' + 'Computer') …`, `. ('s','s','h' -join '') …`: a program name built
-    // from literals is that name.
     if dialect == Dialect::PowerShell
-        && cmd.call
-        && first.value.is_none()
-        && let Some(name) = dotnet::literal_string(&first.raw)
+        && let Some(done) = powershell_call(ctx, cmd, first)
     {
-        let mut built = cmd.clone();
-        built.words[0] = Arg::literal(name);
-        return command(ctx, &built, dialect);
+        return done;
     }
     // `ln -s /usr/bin/ssh /tmp/x && /tmp/x web01 reboot`: the program under its new name.
     if let Some(name) = first.value.as_deref()
@@ -471,6 +451,31 @@ fn bound_command(ctx: &mut Ctx<'_>, cmd: &Cmd, dialect: Dialect) -> Result<(), U
         }
     }
     read(ctx, &program, name, cmd)
+}
+
+/// PowerShell's ways to run what no program name says: `& { … }` and `. { … }` run the block
+/// here; `& ('Restart-' + 'Computer') …` and `. ('s','s','h' -join '') …` run the name built
+/// from literals.
+fn powershell_call(ctx: &mut Ctx<'_>, cmd: &Cmd, first: &Arg) -> Option<Result<(), Unknown>> {
+    let block = if first.raw.starts_with('{') {
+        Some(first)
+    } else if first.raw == "." || first.raw == "&" {
+        cmd.words.get(1).filter(|b| b.raw.starts_with('{'))
+    } else {
+        None
+    };
+    if let Some(block) = block {
+        return Some(code(ctx, "&", block, Dialect::PowerShell));
+    }
+    if cmd.call
+        && first.value.is_none()
+        && let Some(name) = dotnet::literal_string(&first.raw)
+    {
+        let mut built = cmd.clone();
+        built.words[0] = Arg::literal(name);
+        return Some(command(ctx, &built, Dialect::PowerShell));
+    }
+    None
 }
 
 /// Which grammar reads a program the catalog names.
