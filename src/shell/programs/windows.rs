@@ -165,7 +165,6 @@ pub(super) fn psexec(ctx: &mut Ctx<'_>, program: &Program, args: &[Arg]) -> Resu
     )
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn smbclient(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -206,19 +205,9 @@ pub(super) fn smbclient(
             _ => {}
         }
     }
-    let host_of_service = |arg: &Arg| -> Result<String, String> {
-        let Some(text) = arg.value.as_deref() else {
-            return Err(arg.raw.clone());
-        };
-        let trimmed = text.trim_start_matches(['/', '\\']);
-        Ok(trimmed
-            .split(['/', '\\'])
-            .next()
-            .unwrap_or(trimmed)
-            .to_owned())
-    };
+
     if let Some(host) = list_host.filter(|_| service.is_none()) {
-        let host = host_of_service(&host).unwrap_or_default();
+        let host = share_host(&host).unwrap_or_default();
         ctx.findings.push(finding(
             program,
             vec![Target {
@@ -233,7 +222,7 @@ pub(super) fn smbclient(
     let Some(service) = service else {
         return Ok(());
     };
-    let host = match host_of_service(&service) {
+    let host = match share_host(&service) {
         Ok(host) => host,
         Err(raw) => {
             ctx.findings.push(not_fixed(program, "the share", &raw));
@@ -244,7 +233,43 @@ pub(super) fn smbclient(
         Stdin::Text(text) => Some(text.clone()),
         _ => None,
     });
-    let (class, why) = match (tar_extract, &script) {
+    let (class, why) = smbclient_class(program, tar_extract, script.as_ref());
+    let mut f = finding(
+        program,
+        vec![Target {
+            name: host,
+            kind: TargetKind::Host,
+        }],
+        class,
+        why,
+    );
+    f.remote = script.map(|s| s.value.unwrap_or(s.raw));
+    ctx.findings.push(f);
+    Ok(())
+}
+
+/// The host a share (`//host/share`, `\\host\share`) names, or its text when that is only
+/// known when the command runs.
+fn share_host(arg: &Arg) -> Result<String, String> {
+    let Some(text) = arg.value.as_deref() else {
+        return Err(arg.raw.clone());
+    };
+    let trimmed = text.trim_start_matches(['/', '\\']);
+    Ok(trimmed
+        .split(['/', '\\'])
+        .next()
+        .unwrap_or(trimmed)
+        .to_owned())
+}
+
+/// What an smbclient call does to its share: a tar extract or archive, an interactive session,
+/// or the commands it is given (`-c`, standard input), each judged.
+fn smbclient_class(
+    program: &Program,
+    tar_extract: Option<bool>,
+    script: Option<&Arg>,
+) -> (Class, String) {
+    match (tar_extract, script) {
         (Some(true), _) => (
             Class::Mutating,
             String::from("extracts a tar file onto the share"),
@@ -275,17 +300,5 @@ pub(super) fn smbclient(
                 }
             }
         },
-    };
-    let mut f = finding(
-        program,
-        vec![Target {
-            name: host,
-            kind: TargetKind::Host,
-        }],
-        class,
-        why,
-    );
-    f.remote = script.map(|s| s.value.unwrap_or(s.raw));
-    ctx.findings.push(f);
-    Ok(())
+    }
 }
