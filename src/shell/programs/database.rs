@@ -218,7 +218,6 @@ pub(crate) fn reads_remotely(program: &Program, cmd: &Cmd, stdin: &Stdin) -> Res
 
 /// The machines the client connects to: none for this machine, `Err` when they are not
 /// written (a variable, a defaults file, a service name).
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 fn server(
     ctx: &Ctx<'_>,
     program: &Program,
@@ -300,8 +299,14 @@ fn server(
             ));
         }
     }
+    server_targets(ctx, &hosts)
+}
+
+/// The machines the server arguments `hosts` name (a loopback address through the forward it
+/// reaches; this machine's own names are none).
+fn server_targets(ctx: &Ctx<'_>, hosts: &[Arg]) -> Result<Vec<Target>, String> {
     let mut targets: Vec<Target> = Vec::new();
-    for host in &hosts {
+    for host in hosts {
         let Some(value) = host.value.as_deref() else {
             return Err(format!(
                 "the server `{}` is only known when the command runs",
