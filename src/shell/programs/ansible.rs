@@ -249,7 +249,6 @@ fn module_matches(list: &Program, module: &str) -> bool {
     list.is_read_only(module) || list.is_read_only(short)
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn ansible(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -278,7 +277,61 @@ pub(super) fn ansible(
         .map_or(Some("command"), |m| m.value.as_deref());
     let module_args = parsed.value(&["-a", "--args"]);
     let check = parsed.flags.iter().any(|f| f == "--check" || f == "-C");
-    let (class, why, remote) = match module {
+    let (class, why, remote) = module_class(ctx, program, module, module_args, check)?;
+    let selector = limit.unwrap_or(pattern);
+    // Extra vars and templates can move the connection or run code on this machine.
+    let (class, why) = match extra_vars(&parsed) {
+        Vars::Plain => (class, why),
+        Vars::Risky(reason) => (Class::Mutating, reason),
+        Vars::Host(_) | Vars::Unread(_) => (Class::Mutating, why),
+    };
+    if let Some(text) = module_args.map(Arg::text)
+        && (text.contains("lookup(") || text.contains("query(") || text.contains("pipe"))
+        && text.contains("{{")
+    {
+        return Err(Unknown(format!(
+            "`{}` runs a template lookup on this machine, which is not read",
+            program.names[0]
+        )));
+    }
+    let mut f = match (extra_vars(&parsed), ansible_targets(selector, inventory)) {
+        (Vars::Host(host), Ok(_)) => finding(
+            program,
+            vec![Target {
+                name: host,
+                kind: TargetKind::Host,
+            }],
+            class,
+            why,
+        ),
+        (Vars::Unread(reason), _) if class == Class::Mutating => unknown_finding(program, reason),
+        (_, Ok(targets)) => finding(program, targets, class, why),
+        (_, Err(reason)) => {
+            let mut f = unknown_finding(program, reason);
+            f.class = class;
+            f
+        }
+    };
+    f.remote = remote;
+    if class == Class::ReadOnly {
+        // Nothing to checkpoint: the pattern need not be known.
+        f.unknown = None;
+    }
+    ctx.findings.push(f);
+    Ok(())
+}
+
+/// What an ansible module does to the hosts, with why and the command it runs there (if it
+/// names one): a module that only reads, `--check`, a command judged as code (one that only
+/// relays through ssh judged where it lands), or a module that can change them.
+fn module_class(
+    ctx: &mut Ctx<'_>,
+    program: &Program,
+    module: Option<&str>,
+    module_args: Option<&Arg>,
+    check: bool,
+) -> Result<(Class, String, Option<String>), Unknown> {
+    Ok(match module {
         None => (
             Class::Mutating,
             String::from("the module is only known when the command runs"),
@@ -332,48 +385,7 @@ pub(super) fn ansible(
                 ),
             }
         }
-    };
-    let selector = limit.unwrap_or(pattern);
-    // Extra vars and templates can move the connection or run code on this machine.
-    let (class, why) = match extra_vars(&parsed) {
-        Vars::Plain => (class, why),
-        Vars::Risky(reason) => (Class::Mutating, reason),
-        Vars::Host(_) | Vars::Unread(_) => (Class::Mutating, why),
-    };
-    if let Some(text) = module_args.map(Arg::text)
-        && (text.contains("lookup(") || text.contains("query(") || text.contains("pipe"))
-        && text.contains("{{")
-    {
-        return Err(Unknown(format!(
-            "`{}` runs a template lookup on this machine, which is not read",
-            program.names[0]
-        )));
-    }
-    let mut f = match (extra_vars(&parsed), ansible_targets(selector, inventory)) {
-        (Vars::Host(host), Ok(_)) => finding(
-            program,
-            vec![Target {
-                name: host,
-                kind: TargetKind::Host,
-            }],
-            class,
-            why,
-        ),
-        (Vars::Unread(reason), _) if class == Class::Mutating => unknown_finding(program, reason),
-        (_, Ok(targets)) => finding(program, targets, class, why),
-        (_, Err(reason)) => {
-            let mut f = unknown_finding(program, reason);
-            f.class = class;
-            f
-        }
-    };
-    f.remote = remote;
-    if class == Class::ReadOnly {
-        // Nothing to checkpoint: the pattern need not be known.
-        f.unknown = None;
-    }
-    ctx.findings.push(f);
-    Ok(())
+    })
 }
 
 pub(super) fn ansible_playbook(
