@@ -880,7 +880,6 @@ fn is_cmd_switch(text: &str) -> bool {
     (1..=2).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphabetic() || c == '?')
 }
 
-#[expect(clippy::too_many_lines, reason = "one case after another; to be split")]
 pub(super) fn unc_write(
     ctx: &mut Ctx<'_>,
     program: &Program,
@@ -905,15 +904,7 @@ pub(super) fn unc_write(
             continue;
         }
         let (name, attached) = split_ps_option(text);
-        let matches = |list: &[String]| {
-            program.names_option(list, name)
-                || list.iter().any(|o| {
-                    o.len() >= name.len()
-                        && o[..name.len()].eq_ignore_ascii_case(name)
-                        && name.len() > 2
-                        || o.eq_ignore_ascii_case(name)
-                })
-        };
+        let matches = |list: &[String]| names_parameter(program, list, name);
         // `-WhatIf` or `-WhatIf:$true` only says what would be done; `-WhatIf:$false` does it.
         if matches(&program.read_only) && attached.is_none_or(|v| v.eq_ignore_ascii_case("$true")) {
             return Ok(());
@@ -976,19 +967,55 @@ pub(super) fn unc_write(
         ));
         return Ok(());
     }
+    let targets = match unc_targets(ctx, written) {
+        Ok(targets) => targets,
+        Err(why) => {
+            ctx.findings.push(unknown_finding(program, why));
+            return Ok(());
+        }
+    };
+    if !targets.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            targets,
+            Class::Mutating,
+            String::from("writes through a UNC path on the host"),
+        ));
+    }
+    if !through_session.is_empty() {
+        ctx.findings.push(finding(
+            program,
+            through_session,
+            Class::Mutating,
+            String::from("writes through a session on the computer it reaches"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `name` is one of the parameters `list` names, as PowerShell matches them: the
+/// whole name, or a prefix of more than two letters, in any case.
+fn names_parameter(program: &Program, list: &[String], name: &str) -> bool {
+    program.names_option(list, name)
+        || list.iter().any(|o| {
+            o.len() >= name.len() && o[..name.len()].eq_ignore_ascii_case(name) && name.len() > 2
+                || o.eq_ignore_ascii_case(name)
+        })
+}
+
+/// The machines the UNC paths a command writes to name (through a mapped drive, a
+/// provider-qualified path, or relative to a UNC location the text moved to); `Err` when one
+/// of them is only known when the command runs.
+fn unc_targets(ctx: &Ctx<'_>, written: Vec<Arg>) -> Result<Vec<Target>, String> {
     let mut targets: Vec<Target> = Vec::new();
     for path in written {
         // `X:\app` after `New-PSDrive X … -Root \\win01\c$`: under the share.
         let path = match ctx.through_drive(&path) {
             Some(under) if under.value.is_none() => {
-                ctx.findings.push(unknown_finding(
-                    program,
-                    format!(
-                        "writes to `{}` through a drive whose share is only known when the command runs",
-                        path.raw
-                    ),
+                return Err(format!(
+                    "writes to `{}` through a drive whose share is only known when the command runs",
+                    path.raw
                 ));
-                return Ok(());
             }
             Some(under) => under,
             None => path,
@@ -1014,14 +1041,10 @@ pub(super) fn unc_write(
             .map(str::to_owned)
             .filter(|h| !h.contains(['$', '(', '{']));
         let Some(host) = host else {
-            ctx.findings.push(unknown_finding(
-                program,
-                format!(
-                    "writes to `{}`, whose machine is only known when the command runs",
-                    path.raw
-                ),
+            return Err(format!(
+                "writes to `{}`, whose machine is only known when the command runs",
+                path.raw
             ));
-            return Ok(());
         };
         let target = Target {
             name: host,
@@ -1031,23 +1054,7 @@ pub(super) fn unc_write(
             targets.push(target);
         }
     }
-    if !targets.is_empty() {
-        ctx.findings.push(finding(
-            program,
-            targets,
-            Class::Mutating,
-            String::from("writes through a UNC path on the host"),
-        ));
-    }
-    if !through_session.is_empty() {
-        ctx.findings.push(finding(
-            program,
-            through_session,
-            Class::Mutating,
-            String::from("writes through a session on the computer it reaches"),
-        ));
-    }
-    Ok(())
+    Ok(targets)
 }
 
 /// `-Destination:x`, `/MIR`, `-Path`: the option's name (a `:value` attached taken off).
