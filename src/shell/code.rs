@@ -467,10 +467,6 @@ struct Lit {
 }
 
 /// The string literals of `code`, and where its comments are.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one pass over the text, each kind of literal in turn"
-)]
 fn literals(language: &Language, code: &str) -> (Vec<Lit>, Vec<(usize, usize)>) {
     let bytes = code.as_bytes();
     let mut lits = Vec::new();
@@ -488,95 +484,104 @@ fn literals(language: &Language, code: &str) -> (Vec<Lit>, Vec<(usize, usize)>) 
             i = end;
             continue;
         }
-        // Perl's `qx{…}` and Ruby's `%x(…)`: backticks by another name.
-        let quoted_command = match language.lang {
-            Lang::Perl => bytes[i..].starts_with(b"qx") && (i == 0 || !is_ident(bytes[i - 1])),
-            Lang::Ruby => bytes[i..].starts_with(b"%x"),
-            _ => false,
-        };
-        if quoted_command
-            && let Some(&open) = bytes.get(i + 2)
-            && !open.is_ascii_alphanumeric()
-            && !open.is_ascii_whitespace()
-        {
-            let close = match open {
-                b'{' => b'}',
-                b'(' => b')',
-                b'[' => b']',
-                b'<' => b'>',
-                other => other,
-            };
-            let end = bytes[i + 3..]
-                .iter()
-                .position(|&c| c == close)
-                .map_or(bytes.len(), |n| i + 3 + n);
-            let text = code.get(i + 3..end).unwrap_or_default().to_owned();
-            lits.push(Lit {
-                start: i,
-                end: (end + 1).min(bytes.len()),
-                dynamic: text.contains('$'),
-                text,
-                backtick: true,
-            });
-            i = end + 1;
-            continue;
-        }
         let is_quote = b == b'"' || b == b'`' || (b == b'\'' && language.single_quotes);
-        if !is_quote {
+        let Some(lit) = quoted_command(language, code, i)
+            .or_else(|| is_quote.then(|| string_literal(language, code, i)))
+        else {
             i += 1;
             continue;
-        }
-        let triple = bytes
-            .get(i..i + 3)
-            .is_some_and(|t| t.iter().all(|&c| c == b));
-        let open = if triple { 3 } else { 1 };
-        let mut j = i + open;
-        let mut text = String::new();
-        let mut closed = bytes.len();
-        while j < bytes.len() {
-            if bytes[j] == b'\\' && j + 1 < bytes.len() {
-                let escaped = code[j + 1..].chars().next().unwrap_or('\\');
-                text.push(match escaped {
-                    'n' => '\n',
-                    't' => '\t',
-                    'r' => '\r',
-                    c => c,
-                });
-                j += 1 + escaped.len_utf8();
-                continue;
-            }
-            if bytes[j] == b && (!triple || bytes.get(j..j + 3).is_some_and(|t| t == [b, b, b])) {
-                closed = j;
-                break;
-            }
-            let c = code[j..].chars().next().unwrap_or(' ');
-            text.push(c);
-            j += c.len_utf8();
-        }
-        let end = (closed + open).min(bytes.len());
-        let prefix = code[..i]
-            .chars()
-            .rev()
-            .take_while(char::is_ascii_alphabetic)
-            .collect::<String>()
-            .to_ascii_lowercase();
-        let interpolated = text.contains("${")
-            || text.contains("#{")
-            || prefix.contains('f') && text.contains('{')
-            || b != b'\''
-                && matches!(language.lang, Lang::Perl | Lang::Php | Lang::Julia)
-                && text.contains(['$', '@']);
-        let concatenated = next_operator(code, end);
-        lits.push(Lit {
-            start: i,
-            end,
-            text,
-            dynamic: interpolated || concatenated,
-            backtick: b == b'`' && language.backticks,
-        });
-        i = end;
+        };
+        i = lit.end;
+        lits.push(lit);
     }
     (lits, comments)
+}
+
+/// Perl's `qx{…}` and Ruby's `%x(…)` starting at `i`: backticks by another name.
+fn quoted_command(language: &Language, code: &str, i: usize) -> Option<Lit> {
+    let bytes = code.as_bytes();
+    let quoted_command = match language.lang {
+        Lang::Perl => bytes[i..].starts_with(b"qx") && (i == 0 || !is_ident(bytes[i - 1])),
+        Lang::Ruby => bytes[i..].starts_with(b"%x"),
+        _ => false,
+    };
+    let &open = bytes.get(i + 2).filter(|_| quoted_command)?;
+    if open.is_ascii_alphanumeric() || open.is_ascii_whitespace() {
+        return None;
+    }
+    let close = match open {
+        b'{' => b'}',
+        b'(' => b')',
+        b'[' => b']',
+        b'<' => b'>',
+        other => other,
+    };
+    let end = bytes[i + 3..]
+        .iter()
+        .position(|&c| c == close)
+        .map_or(bytes.len(), |n| i + 3 + n);
+    let text = code.get(i + 3..end).unwrap_or_default().to_owned();
+    Some(Lit {
+        start: i,
+        end: (end + 1).min(bytes.len()),
+        dynamic: text.contains('$'),
+        text,
+        backtick: true,
+    })
+}
+
+/// The string literal whose quote (or triple quote) is at `i`, with its escapes read.
+fn string_literal(language: &Language, code: &str, i: usize) -> Lit {
+    let bytes = code.as_bytes();
+    let b = bytes[i];
+    let triple = bytes
+        .get(i..i + 3)
+        .is_some_and(|t| t.iter().all(|&c| c == b));
+    let open = if triple { 3 } else { 1 };
+    let mut j = i + open;
+    let mut text = String::new();
+    let mut closed = bytes.len();
+    while j < bytes.len() {
+        if bytes[j] == b'\\' && j + 1 < bytes.len() {
+            let escaped = code[j + 1..].chars().next().unwrap_or('\\');
+            text.push(match escaped {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                c => c,
+            });
+            j += 1 + escaped.len_utf8();
+            continue;
+        }
+        if bytes[j] == b && (!triple || bytes.get(j..j + 3).is_some_and(|t| t == [b, b, b])) {
+            closed = j;
+            break;
+        }
+        let c = code[j..].chars().next().unwrap_or(' ');
+        text.push(c);
+        j += c.len_utf8();
+    }
+    let end = (closed + open).min(bytes.len());
+    let prefix = code[..i]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let interpolated = text.contains("${")
+        || text.contains("#{")
+        || prefix.contains('f') && text.contains('{')
+        || b != b'\''
+            && matches!(language.lang, Lang::Perl | Lang::Php | Lang::Julia)
+            && text.contains(['$', '@']);
+    let concatenated = next_operator(code, end);
+    Lit {
+        start: i,
+        end,
+        text,
+        dynamic: interpolated || concatenated,
+        backtick: b == b'`' && language.backticks,
+    }
 }
 
 /// Whether a literal ending at `end` is joined with what follows (`"ssh " + host`,
@@ -632,10 +637,6 @@ enum Call {
     Dynamic,
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "one pass over the arguments, each kind of token in turn"
-)]
 /// The arguments of the call whose name ends at `at`: `None` when it is no call
 /// (`subprocess.PIPE`).
 fn arguments(
@@ -689,26 +690,9 @@ fn arguments(
             continue;
         }
         if matches!(b, b'[' | b'(' | b'{') {
-            let close = matching(outside, j);
-            let inner: Vec<usize> = lits
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.start > j && l.end <= close)
-                .map(|(k, _)| k)
-                .collect();
-            let words =
-                String::from_utf8_lossy(&outside[j + 1..close.min(outside.len())]).into_owned();
-            if b == b'{' {
-                // An options object; Deno's `{ args: [...] }` holds the argv.
-                if words.contains("args") {
-                    items.extend(inner);
-                }
-                j = close + 1;
-                continue;
-            }
-            if inner.iter().any(|&k| lits[k].dynamic) || has_names(&words) {
+            let Some((inner, close)) = bracketed(outside, lits, j, b) else {
                 return Some(Call::Dynamic);
-            }
+            };
             items.extend(inner);
             j = close + 1;
             continue;
@@ -757,6 +741,32 @@ fn arguments(
         items.remove(0);
     }
     Some(Call::Argv(items))
+}
+
+/// The literals of the argv inside the bracket `b` at `j` (a list; an options object's
+/// `args`, as Deno's `{ args: [...] }`), and where the bracket closes; `None` when the bracket
+/// holds names or built strings, whose values are only known when the code runs.
+fn bracketed(outside: &[u8], lits: &[Lit], j: usize, b: u8) -> Option<(Vec<usize>, usize)> {
+    let close = matching(outside, j);
+    let inner: Vec<usize> = lits
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.start > j && l.end <= close)
+        .map(|(k, _)| k)
+        .collect();
+    let words = String::from_utf8_lossy(&outside[j + 1..close.min(outside.len())]).into_owned();
+    if b == b'{' {
+        let argv = if words.contains("args") {
+            inner
+        } else {
+            Vec::new()
+        };
+        return Some((argv, close));
+    }
+    if inner.iter().any(|&k| lits[k].dynamic) || has_names(&words) {
+        return None;
+    }
+    Some((inner, close))
 }
 
 /// Words an argv may hold between its strings that are no part of it.
