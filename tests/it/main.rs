@@ -27,6 +27,8 @@ mod e2e_plugin;
 mod e2e_shell;
 mod hook;
 mod hook_hosts;
+mod hook_sessions;
+mod hook_streams;
 mod hostile;
 mod install;
 mod json;
