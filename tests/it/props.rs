@@ -258,11 +258,31 @@ fn is_mutating(catalog: &Catalog, payload: &Value) -> bool {
     )
 }
 
-/// Every protected VM the call's arguments name has a listed tag carrying `change` on each
-/// of its VPGs; else which one has none.
-fn tags_listed(env: &TestEnv, payload: &Value, change: &str) -> Result<(), String> {
-    for key in VM_KEYS {
-        let Some(value) = payload["tool_input"].get(*key) else {
+/// The argument keys that name the call's machines: the `vm_arg` keys of the catalog entry
+/// that classifies it (a server reads no other argument for its host), else every key a VM
+/// may hide under.
+fn machine_keys(catalog: &Catalog, payload: &Value) -> Vec<String> {
+    let tool = payload["tool_name"].as_str().unwrap_or_default();
+    let name = ToolName::parse(
+        tool,
+        payload.pointer("/mcp_server/name").and_then(Value::as_str),
+    );
+    match catalog.classify(&name, &payload["tool_input"]) {
+        Classification::Mutating { entry, .. } if !entry.vm_arg.is_empty() => entry.vm_arg,
+        _ => VM_KEYS.iter().map(|key| (*key).to_owned()).collect(),
+    }
+}
+
+/// Every protected VM the call's machine arguments name has a listed tag carrying `change`
+/// on each of its VPGs; else which one has none.
+fn tags_listed(
+    env: &TestEnv,
+    keys: &[String],
+    payload: &Value,
+    change: &str,
+) -> Result<(), String> {
+    for key in keys {
+        let Some(value) = payload["tool_input"].get(key) else {
             continue;
         };
         for vm in named_vms(value) {
@@ -356,7 +376,7 @@ fn the_hook_holds_its_invariants_on_generated_calls() {
                 }
                 if released {
                     released_count.fetch_add(1, Ordering::Relaxed);
-                    tags_listed(&env, &payload, &change)
+                    tags_listed(&env, &machine_keys(&catalog, &payload), &payload, &change)
                         .map_err(|e| TestCaseError::fail(format!("{e}: {run:#?}")))?;
                 }
                 let event = payload["hook_event_name"].as_str().unwrap_or_default();
