@@ -6,14 +6,12 @@
 //! pattern (see `entry_index`). The TOML files stay the source, shown and linted as they are;
 //! a test holds each compiled file equal to its source. The shell catalog also gets
 //! `shell.parts.rs`, its program names and each part a lookup reads on its own (see
-//! `shell_parts`). An optimised build for Linux links
-//! `rewind-hook` with its code layout, not position-independent (see `hook_link`).
+//! `shell_parts`).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    hook_link();
     let sources = Path::new("catalogs");
     let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalogs");
     std::fs::create_dir_all(&out).expect("OUT_DIR is writable");
@@ -60,46 +58,6 @@ fn main() {
             write("parts.rs", &shell_parts(&document));
         }
     }
-}
-
-/// How `rewind-hook` is linked in an optimised build for Linux; a debug build, where the cost
-/// does not matter, links as it would without this.
-///
-/// - Its code layout, `src/bin/rewind-hook.ld`: the functions the hook runs on its common calls
-///   go first in `.text`, together, so that a call faults in a few windows of code instead of
-///   most of the binary's (the script says how it is made). Both linkers a Linux build uses
-///   read it (lld puts them at the start of its one `.text`; GNU ld makes them a second
-///   `.text`).
-/// - Not position-independent: a PIE's loader rewrites some 2,600 pointers at every start,
-///   copying each of the dozen pages that hold them, about 5 % of a hook call's CPU. The
-///   price is that the hook's own code and data sit at fixed addresses (its libraries, heap
-///   and stack are still randomised), which matters only to an exploit of a memory-safety bug
-///   in it; its code forbids `unsafe`. `REWIND_HOOK_PIE=1` at build time keeps the hook a
-///   PIE, for a packager whose rules ask for one; a build with a static C runtime stays a
-///   static PIE.
-fn hook_link() {
-    const SCRIPT: &str = "src/bin/rewind-hook.ld";
-    println!("cargo:rerun-if-changed={SCRIPT}");
-    println!("cargo:rerun-if-env-changed=REWIND_HOOK_PIE");
-    let var = |name: &str| std::env::var(name).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") != "linux" || var("PROFILE") != "release" {
-        return;
-    }
-    // A static C runtime (`crt-static`: asked for, or musl's default) links a static PIE,
-    // which relocates itself; `-no-pie` there yields a binary that crashes before `main`.
-    let static_runtime = var("CARGO_CFG_TARGET_FEATURE")
-        .split(',')
-        .any(|feature| feature == "crt-static");
-    if var("REWIND_HOOK_PIE") != "1" && !static_runtime {
-        println!("cargo:rustc-link-arg-bin=rewind-hook=-no-pie");
-    }
-    let script = Path::new(&var("CARGO_MANIFEST_DIR")).join(SCRIPT);
-    // `-Xlinker` passes the argument whole, whatever the path holds (`-Wl,` splits at commas).
-    println!("cargo:rustc-link-arg-bin=rewind-hook=-Xlinker");
-    println!(
-        "cargo:rustc-link-arg-bin=rewind-hook=--script={}",
-        script.display()
-    );
 }
 
 /// `<name>.entries`: each `[[mutating]]` then each `[[read_only]]` entry on a line of its own,
