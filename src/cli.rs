@@ -13,7 +13,7 @@ pub use crate::host::Host;
     version,
     about,
     max_term_width = 100,
-    after_help = "Configuration: the first found of --config FILE, $REWIND_CONFIG, ./.rewind.toml (not read by the hook), ~/.config/rewind/config.toml, /etc/rewind/config.toml.\n\nExamples:\n  rewind demo                           # the whole story, no configuration\n  rewind sim --background --port 0      # a simulated ZVM, configured for you\n  rewind vms\n  rewind install --host claude-code\n  rewind doctor"
+    after_help = "Configuration: the first found of --config FILE, $REWIND_CONFIG, ./.rewind.toml (not read by the hook), ~/.config/rewind/config.toml, /etc/rewind/config.toml.\n\nExit codes: 0 success, 1 other failure, 2 usage error, 3 restore-vm refused, 4 restore-vm rolled back, 5 configuration unusable, 6 ZVM unreachable or not trusted, 7 VM, checkpoint or path not found, 8 refused by Zerto or the broker (the hook exits only 0 or 2).\n\nExamples:\n  rewind demo                           # the whole story, no configuration\n  rewind sim --background --port 0      # a simulated ZVM, configured for you\n  rewind vms\n  rewind install --host claude-code\n  rewind doctor"
 )]
 pub struct Cli {
     #[command(flatten)]

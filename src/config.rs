@@ -508,6 +508,30 @@ struct RawHook {
     max_vms: Option<usize>,
 }
 
+/// A configuration `rewind` cannot use. The operator commands exit 5 on it (`exit::CONFIG`);
+/// the hook denies the call with its text.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read config file {}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// No file, or one that is not TOML, holds a wrong setting, lacks a section the command
+    /// needs or cannot be trusted; the text says which and where.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ConfigError {
+    /// Any other error met while reading a configuration, its causes kept in the text.
+    fn invalid(error: &anyhow::Error) -> Self {
+        Self::Invalid(format!("{error:#}"))
+    }
+}
+
 impl Config {
     /// Finds and loads the configuration: `explicit` (from `--config`), then `$REWIND_CONFIG`,
     /// `./.rewind.toml`, `~/.config/rewind/config.toml`, [`SYSTEM_CONFIG`]. No file at all
@@ -551,6 +575,13 @@ impl Config {
     /// refused when anyone but root can change it or a catalog it names (whoever can would
     /// switch the guard off for everyone).
     pub fn load_managed(pinned: Option<&Path>) -> anyhow::Result<Config> {
+        Self::load_pinned(pinned).map_err(|e| match e.downcast::<ConfigError>() {
+            Ok(typed) => typed.into(),
+            Err(other) => ConfigError::invalid(&other).into(),
+        })
+    }
+
+    fn load_pinned(pinned: Option<&Path>) -> anyhow::Result<Config> {
         let Some(path) = pinned else {
             bail!(
                 "a managed hook entry must pin its configuration (--config {SYSTEM_CONFIG}); reinstall it with `rewind install --scope managed`"
@@ -595,16 +626,18 @@ impl Config {
 
     /// Loads one file; every error names it.
     pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = read_text_file(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let text = read_text_file(path).map_err(|source| ConfigError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(&text, path)
     }
 
     /// Parses configuration text that came from `path`.
     pub fn parse(text: &str, path: &Path) -> anyhow::Result<Config> {
         let raw: RawConfig = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{}", describe_toml_error(text, path, &e)))?;
-        Self::from_raw(raw, Some(path))
+            .map_err(|e| ConfigError::Invalid(describe_toml_error(text, path, &e)))?;
+        Ok(Self::from_raw(raw, Some(path)).map_err(|e| ConfigError::invalid(&e))?)
     }
 
     fn from_raw(raw: RawConfig, origin: Option<&Path>) -> anyhow::Result<Config> {
@@ -693,15 +726,16 @@ impl Config {
 
     /// The ZVM settings, or an error saying where they should be.
     pub fn require_zvm(&self) -> anyhow::Result<&ZvmConfig> {
+        let missing = |text: String| anyhow::Error::from(ConfigError::Invalid(text));
         self.zvm.as_ref().ok_or_else(|| match &self.origin {
-            Some(path) if self.broker.socket.is_some() => anyhow::anyhow!(
+            Some(path) if self.broker.socket.is_some() => missing(format!(
                 "{} names a broker ([broker] socket) and no [zvm]: this command does not go through the broker (the hook, mcp, guard, find, checkpoints, recover, flr and log do); run it where the ZVM's configuration is",
                 path.display()
-            ),
-            Some(path) => anyhow::anyhow!("{} has no [zvm] section", path.display()),
-            None => anyhow::anyhow!(
-                "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml, /etc/rewind/config.toml); `rewind sim` prints one for the simulator"
-            ),
+            )),
+            Some(path) => missing(format!("{} has no [zvm] section", path.display())),
+            None => missing(String::from(
+                "no configuration found (--config, $REWIND_CONFIG, ./.rewind.toml, ~/.config/rewind/config.toml, /etc/rewind/config.toml); `rewind sim` prints one for the simulator",
+            )),
         })
     }
 }

@@ -153,16 +153,17 @@ pub fn hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// Prints an operator-facing error with its cause chain; 0 on success, 1 on failure. A
-/// reader that went away (`rewind log | head`) is no failure of the command: it ends quietly,
-/// as `cat` or `grep` would, instead of printing "Broken pipe" under the lines it wanted.
+/// Prints an operator-facing error with its cause chain; 0 on success, else the code its
+/// cause stands for ([`exit::of_error`]). A reader that went away (`rewind log | head`) is no
+/// failure of the command: it ends quietly, as `cat` or `grep` would, instead of printing
+/// "Broken pipe" under the lines it wanted.
 fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => exit::code(exit::OK),
         Err(err) if console::reader_went_away(&err) => exit::code(exit::OK),
         Err(err) => {
             console::err(format!("error: {err:#}"));
-            exit::code(exit::FAILED)
+            exit::code(exit::of_error(&err))
         }
     }
 }

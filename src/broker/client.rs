@@ -21,16 +21,46 @@ const TRANSIT: Duration = Duration::from_millis(150);
 const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 /// Why the broker gave no usable answer. The text names the socket.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BrokerError(pub String);
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BrokerError {
+    /// No answer: no broker configured, one that cannot be reached or trusted, a connection
+    /// lost, an answer out of protocol or none in time.
+    #[error("{0}")]
+    Failed(String),
+    /// The broker answered and refused the request (its reason in the text). An operator
+    /// command exits 8 on it (`exit::DENIED`).
+    #[error("{0}")]
+    Refused(String),
+}
 
-impl std::fmt::Display for BrokerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl BrokerError {
+    /// Whether the broker answered and refused.
+    pub(crate) fn is_refusal(&self) -> bool {
+        matches!(self, Self::Refused(_))
+    }
+
+    /// The text alone.
+    pub(crate) fn into_text(self) -> String {
+        match self {
+            Self::Failed(text) | Self::Refused(text) => text,
+        }
+    }
+
+    /// The same failure, its text naming the broker's socket.
+    fn at(self, socket: &Path) -> Self {
+        let name = |text: String| format!("the broker at {}: {text}", socket.display());
+        match self {
+            Self::Failed(text) => Self::Failed(name(text)),
+            Self::Refused(text) => Self::Refused(name(text)),
+        }
     }
 }
 
-impl std::error::Error for BrokerError {}
+impl From<String> for BrokerError {
+    fn from(text: String) -> Self {
+        Self::Failed(text)
+    }
+}
 
 /// Sends `op` to the broker `config` names and returns its final answer, telling `progress`
 /// each progress line. Returns within `deadline` (reads and writes time out at it).
@@ -52,13 +82,18 @@ pub(crate) fn call_watched(
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Value, BrokerError> {
     let Some(socket) = config.socket.as_deref() else {
-        return Err(BrokerError(String::from(
+        return Err(BrokerError::Failed(String::from(
             "no [broker] socket is configured",
         )));
     };
-    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
-    let stream = connect(socket, &config.user).map_err(&fail)?;
-    exchange(&stream, op, deadline, Duration::ZERO, progress, cancelled).map_err(fail)
+    let stream = connect(socket, &config.user).map_err(|e| BrokerError::from(e).at(socket))?;
+    let parts = Exchange {
+        grace: Duration::ZERO,
+        progress,
+        cancelled,
+        talk: None,
+    };
+    run(&stream, op, deadline, parts).map_err(|e| e.at(socket))
 }
 
 /// The operator's side of a request the broker asks questions in (`rewind restore-vm`).
@@ -79,31 +114,30 @@ pub(crate) fn converse(
     talk: &mut dyn Conversation,
 ) -> Result<Value, BrokerError> {
     let Some(socket) = config.socket.as_deref() else {
-        return Err(BrokerError(String::from(
+        return Err(BrokerError::Failed(String::from(
             "no [broker] socket is configured",
         )));
     };
-    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
-    let stream = connect(socket, &config.user).map_err(&fail)?;
+    let stream = connect(socket, &config.user).map_err(|e| BrokerError::from(e).at(socket))?;
     let parts = Exchange {
         grace: Duration::ZERO,
         progress,
         cancelled: &|| false,
         talk: Some(talk),
     };
-    run(&stream, op, deadline, parts).map_err(fail)
+    run(&stream, op, deadline, parts).map_err(|e| e.at(socket))
 }
 
 /// Connects to the broker `config` names without asking anything: who serves its socket, for
 /// `rewind doctor`.
 pub(crate) fn reach(config: &BrokerConfig) -> Result<platform::Peer, BrokerError> {
     let Some(socket) = config.socket.as_deref() else {
-        return Err(BrokerError(String::from(
+        return Err(BrokerError::Failed(String::from(
             "no [broker] socket is configured",
         )));
     };
-    let fail = |what: String| BrokerError(format!("the broker at {}: {what}", socket.display()));
-    let stream = connect(socket, &config.user).map_err(&fail)?;
+    let fail = |what: String| BrokerError::from(what).at(socket);
+    let stream = connect(socket, &config.user).map_err(fail)?;
     platform::peer(&stream).map_err(|e| fail(e.to_string()))
 }
 
@@ -207,7 +241,7 @@ pub(crate) fn exchange(
         cancelled,
         talk: None,
     };
-    run(stream, op, deadline, parts)
+    run(stream, op, deadline, parts).map_err(BrokerError::into_text)
 }
 
 /// What an exchange does besides waiting for the final answer.
@@ -259,7 +293,7 @@ fn run(
     op: Op,
     deadline: &Deadline,
     parts: Exchange<'_>,
-) -> Result<Value, String> {
+) -> Result<Value, BrokerError> {
     let Exchange {
         grace,
         progress,
@@ -290,9 +324,9 @@ fn run(
             reply(stream, ReplyKind::Interrupt)?;
         }
         if cancelled() {
-            return Err(String::from(
+            return Err(BrokerError::Failed(String::from(
                 "cancelled while waiting for its answer; a checkpoint it already inserted stays in Zerto",
-            ));
+            )));
         }
         // In slices, to see a cancel soon; a line cut by a slice's end is read on.
         let slice = timeout(deadline)?.map(|left| left.min(CANCEL_CHECK));
@@ -309,17 +343,19 @@ fn run(
                 continue;
             }
             Ok(0) => {
-                return Err(String::from(
+                return Err(BrokerError::Failed(String::from(
                     "the connection closed before an answer (it stopped or was killed)",
-                ));
+                )));
             }
             Ok(_) if bytes.len() > ANSWER_MAX => {
-                return Err(String::from("an answer longer than the protocol allows"));
+                return Err(BrokerError::Failed(String::from(
+                    "an answer longer than the protocol allows",
+                )));
             }
             Ok(_) if !bytes.ends_with(b"\n") => {
-                return Err(String::from(
+                return Err(BrokerError::Failed(String::from(
                     "the connection closed in the middle of an answer (it stopped or was killed)",
-                ));
+                )));
             }
             Ok(_) => {}
             Err(e)
@@ -328,28 +364,30 @@ fn run(
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(format!(
+                return Err(BrokerError::Failed(format!(
                     "no answer within the {} ms left of the budget",
                     deadline
                         .budget()
                         .saturating_sub(deadline.elapsed())
                         .as_millis()
-                ));
+                )));
             }
-            Err(e) => return Err(format!("cannot read the answer: {e}")),
+            Err(e) => return Err(BrokerError::Failed(format!("cannot read the answer: {e}"))),
         }
         let answer = parse_answer(&bytes)?;
         bytes.clear();
         match answer {
             Answer::Progress { text } => progress(&text),
             Answer::Done { result } => return Ok(result),
-            Answer::Refused { error } => return Err(format!("refused: {error}")),
+            Answer::Refused { error } => {
+                return Err(BrokerError::Refused(format!("refused: {error}")));
+            }
             Answer::Question { question } => match talk.as_deref_mut() {
                 Some(talk) => reply(stream, talk.answer(&question))?,
                 None => {
-                    return Err(String::from(
+                    return Err(BrokerError::Failed(String::from(
                         "it asked a question this request has no one to answer",
-                    ));
+                    )));
                 }
             },
         }

@@ -312,7 +312,10 @@ pub(crate) fn find(config: &Config, args: &crate::cli::VmArgs) -> anyhow::Result
 /// The one VM a `resolve` answer for one reference names, or why there is not one.
 pub(crate) fn one_vm(answer: &Value) -> anyhow::Result<WireVm> {
     if let Some(unknown) = answer.get("unknown") {
-        bail!("VM {unknown} is unknown to Zerto: no protected VM has that name, identifier or IP");
+        return Err(crate::zvm::NotFound::Vm(format!(
+            "VM {unknown} is unknown to Zerto: no protected VM has that name, identifier or IP"
+        ))
+        .into());
     }
     if let Some(ambiguous) = answer.get("ambiguous") {
         let names: Vec<String> = ambiguous["candidates"]

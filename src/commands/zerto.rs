@@ -18,7 +18,7 @@ use crate::deadline::Deadline;
 use crate::guard;
 use crate::tag;
 use crate::zvm::resolve::{self, Resolution};
-use crate::zvm::{Client, Vm};
+use crate::zvm::{Client, NotFound, Vm};
 
 /// Set by Ctrl-C during `rewind guard`.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -87,13 +87,15 @@ impl NotOne {
                 self.candidates.len()
             )
         } else if list.is_empty() {
-            anyhow::anyhow!(
+            NotFound::Vm(format!(
                 "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP (`rewind vms` lists the VMs Zerto protects)"
-            )
+            ))
+            .into()
         } else {
-            anyhow::anyhow!(
+            NotFound::Vm(format!(
                 "VM {reference:?} is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these (`rewind vms` lists them all):{list}"
-            )
+            ))
+            .into()
         }
     }
 
@@ -428,7 +430,7 @@ pub fn guard(config_path: Option<&Path>, args: &GuardArgs) -> anyhow::Result<()>
             bail!("cancelled by Ctrl-C on VM {}: {why}", args.vm);
         }
         if why.contains("is unknown to Zerto") {
-            bail!("{why}\n{}", did_you_mean_vm(&args.vm));
+            return Err(NotFound::Vm(format!("{why}\n{}", did_you_mean_vm(&args.vm))).into());
         }
         bail!("{why}");
     };

@@ -500,7 +500,7 @@ fn through_broker(
         &mut |text| watch.relayed(&format!("{text} (through the rewind broker at {at})")),
         &|| watch.cancelled(),
     )
-    .map_err(|e| e.0)
+    .map_err(crate::broker::client::BrokerError::into_text)
     .and_then(|value| {
         serde_json::from_value::<GuardResult>(value)
             .map_err(|e| e.to_string())

@@ -137,7 +137,7 @@ fn choose(
             if let Some(nearest) = nearest {
                 let _ = write!(text, "; did you mean {nearest}?");
             }
-            Err(anyhow::anyhow!(text))
+            Err(crate::zvm::NotFound::Path(text).into())
         }
         _ => bail!(
             "{guest_path} is on several volumes of the checkpoint ({}); FLR names volumes by label, \

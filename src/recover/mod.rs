@@ -527,7 +527,7 @@ fn no_checkpoint(
             );
         }
     }
-    anyhow::anyhow!(text)
+    crate::zvm::NotFound::Checkpoint(text).into()
 }
 
 /// The checkpoint ids the audit trail holds for `--change`, if any (an unreadable trail is

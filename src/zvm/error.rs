@@ -176,3 +176,18 @@ fn origin(url: &str) -> &str {
         None => url,
     }
 }
+
+/// Something the operator named that Zerto does not have; the text says what and, where it
+/// can, what was meant. The operator commands exit 7 on it (`exit::NOT_FOUND`).
+#[derive(Debug, thiserror::Error)]
+pub enum NotFound {
+    /// No protected VM has that name, identifier or IP.
+    #[error("{0}")]
+    Vm(String),
+    /// No checkpoint of the VM for the change, id or time asked for.
+    #[error("{0}")]
+    Checkpoint(String),
+    /// The checkpoint holds no file at that guest path.
+    #[error("{0}")]
+    Path(String),
+}

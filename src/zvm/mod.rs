@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use ureq::Body;
 use ureq::http::Response;
 
-pub use self::error::ZvmError;
+pub use self::error::{NotFound, ZvmError};
 use self::http::{Call, CallBody, Http, Method, error_message, parse_json, read_text};
 pub use self::model::{
     Checkpoint, CommitPolicy, DecisionBody, FlrSession, FlrStatus, PathEntry, RestoreRequest,

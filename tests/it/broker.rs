@@ -513,7 +513,7 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
     let agent_dir = agent_out.display().to_string();
     args.push(&agent_dir);
     let refused = support::run(d.rewind_as_hook_user(&args), b"");
-    assert_eq!(refused.code, 1, "{refused:#?}");
+    assert_eq!(refused.code, 8, "the broker refused: {refused:#?}");
     assert!(
         refused.stderr.contains("may not recover"),
         "the broker names the refusal: {refused:#?}"
@@ -521,7 +521,7 @@ fn recover_through_the_broker_is_refused_to_the_hook_user_and_served_to_an_opera
     assert!(!agent_out.join("app.conf").exists(), "nothing written");
     for other in [&["flr", "list"][..], &["flr", "end", "x"], &["log"]] {
         let run = support::run(d.rewind_as_hook_user(other), b"");
-        assert_eq!(run.code, 1, "{other:?}: {run:#?}");
+        assert_eq!(run.code, 8, "the broker refused {other:?}: {run:#?}");
         assert!(run.stderr.contains("may not"), "{other:?}: {run:#?}");
     }
     assert!(d.env.sim.flr_sessions().is_empty(), "nothing was mounted");

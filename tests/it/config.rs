@@ -353,7 +353,7 @@ fn an_unset_password_variable_names_the_setting_and_the_file() {
     let mut cmd = env.command(&["find", "jp-ubuntu"]);
     cmd.env_remove("REWIND_ZVM_PASSWORD");
     let run = support::run(cmd, b"");
-    assert_eq!(run.code, 1, "{run:#?}");
+    assert_eq!(run.code, 5, "a configuration that cannot be used: {run:#?}");
     assert!(run.stderr.contains(&expected), "{run:#?}");
 
     let mut cmd = env.command(&["hook"]);

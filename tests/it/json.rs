@@ -139,8 +139,8 @@ fn a_refused_guard_names_each_vpg_task_in_json() {
     }
 }
 
-/// A name two VMs share, and a part of a name, are not one VM: `find` exits 1 and lists the
-/// candidates by name, id, guest IPs and VPGs, on stderr for a person and, with `--json`,
+/// A name two VMs share, and a part of a name, are not one VM: `find` exits 1 (ambiguous) or 7
+/// (unknown) and lists the candidates by name, id, guest IPs and VPGs, on stderr for a person and, with `--json`,
 /// in the same document shape as a found VM.
 #[test]
 fn find_lists_the_candidates_of_a_name_that_is_not_one_vm() {
@@ -160,7 +160,7 @@ fn find_lists_the_candidates_of_a_name_that_is_not_one_vm() {
     );
 
     let partial = env.run(&["find", "ubuntu"], b"");
-    assert_eq!(partial.code, 1, "{partial:#?}");
+    assert_eq!(partial.code, 7, "not found: {partial:#?}");
     assert!(
         partial.stderr.contains(
             "VM \"ubuntu\" is unknown to Zerto: no protected VM has that name, identifier or IP; it may mean one of these (`rewind vms` lists them all):\n  jp-ubuntu ("
@@ -184,7 +184,7 @@ fn find_lists_the_candidates_of_a_name_that_is_not_one_vm() {
         "every VM has an IP in 10.0.0.x: {unknown:#}"
     );
     let nothing = env.run(&["find", "mail01", "--json"], b"");
-    assert_eq!(nothing.code, 1);
+    assert_eq!(nothing.code, 7, "not found");
     let nothing: Value = serde_json::from_str(&nothing.stdout).expect("JSON");
     assert_eq!(nothing["candidates"], serde_json::json!([]));
     assert_eq!(nothing["vm"], Value::Null);

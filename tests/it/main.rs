@@ -25,6 +25,7 @@ mod e2e_host;
 mod e2e_mcp;
 mod e2e_plugin;
 mod e2e_shell;
+mod exit_codes;
 mod hook;
 mod hook_hosts;
 mod hook_sessions;

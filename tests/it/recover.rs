@@ -186,7 +186,7 @@ fn an_unknown_change_lists_the_tagged_checkpoints_that_exist() {
     let env = TestEnv::start();
     guarded_then_broken(&env, "jp-ubuntu", "/etc/app.conf", "toolu_r4");
     let run = recover_change(&env, "jp-ubuntu", "/etc/app.conf", "toolu_nope", &["--yes"]);
-    run.failure();
+    assert_eq!(run.code, 7, "not found: {run:#?}");
     assert!(
         run.stderr
             .contains("no checkpoint of VM jp-ubuntu is tagged change=toolu_nope"),
@@ -209,7 +209,7 @@ fn a_path_missing_from_the_checkpoint_writes_nothing_and_unmounts() {
         "toolu_r5",
         &["--yes"],
     );
-    run.failure();
+    assert_eq!(run.code, 7, "not found: {run:#?}");
     assert!(
         run.stderr
             .contains("/etc/missing.conf is not in the mounted checkpoint"),
