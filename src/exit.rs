@@ -22,9 +22,9 @@
 //! fix the network (6), correct the name it passed (7), see who may do what (8). The cause is
 //! the first typed error in the error's chain, outermost first (the most specific, as the code
 //! that knew it wrapped it): [`ConfigError`], [`ZvmError`], [`NotFound`], [`BrokerError`], an
-//! I/O permission error; an error none of them is (a failed checkpoint, a local file that
-//! cannot be written, a ZVM answer that makes no sense) is 1. The numbers never change meaning;
-//! a new cause gets a new number.
+//! I/O permission error; an error none of them is (a failed checkpoint, a broker that cannot be
+//! reached, a ZVM answer that makes no sense, a name that matches several VMs) is 1. The
+//! numbers never change meaning; a new cause gets a new number.
 //!
 //! A hook never exits 1 or 101, nor 5 to 8: on the hosts `rewind` serves, any code but 0 and 2
 //! lets the tool call run unguarded. Its failures are decisions (deny or ask) with exit 0.
@@ -62,7 +62,7 @@ pub(crate) const UNREACHABLE: u8 = 6;
 /// change, checkpoint id or time asked for, a guest path the checkpoint does not hold.
 pub(crate) const NOT_FOUND: u8 = 7;
 /// Refused: Zerto refused rewind's login or the request (HTTP 401 or 403), the broker
-/// refused the request or cannot be trusted, or the system denied a file or socket.
+/// answered and refused the request, or the system denied access to a file or socket.
 pub(crate) const DENIED: u8 = 8;
 
 /// The process status for one of the codes above.
