@@ -140,7 +140,7 @@ pub fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
     use clap::CommandFactory as _;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let written = |e: std::io::Error| anyhow::anyhow!("cannot write into {}: {e}", dir.display());
-    clap_mangen::generate_to(crate::cli::Cli::command(), dir).map_err(written)?;
+    clap_mangen::generate_to(versioned(crate::cli::Cli::command()), dir).map_err(written)?;
     clap_mangen::Man::new(hook_command())
         .generate_to(dir)
         .map_err(written)?;
@@ -151,6 +151,18 @@ pub fn man_pages(dir: &std::path::Path) -> anyhow::Result<()> {
         .count();
     crate::console::err(format!("{count} man pages in {}", dir.display()));
     Ok(())
+}
+
+/// `command` with its version given to every command under it, for their pages' headers
+/// (clap gives it only to the top), and no `--version` option added to them: the commands
+/// themselves take none.
+fn versioned(command: clap::Command) -> clap::Command {
+    command.mut_subcommands(|sub| {
+        versioned(
+            sub.version(env!("CARGO_PKG_VERSION"))
+                .disable_version_flag(true),
+        )
+    })
 }
 
 /// `rewind-hook`'s command line, for its man page (`rewind-hook.1`, which stands for `rewind

@@ -63,6 +63,20 @@ fn man_writes_a_page_for_rewind_and_every_command_of_the_help() {
     for command in &commands {
         let text = page(&format!("rewind-{command}"));
         assert!(text.contains(".SH NAME"), "rewind-{command}.1:\n{text}");
+        // The header names the version; the page offers no --version the command lacks.
+        let version = env!("CARGO_PKG_VERSION");
+        let header = text
+            .lines()
+            .find(|l| l.starts_with(".TH "))
+            .unwrap_or_default();
+        assert!(
+            header.ends_with(&format!(" {version}\" ")),
+            "rewind-{command}.1: {header}"
+        );
+        assert!(
+            !text.contains("\\-\\-version"),
+            "rewind-{command}.1:\n{text}"
+        );
         assert!(
             top.contains(&format!("rewind-{command}(1)").replace('-', "\\-")),
             "rewind.1 does not point at rewind-{command}(1)"
