@@ -227,6 +227,12 @@ fn explain(class: &Classification) {
 fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Result<()> {
     let until = std::time::Instant::now() + config.hook.budget;
     let cwd = std::env::current_dir().ok();
+    // The hook's shell tool meets the self-guard before the shell analysis, and so does this.
+    let protected = classify::Lookup::protected(&hook::LocalFiles::new(config));
+    if let Some(why) = crate::selfguard::command(command, dialect, cwd.as_deref(), &protected) {
+        say(format!("decision: ask ({why})"));
+        return Ok(());
+    }
     let judgement = shell::judge(command, dialect, config, cwd.as_deref(), false, until)?;
     for line in judgement.analysis.to_string().lines() {
         say(line);

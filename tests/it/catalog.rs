@@ -404,3 +404,33 @@ fn every_subcommands_help_has_examples() {
         "{top}"
     );
 }
+
+/// `rewind check --command` answers as the hook's shell tool does, self-guard included: a
+/// command that switches the hook off is asked about by both, and a read-only one by neither.
+#[test]
+fn check_command_applies_the_self_guard_as_the_hook_does() {
+    let env = TestEnv::start();
+    for (command, decided) in [
+        ("rm -f ~/.claude/settings.json", "ask"),
+        ("d=~/.claude; echo '{}' > $d/settings.json", "ask"),
+        ("cat ~/.claude/settings.json", "none"),
+    ] {
+        let hook = env.hook(&hook_input(
+            "Bash",
+            &serde_json::json!({ "command": command }),
+            "toolu_c1",
+        ));
+        assert_eq!(hook.decision(), decided, "{command}: {hook:#?}");
+        let check = env.run(&["check", "--command", command], b"");
+        check.success();
+        let said = check
+            .stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("decision: "))
+            .unwrap_or_default();
+        assert!(said.starts_with(decided), "{command}: {check:#?}");
+        if decided == "ask" {
+            assert!(said.contains("hook settings"), "{command}: {check:#?}");
+        }
+    }
+}
