@@ -341,3 +341,65 @@ fn the_trail_keeps_a_keyed_digest_of_the_input_that_proves_it_and_no_secret() {
     assert_eq!(second["args"]["host"], "jp-ubuntu");
     env.run(&["log", "--verify"], b"").success();
 }
+
+/// Through a broker, only the broker holds the trail and its key: an operator proves a record
+/// against the input they hold, another input is told apart, and the agent's user may not ask.
+#[test]
+fn an_operator_proves_a_record_through_the_broker_and_the_agents_user_cannot() {
+    use crate::broker::{Deployment, can_switch_users, mutating, operator};
+    fn prove<'a>(number: &'a str, file: &'a str) -> [&'a str; 5] {
+        ["log", "--prove", number, "--input", file]
+    }
+    if !can_switch_users("an_operator_proves_a_record_through_the_broker") {
+        return;
+    }
+    let mut d = Deployment::new(Setup::default());
+    d.start_broker();
+    let (run, _) = d.hook(&mutating("toolu_prove"));
+    assert_eq!(run.code, 0, "{run:#?}");
+    let number = d
+        .trail()
+        .iter()
+        .position(|r| r["op"] == "guard" && r["change"] == "toolu_prove")
+        .map_or_else(
+            || panic!("the guard is recorded: {:#?}", d.trail()),
+            |at| (at + 1).to_string(),
+        );
+
+    let input = |name: &str, command: &str| {
+        let path = d.env.path(name);
+        std::fs::write(
+            &path,
+            json!({"host": "jp-ubuntu", "command": command}).to_string(),
+        )
+        .expect("written");
+        crate::broker::set_mode(&path, 0o644);
+        path.display().to_string()
+    };
+    let held = input("held.json", "systemctl restart app");
+    let other = input("other.json", "uptime");
+
+    let proved = operator(&d, &prove(&number, &held));
+    proved.success();
+    assert!(
+        proved.stdout.contains("was written for this input")
+            && proved.stdout.contains("(the broker's)"),
+        "{proved:#?}"
+    );
+    let differs = operator(&d, &prove(&number, &other));
+    assert_eq!(differs.code, 1, "{differs:#?}");
+    assert!(
+        differs.stderr.contains("was not written for this input"),
+        "{differs:#?}"
+    );
+
+    let agent = crate::support::run(d.rewind_as_hook_user(&prove(&number, &held)), b"");
+    assert_ne!(agent.code, 0, "{agent:#?}");
+    assert!(
+        !agent.stdout.contains("was written for this input"),
+        "{agent:#?}"
+    );
+    d.recorded("the agent's attempt is recorded as refused", |r| {
+        r["op"] == "prove" && r["peer"]["uid"] == 65534
+    });
+}
