@@ -40,6 +40,8 @@ use crate::shell::wrappers::Next;
 use crate::shell::writes::Effect;
 use crate::shell::{self, Cmd, Dialect, Stdin};
 
+mod powershell;
+
 /// Deepest `bash -c '…'` / `pwsh -c …` nesting followed.
 const MAX_DEPTH: usize = 8;
 
@@ -1013,12 +1015,17 @@ fn commands(
         let set = shell::variables(&parsed, &around);
         vars.extend(set);
     }
+    // `$d = "$HOME\.claude"; Remove-Item "$d\settings.json"`: in PowerShell, each word with
+    // the value its variables hold where it is used.
+    let mut values = powershell::Values::default();
     let mut before: Option<Cmd> = None;
     parsed.iter().find_map(|cmd| {
         let cmd = if dialect == Dialect::Posix {
             bind(cmd, &vars)
         } else {
-            cmd.clone()
+            let bound = values.bind(cmd);
+            values.note(cmd);
+            bound
         };
         let producer = before.replace(cmd.clone());
         if let Some(target) = cd_target(&cmd, protected.home()) {
