@@ -265,6 +265,9 @@ const HOOK_TAILS: &[(&str, &str)] = &[
     (".claude/settings.local.json", "Claude Code"),
     ("managed-settings.json", "Claude Code"),
     ("claude-code/managed-settings.d", "Claude Code"),
+    // macOS `/Library/Application Support/ClaudeCode`, Windows `C:\Program Files\ClaudeCode`
+    // (paths are compared in lower case).
+    ("claudecode/managed-settings.d", "Claude Code"),
     (".codex/hooks.json", "Codex CLI"),
     (".codex/config.toml", "Codex CLI"),
     ("codex/requirements.toml", "Codex CLI"),

@@ -487,11 +487,15 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
     let mut any = false;
     for host in hosts {
         let layout = host.settings();
-        let managed_file = layout.managed.under(&root);
+        let layer: Vec<PathBuf> = if args.settings.is_some() {
+            Vec::new()
+        } else {
+            layout.managed.layer_files(&root)
+        };
         let files: Vec<PathBuf> = if let Some(path) = &args.settings {
             vec![path.clone()]
         } else {
-            let mut files = vec![managed_file.clone()];
+            let mut files = layer.clone();
             for scope in [Scope::User, Scope::Project, Scope::Local] {
                 if let Ok(f) = layout.files(scope) {
                     for path in std::iter::once(f.write).chain(f.also) {
@@ -506,7 +510,7 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
         let mut found = Vec::new();
         let mut problems = Vec::new();
         let mut switches = Vec::new();
-        let mut locked = false;
+        let mut documents = Vec::new();
         for path in files {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
@@ -514,10 +518,9 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
             match settings::parse(&text, &path) {
                 Ok(value) => {
                     let entries = layout.inspect(&path, &value);
-                    if path == managed_file {
-                        locked = is_locked(&layout.managed, &value);
-                    }
-                    if let Some(off) = (layout.kill_switch)(&value) {
+                    if layer.contains(&path) {
+                        documents.push((path.clone(), value));
+                    } else if let Some(off) = (layout.kill_switch)(&value) {
                         switches.push((path.clone(), off));
                     }
                     found.extend(entries);
@@ -529,45 +532,42 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
                 Err(_) => {}
             }
         }
-        if found.is_empty() && args.host.is_none() && problems.is_empty() && switches.is_empty() {
+        let (merged, layer_off) = merged_layer(layout, &documents, &root);
+        if found.is_empty()
+            && args.host.is_none()
+            && problems.is_empty()
+            && switches.is_empty()
+            && layer_off.is_none()
+        {
             continue;
         }
         any = true;
         for (what, problem) in problems {
             checks.fail(&what, problem);
         }
-        let managed: Vec<&Installed> = found.iter().filter(|h| h.file == managed_file).collect();
+        let managed: Vec<&Installed> = found.iter().filter(|h| layer.contains(&h.file)).collect();
+        let locked = is_locked(&layout.managed, &merged);
+        let managed_file = managed
+            .first()
+            .map_or_else(|| layout.managed.under(&root), |h| h.file.clone());
         layer_checks(layout, &managed_file, &managed, locked, &root, checks);
-        for (path, off) in switches {
-            let what = format!("hook in {}", path.display());
-            if path == managed_file {
-                checks.fail(&what, off);
-            } else if !managed.is_empty()
-                && (layout.managed.outlives_kill_switch
-                    || (locked
-                        && (layout.managed.beyond_lock.is_empty()
-                            || !off.contains(layout.managed.beyond_lock))))
-            {
-                checks.warn(
-                    &what,
-                    format!(
-                        "{off} for this file's entries; the managed entry in {} still runs",
-                        managed_file.display()
-                    ),
-                );
-            } else if !managed.is_empty() {
-                checks.fail(
-                    &what,
-                    format!(
-                        "{off}, the managed entry in {} too; `rewind install --host {} --scope managed --lock` keeps it running",
-                        managed_file.display(),
-                        host.name()
-                    ),
-                );
-            } else {
-                checks.fail(&what, off);
-            }
+        if let Some((file, off)) = layer_off {
+            checks.fail(
+                &format!("hook in {}", file.display()),
+                format!("{off}: an administrator file, read with the one holding rewind's entries"),
+            );
         }
+        if !locked {
+            overridden_lock(layout, &documents, &managed_file, checks);
+        }
+        switch_checks(
+            layout,
+            switches,
+            !managed.is_empty(),
+            locked,
+            &managed_file,
+            checks,
+        );
         host_checks(layout, &found, &root, checks);
     }
     if !any {
@@ -615,6 +615,108 @@ fn is_locked(managed: &settings::Managed, value: &serde_json::Value) -> bool {
         })
 }
 
+/// The administrator layer's files merged as the host merges them, and the kill switch the
+/// merge leaves on, named by the last file that sets it.
+fn merged_layer(
+    layout: &Layout,
+    documents: &[(PathBuf, serde_json::Value)],
+    root: &Path,
+) -> (serde_json::Value, Option<(PathBuf, String)>) {
+    let mut merged = serde_json::Value::Object(serde_json::Map::new());
+    for (_, value) in documents {
+        settings::merge_layer(&mut merged, value);
+    }
+    let off = (layout.kill_switch)(&merged).map(|off| {
+        let file = documents
+            .iter()
+            .rev()
+            .find(|(_, v)| (layout.kill_switch)(v).is_some())
+            .map_or_else(|| layout.managed.under(root), |(p, _)| p.clone());
+        (file, off)
+    });
+    (merged, off)
+}
+
+/// Kill switches in files outside the administrator layer: a warning where the managed entry
+/// (`managed`: there is one) outlives them, a fail where they switch it off too.
+fn switch_checks(
+    layout: &Layout,
+    switches: Vec<(PathBuf, String)>,
+    managed: bool,
+    locked: bool,
+    managed_file: &Path,
+    checks: &mut Checks,
+) {
+    for (path, off) in switches {
+        let what = format!("hook in {}", path.display());
+        if managed
+            && (layout.managed.outlives_kill_switch
+                || (locked
+                    && (layout.managed.beyond_lock.is_empty()
+                        || !off.contains(layout.managed.beyond_lock))))
+        {
+            checks.warn(
+                &what,
+                format!(
+                    "{off} for this file's entries; the managed entry in {} still runs",
+                    managed_file.display()
+                ),
+            );
+        } else if managed {
+            checks.fail(
+                &what,
+                format!(
+                    "{off}, the managed entry in {} too; `rewind install --host {} --scope managed --lock` keeps it running",
+                    managed_file.display(),
+                    layout.host.name()
+                ),
+            );
+        } else {
+            checks.fail(&what, off);
+        }
+    }
+}
+
+/// A file of the administrator layer read after the one holding rewind's entries that sets a
+/// lock key rewind's file sets to `true` to something else: the organisation's choice, maybe,
+/// but the lock is off, so say which file did it.
+fn overridden_lock(
+    layout: &Layout,
+    documents: &[(PathBuf, serde_json::Value)],
+    ours: &Path,
+    checks: &mut Checks,
+) {
+    let Some(at) = documents.iter().position(|(p, _)| p == ours) else {
+        return;
+    };
+    let get = |value: &serde_json::Value, key: &str| {
+        key.split('.')
+            .try_fold(value, |at, part| at.get(part))
+            .cloned()
+    };
+    for key in layout.managed.lock {
+        if get(&documents[at].1, key) != Some(serde_json::Value::Bool(true)) {
+            continue;
+        }
+        if let Some((later, value)) = documents[at + 1..]
+            .iter()
+            .rev()
+            .find_map(|(p, v)| get(v, key).map(|value| (p, value)))
+            .filter(|(_, value)| *value != serde_json::Value::Bool(true))
+        {
+            checks.warn(
+                &format!("layer {}", layout.title),
+                format!(
+                    "{} is read after {} and sets {key} to {value}: rewind's lock is overridden, so it no longer switches off {}",
+                    later.display(),
+                    ours.display(),
+                    layout.managed.lock_also
+                ),
+            );
+        }
+    }
+}
+
 /// Which layer carries the host's hook, and whether the administrator layer is sound: the
 /// entry reads only its pinned configuration, which only root can change, nor its catalogs
 /// or the binary; and what can still switch it off.
@@ -633,7 +735,7 @@ fn layer_checks(
             format!(
                 "user or project settings only: the agent's user can change them; `rewind install --host {} --scope managed` writes {}, which only root can",
                 layout.host.name(),
-                layout.managed.path()
+                layout.managed.target().display()
             ),
         );
         return;

@@ -84,7 +84,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
     }
     let run = Invocation::managed(&binary, &pinned, args.host);
     let timeout = layout.before_timeout(budget_secs(&config));
-    let path = managed.under(&root);
+    let path = managed.target_under(&root);
     let original = read_existing(&path)?;
     let text = if is_toml(&path) {
         merge_toml(
@@ -111,11 +111,20 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
     } else {
         let backup = write_with_backup(&path, original.as_deref(), &text)?;
         set_managed_mode(&path)?;
-        say(format!(
-            "installed the rewind hook for {} in its administrator file {}",
-            layout.title,
-            path.display()
-        ));
+        if managed.drop_in.is_empty() {
+            say(format!(
+                "installed the rewind hook for {} in its administrator file {}",
+                layout.title,
+                path.display()
+            ));
+        } else {
+            say(format!(
+                "installed the rewind hook for {} in its own drop-in {}, merged over {} (which is left as it is)",
+                layout.title,
+                path.display(),
+                managed.under(&root).display()
+            ));
+        }
         describe_entries(layout, &run, timeout);
         say(format!(
             "  each run reads only {} and denies every call when anyone but root can change it",
@@ -134,6 +143,7 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
             ));
         }
     }
+    move_out_of_the_administrator_file(layout, &root)?;
     if args.lock {
         warnings.push(format!("--lock also switches off {}", managed.lock_also));
     } else if !managed.lock.is_empty() {
@@ -156,6 +166,12 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
 pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
     let layout = args.host.settings();
     let root = system_root(args, "changes")?;
+    if !layout.managed.drop_in.is_empty() {
+        remove_drop_in(layout, &root)?;
+        // An older install wrote into the administrator file itself.
+        move_out_of_the_administrator_file(layout, &root)?;
+        return Ok(());
+    }
     let path = layout.managed.under(&root);
     let Some(original) = read_existing(&path)? else {
         say(format!(
@@ -216,6 +232,84 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
                 "them"
             },
         ));
+    }
+    Ok(())
+}
+
+/// Where the host reads a drop-in of rewind's own: takes the rewind entries an older install
+/// left in the organisation's administrator file out of it (with a backup), nothing else.
+/// Returns whether that file held any.
+fn move_out_of_the_administrator_file(layout: &Layout, root: &Path) -> anyhow::Result<bool> {
+    if layout.managed.drop_in.is_empty() {
+        return Ok(false);
+    }
+    let path = layout.managed.under(root);
+    let Some(original) = read_existing(&path)? else {
+        return Ok(false);
+    };
+    let mut value = parse(&original, &path)?;
+    let removed = layout.remove(&mut value);
+    if removed == 0 {
+        return Ok(false);
+    }
+    let backup = write_with_backup(&path, Some(&original), &render(&value)?)?;
+    say(format!(
+        "took the {removed} rewind entr{} an older install wrote out of {} (the organisation's own settings there are kept)",
+        if removed == 1 { "y" } else { "ies" },
+        path.display()
+    ));
+    if let Some(backup) = backup {
+        say(format!(
+            "  the previous file is kept as {}",
+            backup.display()
+        ));
+    }
+    if !layout.managed.lock.is_empty()
+        && layout.managed.lock.iter().any(|key| original.contains(key))
+    {
+        say(format!(
+            "  {} there stays (it may be the organisation's own policy)",
+            layout.managed.lock.join(" and ")
+        ));
+    }
+    Ok(true)
+}
+
+/// `uninstall` where rewind has a drop-in of its own: its entries and its lock go; the file
+/// goes with them unless someone added settings of their own to it, which are kept.
+fn remove_drop_in(layout: &Layout, root: &Path) -> anyhow::Result<()> {
+    let path = layout.managed.target_under(root);
+    let Some(original) = read_existing(&path)? else {
+        say(format!("no {}: nothing to remove", path.display()));
+        return Ok(());
+    };
+    let mut value = parse(&original, &path)?;
+    let removed = layout.remove(&mut value);
+    if let Some(map) = value.as_object_mut() {
+        for key in layout.managed.lock {
+            map.remove(*key);
+        }
+    }
+    if value.as_object().is_some_and(serde_json::Map::is_empty) {
+        std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        say(format!(
+            "removed rewind's drop-in {} ({removed} entr{})",
+            path.display(),
+            if removed == 1 { "y" } else { "ies" }
+        ));
+    } else {
+        let backup = write_with_backup(&path, Some(&original), &render(&value)?)?;
+        say(format!(
+            "removed {removed} rewind entr{} from {}; the settings someone else added there are kept",
+            if removed == 1 { "y" } else { "ies" },
+            path.display()
+        ));
+        if let Some(backup) = backup {
+            say(format!(
+                "  the previous file is kept as {}",
+                backup.display()
+            ));
+        }
     }
     Ok(())
 }

@@ -261,6 +261,11 @@ pub struct Managed {
     /// The file on Windows; empty where the host documents none (its policy then comes from
     /// the registry or from nowhere an installer can write).
     pub windows: &'static str,
+    /// rewind's own file in the host's drop-in directory beside the administrator file,
+    /// relative to that file's directory (Claude Code: `managed-settings.d/50-rewind.json`):
+    /// `install --scope managed` writes it instead of editing the organisation's file. Empty:
+    /// the host reads no drop-in directory.
+    pub drop_in: &'static str,
     /// What `--lock` sets: `(dotted key, true)` pairs, so that users' own hooks and kill
     /// switches cannot switch the managed entries off. Empty: the host has no such setting.
     pub lock: &'static [&'static str],
@@ -293,6 +298,53 @@ impl Managed {
             }
         }
         paths
+    }
+
+    /// The file `install --scope managed` writes on this system (as the running system sees
+    /// it): rewind's drop-in where the host reads one, else the administrator file.
+    pub fn target(&self) -> PathBuf {
+        let file = Path::new(self.path());
+        match file.parent() {
+            Some(dir) if !self.drop_in.is_empty() => dir.join(self.drop_in),
+            _ => file.to_path_buf(),
+        }
+    }
+
+    /// [`Managed::target`] under `root`.
+    pub fn target_under(&self, root: &Path) -> PathBuf {
+        let file = self.under(root);
+        match file.parent() {
+            Some(dir) if !self.drop_in.is_empty() => dir.join(self.drop_in),
+            _ => file,
+        }
+    }
+
+    /// Every file of the administrator layer under `root`, in the order the host reads and
+    /// merges them: the administrator file, then each drop-in whose name ends in `.json` and
+    /// does not start with `.`, sorted as JavaScript sorts strings (by UTF-16 code unit), as
+    /// Claude Code does. Files that do not exist are left out, but the administrator file.
+    #[expect(
+        clippy::case_sensitive_file_extension_comparisons,
+        reason = "Claude Code's own test is a case-sensitive endsWith(\".json\")"
+    )]
+    pub fn layer_files(&self, root: &Path) -> Vec<PathBuf> {
+        let file = self.under(root);
+        let mut files = vec![file.clone()];
+        let dir = match (file.parent(), Path::new(self.drop_in).parent()) {
+            (Some(dir), Some(sub)) if !self.drop_in.is_empty() => dir.join(sub),
+            _ => return files,
+        };
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".json") && !name.starts_with('.'))
+            .collect();
+        names.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        files.extend(names.into_iter().map(|name| dir.join(name)));
+        files
     }
 
     /// The file on this system under `root` (`/` on a running system, an image's root when
@@ -907,6 +959,32 @@ pub fn other_json_files(file: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Merges a later document of an administrator layer into what the earlier ones gave, as
+/// Claude Code merges `managed-settings.json` and its drop-ins: objects key by key, lists
+/// appended (an element already there is not added again), anything else replaced.
+pub fn merge_layer(into: &mut Value, later: &Value) {
+    match (into, later) {
+        (Value::Object(into), Value::Object(later)) => {
+            for (key, value) in later {
+                match into.get_mut(key) {
+                    Some(at) => merge_layer(at, value),
+                    None => {
+                        into.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(into), Value::Array(later)) => {
+            for value in later {
+                if !into.contains(value) {
+                    into.push(value.clone());
+                }
+            }
+        }
+        (into, later) => *into = later.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -942,6 +1020,69 @@ mod tests {
                 || under.ends_with("claude-code/managed-settings.json"),
             "{}",
             under.display()
+        );
+    }
+
+    #[test]
+    fn the_administrator_layer_is_read_in_claude_codes_order_and_merged_its_way() {
+        let claude = Host::ClaudeCode.settings().managed;
+        let root = tempfile::tempdir().expect("root");
+        let base = claude.under(root.path());
+        let dir = base.parent().expect("dir").join("managed-settings.d");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for name in [
+            "a.json",
+            "B.json",
+            "9-b.json",
+            "50-rewind.json",
+            "10-a.json",
+            ".x.json",
+            "c.txt",
+        ] {
+            std::fs::write(dir.join(name), "{}").expect("write");
+        }
+        std::fs::create_dir(dir.join("d.json")).expect("a directory is no drop-in");
+        let names: Vec<String> = claude
+            .layer_files(root.path())
+            .iter()
+            .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                base.file_name().expect("name").to_string_lossy().as_ref(),
+                "10-a.json",
+                "50-rewind.json",
+                "9-b.json",
+                "B.json",
+                "a.json"
+            ]
+        );
+        assert_eq!(claude.target_under(root.path()), dir.join("50-rewind.json"));
+        // Hosts without a drop-in directory write their administrator file.
+        let gemini = Host::Gemini.settings().managed;
+        assert_eq!(gemini.target_under(root.path()), gemini.under(root.path()));
+
+        let mut merged = serde_json::json!({
+            "hooks": {"PreToolUse": [{"matcher": "Bash"}]},
+            "allowManagedHooksOnly": true,
+            "env": {"A": "1"}
+        });
+        merge_layer(
+            &mut merged,
+            &serde_json::json!({
+                "hooks": {"PreToolUse": [{"matcher": "Bash"}, {"matcher": "mcp__.*"}]},
+                "allowManagedHooksOnly": false,
+                "env": {"B": "2"}
+            }),
+        );
+        assert_eq!(
+            merged,
+            serde_json::json!({
+                "hooks": {"PreToolUse": [{"matcher": "Bash"}, {"matcher": "mcp__.*"}]},
+                "allowManagedHooksOnly": false,
+                "env": {"A": "1", "B": "2"}
+            })
         );
     }
 

@@ -16,8 +16,8 @@ use crate::support::{Run, TestEnv, hook_input, run};
 const HOSTS: [(&str, &str, &str, bool); 5] = [
     (
         "claude-code",
-        "etc/claude-code/managed-settings.json",
-        "claude-code.managed-settings.json",
+        "etc/claude-code/managed-settings.d/50-rewind.json",
+        "claude-code.managed-settings.d.50-rewind.json",
         true,
     ),
     (
@@ -137,13 +137,18 @@ fn each_hosts_administrator_file_is_the_shipped_example_byte_for_byte() {
         let again = rewind(root.path(), &args);
         again.success();
         assert!(again.stdout.contains("already up to date"), "{again:#?}");
-        // Uninstall takes exactly rewind's entries out; a lock stays (it may be policy).
+        // Uninstall takes exactly rewind's entries out; a lock stays in an administrator file
+        // (it may be policy).
         let gone = rewind(
             root.path(),
             &["uninstall", "--host", host, "--scope", "managed"],
         );
         gone.success();
-        let left = std::fs::read_to_string(&path).expect(file);
+        // rewind's own drop-in goes with its entries and its lock.
+        let Ok(left) = std::fs::read_to_string(&path) else {
+            assert_eq!(host, "claude-code", "{file} is gone");
+            continue;
+        };
         assert!(!left.contains("rewind"), "{host}: {left}");
         if lock {
             assert!(
@@ -162,36 +167,163 @@ fn an_administrator_file_keeps_the_organisations_own_settings() {
         return;
     }
     let root = machine();
-    let path = root.path().join("etc/claude-code/managed-settings.json");
+    let path = root.path().join("etc/gemini-cli/settings.json");
     std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
     let policy = json!({
-        "permissions": {"disableBypassPermissionsMode": "disable"},
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/org/audit"}]}]}
+        "security": {"auth": {"enforcedType": "oauth-personal"}},
+        "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "/opt/org/audit"}]}]}
     });
     std::fs::write(&path, serde_json::to_string_pretty(&policy).expect("json")).expect("write");
     rewind(
         root.path(),
-        &["install", "--host", "claude-code", "--scope", "managed"],
+        &["install", "--host", "gemini", "--scope", "managed"],
     )
     .success();
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
-    assert_eq!(written["permissions"], policy["permissions"]);
+    assert_eq!(written["security"], policy["security"]);
     assert_eq!(
-        written["hooks"]["PreToolUse"][0],
-        policy["hooks"]["PreToolUse"][0]
+        written["hooks"]["BeforeTool"][0],
+        policy["hooks"]["BeforeTool"][0]
     );
-    assert!(
-        written.get("allowManagedHooksOnly").is_none(),
-        "no lock unless asked"
-    );
+    assert!(written.get("hooksConfig").is_none(), "no lock unless asked");
     rewind(
         root.path(),
-        &["uninstall", "--host", "claude-code", "--scope", "managed"],
+        &["uninstall", "--host", "gemini", "--scope", "managed"],
     )
     .success();
     let after: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    assert_eq!(after, policy);
+}
+
+/// `policy` with the groups of the shipped Claude Code example added, as an older install
+/// wrote them into `managed-settings.json`.
+fn with_shipped_entries(policy: &serde_json::Value) -> serde_json::Value {
+    let mut older = policy.clone();
+    let shipped: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("hooks/managed/claude-code.managed-settings.d.50-rewind.json"),
+        )
+        .expect("example"),
+    )
+    .expect("json");
+    for event in ["PreToolUse", "PostToolUse"] {
+        let list = older["hooks"]
+            .as_object_mut()
+            .expect("hooks")
+            .entry(event)
+            .or_insert_with(|| json!([]));
+        for group in shipped["hooks"][event].as_array().expect("groups") {
+            list.as_array_mut().expect("list").push(group.clone());
+        }
+    }
+    older
+}
+
+/// Claude Code merges `managed-settings.d/*.json` over `managed-settings.json`: rewind writes
+/// a drop-in of its own and leaves the organisation's file alone, moves the entries an older
+/// install left there, and `doctor` reads the layer merged as Claude Code does.
+#[test]
+fn claude_codes_entries_live_in_a_drop_in_of_their_own() {
+    if !is_root() {
+        return;
+    }
+    let env = TestEnv::start();
+    let root = machine();
+    let system = root.path().join("etc/rewind/config.toml");
+    std::fs::copy(&env.config, &system).expect("copy");
+    set_mode(&system, 0o644);
+    let base = root.path().join("etc/claude-code/managed-settings.json");
+    let drop_in = root
+        .path()
+        .join("etc/claude-code/managed-settings.d/50-rewind.json");
+    std::fs::create_dir_all(base.parent().expect("dir")).expect("mkdir");
+    let policy = json!({
+        "permissions": {"disableBypassPermissionsMode": "disable"},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/opt/org/audit"}]}]}
+    });
+    // An older rewind wrote its entries into the organisation's file.
+    let older = with_shipped_entries(&policy);
+    std::fs::write(&base, serde_json::to_string_pretty(&older).expect("json")).expect("write");
+
+    let out = rewind(
+        root.path(),
+        &["install", "--host", "claude-code", "--scope", "managed"],
+    );
+    out.success();
+    assert!(out.stdout.contains("own drop-in"), "{out:#?}");
+    assert!(out.stdout.contains("an older install wrote"), "{out:#?}");
+    let left: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).expect("base")).expect("json");
+    assert_eq!(
+        left, policy,
+        "only rewind's entries left the organisation's file"
+    );
+    let ours = std::fs::read_to_string(&drop_in).expect("drop-in");
+    assert!(ours.contains("--managed"), "{ours}");
+
+    let checks = doctor(&env, root.path(), "claude-code");
+    let active = check(&checks, "layer Claude Code", "managed: ");
+    assert!(
+        active.2.ends_with("managed-settings.d/50-rewind.json"),
+        "{active:?}"
+    );
+    assert_eq!(
+        check(&checks, "50-rewind.json", "only root can change").0,
+        "ok"
+    );
+    // A drop-in read later switches every hook off: doctor names it.
+    let later = root
+        .path()
+        .join("etc/claude-code/managed-settings.d/90-org.json");
+    std::fs::write(&later, r#"{"disableAllHooks": true}"#).expect("later");
+    // A dot file is not read by Claude Code, nor by doctor.
+    std::fs::write(
+        root.path()
+            .join("etc/claude-code/managed-settings.d/.99-off.json"),
+        r#"{"disableAllHooks": true}"#,
+    )
+    .expect("dot file");
+    let checks = doctor(&env, root.path(), "claude-code");
+    let off = check(&checks, "90-org.json", "disableAllHooks");
+    assert_eq!(off.0, "fail", "{off:?}");
+    assert!(
+        !checks.iter().any(|(_, c, _)| c.contains(".99-off.json")),
+        "{checks:#?}"
+    );
+    // A later drop-in overriding rewind's lock is named too.
+    rewind(
+        root.path(),
+        &[
+            "install",
+            "--host",
+            "claude-code",
+            "--scope",
+            "managed",
+            "--lock",
+        ],
+    )
+    .success();
+    std::fs::write(&later, r#"{"allowManagedHooksOnly": false}"#).expect("later");
+    let checks = doctor(&env, root.path(), "claude-code");
+    let overridden = check(&checks, "layer Claude Code", "90-org.json");
+    assert_eq!(overridden.0, "warn", "{overridden:?}");
+    assert!(
+        overridden.2.contains("lock is overridden"),
+        "{overridden:?}"
+    );
+    std::fs::remove_file(&later).expect("rm");
+
+    let out = rewind(
+        root.path(),
+        &["uninstall", "--host", "claude-code", "--scope", "managed"],
+    );
+    out.success();
+    assert!(!drop_in.exists(), "{out:#?}");
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).expect("base")).expect("json");
     assert_eq!(after, policy);
 }
 
@@ -384,14 +516,14 @@ fn doctor_names_the_active_layer_and_what_can_still_switch_it_off() {
     let switch = check(&checks, "settings.json", "still runs");
     assert_eq!(switch.0, "warn", "{switch:?}");
     assert_eq!(
-        check(&checks, "managed-settings.json", "only root can change").0,
+        check(&checks, "50-rewind.json", "only root can change").0,
         "ok"
     );
 
     // Anyone may now rewrite the pinned configuration: a fail naming it.
     set_mode(&system, 0o666);
     let checks = doctor(&env, root.path(), "claude-code");
-    let entry = check(&checks, "managed-settings.json", "others than root");
+    let entry = check(&checks, "50-rewind.json", "others than root");
     assert_eq!(entry.0, "fail", "{entry:?}");
     assert!(entry.2.contains("config.toml"), "{entry:?}");
     set_mode(&system, 0o644);

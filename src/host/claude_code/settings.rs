@@ -65,6 +65,13 @@ pub static LAYOUT: Layout = Layout {
         linux: "/etc/claude-code/managed-settings.json",
         macos: "/Library/Application Support/ClaudeCode/managed-settings.json",
         windows: r"C:\Program Files\ClaudeCode\managed-settings.json",
+        // Claude Code reads `managed-settings.json`, then each `managed-settings.d/*.json`
+        // (not a dot file) in sorted order, merging objects key by key, appending lists and
+        // letting a later file's scalar win. rewind's hook groups are list elements, so no
+        // file before or after can take them out; only its lock is a scalar. `50-` sorts in
+        // the middle of the usual `10-`…`90-` numbering: an organisation can still override
+        // the lock on purpose with a later file, and `doctor` names such a file.
+        drop_in: "managed-settings.d/50-rewind.json",
         lock: &["allowManagedHooksOnly"],
         lock_also: "every hook that is not in managed settings: the users' and projects' own hooks (user, project and local settings) and plugins' hooks, unless managed settings force-enable the plugin",
         still_off: "a user's \"disableAllHooks\": true does not switch off managed hooks; only \"disableAllHooks\" in managed settings itself does",

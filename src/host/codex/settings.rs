@@ -78,6 +78,7 @@ pub static LAYOUT: Layout = Layout {
         // The documentation names /etc/codex/requirements.toml "on Unix systems" and no
         // Windows file.
         windows: "",
+        drop_in: "",
         lock: &["allow_managed_hooks_only", "features.hooks"],
         lock_also: "every hook from users' and projects' config.toml and hooks.json, and session hooks",
         still_off: "without --lock, `[features] hooks = false` in a user's config.toml turns every hook off",

@@ -60,6 +60,7 @@ pub static LAYOUT: Layout = Layout {
         macos: "/etc/github-copilot/policy.d/rewind.json",
         // Windows policy comes from the registry, not a file.
         windows: "",
+        drop_in: "",
         lock: &[],
         lock_also: "",
         still_off: "users cannot switch policy hooks off (disableAllHooks does not reach them); Copilot CLI reads the file only while root owns it and group and others cannot write it",

@@ -77,6 +77,7 @@ pub static LAYOUT: Layout = Layout {
         linux: "/etc/cursor/hooks.json",
         macos: "/Library/Application Support/Cursor/hooks.json",
         windows: r"C:\ProgramData\Cursor\hooks.json",
+        drop_in: "",
         lock: &[],
         lock_also: "",
         still_off: "Cursor documents no setting that switches enterprise hooks off",

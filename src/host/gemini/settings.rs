@@ -63,6 +63,7 @@ pub static LAYOUT: Layout = Layout {
         linux: "/etc/gemini-cli/settings.json",
         macos: "/Library/Application Support/GeminiCli/settings.json",
         windows: r"C:\ProgramData\gemini-cli\settings.json",
+        drop_in: "",
         lock: &["hooksConfig.enabled"],
         lock_also: "nothing else: system settings override user settings, so a user's hooksConfig.enabled = false no longer turns every hook off",
         still_off: "a user's hooksConfig.disabled naming rewind (lists are merged, so system settings cannot clear it), and GEMINI_CLI_SYSTEM_SETTINGS_PATH pointing Gemini CLI at another system file",
