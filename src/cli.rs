@@ -408,6 +408,12 @@ pub struct InstallArgs {
     /// image being built; the entries still name the paths as the running system sees them.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// With --host claude-code --scope managed: write nothing; print the settings an MDM
+    /// delivers instead (macOS preference domain com.anthropic.claudecode, Windows
+    /// HKLM\SOFTWARE\Policies\ClaudeCode value Settings) on stdout, and where each OS reads
+    /// them on stderr.
+    #[arg(long)]
+    pub print_mdm: bool,
 }
 
 #[derive(Debug, Args)]

@@ -533,6 +533,11 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
             }
         }
         let (merged, layer_off) = merged_layer(layout, &documents, &root);
+        let in_files = found.iter().any(|h| layer.contains(&h.file));
+        let mut layer = layer;
+        if host == Host::ClaudeCode && args.settings.is_none() {
+            found.extend(mdm_checks(layout, &root, in_files, &mut layer, checks));
+        }
         if found.is_empty()
             && args.host.is_none()
             && problems.is_empty()
@@ -635,6 +640,69 @@ fn merged_layer(
         (file, off)
     });
     (merged, off)
+}
+
+/// Claude Code's MDM-delivered settings (macOS managed preferences, the Windows policy key):
+/// whether they deliver rewind's hook, and whether, holding settings of their own, they keep
+/// Claude Code from applying `managed-settings.json` and its drop-ins, where rewind's entries
+/// are (`in_files`). Returns the rewind entries they deliver, their source added to `layer`.
+fn mdm_checks(
+    layout: &Layout,
+    root: &Path,
+    in_files: bool,
+    layer: &mut Vec<PathBuf>,
+    checks: &mut Checks,
+) -> Vec<Installed> {
+    use crate::host::claude_code::mdm;
+    let Some(delivered) = mdm::delivered(root) else {
+        return Vec::new();
+    };
+    let what = format!("mdm {}", layout.title);
+    let source = PathBuf::from(&delivered.source);
+    let settings = match delivered.settings {
+        Ok(settings) => settings,
+        Err(why) => {
+            checks.fail(
+                &what,
+                format!(
+                    "{}: {why}; Claude Code applies none of it, and no lower managed source either",
+                    delivered.source
+                ),
+            );
+            return Vec::new();
+        }
+    };
+    let found = layout.inspect(&source, &settings);
+    if let Some(off) = (layout.kill_switch)(&settings) {
+        checks.fail(&what, format!("{}: {off}", delivered.source));
+    }
+    let empty = settings.as_object().is_none_or(serde_json::Map::is_empty);
+    if !found.is_empty() {
+        checks.pass(
+            &what,
+            format!("rewind's hook is delivered by MDM: {}", delivered.source),
+        );
+        layer.push(source);
+    } else if in_files && !empty && !mdm::merges_lower_sources(&settings) {
+        checks.fail(
+            &what,
+            format!(
+                "{} delivers Claude Code's managed settings without rewind's hook and takes precedence over managed-settings.json and its drop-ins, so Claude Code does not apply rewind's entries there: deliver them by MDM too (`rewind install --host claude-code --scope managed --print-mdm`), or set \"managedSourcesBehavior\": \"merge\" in it",
+                delivered.source
+            ),
+        );
+    } else if empty || mdm::merges_lower_sources(&settings) {
+        checks.pass(
+            &what,
+            format!(
+                "{}: no rewind entry; Claude Code also applies managed-settings.json and its drop-ins",
+                delivered.source
+            ),
+        );
+    } else {
+        checks.pass(&what, format!("{}: no rewind entry", delivered.source));
+    }
+    found
 }
 
 /// Kill switches in files outside the administrator layer: a warning where the managed entry

@@ -241,8 +241,8 @@ fn holds_nothing_else(layout: &Layout, host: Host, value: &serde_json::Value) ->
 
 /// `--lock` and `--root` only mean something for the administrator's file.
 fn refuse_managed_options(args: &InstallArgs) -> anyhow::Result<()> {
-    if args.lock || args.root.is_some() {
-        bail!("--lock and --root go with --scope managed only");
+    if args.lock || args.root.is_some() || args.print_mdm {
+        bail!("--lock, --root and --print-mdm go with --scope managed only");
     }
     Ok(())
 }

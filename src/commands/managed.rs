@@ -60,6 +60,15 @@ fn system_root(args: &InstallArgs, what: &str) -> anyhow::Result<PathBuf> {
 
 /// `rewind install --host <host> --scope managed [--lock] [--root DIR]`.
 pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    if args.print_mdm {
+        print_mdm(config_path, args)
+    } else {
+        write(config_path, args)
+    }
+}
+
+/// `install` without `--print-mdm`: writes the administrator file (or rewind's drop-in).
+fn write(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
     let layout = args.host.settings();
     let managed = &layout.managed;
     let root = system_root(args, "writes")?;
@@ -154,6 +163,72 @@ pub fn install(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result
         ));
     } else {
         say(format!("  {}", managed.still_off));
+    }
+    for warning in warnings {
+        crate::console::err(format!("warning: {warning}"));
+    }
+    Ok(())
+}
+
+/// `rewind install --host claude-code --scope managed --print-mdm [--lock]`: the settings
+/// document an MDM delivers (the same entries as the drop-in, naming this binary and the
+/// pinned configuration) on stdout, where each OS reads it on stderr. Writes nothing, so it
+/// needs no root.
+fn print_mdm(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
+    use crate::host::claude_code::mdm;
+    let layout = args.host.settings();
+    if args.host != crate::host::Host::ClaudeCode {
+        bail!(
+            "--print-mdm: {} documents no settings an MDM delivers; install its administrator file with --scope managed",
+            layout.title
+        );
+    }
+    let root = args.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let mut warnings = Vec::new();
+    let (pinned, config) = pinned_config(&root, config_path, &mut warnings)?;
+    let binary = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map(|rewind| hook_binary(&rewind))
+        .context("cannot tell where the rewind binary is")?;
+    let run = Invocation::managed(&binary, &pinned, args.host);
+    let mut value = json!({});
+    layout.merge(
+        &mut value,
+        &run,
+        layout.before_timeout(budget_secs(&config)),
+    )?;
+    if args.lock {
+        lock_json(
+            &mut value,
+            layout.managed.lock,
+            Path::new("the MDM settings"),
+        )?;
+    }
+    crate::console::write_line(render(&value)?.trim_end())?;
+    for line in [
+        format!(
+            "where an MDM delivers these settings (the entries name {} and pin {}: install both at these paths on each machine):",
+            binary.display(),
+            pinned.display()
+        ),
+        format!(
+            "  macOS: a configuration profile for the preference domain {}, these keys at its top level; Claude Code reads /Library/Managed Preferences/{}.plist (and the per-user one before it). plutil -convert xml1 turns this JSON into the plist",
+            mdm::DOMAIN,
+            mdm::DOMAIN
+        ),
+        format!(
+            r"  Windows: this JSON as one line, the string value {} (REG_SZ) of HKLM\{} (Group Policy or Intune)",
+            mdm::POLICY_VALUE,
+            mdm::POLICY_KEY
+        ),
+        String::from(
+            "  Linux: no MDM source; `rewind install --host claude-code --scope managed` writes /etc/claude-code/managed-settings.d/50-rewind.json",
+        ),
+        String::from(
+            "  settings an MDM delivers take precedence over managed-settings.json and its drop-ins: Claude Code applies only the highest managed source that holds settings, unless that one sets \"managedSourcesBehavior\": \"merge\"",
+        ),
+    ] {
+        crate::console::err(line);
     }
     for warning in warnings {
         crate::console::err(format!("warning: {warning}"));

@@ -36,10 +36,11 @@ use windows as this_os;
 pub(crate) use family::{
     HOME_VARIABLE, LocalListener, LocalStream, Passed, adopt_passed_listener, check_private_dir,
     create_with_mode, current_user_name, effective_uid, ended_by_interrupt, fix_private_file,
-    gid_named, helper_pair, helper_stream, home_dir, is_root, kill_group, make_private_dir_builder,
-    mode, mode_permissions, nonblocking_open, only_root_can_change, open_without_following,
-    own_process_group, ownership, passed_sockets, process_exists, read_stdin, replace_process,
-    send_datagram, set_mode, shell_command, stdout_unwritable, stop_process, uid_named, user_name,
+    gid_named, helper_pair, helper_stream, home_dir, is_root, kill_group, machine_policy,
+    make_private_dir_builder, mode, mode_permissions, nonblocking_open, only_root_can_change,
+    open_without_following, own_process_group, ownership, passed_sockets, process_exists,
+    read_stdin, replace_process, send_datagram, set_mode, shell_command, stdout_unwritable,
+    stop_process, uid_named, user_name,
 };
 #[cfg(test)]
 pub(crate) use family::{datagram_collector, not_text, symlink};

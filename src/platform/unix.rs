@@ -421,6 +421,11 @@ pub(crate) fn helper_stream() -> std::io::Result<LocalStream> {
     Ok(LocalStream::from(stdin))
 }
 
+/// No registry on Linux or macOS: no machine policy value exists.
+pub(crate) fn machine_policy(_: &str, _: &str) -> Option<Result<String, String>> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -342,6 +342,20 @@ pub(crate) fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::windows::fs::symlink_file(target, link)
 }
 
+/// The string value `value` of the machine's policy key `key` under `HKEY_LOCAL_MACHINE`
+/// (`REG_SZ` or `REG_EXPAND_SZ`): `None` when the key or the value does not exist, the error
+/// when it cannot be read (another type, no access).
+pub(crate) fn machine_policy(key: &str, value: &str) -> Option<Result<String, String>> {
+    /// `HRESULT_FROM_WIN32(ERROR_FILE_NOT_FOUND)`: no such key or value.
+    const NOT_FOUND: i32 = 0x8007_0002_u32.cast_signed();
+    let key = windows_registry::LOCAL_MACHINE.open(key).ok()?;
+    match key.get_string(value) {
+        Ok(text) => Some(Ok(text)),
+        Err(e) if e.code().0 == NOT_FOUND => None,
+        Err(e) => Some(Err(e.message())),
+    }
+}
+
 /// No `/dev/log` on Windows: syslog goes to a collector over the network.
 pub(crate) fn send_datagram(_: &Path, _: &[u8], _: Duration) -> std::io::Result<()> {
     Err(std::io::Error::new(

@@ -600,3 +600,84 @@ fn the_system_configuration_is_read_after_the_users() {
     let out = with_etc(&etc, &home, &["doctor", "--json"]);
     assert_eq!(origin(&out), user.display().to_string(), "{out:#?}");
 }
+
+/// `--print-mdm` writes nothing and prints the document an MDM delivers: the drop-in's
+/// entries, on stdout alone, and where macOS and Windows read them on stderr.
+#[test]
+fn print_mdm_prints_the_drop_ins_settings_and_writes_nothing() {
+    let root = machine();
+    let out = rewind(
+        root.path(),
+        &[
+            "install",
+            "--host",
+            "claude-code",
+            "--scope",
+            "managed",
+            "--lock",
+            "--print-mdm",
+        ],
+    );
+    out.success();
+    let printed: serde_json::Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
+    assert!(
+        !root.path().join("etc/claude-code").exists(),
+        "--print-mdm wrote under the root"
+    );
+    for place in [
+        "com.anthropic.claudecode",
+        r"HKLM\SOFTWARE\Policies\ClaudeCode",
+        "Settings",
+        "managedSourcesBehavior",
+    ] {
+        assert!(out.stderr.contains(place), "{place}: {out:#?}");
+    }
+    assert_eq!(printed["allowManagedHooksOnly"], true);
+    // The same entries `install` writes into its drop-in, where root may write one.
+    if is_root() {
+        rewind(
+            root.path(),
+            &[
+                "install",
+                "--host",
+                "claude-code",
+                "--scope",
+                "managed",
+                "--lock",
+            ],
+        )
+        .success();
+        let written: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                root.path()
+                    .join("etc/claude-code/managed-settings.d/50-rewind.json"),
+            )
+            .expect("drop-in"),
+        )
+        .expect("json");
+        assert_eq!(printed, written);
+    }
+    // Only Claude Code reads settings from an MDM; and it goes with --scope managed.
+    let codex = rewind(
+        root.path(),
+        &[
+            "install",
+            "--host",
+            "codex",
+            "--scope",
+            "managed",
+            "--print-mdm",
+        ],
+    );
+    codex.failure();
+    assert!(
+        codex.stderr.contains("no settings an MDM delivers"),
+        "{codex:#?}"
+    );
+    let user = rewind(
+        root.path(),
+        &["install", "--host", "claude-code", "--print-mdm"],
+    );
+    user.failure();
+    assert!(user.stderr.contains("--scope managed only"), "{user:#?}");
+}
