@@ -536,7 +536,8 @@ fn hook_checks(args: &DoctorArgs, checks: &mut Checks) {
         let in_files = found.iter().any(|h| layer.contains(&h.file));
         let mut layer = layer;
         if host == Host::ClaudeCode && args.settings.is_none() {
-            found.extend(mdm_checks(layout, &root, in_files, &mut layer, checks));
+            let delivered = crate::host::claude_code::mdm::delivered(&root);
+            found.extend(mdm_checks(layout, delivered, in_files, &mut layer, checks));
         }
         if found.is_empty()
             && args.host.is_none()
@@ -648,13 +649,13 @@ fn merged_layer(
 /// are (`in_files`). Returns the rewind entries they deliver, their source added to `layer`.
 fn mdm_checks(
     layout: &Layout,
-    root: &Path,
+    delivered: Option<crate::host::claude_code::mdm::Delivered>,
     in_files: bool,
     layer: &mut Vec<PathBuf>,
     checks: &mut Checks,
 ) -> Vec<Installed> {
     use crate::host::claude_code::mdm;
-    let Some(delivered) = mdm::delivered(root) else {
+    let Some(delivered) = delivered else {
         return Vec::new();
     };
     let what = format!("mdm {}", layout.title);
@@ -1103,4 +1104,109 @@ fn coverage_problem(
 /// A concrete name a catalog glob matches (`write_*` → `write_x`, `*` → `x`).
 fn sample(glob: &str) -> String {
     glob.replace(['*', '?'], "x")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::host::claude_code::mdm::Delivered;
+    use crate::host::settings::Invocation;
+
+    fn checks() -> Checks {
+        Checks {
+            passed: 0,
+            warned: 0,
+            failed: 0,
+            next: 0,
+            json: true,
+            items: Vec::new(),
+        }
+    }
+
+    fn delivered(settings: Result<serde_json::Value, String>) -> Delivered {
+        Delivered {
+            source: String::from("/Library/Managed Preferences/com.anthropic.claudecode.plist"),
+            settings,
+        }
+    }
+
+    #[test]
+    fn mdm_settings_deliver_the_hook_or_shadow_the_files_that_hold_it() {
+        let layout = Host::ClaudeCode.settings();
+        let mut ours = json!({});
+        let run = Invocation::managed(
+            Path::new("/usr/local/bin/rewind-hook"),
+            Path::new("/etc/rewind/config.toml"),
+            Host::ClaudeCode,
+        );
+        layout.merge(&mut ours, &run, 180).expect("merge");
+
+        // Delivered by MDM: counted in the administrator layer.
+        let (mut layer, mut c) = (Vec::new(), checks());
+        let found = mdm_checks(layout, Some(delivered(Ok(ours))), false, &mut layer, &mut c);
+        assert_eq!(found.len(), 2);
+        assert_eq!(layer.len(), 1);
+        assert_eq!((c.passed, c.failed), (1, 0), "{:#?}", c.items);
+
+        // Settings of the organisation's own, without rewind's, over files holding it: shadowed.
+        let policy = json!({"permissions": {"disableBypassPermissionsMode": "disable"}});
+        let mut c = checks();
+        assert!(
+            mdm_checks(
+                layout,
+                Some(delivered(Ok(policy.clone()))),
+                true,
+                &mut Vec::new(),
+                &mut c
+            )
+            .is_empty()
+        );
+        assert_eq!(c.failed, 1, "{:#?}", c.items);
+        assert!(
+            c.items[0]["detail"]
+                .as_str()
+                .expect("detail")
+                .contains("--print-mdm")
+        );
+
+        // Unless they merge the lower sources in.
+        let mut merging = policy;
+        merging["managedSourcesBehavior"] = json!("merge");
+        let mut c = checks();
+        mdm_checks(
+            layout,
+            Some(delivered(Ok(merging))),
+            true,
+            &mut Vec::new(),
+            &mut c,
+        );
+        assert_eq!((c.passed, c.failed), (1, 0), "{:#?}", c.items);
+
+        // A kill switch there, or a document Claude Code cannot read, fails.
+        let mut c = checks();
+        mdm_checks(
+            layout,
+            Some(delivered(Ok(json!({"disableAllHooks": true})))),
+            false,
+            &mut Vec::new(),
+            &mut c,
+        );
+        assert_eq!(c.failed, 1, "{:#?}", c.items);
+        let mut c = checks();
+        mdm_checks(
+            layout,
+            Some(delivered(Err(String::from("it holds a date value")))),
+            true,
+            &mut Vec::new(),
+            &mut c,
+        );
+        assert_eq!(c.failed, 1, "{:#?}", c.items);
+
+        // No MDM settings: nothing said.
+        let mut c = checks();
+        assert!(mdm_checks(layout, None, true, &mut Vec::new(), &mut c).is_empty());
+        assert!(c.items.is_empty());
+    }
 }
