@@ -348,8 +348,10 @@ pub(crate) fn symlink(target: &Path, link: &Path) -> std::io::Result<()> {
 pub(crate) fn machine_policy(key: &str, value: &str) -> Option<Result<String, String>> {
     /// `HRESULT_FROM_WIN32(ERROR_FILE_NOT_FOUND)`: no such key or value.
     const NOT_FOUND: i32 = 0x8007_0002_u32.cast_signed();
-    let key = windows_registry::LOCAL_MACHINE.open(key).ok()?;
-    match key.get_string(value) {
+    let text = windows_registry::LOCAL_MACHINE
+        .open(key)
+        .and_then(|key| key.get_string(value));
+    match text {
         Ok(text) => Some(Ok(text)),
         Err(e) if e.code().0 == NOT_FOUND => None,
         Err(e) => Some(Err(e.message())),
