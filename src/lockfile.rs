@@ -107,7 +107,8 @@ pub fn is_root() -> bool {
 /// Whether only root can change `path`: it and every directory above it belong to root and
 /// group and others cannot write them. A directory with the sticky bit (`/tmp`) counts as
 /// closed to others, since only an entry's owner can replace it there. `Err` names the first
-/// one that fails, and why. On Windows, where ACLs are not read, always `Err`.
+/// one that fails, and why. On Windows: SYSTEM, the Administrators or TrustedInstaller own
+/// each, and no ACL lets anyone else change them.
 pub fn only_root_can_change(path: &Path) -> Result<(), String> {
     crate::platform::only_root_can_change(path)
 }

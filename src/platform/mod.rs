@@ -47,7 +47,8 @@ pub(crate) use family::{datagram_collector, not_text, symlink};
 pub(crate) use this_os::{groups_of, hostname, peer};
 
 /// Whether files here have Unix owners and mode bits, which the private-file checks read (on
-/// Windows they have ACLs, which rewind does not read yet).
+/// Windows they have ACLs, read only to check a private directory and a file only the
+/// administrators can change).
 #[cfg(test)]
 pub(crate) const MODE_BITS: bool = cfg!(unix);
 

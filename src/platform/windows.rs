@@ -6,9 +6,11 @@
 //!   in its own process). [`LocalStream`] and [`LocalListener`] cannot be made, and say so.
 //! - No mode bits: a file rewind creates gets the ACL it inherits from its directory, which
 //!   under the user's profile (`%LOCALAPPDATA%`, `%USERPROFILE%`) is the user's, SYSTEM's and
-//!   the Administrators'. Nothing here reads ACLs: the ownership checks the Unix build makes
-//!   (a private directory, a file only root can change) are weaker here, and say so where they
-//!   refuse.
+//!   the Administrators'. The ACL stands in for owner and mode in two checks: a private
+//!   directory (no one else may change it) and a file only root can change (only SYSTEM, the
+//!   Administrators or TrustedInstaller), read through the `win-acl` crate, which holds the
+//!   `unsafe` Windows calls this crate forbids. A file is not made private (its ACL is not
+//!   rewritten).
 //! - No process groups: a `password_command` past its deadline is killed, not what it started.
 
 use std::fs::{DirBuilder, File, Metadata, OpenOptions};
@@ -16,6 +18,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+use win_acl::Principal;
 
 use super::{Ownership, Peer, UserDir};
 use crate::deadline::Deadline;
@@ -245,19 +249,74 @@ pub(crate) fn fix_private_file(_: &File, _: &Metadata) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A directory is accepted as it is: its ACL is not read here.
-#[expect(clippy::unnecessary_wraps, reason = "the Unix twin can fail")]
-pub(crate) fn check_private_dir(_: &Path, _: &Metadata) -> Result<(), String> {
+/// Refuses a directory that belongs to another user, or whose ACL lets anyone but its owner,
+/// this user, SYSTEM and the Administrators change it; `Err` says why (after the directory's
+/// name).
+pub(crate) fn check_private_dir(dir: &Path, _: &Metadata) -> Result<(), String> {
+    let access =
+        win_acl::access(dir).map_err(|e| format!("has an ACL that cannot be read: {e}"))?;
+    if let Principal::Other(sid) = &access.owner {
+        return Err(format!(
+            "belongs to {sid}, not to this user; rewind keeps its files only in the user's own directories"
+        ));
+    }
+    let others = access.allowed.iter().filter(|g| g.changes());
+    match others.map(|g| &g.who).find_map(|who| match who {
+        Principal::Other(sid) => Some(sid),
+        _ => None,
+    }) {
+        Some(sid) => Err(format!(
+            "can be changed by {sid} (its ACL allows it); run: icacls \"{}\" /remove *{sid}",
+            dir.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether only the machine's administration (SYSTEM, the Administrators, TrustedInstaller)
+/// can change `path`: they own it and every directory above it, and no ACL lets anyone else
+/// change the file, or replace or rename what a directory above it holds (creating new
+/// entries there, as every user may in `C:\`, does not). `Err` names the first one that
+/// fails, and why.
+pub(crate) fn only_root_can_change(path: &Path) -> Result<(), String> {
+    let real = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for (i, at) in real.ancestors().enumerate() {
+        let access = win_acl::access(at)
+            .map_err(|e| format!("{}: its ACL cannot be read: {e}", at.display()))?;
+        if access.owner != Principal::Administration {
+            return Err(format!(
+                "{} belongs to {}, not to SYSTEM or the Administrators",
+                at.display(),
+                who(&access.owner)
+            ));
+        }
+        let reaches = if i == 0 {
+            win_acl::Grant::changes
+        } else {
+            win_acl::Grant::changes_entries
+        };
+        if let Some(grant) = access
+            .allowed
+            .iter()
+            .find(|g| g.who != Principal::Administration && reaches(g))
+        {
+            return Err(format!(
+                "{} can be changed by {} (its ACL allows it)",
+                at.display(),
+                who(&grant.who)
+            ));
+        }
+    }
     Ok(())
 }
 
-/// Not known here (ACLs are not read): always refused, so a managed install asks the
-/// administrator to check the directory's ACL themselves.
-pub(crate) fn only_root_can_change(path: &Path) -> Result<(), String> {
-    Err(format!(
-        "{}: who can change it is not checked on Windows (its ACL is not read)",
-        path.display()
-    ))
+/// Whom an ACL names, for messages.
+fn who(principal: &Principal) -> &str {
+    match principal {
+        Principal::Administration => "SYSTEM or the Administrators",
+        Principal::CurrentUser => "this user",
+        Principal::Other(sid) => sid,
+    }
 }
 
 /// `cmd /C <command>`: the operator's command line, read by Windows' own shell.
