@@ -194,8 +194,8 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
             std::fs::remove_file(path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             say(format!(
-                "removed {removed} rewind entr{} and {}, which held nothing else",
-                if removed == 1 { "y" } else { "ies" },
+                "removed {} and {}, which held nothing else",
+                rewind_entries(removed),
                 path.display()
             ));
             total += removed;
@@ -203,16 +203,11 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
         }
         let backup = write_with_backup(path, Some(&original), &text)?;
         say(format!(
-            "removed {removed} rewind entr{} from {}",
-            if removed == 1 { "y" } else { "ies" },
+            "removed {} from {}",
+            rewind_entries(removed),
             path.display()
         ));
-        if let Some(backup) = backup {
-            say(format!(
-                "  the previous file is kept as {}",
-                backup.display()
-            ));
-        }
+        say_backup(backup.as_deref());
         total += removed;
     }
     if total == 0 {
@@ -322,6 +317,21 @@ pub(super) fn read_settings(path: &Path) -> anyhow::Result<(Option<String>, serd
         None => serde_json::Value::Object(serde_json::Map::new()),
     };
     Ok((text, value))
+}
+
+/// `n` rewind entries, in words: "1 rewind entry", "3 rewind entries".
+pub(super) fn rewind_entries(n: usize) -> String {
+    format!("{n} rewind entr{}", if n == 1 { "y" } else { "ies" })
+}
+
+/// Says where the previous file is kept, when there was one.
+pub(super) fn say_backup(backup: Option<&Path>) {
+    if let Some(backup) = backup {
+        say(format!(
+            "  the previous file is kept as {}",
+            backup.display()
+        ));
+    }
 }
 
 /// Keeps `original` as a new backup (never overwriting one), then replaces the file keeping

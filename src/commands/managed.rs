@@ -16,7 +16,8 @@ use anyhow::{Context as _, bail};
 use serde_json::{Value, json};
 
 use super::install::{
-    budget_secs, describe_entries, read_existing, read_settings, write_with_backup,
+    budget_secs, describe_entries, read_existing, read_settings, rewind_entries, say_backup,
+    write_with_backup,
 };
 use super::say;
 use crate::cli::InstallArgs;
@@ -145,12 +146,7 @@ fn write(config_path: Option<&Path>, args: &InstallArgs) -> anyhow::Result<()> {
                 managed.lock.join(" and ")
             ));
         }
-        if let Some(backup) = backup {
-            say(format!(
-                "  the previous file is kept as {}",
-                backup.display()
-            ));
-        }
+        say_backup(backup.as_deref());
     }
     move_out_of_the_administrator_file(layout, &root)?;
     if args.lock {
@@ -271,16 +267,11 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<()> {
     }
     let backup = write_with_backup(&path, Some(&original), &text)?;
     say(format!(
-        "removed {removed} rewind entr{} from {}",
-        if removed == 1 { "y" } else { "ies" },
+        "removed {} from {}",
+        rewind_entries(removed),
         path.display()
     ));
-    if let Some(backup) = backup {
-        say(format!(
-            "  the previous file is kept as {}",
-            backup.display()
-        ));
-    }
+    say_backup(backup.as_deref());
     if !layout.managed.lock.is_empty() {
         say(format!(
             "  {} stay{} as {} {}: remove {} by hand if only rewind needed {}",
@@ -329,16 +320,11 @@ fn move_out_of_the_administrator_file(layout: &Layout, root: &Path) -> anyhow::R
     }
     let backup = write_with_backup(&path, Some(&original), &render(&value)?)?;
     say(format!(
-        "took the {removed} rewind entr{} an older install wrote out of {} (the organisation's own settings there are kept)",
-        if removed == 1 { "y" } else { "ies" },
+        "took the {} an older install wrote out of {} (the organisation's own settings there are kept)",
+        rewind_entries(removed),
         path.display()
     ));
-    if let Some(backup) = backup {
-        say(format!(
-            "  the previous file is kept as {}",
-            backup.display()
-        ));
-    }
+    say_backup(backup.as_deref());
     if !layout.managed.lock.is_empty()
         && layout.managed.lock.iter().any(|key| original.contains(key))
     {
@@ -375,16 +361,11 @@ fn remove_drop_in(layout: &Layout, root: &Path) -> anyhow::Result<()> {
     } else {
         let backup = write_with_backup(&path, Some(&original), &render(&value)?)?;
         say(format!(
-            "removed {removed} rewind entr{} from {}; the settings someone else added there are kept",
-            if removed == 1 { "y" } else { "ies" },
+            "removed {} from {}; the settings someone else added there are kept",
+            rewind_entries(removed),
             path.display()
         ));
-        if let Some(backup) = backup {
-            say(format!(
-                "  the previous file is kept as {}",
-                backup.display()
-            ));
-        }
+        say_backup(backup.as_deref());
     }
     Ok(())
 }
