@@ -1,32 +1,21 @@
 //! A download that is a zip archive: a ZVM may pack the requested file into one. The file is
-//! taken out of it (deflated or stored, its CRC-32 checked); the archive itself is never the
-//! restored file unless a `.zip` was asked for.
+//! taken out of it (deflated or stored, its size and CRC-32 checked by the `zip` crate and its
+//! size again here); the archive itself is never the restored file unless a `.zip` was asked
+//! for. A member's name only chooses the member: what is written goes to the caller's file,
+//! never to a path the archive names.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, Write};
 
 use anyhow::{Context as _, bail};
+use zip::{CompressionMethod, ZipArchive};
 
 /// The first bytes of a zip archive (a local file header).
-const LOCAL: u32 = 0x0403_4b50;
-const CENTRAL: u32 = 0x0201_4b50;
-const END: u32 = 0x0605_4b50;
+const LOCAL: [u8; 4] = 0x0403_4b50_u32.to_le_bytes();
 
 /// Whether a download should be unpacked: it starts like a zip and the guest file asked for
 /// is not itself a zip.
 pub(super) fn is_archive_of(head: &[u8], guest_path: &str) -> bool {
-    head.len() >= 4
-        && u32::from_le_bytes([head[0], head[1], head[2], head[3]]) == LOCAL
-        && !guest_path.to_ascii_lowercase().ends_with(".zip")
-}
-
-/// One file of the archive.
-struct Member {
-    name: String,
-    method: u16,
-    crc: u32,
-    packed: u64,
-    size: u64,
-    offset: u64,
+    head.starts_with(&LOCAL) && !guest_path.to_ascii_lowercase().ends_with(".zip")
 }
 
 /// Writes the member named like the guest file (its last component, any case), or the only
@@ -36,126 +25,66 @@ pub(super) fn extract(
     file_name: &str,
     out: &mut impl Write,
 ) -> anyhow::Result<u64> {
-    let members = directory(archive)?;
-    let files: Vec<&Member> = members.iter().filter(|m| !m.name.ends_with('/')).collect();
+    let mut archive = ZipArchive::new(archive)
+        .context("the download starts like a zip archive but its directory cannot be read")?;
+    let mut files = Vec::new();
+    for index in 0..archive.len() {
+        let entry = archive
+            .by_index_raw(index)
+            .context("the zip archive's directory is damaged")?;
+        if !entry.is_dir() {
+            files.push((
+                index,
+                String::from_utf8_lossy(entry.name_raw()).into_owned(),
+            ));
+        }
+    }
     let base = |name: &str| name.rsplit(['/', '\\']).next().unwrap_or(name).to_owned();
-    let wanted: Vec<&Member> = files
+    let wanted: Vec<(usize, String)> = files
         .iter()
-        .copied()
-        .filter(|m| base(&m.name).eq_ignore_ascii_case(file_name))
+        .filter(|(_, name)| base(name).eq_ignore_ascii_case(file_name))
+        .cloned()
         .collect();
-    let member = match (wanted.as_slice(), files.as_slice()) {
-        ([one], _) | ([], [one]) => *one,
+    let (index, name) = match (wanted.as_slice(), files.as_slice()) {
+        ([one], _) | ([], [one]) => one.clone(),
         _ => bail!(
             "the ZVM answered with a zip archive of {} files, none of them alone named {file_name}: {}",
             files.len(),
             files
                 .iter()
-                .map(|m| m.name.as_str())
+                .map(|(_, name)| name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     };
-    archive.seek(SeekFrom::Start(member.offset))?;
-    let mut header = [0_u8; 30];
-    archive
-        .read_exact(&mut header)
-        .context("the zip archive is cut short")?;
-    if u32_at(&header, 0) != LOCAL {
-        bail!("the zip archive's entry for {} is damaged", member.name);
-    }
-    let skip = u64::from(u16_at(&header, 26)) + u64::from(u16_at(&header, 28));
-    archive.seek(SeekFrom::Current(i64::try_from(skip)?))?;
-    let packed = archive.take(member.packed);
-    let mut checked = Checked {
-        out,
-        crc: flate2::Crc::new(),
-    };
-    let written = match member.method {
-        0 => std::io::copy(&mut { packed }, &mut checked)?,
-        8 => std::io::copy(&mut flate2::read::DeflateDecoder::new(packed), &mut checked)?,
+    let mut member = archive
+        .by_index(index)
+        .with_context(|| format!("the zip archive's entry for {name} is damaged"))?;
+    match member.compression() {
+        CompressionMethod::Stored | CompressionMethod::Deflated => {}
         other => bail!(
-            "the zip archive packs {} with method {other}; only stored and deflated files are read",
-            member.name
+            "the zip archive packs {name} with method {other}; only stored and deflated files are read"
         ),
-    };
-    if written != member.size || checked.crc.sum() != member.crc {
-        bail!(
-            "{} in the zip archive is damaged (size or CRC-32 does not match)",
-            member.name
-        );
+    }
+    let size = member.size();
+    let damaged =
+        || format!("{name} in the zip archive is damaged (size or CRC-32 does not match)");
+    let mut buf = vec![0_u8; 64 * 1024];
+    let mut written = 0_u64;
+    loop {
+        // A read error is the archive's (the crate checks the CRC-32 and the declared size as
+        // it inflates); a write error is the destination's.
+        let n = member.read(&mut buf).with_context(damaged)?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n])?;
+        written += n as u64;
+    }
+    if written != size {
+        bail!(damaged());
     }
     Ok(written)
-}
-
-/// The archive's central directory.
-fn directory(archive: &mut (impl Read + Seek)) -> anyhow::Result<Vec<Member>> {
-    let len = archive.seek(SeekFrom::End(0))?;
-    // The end record is 22 bytes, followed by a comment of at most 64 KiB.
-    let tail_len = len.min(22 + 65_535);
-    archive.seek(SeekFrom::Start(len - tail_len))?;
-    let mut tail = vec![0_u8; usize::try_from(tail_len)?];
-    archive.read_exact(&mut tail)?;
-    let end = (0..tail.len().saturating_sub(21))
-        .rev()
-        .find(|&i| u32_at(&tail, i) == END)
-        .context("the download starts like a zip archive but has no central directory")?;
-    let count = u16_at(&tail, end + 10);
-    let size = u32_at(&tail, end + 12);
-    let start = u32_at(&tail, end + 16);
-    archive.seek(SeekFrom::Start(u64::from(start)))?;
-    let mut dir = vec![0_u8; usize::try_from(size)?];
-    archive
-        .read_exact(&mut dir)
-        .context("the zip archive's directory is cut short")?;
-    let mut members = Vec::new();
-    let mut at = 0;
-    for _ in 0..count {
-        if dir.len() < at + 46 || u32_at(&dir, at) != CENTRAL {
-            bail!("the zip archive's directory is damaged");
-        }
-        let name_len = usize::from(u16_at(&dir, at + 28));
-        let extra = usize::from(u16_at(&dir, at + 30)) + usize::from(u16_at(&dir, at + 32));
-        let name = dir
-            .get(at + 46..at + 46 + name_len)
-            .context("the zip archive's directory is damaged")?;
-        members.push(Member {
-            name: String::from_utf8_lossy(name).into_owned(),
-            method: u16_at(&dir, at + 10),
-            crc: u32_at(&dir, at + 16),
-            packed: u64::from(u32_at(&dir, at + 20)),
-            size: u64::from(u32_at(&dir, at + 24)),
-            offset: u64::from(u32_at(&dir, at + 42)),
-        });
-        at += 46 + name_len + extra;
-    }
-    Ok(members)
-}
-
-fn u16_at(bytes: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([bytes[at], bytes[at + 1]])
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
-/// A writer that keeps the CRC-32 of what passes.
-struct Checked<'a, W> {
-    out: &'a mut W,
-    crc: flate2::Crc,
-}
-
-impl<W: Write> Write for Checked<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.crc.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
 }
 
 #[cfg(test)]
@@ -189,5 +118,50 @@ mod tests {
         assert!(extract(&mut Cursor::new(&archive), "app.conf", &mut out).is_err());
         let err = extract(&mut Cursor::new(&archive[..20]), "app.conf", &mut out).unwrap_err();
         assert!(err.to_string().contains("zip"), "{err}");
+    }
+
+    fn archive_of(members: &[(&str, CompressionMethod, &[u8])]) -> Vec<u8> {
+        let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, method, bytes) in members {
+            let options = zip::write::SimpleFileOptions::default().compression_method(*method);
+            writer.start_file(*name, options).expect("starts");
+            writer.write_all(bytes).expect("writes");
+        }
+        writer.finish().expect("finishes").into_inner()
+    }
+
+    #[test]
+    fn the_member_named_like_the_guest_file_is_chosen_and_its_own_path_is_never_used() {
+        let archive = archive_of(&[
+            (
+                "../../etc/APP.CONF",
+                CompressionMethod::Stored,
+                b"mode = safe\n",
+            ),
+            ("notes.txt", CompressionMethod::Deflated, b"other\n"),
+        ]);
+        let mut out = Vec::new();
+        let size = extract(&mut Cursor::new(&archive), "app.conf", &mut out).expect("extracts");
+        assert_eq!((size, out.as_slice()), (12, b"mode = safe\n".as_slice()));
+        let err = extract(&mut Cursor::new(&archive), "other.conf", &mut Vec::new()).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "of 2 files, none of them alone named other.conf: ../../etc/APP.CONF, notes.txt"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_member_longer_than_its_declared_size_is_refused() {
+        let mut archive = archive_of(&[("app.conf", CompressionMethod::Stored, b"mode = safe\n")]);
+        // The central directory's uncompressed size (offset 24 of its entry) says 4 bytes.
+        let central = archive
+            .windows(4)
+            .position(|w| w == 0x0201_4b50_u32.to_le_bytes())
+            .expect("a central directory");
+        archive[central + 24..central + 28].copy_from_slice(&4_u32.to_le_bytes());
+        let err = extract(&mut Cursor::new(&archive), "app.conf", &mut Vec::new()).unwrap_err();
+        assert!(format!("{err:#}").contains("damaged"), "{err:#}");
     }
 }
