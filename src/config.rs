@@ -316,6 +316,7 @@ fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
 /// Runs `password_command` in its own process group and reads the first line it prints.
 fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Secret> {
     use std::io::Read as _;
+    use wait_timeout::ChildExt as _;
 
     let mut shell = crate::platform::shell_command(command);
     crate::platform::own_process_group(&mut shell);
@@ -335,15 +336,9 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
         let _ = stdout.read_to_end(&mut bytes);
         bytes
     });
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if deadline.sleep(Duration::from_millis(10)) => {}
-            Ok(None) | Err(_) => {
-                crate::platform::kill_group(&mut child);
-                bail!("password_command did not finish in time and was stopped");
-            }
-        }
+    let Ok(Some(status)) = child.wait_timeout(deadline.remaining()) else {
+        crate::platform::kill_group(&mut child);
+        bail!("password_command did not finish in time and was stopped");
     };
     // The shell may have left children holding the pipe: end them before reading.
     crate::platform::kill_group(&mut child);

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use wait_timeout::ChildExt as _;
+
 use super::ssh_config;
 use super::types::{Target, TargetKind};
 
@@ -151,7 +153,6 @@ fn run(mut command: Command, until: Instant) -> Result<String, Ran> {
     let limit = until
         .saturating_duration_since(Instant::now())
         .min(PROCESS_LIMIT);
-    let stop = Instant::now() + limit;
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -164,27 +165,23 @@ fn run(mut command: Command, until: Instant) -> Result<String, Ran> {
         let _ = stdout.by_ref().take(4 << 20).read_to_string(&mut text);
         text
     });
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let text = reader.join().map_err(|_| Ran::Failed)?;
-                return if status.success() {
-                    Ok(text)
-                } else {
-                    Err(Ran::Failed)
-                };
+    match child.wait_timeout(limit) {
+        Ok(Some(status)) => {
+            let text = reader.join().map_err(|_| Ran::Failed)?;
+            if status.success() {
+                Ok(text)
+            } else {
+                Err(Ran::Failed)
             }
-            Ok(None) if Instant::now() < stop => std::thread::sleep(Duration::from_millis(1)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Ran::Late);
-            }
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Ran::Failed);
-            }
+        }
+        late_or_failed => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(if late_or_failed.is_ok() {
+                Ran::Late
+            } else {
+                Ran::Failed
+            })
         }
     }
 }
@@ -513,6 +510,34 @@ impl Inventory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    fn sh(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(script);
+        command
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_helper_answers_or_is_stopped_at_its_deadline() {
+        let soon = || Instant::now() + Duration::from_millis(300);
+        assert_eq!(
+            run(sh("echo listed"), soon()).ok().as_deref(),
+            Some("listed\n")
+        );
+        assert!(matches!(
+            run(sh("echo partial; exit 3"), soon()),
+            Err(Ran::Failed)
+        ));
+        let started = Instant::now();
+        assert!(matches!(run(sh("exec sleep 30"), soon()), Err(Ran::Late)));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn ini_inventories_expand_groups_children_and_ansible_host() {
