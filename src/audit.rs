@@ -1,6 +1,6 @@
 //! The audit trail: one JSON line per hook decision, per `rewind guard` and `rewind recover`
 //! run, and per `rewind mcp` tool call, read back by `rewind log`. Tool arguments are
-//! summarised and secrets redacted ([`crate::secret`]). What an entry says happened is one
+//! summarised and secrets redacted (`crate::redact`). What an entry says happened is one
 //! [`Ending`], the same type `rewind log --decision` parses, so the filter accepts exactly
 //! the words the trail holds.
 //!

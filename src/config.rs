@@ -1,6 +1,7 @@
 //! Configuration: where it is found, what it may contain, and the validated form the rest of
 //! the program reads. Unknown keys are errors naming the file and key; secrets stay in
-//! [`Secret`] and are resolved only when a request needs them.
+//! `secrecy`'s [`SecretString`] (no `Display`, a redacted `Debug`, wiped when dropped) and are
+//! resolved only when a request needs them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ use serde::Deserialize;
 
 use crate::deadline::Deadline;
 use crate::platform::UserDir;
-use crate::secret::Secret;
+use secrecy::SecretString;
 
 /// The hook's default budget: under the host timeout of 180 s that `rewind install` writes.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(150);
@@ -247,7 +248,7 @@ pub enum SecretSource {
         path: PathBuf,
         setting: String,
     },
-    Literal(Secret),
+    Literal(SecretString),
 }
 
 impl std::fmt::Debug for SecretSource {
@@ -274,10 +275,10 @@ impl SecretSource {
     /// Reads the secret: from the environment variable, or the first line the command prints.
     /// A command still running when `deadline` comes is killed with its whole process group
     /// (a shell's children too), never left behind.
-    pub fn resolve(&self, deadline: &Deadline) -> anyhow::Result<Secret> {
+    pub fn resolve(&self, deadline: &Deadline) -> anyhow::Result<SecretString> {
         match self {
             Self::Env { var, setting } => match std::env::var(var) {
-                Ok(value) if !value.is_empty() => Ok(Secret::new(value)),
+                Ok(value) if !value.is_empty() => Ok(SecretString::from(value)),
                 // A name that no shell would give a variable may be the secret itself, pasted
                 // under the wrong key: it is not printed back.
                 _ if !is_variable_name(var) => bail!(
@@ -294,7 +295,7 @@ impl SecretSource {
 
 /// The first line of a `password_file`, refused when group or others can read or change the
 /// file (as ssh refuses a private key anyone else can read).
-fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
+fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<SecretString> {
     let text = read_text_file(path)
         .with_context(|| format!("cannot read {} (named by {setting})", path.display()))?;
     if let Some(mode) = crate::platform::mode(path)
@@ -310,11 +311,11 @@ fn read_password_file(path: &Path, setting: &str) -> anyhow::Result<Secret> {
     if line.is_empty() {
         bail!("{} (named by {setting}) is empty", path.display());
     }
-    Ok(Secret::new(line.to_owned()))
+    Ok(SecretString::from(line.to_owned()))
 }
 
 /// Runs `password_command` in its own process group and reads the first line it prints.
-fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Secret> {
+fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<SecretString> {
     use std::io::Read as _;
     use wait_timeout::ChildExt as _;
 
@@ -354,7 +355,7 @@ fn run_password_command(command: &str, deadline: &Deadline) -> anyhow::Result<Se
     if line.is_empty() {
         bail!("password_command printed nothing");
     }
-    Ok(Secret::new(line))
+    Ok(SecretString::from(line))
 }
 
 /// What the hook does and how long it may take.
@@ -838,7 +839,7 @@ fn validate_zvm(
             warnings.push(format!(
                 "{name}: [zvm] password is written in the file; prefer password_env, password_file or password_command"
             ));
-            SecretSource::Literal(Secret::new(literal))
+            SecretSource::Literal(SecretString::from(literal))
         }
         (None, None, None, None) if z.client_secret_env.is_some() => SecretSource::Env {
             var: String::from("REWIND_ZVM_PASSWORD"),
@@ -1222,6 +1223,7 @@ impl std::fmt::Debug for Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use secrecy::ExposeSecret as _;
 
     fn parse(text: &str) -> anyhow::Result<Config> {
         Config::parse(text, Path::new("/etc/rewind/config.toml"))
@@ -1570,11 +1572,25 @@ mod tests {
     }
 
     #[test]
+    fn a_resolved_secret_never_formats_its_value() {
+        let source = SecretSource::Literal(SecretString::from("hunter2"));
+        let secret = source
+            .resolve(&Deadline::after(Duration::from_secs(5)))
+            .expect("resolves");
+        let shown = format!(
+            "{source:?} {source:#?} {secret:?} {secret:#?} {:?}",
+            Some(&secret)
+        );
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert_eq!(secret.expose_secret(), "hunter2");
+    }
+
+    #[test]
     fn password_command_first_line() {
         let secret = SecretSource::Command("printf 's3cret\\nignored\\n'".into())
             .resolve(&Deadline::after(Duration::from_secs(5)))
             .expect("runs");
-        assert_eq!(secret.expose(), "s3cret");
+        assert_eq!(secret.expose_secret(), "s3cret");
     }
 
     #[test]
@@ -1620,7 +1636,10 @@ mod tests {
         .expect("valid");
         let source = &config.zvm.expect("zvm").password;
         let deadline = Deadline::after(Duration::from_secs(5));
-        assert_eq!(source.resolve(&deadline).expect("read").expose(), "s3cret");
+        assert_eq!(
+            source.resolve(&deadline).expect("read").expose_secret(),
+            "s3cret"
+        );
         crate::platform::set_mode(&file, 0o644).expect("chmod");
         if !crate::platform::MODE_BITS {
             return;

@@ -34,7 +34,7 @@
 //!   operating-system calls it needs (peer credentials, owners and modes).
 //! - [`sim`]: the built-in ZVM simulator (tests, demo, anyone without a ZVM).
 //! - [`commands`]: the operator's other commands; [`cli`]: the command line.
-//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], [`secret`], `redact` (secrets
+//! - [`config`], [`audit`], [`tag`], [`deadline`], [`lockfile`], `redact` (secrets
 //!   out of every text that leaves the process), [`time`], `console` (the one stdout writer),
 //!   `glob` (the catalogs' `*` and `?` patterns):
 //!   the pieces they share.
@@ -66,7 +66,6 @@ pub(crate) mod progress;
 pub(crate) mod recover;
 pub(crate) mod redact;
 pub(crate) mod scan;
-pub mod secret;
 pub(crate) mod selfguard;
 pub(crate) mod sessions;
 pub mod shell;

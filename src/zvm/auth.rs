@@ -20,7 +20,7 @@ use super::http::{AuthHeader, Call, CallBody, Http, Method, error_message, read_
 use crate::config::{AuthMode, SecretSource, SessionMethod, ZvmConfig};
 use crate::deadline::Deadline;
 use crate::lockfile;
-use crate::secret::Secret;
+use secrecy::{ExposeSecret as _, SecretString};
 
 const TOKEN_PATH: &str = "/auth/realms/zerto/protocol/openid-connect/token";
 const SESSION_PATH: &str = "/v1/session/add";
@@ -28,17 +28,23 @@ const SESSION_PATH: &str = "/v1/session/add";
 const SESSION_LIFETIME: Duration = Duration::from_secs(25 * 60);
 
 /// A credential ready to put on a request.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) struct Token {
-    value: Secret,
+    value: SecretString,
     expires_at: u64,
 }
 
 impl Token {
+    /// Whether `other` is this very credential (the one the ZVM just refused, say).
+    fn is_same(&self, other: &Token) -> bool {
+        self.expires_at == other.expires_at
+            && self.value.expose_secret() == other.value.expose_secret()
+    }
+
     pub(crate) fn header(&self, mode: AuthMode) -> AuthHeader<'_> {
         match mode {
-            AuthMode::Keycloak => AuthHeader::Bearer(self.value.expose()),
-            AuthMode::Session => AuthHeader::Session(self.value.expose()),
+            AuthMode::Keycloak => AuthHeader::Bearer(self.value.expose_secret()),
+            AuthMode::Session => AuthHeader::Session(self.value.expose_secret()),
         }
     }
 }
@@ -66,7 +72,7 @@ pub(crate) struct Auth {
     identity: Vec<u8>,
     cache_dir: PathBuf,
     /// The password or client secret, resolved once per process.
-    credential: OnceLock<Result<Secret, String>>,
+    credential: OnceLock<Result<SecretString, String>>,
     /// The cache file, known once the credential is.
     cache: OnceLock<PathBuf>,
     current: Mutex<Option<Token>>,
@@ -103,7 +109,7 @@ impl Auth {
     }
 
     /// The password (or, with a client secret, that secret), resolved once.
-    fn credential(&self, deadline: &Deadline) -> Result<&Secret, ZvmError> {
+    fn credential(&self, deadline: &Deadline) -> Result<&SecretString, ZvmError> {
         self.credential
             .get_or_init(|| {
                 self.client_secret
@@ -128,7 +134,7 @@ impl Auth {
         let mut hash = Sha256::new();
         hash.update(salt);
         hash.update(&self.identity);
-        hash.update(credential.expose().as_bytes());
+        hash.update(credential.expose_secret().as_bytes());
         let key = crate::hex(&hash.finalize()[..16]);
         Ok(self
             .cache
@@ -189,7 +195,7 @@ impl Auth {
         })?;
         let cached = self.read_cache(deadline)?;
         if let Some(token) = cached.as_ref().and_then(valid_token)
-            && Some(&token) != rejected
+            && !rejected.is_some_and(|rejected| rejected.is_same(&token))
         {
             return Ok(self.remember(token));
         }
@@ -227,7 +233,7 @@ impl Auth {
                         deadline,
                         &[
                             ("grant_type", "client_credentials"),
-                            ("client_secret", secret.expose()),
+                            ("client_secret", secret.expose_secret()),
                         ],
                     );
                 }
@@ -238,7 +244,7 @@ impl Auth {
                     &[
                         ("grant_type", "password"),
                         ("username", &self.username),
-                        ("password", password.expose()),
+                        ("password", password.expose_secret()),
                     ],
                 )
             }
@@ -308,7 +314,7 @@ impl Auth {
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             self.username,
-            password.expose()
+            password.expose_secret()
         ));
         // Zerto's docs and its PowerShell wrapper send the method; without it a Windows ZVM
         // checks the credentials against its host's Windows accounts only.
@@ -437,7 +443,7 @@ fn salt(dir: &Path) -> [u8; 32] {
 
 fn token_of(file: &CacheFile) -> Token {
     Token {
-        value: Secret::new(file.token.clone()),
+        value: SecretString::from(file.token.clone()),
         expires_at: file.expires_at,
     }
 }
