@@ -46,11 +46,15 @@ pub(crate) fn hostname() -> String {
         .unwrap_or_else(|| String::from("-"))
 }
 
-/// `~/.cache/rewind` and `~/.local/state/rewind` (the XDG defaults).
+/// `~/.cache/rewind` and `~/.local/state/rewind`: the XDG base directories (etcetera's `Xdg`
+/// strategy), only under a `$HOME` that is set: rewind never guesses a home.
 pub(super) fn default_user_dir(kind: UserDir) -> Option<PathBuf> {
-    let fallback = match kind {
-        UserDir::Cache => ".cache",
-        UserDir::State => ".local/state",
+    use etcetera::BaseStrategy as _;
+    super::unix::home_dir()?;
+    let xdg = etcetera::base_strategy::Xdg::new().ok()?;
+    let dir = match kind {
+        UserDir::Cache => xdg.cache_dir(),
+        UserDir::State => xdg.state_dir()?,
     };
-    super::unix::home_dir().map(|home| home.join(fallback).join("rewind"))
+    Some(dir.join("rewind"))
 }

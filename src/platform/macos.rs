@@ -58,10 +58,14 @@ pub(crate) fn hostname() -> String {
 
 /// `~/Library/Caches/rewind` and `~/Library/Application Support/rewind`, Apple's places for
 /// caches and for files an application keeps.
+/// (etcetera's `Apple` strategy), only under a `$HOME` that is set.
 pub(super) fn default_user_dir(kind: UserDir) -> Option<PathBuf> {
-    let under = match kind {
-        UserDir::Cache => "Library/Caches",
-        UserDir::State => "Library/Application Support",
+    use etcetera::BaseStrategy as _;
+    super::unix::home_dir()?;
+    let apple = etcetera::base_strategy::Apple::new().ok()?;
+    let dir = match kind {
+        UserDir::Cache => apple.cache_dir(),
+        UserDir::State => apple.data_dir(),
     };
-    super::unix::home_dir().map(|home| home.join(under).join("rewind"))
+    Some(dir.join("rewind"))
 }

@@ -191,12 +191,12 @@ pub(crate) fn home_dir() -> Option<PathBuf> {
 }
 
 /// `%LOCALAPPDATA%\rewind\cache` and `%LOCALAPPDATA%\rewind\state` (Windows' place for a
-/// user's files that do not roam), else the same under `%USERPROFILE%\AppData\Local`.
+/// user's files that do not roam: etcetera's `Windows` strategy, which asks the shell for the
+/// folder when the variable is not set), only with a home directory.
 pub(super) fn default_user_dir(kind: UserDir) -> Option<PathBuf> {
-    let local = std::env::var_os("LOCALAPPDATA")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home_dir().map(|home| home.join("AppData").join("Local")))?;
+    use etcetera::BaseStrategy as _;
+    home_dir()?;
+    let local = etcetera::base_strategy::Windows::new().ok()?.cache_dir();
     let leaf = match kind {
         UserDir::Cache => "cache",
         UserDir::State => "state",

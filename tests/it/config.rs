@@ -78,6 +78,48 @@ fn without_home_a_mutating_call_is_denied_saying_why() {
     assert_eq!(run.decision(), "deny", "{run:#?}");
 }
 
+/// Without XDG variables the token cache and the sessions live where the XDG base directory
+/// specification puts them under `$HOME`: the token cache in `~/.cache/rewind`, the default
+/// audit trail in `~/.local/state/rewind`.
+#[cfg(target_os = "linux")]
+#[test]
+fn without_xdg_variables_the_directories_are_the_xdg_defaults_under_home() {
+    let env = TestEnv::start();
+    let config = std::fs::read_to_string(&env.config).expect("config");
+    let without_audit_log: Vec<&str> = config
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("audit_log"))
+        .collect();
+    std::fs::write(&env.config, without_audit_log.join("\n")).expect("write config");
+    let home = env.path("home");
+    let mut cmd = env.command(&["hook"]);
+    cmd.env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME");
+    let run = support::run(cmd, &mutating("toolu_xdg_defaults"));
+    assert!(run.stdout.contains("checkpoint confirmed"), "{run:#?}");
+    let listed = |dir: &str| {
+        std::fs::read_dir(home.join(dir))
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.file_name())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        !listed(".cache/rewind").is_empty(),
+        "{:?}",
+        listed(".cache")
+    );
+    assert!(
+        !listed(".local/state/rewind").is_empty(),
+        "{:?}",
+        listed(".local/state")
+    );
+    assert!(!env.path("cache").exists() && !env.path("state/rewind").exists());
+}
+
 /// A cache or state directory that group or others can write (or another user owns) is
 /// refused: whoever writes there can swap the token cache, a lock or the audit trail.
 #[cfg(unix)]
