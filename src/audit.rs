@@ -22,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::SyslogTarget;
 use crate::lockfile;
 use crate::redact;
 
@@ -165,17 +166,55 @@ pub struct AuditCheckpoint {
     pub fallback: Option<String>,
 }
 
-/// Appends a record to `path` as one line in one write (see the module docs), chained to the
-/// line before it.
-pub fn append(path: &Path, record: &Record) -> anyhow::Result<()> {
-    append_with(path, record, &serde_json::Map::new())
+/// A trail and the collector that gets a copy of each line it is given, both as a
+/// configuration names them: every writer passes it in, so whoever appends to a trail
+/// forwards exactly as its own configuration says, and nothing is remembered between calls.
+#[derive(Debug, Clone, Copy)]
+pub struct Trail<'a> {
+    pub path: &'a Path,
+    /// `[audit] syslog`.
+    pub syslog: Option<&'a SyslogTarget>,
+}
+
+impl<'a> Trail<'a> {
+    /// The trail `config` names (see [`crate::config::HookConfig::audit_path`]) and its
+    /// collector.
+    pub fn of(config: &'a crate::config::Config) -> anyhow::Result<Trail<'a>> {
+        Ok(Trail {
+            path: config.hook.audit_path()?,
+            syslog: config.audit.syslog.as_ref(),
+        })
+    }
+}
+
+/// A trail copied to no collector.
+impl<'a> From<&'a Path> for Trail<'a> {
+    fn from(path: &'a Path) -> Self {
+        Trail { path, syslog: None }
+    }
+}
+
+impl<'a> From<&'a std::path::PathBuf> for Trail<'a> {
+    fn from(path: &'a std::path::PathBuf) -> Self {
+        Trail::from(path.as_path())
+    }
+}
+
+/// Appends a record to the trail as one line in one write (see the module docs), chained to
+/// the line before it.
+pub fn append<'a>(trail: impl Into<Trail<'a>>, record: &Record) -> anyhow::Result<()> {
+    append_with(trail, record, &serde_json::Map::new())
 }
 
 /// [`append`], waiting at most `wait` for the turn to write (the hook's, whose answer must not
 /// wait on another writer past its budget).
-pub fn append_within(path: &Path, record: &Record, wait: Duration) -> anyhow::Result<()> {
+pub fn append_within<'a>(
+    trail: impl Into<Trail<'a>>,
+    record: &Record,
+    wait: Duration,
+) -> anyhow::Result<()> {
     append_chained(
-        path,
+        trail.into(),
         record,
         &serde_json::Map::new(),
         wait.min(CHAIN_WAIT),
@@ -195,23 +234,23 @@ pub const CHAIN_KEY: &str = "prev";
 /// Each line ends with `"prev"`: the SHA-256 (hex) of the line before it, as written, without
 /// its newline; the first line's is `""`. Reading the last line and appending happen under an
 /// exclusive lock on the trail itself, so parallel writers chain in turn.
-pub fn append_with(
-    path: &Path,
+pub fn append_with<'a>(
+    trail: impl Into<Trail<'a>>,
     record: &Record,
     extra: &serde_json::Map<String, Value>,
 ) -> anyhow::Result<()> {
-    append_chained(path, record, extra, CHAIN_WAIT, false).map(drop)
+    append_chained(trail.into(), record, extra, CHAIN_WAIT, false).map(drop)
 }
 
 /// [`append_with`], durably: the line and the trail's head are on disk (`fsync`) when it
 /// returns, and a line the disk did not take whole is cut back off the trail. The broker
 /// confirms nothing before its record is written this way. Returns the trail's new head.
-pub fn append_durable(
-    path: &Path,
+pub fn append_durable<'a>(
+    trail: impl Into<Trail<'a>>,
     record: &Record,
     extra: &serde_json::Map<String, Value>,
 ) -> anyhow::Result<Head> {
-    append_chained(path, record, extra, CHAIN_WAIT, true)
+    append_chained(trail.into(), record, extra, CHAIN_WAIT, true)
 }
 
 /// The trail's head: how many lines it holds and the hash of the last one. Kept beside the
@@ -444,12 +483,13 @@ fn next_seq(path: &Path, file: &std::fs::File) -> anyhow::Result<u64> {
 
 /// [`append_with`], waiting at most `wait` for the turn to write, synced when `durable`.
 fn append_chained(
-    path: &Path,
+    trail: Trail<'_>,
     record: &Record,
     extra: &serde_json::Map<String, Value>,
     wait: Duration,
     durable: bool,
 ) -> anyhow::Result<Head> {
+    let path = trail.path;
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         anyhow::anyhow!("audit trail {}: {what}: {e}", path.display())
     };
@@ -511,7 +551,9 @@ fn append_chained(
     }
     // The trail's turn ends here; the collector's copy follows, never holding a writer up.
     drop(file);
-    syslog::forward(path, &line[..line.len() - 1], record, &head);
+    if let Some(target) = trail.syslog {
+        syslog::forward(path, target, &line[..line.len() - 1], record, &head);
+    }
     Ok(head)
 }
 
@@ -756,8 +798,7 @@ pub fn verify_bytes(bytes: &[u8]) -> anyhow::Result<Chain> {
 /// is TCP with octet counting (RFC 6587).
 pub mod syslog {
     use std::io::Write as _;
-    use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::path::Path;
     use std::time::Duration;
 
     use super::{Ending, Head, Record};
@@ -770,34 +811,15 @@ pub mod syslog {
     /// Facility 13, log audit (RFC 5424 table 1).
     const FACILITY: u8 = 13;
 
-    /// Trails whose lines go to a collector, as configurations named them.
-    static FORWARDS: Mutex<Vec<(PathBuf, SyslogTarget)>> = Mutex::new(Vec::new());
-
-    /// Sends every line later appended to `trail` to `target` too. Called when a
-    /// configuration with `[audit] syslog` is read, so every writer of that trail (the hook,
-    /// the broker, `guard`, `recover`, the MCP server) forwards alike.
-    pub fn forward_trail(trail: &Path, target: SyslogTarget) {
-        if let Ok(mut forwards) = FORWARDS.lock() {
-            forwards.retain(|(path, _)| path != trail);
-            forwards.push((trail.to_path_buf(), target));
-        }
-    }
-
-    fn target_of(trail: &Path) -> Option<SyslogTarget> {
-        FORWARDS
-            .lock()
-            .ok()?
-            .iter()
-            .find(|(path, _)| path == trail)
-            .map(|(_, target)| target.clone())
-    }
-
-    /// Sends `line` (a trail line, without its newline) if `trail` is forwarded; a failure is
+    /// Sends `line` (a line of `trail`, without its newline) to `target`; a failure is
     /// counted beside the trail, never returned.
-    pub(super) fn forward(trail: &Path, line: &[u8], record: &Record, head: &Head) {
-        let Some(target) = target_of(trail) else {
-            return;
-        };
+    pub(super) fn forward(
+        trail: &Path,
+        target: &SyslogTarget,
+        line: &[u8],
+        record: &Record,
+        head: &Head,
+    ) {
         let message = format(
             &String::from_utf8_lossy(line),
             record,
@@ -805,7 +827,7 @@ pub mod syslog {
             &crate::platform::hostname(),
             std::process::id(),
         );
-        if let Err(e) = send(&target, message.as_bytes()) {
+        if let Err(e) = send(target, message.as_bytes()) {
             let lost = trail.with_file_name(LOST_FILE);
             let note = format!(
                 "{} {target} {}: {e}\n",
@@ -972,14 +994,18 @@ pub mod syslog {
             let socket = dir.path().join("log.sock");
             let mut receive = crate::platform::datagram_collector(&socket).expect("bind");
             let trail = dir.path().join("audit.jsonl");
-            forward_trail(&trail, SyslogTarget::Unix(socket.clone()));
+            let target = SyslogTarget::Unix(socket.clone());
             let record = Record {
                 time: String::from("2026-03-02T09:00:00.000Z"),
                 tool: String::from("mcp__ssh__exec"),
                 decision: Ending::Context,
                 ..Record::default()
             };
-            super::super::append(&trail, &record).expect("appended");
+            let forwarded = super::super::Trail {
+                path: &trail,
+                syslog: Some(&target),
+            };
+            super::super::append(forwarded, &record).expect("appended");
             let mut buffer = vec![0; 65536];
             let n = receive(&mut buffer).expect("a datagram");
             let message = String::from_utf8_lossy(&buffer[..n]).into_owned();
@@ -1001,9 +1027,13 @@ pub mod syslog {
             let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let port = closed.local_addr().expect("addr").port();
             drop(closed);
-            forward_trail(&trail, SyslogTarget::Tcp(format!("127.0.0.1:{port}")));
+            let target = SyslogTarget::Tcp(format!("127.0.0.1:{port}"));
+            let forwarded = super::super::Trail {
+                path: &trail,
+                syslog: Some(&target),
+            };
             for _ in 0..2 {
-                super::super::append(&trail, &Record::default()).expect("the trail is written");
+                super::super::append(forwarded, &Record::default()).expect("the trail is written");
             }
             let (count, last) = lost(&trail);
             assert_eq!(count, 2);

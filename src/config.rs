@@ -703,10 +703,6 @@ impl Config {
                 .transpose()?,
         };
 
-        if let (Some(target), Some(trail)) = (&audit.syslog, &hook.audit_log) {
-            crate::audit::syslog::forward_trail(trail, target.clone());
-        }
-
         Ok(Config {
             origin: origin.map(Path::to_path_buf),
             managed: false,

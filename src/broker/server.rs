@@ -559,7 +559,11 @@ impl Broker {
         if let Some(call) = call {
             extra.insert(String::from(CALL_KEY), Value::String(call.to_owned()));
         }
-        let appended = audit::append_durable(&self.audit, record, &extra);
+        let trail = audit::Trail {
+            path: &self.audit,
+            syslog: self.config.audit.syslog.as_ref(),
+        };
+        let appended = audit::append_durable(trail, record, &extra);
         self.charge(peer.uid, serde_json::to_vec(record).map_or(0, |r| r.len()));
         let failure = appended.as_ref().err().map(|e| format!("{e:#}"));
         if let Some(failure) = &failure {

@@ -568,11 +568,7 @@ fn audit_guard(
         input: None,
         args: serde_json::Value::Null,
     };
-    if let Err(e) = config
-        .hook
-        .audit_path()
-        .and_then(|path| audit::append(path, &record))
-    {
+    if let Err(e) = audit::Trail::of(config).and_then(|trail| audit::append(trail, &record)) {
         crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
     }
 }

@@ -486,10 +486,7 @@ fn append_record(config: &Config, evaluation: &Evaluation, deadline: &Deadline) 
         .map(|_| ())
         .map_err(anyhow::Error::from)
     } else {
-        config
-            .hook
-            .audit_path()
-            .and_then(|path| audit::append_within(path, &record, wait))
+        audit::Trail::of(config).and_then(|trail| audit::append_within(trail, &record, wait))
     };
     if let Err(e) = appended {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));

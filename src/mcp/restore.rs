@@ -87,6 +87,7 @@ pub(super) fn restore_vm(
         call,
         lines: Mutex::new(Vec::new()),
         audit: config.hook.audit_path().ok().map(PathBuf::from),
+        syslog: config.audit.syslog.clone(),
         told: AtomicBool::new(false),
     };
     let document = match zerto {
@@ -174,6 +175,7 @@ struct AtMcp<'a> {
     call: &'a Call<'a>,
     lines: Mutex<Vec<String>>,
     audit: Option<PathBuf>,
+    syslog: Option<crate::config::SyslogTarget>,
     told: AtomicBool,
 }
 
@@ -220,7 +222,11 @@ impl Operator for AtMcp<'_> {
 
     fn record(&self, record: &Record) {
         let Some(path) = &self.audit else { return };
-        if let Err(e) = crate::audit::append(path, record) {
+        let trail = crate::audit::Trail {
+            path,
+            syslog: self.syslog.as_ref(),
+        };
+        if let Err(e) = crate::audit::append(trail, record) {
             crate::console::err(format!("rewind: audit trail not written: {e:#}"));
         }
     }

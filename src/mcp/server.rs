@@ -284,10 +284,7 @@ fn audit_call(
         },
         ..record
     };
-    let written = config
-        .hook
-        .audit_path()
-        .and_then(|path| audit::append(path, &record));
+    let written = audit::Trail::of(&config).and_then(|trail| audit::append(trail, &record));
     if let Err(e) = written {
         crate::console::err(format!("rewind: audit trail not written: {e:#}"));
     }

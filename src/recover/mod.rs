@@ -262,10 +262,8 @@ fn audit_recover(
         input: None,
         args: crate::audit::summarise(&serde_json::Value::Object(point)),
     };
-    if let Err(e) = config
-        .hook
-        .audit_path()
-        .and_then(|path| crate::audit::append(path, &record))
+    if let Err(e) =
+        crate::audit::Trail::of(config).and_then(|trail| crate::audit::append(trail, &record))
     {
         err(format!("warning: the audit trail was not written: {e:#}"));
     }

@@ -190,6 +190,7 @@ pub(crate) fn restore_vm(config_path: Option<&Path>, args: &RestoreVmArgs) -> Ex
     if let Ok(config) = &config {
         crate::commands::warn_config(config);
         terminal.audit = config.hook.audit_path().ok().map(Path::to_path_buf);
+        terminal.syslog.clone_from(&config.audit.syslog);
     }
     let document = execute(config.as_ref(), args, &terminal);
     finish(&document, args.json)

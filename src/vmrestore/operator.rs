@@ -39,6 +39,8 @@ pub(crate) struct Terminal {
     interrupted: Arc<AtomicBool>,
     /// The trail the steps are written to, when the configuration names one.
     pub(crate) audit: Option<PathBuf>,
+    /// The collector that gets a copy of each line (`[audit] syslog`).
+    pub(crate) syslog: Option<crate::config::SyslogTarget>,
 }
 
 impl Terminal {
@@ -46,6 +48,7 @@ impl Terminal {
         Terminal {
             interrupted: Arc::new(AtomicBool::new(false)),
             audit: None,
+            syslog: None,
         }
     }
 }
@@ -99,7 +102,11 @@ impl Operator for Terminal {
 
     fn record(&self, record: &Record) {
         let Some(path) = &self.audit else { return };
-        if let Err(e) = crate::audit::append(path, record) {
+        let trail = crate::audit::Trail {
+            path,
+            syslog: self.syslog.as_ref(),
+        };
+        if let Err(e) = crate::audit::append(trail, record) {
             crate::console::err(format!("warning: the audit trail was not written: {e:#}"));
         }
     }
