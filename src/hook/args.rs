@@ -1,11 +1,13 @@
-//! The hook's command line, read without the command-line parser: the hook starts on every
-//! tool call, and `install` writes one fixed shape, `[--config FILE] hook [--host HOST]
-//! [--managed]`. That shape (and only it) is read here; anything else is left to the whole
-//! command line (`rewind`), or refused (`rewind-hook`). A test holds this reading equal to
-//! the whole command line's on every shape it accepts.
+//! The hook's command line, read with `lexopt` rather than the whole command-line parser:
+//! the hook starts on every tool call, and `install` writes one fixed shape, `[--config
+//! FILE] hook [--host HOST] [--managed]`. That shape (and only it) is read here; anything
+//! else is left to the whole command line (`rewind`), or refused (`rewind-hook`). A test
+//! holds this reading equal to the whole command line's on every shape it accepts.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+
+use lexopt::Arg;
 
 use crate::host::Host;
 
@@ -22,44 +24,46 @@ impl HookArgs {
     /// `hook` once, `--config FILE` before or after it, `--host HOST` and `--managed` after
     /// it, each at most once, `--option=value` or `--option value`. `None` otherwise.
     pub fn parse(args: &[OsString]) -> Option<HookArgs> {
+        // lexopt takes `--` silently as the end of the options; the shape has none.
+        if args.iter().skip(1).any(|word| word == "--") {
+            return None;
+        }
+        let mut parser = lexopt::Parser::from_iter(args.iter().cloned());
         let mut parsed = HookArgs::default();
         let (mut seen_hook, mut seen_config, mut seen_host) = (false, false, false);
-        let mut words = args.iter().skip(1);
-        while let Some(word) = words.next() {
-            let word = word.to_str()?;
-            let (name, inline) = match word.split_once('=') {
-                Some((name, value)) if name.starts_with("--") => (name, Some(value)),
-                _ => (word, None),
-            };
-            let mut value = || -> Option<String> {
-                match inline {
-                    Some(value) => Some(value.to_owned()),
-                    // A value that looks like an option is the parser's error, not a value.
-                    None => words
-                        .next()
-                        .and_then(|v| v.to_str())
-                        .filter(|v| !v.starts_with('-'))
-                        .map(str::to_owned),
-                }
-            };
-            match name {
-                "hook" if !seen_hook && inline.is_none() => seen_hook = true,
-                "--config" if !seen_config => {
+        // An error (a value given to `--managed`) is a shape the hook does not read.
+        while let Some(arg) = parser.next().ok()? {
+            match arg {
+                Arg::Value(word) if word == "hook" && !seen_hook => seen_hook = true,
+                Arg::Long("config") if !seen_config => {
                     seen_config = true;
-                    parsed.config = Some(PathBuf::from(value().filter(|v| !v.is_empty())?));
+                    let file = value(&mut parser).filter(|file| !file.is_empty())?;
+                    parsed.config = Some(PathBuf::from(file));
                 }
-                "--host" if seen_hook && !seen_host => {
+                Arg::Long("host") if seen_hook && !seen_host => {
                     seen_host = true;
-                    let name = value()?;
+                    let name = value(&mut parser)?;
                     parsed.host = Some(Host::ALL.into_iter().find(|h| h.name() == name)?);
                 }
-                "--managed" if seen_hook && !parsed.managed && inline.is_none() => {
-                    parsed.managed = true;
-                }
+                Arg::Long("managed") if seen_hook && !parsed.managed => parsed.managed = true,
                 _ => return None,
             }
         }
         seen_hook.then_some(parsed)
+    }
+}
+
+/// The value of the option just read, as text: `--option=value` or the next word. A next
+/// word that looks like an option is the parser's error, not a value.
+fn value(parser: &mut lexopt::Parser) -> Option<String> {
+    match parser.optional_value() {
+        Some(inline) => inline.into_string().ok(),
+        None => parser
+            .value()
+            .ok()?
+            .into_string()
+            .ok()
+            .filter(|word| !word.starts_with('-')),
     }
 }
 
@@ -138,6 +142,19 @@ mod tests {
                     .map_or(true, |cli| !matches!(cli.command, Command::Hook(_))),
                 "{args:?}: the whole command line reads a hook call the fast reading misses"
             );
+        }
+    }
+
+    /// `--` ends the options for a parser, but the hook's shape has none: a line with it is
+    /// the whole command line's to read.
+    #[test]
+    fn a_double_dash_is_not_the_hooks_shape() {
+        for args in [
+            &["rewind", "hook", "--"][..],
+            &["rewind", "--", "hook"],
+            &["rewind", "hook", "--", "--managed"],
+        ] {
+            assert_eq!(HookArgs::parse(&os(args)), None, "{args:?}");
         }
     }
 
