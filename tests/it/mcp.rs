@@ -247,11 +247,8 @@ fn find_vm_shows_its_vpgs_health_and_cadence() {
     );
 }
 
+/// One story: checkpoint, list, plan, the refusals, the restore, the audit trail.
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one story: checkpoint, list, plan, the refusals, the restore, the audit trail"
-)]
 fn checkpoint_then_list_then_plan_then_restore_the_file() {
     let env = TestEnv::start();
     let path = "/etc/app.conf";
@@ -260,6 +257,39 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         .expect("seed");
     let mut mcp = Mcp::start(&env, &[]);
 
+    let (change, tag) = checkpoint_reporting_progress(&mut mcp);
+    env.sim
+        .write_guest_file("jp-ubuntu", path, BROKEN)
+        .expect("break");
+
+    let listed = mcp.ok(
+        "list_checkpoints",
+        json!({"vm": "jp-ubuntu", "change": change}),
+    );
+    let rows = listed["vpgs"][0]["checkpoints"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{listed:#}");
+    assert_eq!(rows[0]["tag"], tag.as_str());
+
+    let plan_id = plan_mounting_nothing(&env, &mut mcp, path, &change, &tag);
+    let out = env.path("restored");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let out = out.to_str().expect("utf-8");
+    refusals_mount_nothing(&env, &mut mcp, &plan_id, out);
+    restore_reporting_progress(&env, &mut mcp, &plan_id, &change, out);
+
+    let again = mcp.error(
+        "recover_file",
+        json!({"plan_id": plan_id, "confirm": true, "confirm_id": change, "out": out}),
+    );
+    assert!(again.contains("no plan"), "a plan runs once: {again}");
+    assert_eq!(mcp.close(), 0);
+    audit_trail_has_every_call(&env, &change);
+}
+
+/// `checkpoint_vm` with a progress token: a confirmed checkpoint tagged for a change of this
+/// client, its guard's phases reported under that token. The change id and the tag.
+#[track_caller]
+fn checkpoint_reporting_progress(mcp: &mut Mcp) -> (String, String) {
     let id = mcp.start_request(
         "tools/call",
         json!({
@@ -295,32 +325,35 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         "guard phases are reported: {:#?}",
         mcp.notifications
     );
-    env.sim
-        .write_guest_file("jp-ubuntu", path, BROKEN)
-        .expect("break");
+    (change, tag)
+}
 
-    let listed = mcp.ok(
-        "list_checkpoints",
-        json!({"vm": "jp-ubuntu", "change": change}),
-    );
-    let rows = listed["vpgs"][0]["checkpoints"].as_array().expect("rows");
-    assert_eq!(rows.len(), 1, "{listed:#}");
-    assert_eq!(rows[0]["tag"], tag.as_str());
-
+/// `recover_plan` for `path` at the change's checkpoint, which mounts nothing. The plan id.
+#[track_caller]
+fn plan_mounting_nothing(
+    env: &TestEnv,
+    mcp: &mut Mcp,
+    path: &str,
+    change: &str,
+    tag: &str,
+) -> String {
     let plan = mcp.ok(
         "recover_plan",
         json!({"vm": "jp-ubuntu", "path": path, "change": change}),
     );
     let plan_id = plan["plan_id"].as_str().expect("plan id").to_owned();
-    assert_eq!(plan["checkpoint"]["tag"], tag.as_str(), "{plan:#}");
+    assert_eq!(plan["checkpoint"]["tag"], tag, "{plan:#}");
     assert_eq!(plan["file_name"], "app.conf");
     let checkpoint_id = plan["checkpoint"]["id"].as_str().expect("id").to_owned();
     assert_eq!(plan["confirm_ids"], json!([checkpoint_id, change]));
     assert!(env.sim.flr_sessions().is_empty(), "a plan mounts nothing");
+    plan_id
+}
 
-    let out = env.path("restored");
-    std::fs::create_dir_all(&out).expect("out dir");
-    let out = out.to_str().expect("utf-8");
+/// `recover_file` without a confirmation, or with none of the plan's ids, is refused and
+/// mounts nothing.
+#[track_caller]
+fn refusals_mount_nothing(env: &TestEnv, mcp: &mut Mcp, plan_id: &str, out: &str) {
     let refused = mcp.error("recover_file", json!({"plan_id": plan_id, "out": out}));
     assert!(refused.contains("needs `confirm: true`"), "{refused}");
     let refused = mcp.error(
@@ -337,7 +370,18 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
         !env.sim.stats().by_route.contains_key("POST /v1/flrs"),
         "nothing was mounted before a valid confirmation"
     );
+}
 
+/// `recover_file` confirmed by the change id writes the file as it was, reports the mount
+/// under the caller's progress token, and leaves no FLR session behind.
+#[track_caller]
+fn restore_reporting_progress(
+    env: &TestEnv,
+    mcp: &mut Mcp,
+    plan_id: &str,
+    change: &str,
+    out: &str,
+) {
     let id = mcp.start_request(
         "tools/call",
         json!({
@@ -370,14 +414,12 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
     eventually("the FLR session to be gone", || {
         env.sim.flr_sessions().is_empty()
     });
+}
 
-    let again = mcp.error(
-        "recover_file",
-        json!({"plan_id": plan_id, "confirm": true, "confirm_id": change, "out": out}),
-    );
-    assert!(again.contains("no plan"), "a plan runs once: {again}");
-    assert_eq!(mcp.close(), 0);
-
+/// Every call of the story is in the audit trail under the client's name, with what it
+/// decided.
+#[track_caller]
+fn audit_trail_has_every_call(env: &TestEnv, change: &str) {
     let audit = std::fs::read_to_string(env.path("state/audit.jsonl")).expect("audit trail");
     let records: Vec<Value> = audit
         .lines()
@@ -399,7 +441,7 @@ fn checkpoint_then_list_then_plan_then_restore_the_file() {
     );
     assert!(records.iter().all(|r| r["host"] == "mcp/mcp-test"));
     assert_eq!(records[0]["decision"], "context");
-    assert_eq!(records[0]["change"], change.as_str());
+    assert_eq!(records[0]["change"], change);
     assert_eq!(records[3]["decision"], "refused");
     assert_eq!(records[6]["decision"], "recovered");
 }
