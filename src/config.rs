@@ -811,6 +811,11 @@ fn validate_zvm(
     if url.contains('@') {
         bail!("{name}: [zvm] url must not carry credentials; use username and password_env");
     }
+    match url::Url::parse(&url) {
+        Ok(parsed) if parsed.host_str().is_some() => {}
+        Ok(_) => bail!("{name}: [zvm] url {url:?} names no host"),
+        Err(e) => bail!("{name}: [zvm] url {url:?} is not a URL: {e}"),
+    }
     if url.starts_with("http://") {
         warnings.push(format!(
             "{name}: [zvm] url is plain http: the password crosses the network unencrypted"
@@ -1519,6 +1524,26 @@ mod tests {
             err.contains("must start with https://") && err.contains("https://zvm.example:443"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_url_that_is_not_one_is_refused_naming_the_key_and_the_url() {
+        for url in [
+            "https://:443",
+            "https://zvm example:443",
+            "https://zvm:99999",
+            "https://[::1",
+        ] {
+            let err = format!(
+                "{:#}",
+                parse(&format!("[zvm]\nurl = \"{url}\"\npassword_env = \"P\"\n"))
+                    .expect_err("not a URL")
+            );
+            assert!(
+                err.contains("[zvm] url") && err.contains(&format!("{url:?}")),
+                "{url}: {err}"
+            );
+        }
     }
 
     #[test]

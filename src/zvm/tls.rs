@@ -416,7 +416,7 @@ pub fn handshake(
             "{url} is not an https:// URL with a host (and optional port)"
         ))
     })?;
-    let name = server_name(host).map_err(ProbeError::Url)?;
+    let name = server_name(&host).map_err(ProbeError::Url)?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<_> = (bare, port)
         .to_socket_addrs()
@@ -518,20 +518,14 @@ pub fn presented(url: &str, timeout: Duration) -> Result<Vec<CertificateDer<'sta
     handshake(url, &Trust::Anything, timeout)
 }
 
-/// `https://host[:port][/…]` into host and port (443 by default).
-fn host_port(url: &str) -> Option<(&str, u16)> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("HTTPS://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    if authority.is_empty() {
+/// `https://host[:port][/…]` into host (an IPv6 address in brackets) and port (443 by
+/// default).
+fn host_port(url: &str) -> Option<(String, u16)> {
+    let url = url::Url::parse(url).ok()?;
+    if url.scheme() != "https" {
         return None;
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !authority.ends_with(']') => Some((host, port.parse().ok()?)),
-        _ => Some((authority, 443)),
-    }
+    Some((url.host_str()?.to_owned(), url.port_or_known_default()?))
 }
 
 /// What a certificate says about itself, for an operator deciding whether to trust it.
@@ -652,12 +646,16 @@ mod tests {
 
     #[test]
     fn urls_give_host_and_port() {
-        assert_eq!(host_port("https://zvm:8443/x"), Some(("zvm", 8443)));
-        assert_eq!(host_port("https://zvm"), Some(("zvm", 443)));
-        assert_eq!(host_port("https://[::1]:9"), Some(("[::1]", 9)));
-        assert_eq!(host_port("https://[::1]"), Some(("[::1]", 443)));
+        let owned = |host: &str, port| Some((host.to_owned(), port));
+        assert_eq!(host_port("https://zvm:8443/x"), owned("zvm", 8443));
+        assert_eq!(host_port("https://zvm"), owned("zvm", 443));
+        assert_eq!(host_port("HTTPS://zvm:443"), owned("zvm", 443));
+        assert_eq!(host_port("https://[::1]:9"), owned("[::1]", 9));
+        assert_eq!(host_port("https://[::1]"), owned("[::1]", 443));
+        assert_eq!(host_port("https://user@zvm:9/"), owned("zvm", 9));
         assert_eq!(host_port("http://zvm"), None);
         assert_eq!(host_port("https://"), None);
+        assert_eq!(host_port("https://zvm:99999"), None);
     }
 
     #[test]
