@@ -1,7 +1,7 @@
 //! Who a Windows file's security descriptor lets read or change it, read through the few
 //! Windows calls that need `unsafe` code (`GetNamedSecurityInfoW`, `GetAclInformation`,
 //! `GetAce`, `IsWellKnownSid`, `EqualSid`, the process token's user), so the rest of rewind
-//! keeps `forbid(unsafe_code)`. [`access`] exists on Windows only; what an access mask allows
+//! keeps `forbid(unsafe_code)`. `access` exists on Windows only; what an access mask allows
 //! ([`Grant`]) is read the same everywhere.
 
 #[cfg(windows)]
