@@ -1566,6 +1566,15 @@ fn norm_path(word: &str, home: Option<&str>) -> String {
     }
 }
 
+/// How a command names the home directory (lower-case): POSIX, PowerShell and cmd.exe.
+const HOME_SPELLINGS: [&str; 5] = [
+    "${home}",
+    "$home",
+    "$env:userprofile",
+    "$env:home",
+    "%userprofile%",
+];
+
 /// Text with home-directory spellings replaced, quotes dropped and `\` read as `/`,
 /// lower-case.
 fn norm_text(text: &str, home: Option<&str>) -> String {
@@ -1583,13 +1592,7 @@ fn norm_text(text: &str, home: Option<&str>) -> String {
     }
     // Every home spelling below holds `$`, `%` or `~`.
     if let Some(home) = home.filter(|_| holds(&text, b"$%~")) {
-        for spelling in [
-            "${home}",
-            "$home",
-            "$env:userprofile",
-            "$env:home",
-            "%userprofile%",
-        ] {
+        for spelling in HOME_SPELLINGS {
             text = text.replace(spelling, home);
         }
         if text == "~" || text.starts_with("~/") {

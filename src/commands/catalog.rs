@@ -228,7 +228,7 @@ fn check_command(config: &Config, command: &str, dialect: Dialect) -> anyhow::Re
     let until = std::time::Instant::now() + config.hook.budget;
     let cwd = std::env::current_dir().ok();
     // The hook's shell tool meets the self-guard before the shell analysis, and so does this.
-    let protected = classify::Lookup::protected(&hook::LocalFiles::new(config));
+    let protected = crate::selfguard::Protected::new(config);
     if let Some(why) = crate::selfguard::command(command, dialect, cwd.as_deref(), &protected) {
         say(format!("decision: ask ({why})"));
         return Ok(());

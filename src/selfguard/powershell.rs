@@ -10,9 +10,6 @@ use crate::shell::{Arg, Cmd};
 /// The home directory, as the self-guard's paths spell it.
 const HOME: &str = "~";
 
-/// PowerShell's names for the home directory (compared without case).
-const HOME_NAMES: &[&str] = &["home", "env:userprofile", "env:home"];
-
 /// The variables the commands before this one set, lower-case names, latest last.
 #[derive(Debug, Default)]
 pub(super) struct Values(Vec<(String, Option<String>)>);
@@ -81,7 +78,7 @@ impl Values {
         while let Some(at) = rest.find('$') {
             out.push_str(&rest[..at]);
             let (name, after) = variable_at(&rest[at + 1..])?;
-            if HOME_NAMES.contains(&name.as_str()) {
+            if is_home(&name) {
                 out.push_str(HOME);
             } else {
                 out.push_str(self.value_of(&name)?);
@@ -100,6 +97,14 @@ impl Values {
             .find(|(known, _)| known == name)
             .and_then(|(_, value)| value.as_deref())
     }
+}
+
+/// Whether the variable `name` (lower-case) is one of the self-guard's spellings of the home
+/// directory (`$HOME`, `$env:USERPROFILE`).
+fn is_home(name: &str) -> bool {
+    super::HOME_SPELLINGS
+        .iter()
+        .any(|spelling| spelling.strip_prefix('$') == Some(name))
 }
 
 /// The variable name (lower-case) at the start of `text` (just past a `$`): `${any name}`,
